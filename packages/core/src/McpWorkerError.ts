@@ -1,0 +1,246 @@
+/**
+ * The typed failures of mcp-worker. Each one is a `Schema.TaggedError` because it crosses threads, and each
+ * says honestly whether the request reached the server (`delivery`).
+ *
+ * Messages are built from ids, stages and kinds only: never from configs, arguments or results.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * What `close` found when it ended the connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CleanupSummary = Schema.Struct({
+  activeProcesses: Schema.Number,
+  signalled: Schema.Struct({ term: Schema.Number, kill: Schema.Number }),
+  escaped: Schema.Number,
+  durationMs: Schema.Number,
+  sessionTerminated: Schema.NullOr(Schema.Boolean)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CleanupSummary = typeof CleanupSummary.Type
+
+/**
+ * A request is already in flight on that worker. Nothing was sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  delivery: Schema.Literal("not_sent")
+}) {
+  override get message(): string {
+    return `worker ${this.workerId} is busy with request ${this.requestId}; nothing was sent`
+  }
+}
+
+/**
+ * The request was sent, but its outcome is unknown: it timed out, its caller was interrupted, or it was
+ * cancelled. The server may or may not have acted on it. It is never replayed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
+  "DeliveryUnknown",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    reason: Schema.Literal("timeout", "interrupted", "cancelled"),
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    return `request ${this.requestId} on worker ${this.workerId} ended by ${this.reason}; it was sent and its outcome is unknown`
+  }
+}
+
+/**
+ * Why a connection is dead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FailureKind = Schema.Literal("transport", "protocol", "thread", "closing", "session_expired")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type FailureKind = typeof FailureKind.Type
+
+/**
+ * The connection is dead (transport or protocol failure, or its owner thread died). The worker stays
+ * `failed` until it is closed; nothing is retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
+  workerId: Schema.String,
+  kind: FailureKind,
+  message: Schema.String,
+  delivery: Schema.Literal("not_sent", "unknown")
+}) {}
+
+/**
+ * The server answered with a JSON-RPC error (or a result the protocol rejects). The connection stays ready.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {}
+
+/**
+ * The id never existed, was closed, or is malformed. These cases are indistinguishable on purpose.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")(
+  "UnknownWorker",
+  { workerId: Schema.String }
+) {
+  override get message(): string {
+    return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
+  }
+}
+
+/**
+ * A config or arguments are not JSON plain data, or not a valid config. Nothing was sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
+  where: Schema.Literal("config", "arguments"),
+  path: Schema.String,
+  message: Schema.String,
+  delivery: Schema.Literal("not_sent")
+}) {}
+
+/**
+ * Where an `open` failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OpenStage = Schema.Literal("thread", "spawn", "connect", "initialize", "timeout")
+
+/**
+ * The worker could not be started; no thread and no process of the attempt is left.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
+  stage: OpenStage,
+  message: Schema.String,
+  exitCode: Schema.optional(Schema.Number),
+  signal: Schema.optional(Schema.String),
+  stderrTail: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * Cleanup could not be confirmed. The id and its owner are kept so `close` can be called again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
+  workerId: Schema.String,
+  message: Schema.String,
+  cleanup: CleanupSummary
+}) {}
+
+/**
+ * `cancel` named a request that is not the one in flight on that worker. The current request is untouched.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
+  "RequestNotPending",
+  { workerId: Schema.String, requestId: Schema.String }
+) {
+  override get message(): string {
+    return `request ${JSON.stringify(this.requestId.slice(0, 64))} is not in flight on worker ${this.workerId}`
+  }
+}
+
+/**
+ * A remote thread found no host registry (`NodeMcpWorkers.layer`) running in this process.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
+  "HostUnavailable",
+  { message: Schema.String }
+) {}
+
+/**
+ * Every failure a request (`listTools`, `callTool`) can end with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestError =
+  UnknownWorker | WorkerBusy | WorkerFailed | DeliveryUnknown | ServerError | InvalidInput | HostUnavailable
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RequestError: Schema.Union<
+  [
+    typeof UnknownWorker,
+    typeof WorkerBusy,
+    typeof WorkerFailed,
+    typeof DeliveryUnknown,
+    typeof ServerError,
+    typeof InvalidInput,
+    typeof HostUnavailable
+  ]
+> = Schema.Union(UnknownWorker, WorkerBusy, WorkerFailed, DeliveryUnknown, ServerError, InvalidInput, HostUnavailable)
+
+/**
+ * Every tagged error of mcp-worker, for decoding errors that crossed a thread.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const McpWorkerError = Schema.Union(
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed,
+  DeliveryUnknown,
+  ServerError,
+  InvalidInput,
+  OpenFailed,
+  CloseFailed,
+  RequestNotPending,
+  HostUnavailable
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type McpWorkerError = typeof McpWorkerError.Type

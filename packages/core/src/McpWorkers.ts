@@ -1,0 +1,108 @@
+/**
+ * The `McpWorkers` service: open a stateful MCP connection in a dedicated owner thread, then use it from
+ * anywhere in the process by its opaque id.
+ *
+ * @since 0.1.0
+ */
+import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type { JsonObject } from "./JsonValue.js"
+import type {
+  CloseFailed,
+  HostUnavailable,
+  InvalidInput,
+  OpenFailed,
+  RequestError,
+  RequestNotPending,
+  UnknownWorker
+} from "./McpWorkerError.js"
+import type { ServerConfigInput } from "./ServerConfig.js"
+import type { WorkerId } from "./WorkerId.js"
+import type { WorkerStatus } from "./WorkerStatus.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  /** Budget for the thread to start and the server to complete `initialize`. Default as for requests. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CloseOptions {
+  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type { CallToolResult, ListToolsResult }
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpWorkersService {
+  readonly open: (
+    config: ServerConfigInput,
+    options?: OpenOptions
+  ) => Effect.Effect<WorkerId, OpenFailed | InvalidInput | HostUnavailable>
+  readonly listTools: (
+    id: string,
+    options?: RequestOptions & { readonly cursor?: string | undefined }
+  ) => Effect.Effect<ListToolsResult, RequestError>
+  readonly callTool: (
+    id: string,
+    name: string,
+    args?: JsonObject,
+    options?: RequestOptions
+  ) => Effect.Effect<CallToolResult, RequestError>
+  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+  readonly cancel: (
+    id: string,
+    requestId: string
+  ) => Effect.Effect<void, UnknownWorker | RequestNotPending | HostUnavailable>
+  readonly close: (
+    id: string,
+    options?: CloseOptions
+  ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
+}
+
+/**
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpWorkers extends Context.Tag("@mcp-worker/core/McpWorkers")<McpWorkers, McpWorkersService>() {}
+
+/**
+ * The default request budget when neither the call nor the config names one.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultRequestTimeoutMs = 30_000
+
+/**
+ * The default close budget.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultCloseTimeoutMs = 5_000

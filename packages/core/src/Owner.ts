@@ -1,0 +1,324 @@
+/**
+ * The owner side of one worker: it creates, uses and finally closes one MCP SDK `Client`, serves one
+ * request at a time from the host, and reports failures. Platform independent: the transport (stdio process
+ * job, HTTP) is built by the platform package and handed in.
+ *
+ * @since 0.1.0
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
+import { OpenFailed, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import * as OwnerProtocol from "./OwnerProtocol.js"
+import * as Redact from "./Redact.js"
+import * as ServerConfig from "./ServerConfig.js"
+import { displayString } from "./WorkerStatus.js"
+
+/**
+ * A started connection's transport, as the platform built it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OwnerTransport {
+  readonly transport: Transport
+  /** The server's root process id, or `null` (HTTP). */
+  readonly pid: number | null
+  /** Ends everything the connection started and counts what is left. Called after the client closed. */
+  readonly stop: (budgetMs: number) => Effect.Effect<CleanupSummary>
+  /** Why the transport went away, when it did: exit code, signal, redacted stderr tail. */
+  readonly exitInfo: () => { readonly exitCode?: number; readonly signal?: string; readonly stderrTail?: string }
+  /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
+  readonly classify?: (error: unknown) => FailureKind | undefined
+}
+
+/**
+ * Builds the transport for a config. Called once per owner.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TransportFactory = (
+  config: ServerConfig.ServerConfig,
+  context: { readonly workerId: string; readonly marker: string; readonly onSpawned: (pid: number) => void }
+) => Effect.Effect<OwnerTransport, OpenFailed>
+
+/**
+ * How the owner talks to its host on the data plane.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OwnerPort {
+  readonly post: (message: OwnerProtocol.OwnerMessageEncoded) => void
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Owner {
+  readonly open: (request: OwnerProtocol.Open) => Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed>
+  readonly close: (budgetMs: number) => Effect.Effect<CleanupSummary>
+  /** Handles one raw data-plane message from the host. Never throws. */
+  readonly onMessage: (raw: unknown) => void
+}
+
+const clientInfo = { name: "mcp-worker", version: "0.1.0" }
+
+// The SDK arms its own timer per request; it must never cut in before the host's budget does.
+const sdkTimeoutSlackMs = 5_000
+const maxTimerMs = 2_147_483_647
+
+const openFailureStopMs = 2_000
+
+const emptyCleanup: CleanupSummary = {
+  activeProcesses: 0,
+  signalled: { term: 0, kill: 0 },
+  escaped: 0,
+  durationMs: 0,
+  sessionTerminated: null
+}
+
+const errorText = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"
+
+const isSchemaError = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && Array.isArray((error as { issues?: unknown }).issues)
+
+// A schema error lists where the result broke the protocol; only paths and codes, never values.
+const schemaErrorSummary = (error: unknown): string => {
+  const issues = (error as { issues: Array<{ path?: Array<unknown>; code?: unknown }> }).issues
+  return issues
+    .slice(0, 5)
+    .map((issue) => `${(issue.path ?? []).map(String).join(".") || "(root)"}: ${String(issue.code ?? "invalid")}`)
+    .join("; ")
+}
+
+/**
+ * Creates the owner of one connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: { readonly port: OwnerPort; readonly factory: TransportFactory }): Owner => {
+  const { factory, port } = options
+  let phase: "idle" | "opening" | "ready" | "failed" | "closed" = "idle"
+  let workerId = ""
+  let client: Client | undefined
+  let owned: OwnerTransport | undefined
+  let failure: { kind: FailureKind; message: string } | undefined
+  let secrets: ReadonlyArray<string> = []
+  const inflight = new Map<string, AbortController>()
+
+  const fail = (kind: FailureKind, message: string) => {
+    if (phase !== "ready") return
+    phase = "failed"
+    failure = { kind, message }
+    port.post({ _tag: "Failed", kind, message, at: new Date().toISOString() })
+  }
+
+  const classify = (error: unknown): FailureKind | undefined => owned?.classify?.(error)
+
+  const post = (message: OwnerProtocol.OwnerMessageEncoded) => port.post(message)
+
+  const postFailure = (requestId: string, error: ServerError | WorkerFailed) =>
+    post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
+
+  const onSettled = (requestId: string, controller: AbortController, exit: Either.Either<unknown, unknown>) => {
+    inflight.delete(requestId)
+    // A cancelled request has already been answered by the host; its late outcome is dropped here.
+    if (controller.signal.aborted) return
+    if (Either.isRight(exit)) {
+      post({ _tag: "Success", requestId, result: JSON.stringify(exit.right) })
+      return
+    }
+    const error = exit.left
+    const kind = classify(error)
+    if (kind !== undefined) {
+      fail(kind, Redact.redact(errorText(error), secrets))
+      return postFailure(
+        requestId,
+        new WorkerFailed({ workerId, kind, message: failure!.message, delivery: "unknown" })
+      )
+    }
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && phase === "ready") {
+      return postFailure(
+        requestId,
+        new ServerError({
+          workerId,
+          requestId,
+          code: error.code,
+          message: Redact.redact(error.message, secrets),
+          ...(error.data !== undefined ? { data: error.data } : {})
+        })
+      )
+    }
+    if (isSchemaError(error) && phase === "ready") {
+      return postFailure(
+        requestId,
+        new ServerError({
+          workerId,
+          requestId,
+          code: ErrorCode.InternalError,
+          message: `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
+        })
+      )
+    }
+    // Anything else means the connection itself broke while the request was out.
+    fail("transport", Redact.redact(errorText(error), secrets))
+    postFailure(
+      requestId,
+      new WorkerFailed({
+        workerId,
+        kind: failure?.kind ?? "transport",
+        message: failure?.message ?? "the connection closed",
+        delivery: "unknown"
+      })
+    )
+  }
+
+  const startRequest = (message: typeof OwnerProtocol.RequestMessage.Type) => {
+    const { requestId } = message
+    if (phase !== "ready" || client === undefined) {
+      return postFailure(
+        requestId,
+        new WorkerFailed({
+          workerId,
+          kind: failure?.kind ?? "closing",
+          message: failure?.message ?? "the connection is not ready",
+          delivery: "not_sent"
+        })
+      )
+    }
+    const controller = new AbortController()
+    inflight.set(requestId, controller)
+    const params = JSON.parse(message.params)
+    const requestOptions = {
+      signal: controller.signal,
+      timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimerMs)
+    }
+    const promise =
+      message.method === "tools/call"
+        ? client.callTool(params, undefined, requestOptions)
+        : client.listTools(params, requestOptions)
+    promise.then(
+      (result) => onSettled(requestId, controller, Either.right(result)),
+      (error) => onSettled(requestId, controller, Either.left(error))
+    )
+  }
+
+  const onMessage = (raw: unknown): void => {
+    const decoded = OwnerProtocol.decodeHostMessage(raw)
+    if (Either.isLeft(decoded)) return
+    const message = decoded.right
+    switch (message._tag) {
+      case "Request":
+        return startRequest(message)
+      case "Cancel": {
+        // Only the exact request named; an id that is no longer in flight changes nothing.
+        const controller = inflight.get(message.requestId)
+        if (controller !== undefined) {
+          inflight.delete(message.requestId)
+          controller.abort(message.reason)
+        }
+        return
+      }
+    }
+  }
+
+  const open = (request: OwnerProtocol.Open): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
+    Effect.gen(function* () {
+      phase = "opening"
+      workerId = request.workerId
+      // The host validated the config already; a broken wire form is a protocol fault of the host.
+      const config = yield* Effect.mapError(
+        ServerConfig.fromWire(request.config),
+        (error) => new OpenFailed({ stage: "thread", message: error.message })
+      )
+      secrets = ServerConfig.secretsOf(config)
+      owned = yield* factory(config, {
+        workerId: request.workerId,
+        marker: request.marker,
+        onSpawned: (pid) => post({ _tag: "Spawned", pid })
+      })
+      const negotiated: { protocolVersion: string | null } = { protocolVersion: null }
+      const transport = owned.transport
+      const setProtocolVersion = transport.setProtocolVersion?.bind(transport)
+      transport.setProtocolVersion = (version: string) => {
+        negotiated.protocolVersion = version
+        setProtocolVersion?.(version)
+      }
+      const c = new Client(clientInfo, { capabilities: {} })
+      client = c
+      const started = Date.now()
+      yield* Effect.tryPromise({
+        try: () => c.connect(transport, { timeout: Math.min(request.timeoutMs, maxTimerMs) }),
+        catch: (error) => {
+          const info = owned!.exitInfo()
+          const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+          const exited = info.exitCode !== undefined || info.signal !== undefined
+          const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
+          const message = timedOut
+            ? `the server did not complete initialize within ${Date.now() - started} ms`
+            : exited
+              ? `the server exited during initialize (${info.signal ?? `code ${info.exitCode}`})`
+              : Redact.redact(errorText(error), secrets)
+          return new OpenFailed({
+            stage,
+            message,
+            ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
+            ...(info.signal !== undefined ? { signal: info.signal } : {}),
+            ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
+          })
+        }
+      })
+      c.onclose = () => fail("transport", "the connection closed")
+      c.onerror = (error: Error) => {
+        // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
+        const kind = classify(error)
+        if (kind !== undefined) fail(kind, Redact.redact(errorText(error), secrets))
+      }
+      phase = "ready"
+      const server = c.getServerVersion()
+      return {
+        pid: owned.pid,
+        protocolVersion: negotiated.protocolVersion,
+        server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
+      }
+    }).pipe(
+      Effect.tapError(() =>
+        Effect.suspend(() => {
+          phase = "failed"
+          // A failed open leaves nothing running (C4); the host re-scans after the thread is gone.
+          return owned === undefined ? Effect.void : owned.stop(openFailureStopMs)
+        })
+      )
+    )
+
+  const close = (budgetMs: number): Effect.Effect<CleanupSummary> =>
+    Effect.gen(function* () {
+      phase = "closed"
+      for (const controller of inflight.values()) controller.abort("interrupted")
+      inflight.clear()
+      const started = Date.now()
+      if (client !== undefined) {
+        const c = client
+        c.onclose = () => {}
+        c.onerror = () => {}
+        yield* Effect.promise(() => c.close()).pipe(
+          Effect.timeoutOption(Math.max(1, Math.floor(budgetMs / 2))),
+          Effect.catchAllCause(() => Effect.succeed(Option.none()))
+        )
+      }
+      if (owned === undefined) return emptyCleanup
+      const left = Math.max(1, budgetMs - (Date.now() - started))
+      return yield* owned.stop(left)
+    })
+
+  return { open, close, onMessage }
+}

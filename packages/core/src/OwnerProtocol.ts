@@ -1,0 +1,208 @@
+/**
+ * The protocol between the host registry and one owner thread, in two planes:
+ *
+ * - the control plane (`Open`, `Close`) goes through `@effect/platform` Worker as `Schema.TaggedRequest`s:
+ *   it runs once per worker life, so its cost does not matter, and it gives thread spawn, handshake and
+ *   exit handling;
+ * - the data plane (requests, cancels, events) goes over a dedicated `MessagePort` as small plain messages,
+ *   with arguments and results as JSON text, validated with Schema at both edges. A request there costs a
+ *   fraction of a platform Worker round trip.
+ *
+ * @since 0.1.0
+ */
+import { WorkerError } from "@effect/platform/WorkerError"
+import * as Schema from "effect/Schema"
+import {
+  CleanupSummary,
+  DeliveryUnknown,
+  FailureKind,
+  OpenFailed,
+  ServerError,
+  WorkerFailed
+} from "./McpWorkerError.js"
+
+/**
+ * What an owner reports once its connection is initialized.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OpenInfo = Schema.Struct({
+  pid: Schema.NullOr(Schema.Number),
+  protocolVersion: Schema.NullOr(Schema.String),
+  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type OpenInfo = typeof OpenInfo.Type
+
+/**
+ * Connect the owner's client. `config` is the normalized config in its wire form (JSON text).
+ *
+ * @since 0.1.0
+ * @category control plane
+ */
+export class Open extends Schema.TaggedRequest<Open>()("Open", {
+  failure: Schema.Union(OpenFailed, WorkerError),
+  success: OpenInfo,
+  payload: {
+    workerId: Schema.String,
+    marker: Schema.String,
+    config: Schema.String,
+    timeoutMs: Schema.Number
+  }
+}) {}
+
+/**
+ * Close the client and end everything the connection started, within `budgetMs`.
+ *
+ * @since 0.1.0
+ * @category control plane
+ */
+export class Close extends Schema.TaggedRequest<Close>()("Close", {
+  failure: WorkerError,
+  success: CleanupSummary,
+  payload: { budgetMs: Schema.Number }
+}) {}
+
+/**
+ * @since 0.1.0
+ * @category control plane
+ */
+export const ControlRequest = Schema.Union(Open, Close)
+
+/**
+ * @since 0.1.0
+ * @category control plane
+ */
+export type ControlRequest = typeof ControlRequest.Type
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const Method = Schema.Literal("tools/list", "tools/call")
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export type Method = typeof Method.Type
+
+/**
+ * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
+ * budget, used only to keep the SDK's own request timer from cutting in first.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const RequestMessage = Schema.TaggedStruct("Request", {
+  requestId: Schema.String,
+  method: Method,
+  params: Schema.String,
+  timeoutMs: Schema.Number
+})
+
+/**
+ * Host → owner: cancel exactly this request, if it is still in flight.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const CancelMessage = Schema.TaggedStruct("Cancel", {
+  requestId: Schema.String,
+  reason: Schema.Literal("timeout", "interrupted", "cancelled")
+})
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const HostMessage = Schema.Union(RequestMessage, CancelMessage)
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export type HostMessage = typeof HostMessage.Type
+
+/**
+ * Owner → host: the raw MCP result of a request, as JSON text.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const SuccessMessage = Schema.TaggedStruct("Success", {
+  requestId: Schema.String,
+  result: Schema.String
+})
+
+/**
+ * Owner → host: a request ended with a typed failure.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const FailureMessage = Schema.TaggedStruct("Failure", {
+  requestId: Schema.String,
+  error: Schema.Union(ServerError, WorkerFailed, DeliveryUnknown)
+})
+
+/**
+ * Owner → host: the server process started (sent before `initialize`, so the host can always end its tree).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Number })
+
+/**
+ * Owner → host: the connection died outside of any request.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const FailedMessage = Schema.TaggedStruct("Failed", {
+  kind: FailureKind,
+  message: Schema.String,
+  at: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const OwnerMessage = Schema.Union(SuccessMessage, FailureMessage, SpawnedMessage, FailedMessage)
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export type OwnerMessage = typeof OwnerMessage.Type
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const decodeHostMessage = Schema.decodeUnknownEither(HostMessage)
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const decodeOwnerMessage = Schema.decodeUnknownEither(OwnerMessage)
+
+/**
+ * @since 0.1.0
+ * @category data plane
+ */
+export const encodeOwnerMessage = Schema.encodeSync(OwnerMessage)

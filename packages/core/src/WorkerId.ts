@@ -1,0 +1,121 @@
+/**
+ * Opaque ids. A `WorkerId` names one open worker for as long as it is open; a `RequestId` names one request in
+ * flight. Both are random strings (no counter, no thread id, no timestamp), so they can be stored anywhere, passed
+ * between threads as plain strings, and never guessed or confused with an id of another worker or another process.
+ *
+ * @since 0.1.0
+ */
+import type * as Brand from "effect/Brand"
+import * as Option from "effect/Option"
+
+/**
+ * `mcpw_` followed by 22 base64url characters holding 128 random bits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkerId = string & Brand.Brand<"WorkerId">
+
+/**
+ * `req_` followed by 16 base64url characters holding 96 random bits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestId = string & Brand.Brand<"RequestId">
+
+/**
+ * The prefix of every worker id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const workerIdPrefix = "mcpw_"
+
+/**
+ * The prefix of every request id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const requestIdPrefix = "req_"
+
+/**
+ * A fresh worker id with 128 bits from the platform's cryptographic random source.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (): WorkerId => (workerIdPrefix + randomBase64url(16)) as WorkerId
+
+/**
+ * A fresh request id with 96 bits from the platform's cryptographic random source. It is random rather than a
+ * per-worker counter so that a request id of one worker can never match a request of another.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeRequestId = (): RequestId => (requestIdPrefix + randomBase64url(12)) as RequestId
+
+// 128 bits make 21 full base64url digits plus one digit carrying the last 2 bits, whose low 4 bits are zero: only
+// `A`, `Q`, `g` and `w` can end an id that `make` produced.
+const workerIdPattern = /^mcpw_[A-Za-z0-9_-]{21}[AQgw]$/
+
+const requestIdPattern = /^req_[A-Za-z0-9_-]{16}$/
+
+/**
+ * Whether a value is a string in exactly the form `make` produces.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isWorkerId = (u: unknown): u is WorkerId => typeof u === "string" && workerIdPattern.test(u)
+
+/**
+ * Whether a value is a string in exactly the form `makeRequestId` produces.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isRequestId = (u: unknown): u is RequestId => typeof u === "string" && requestIdPattern.test(u)
+
+/**
+ * Accepts only the exact form `make` produces; any other value (wrong type, length, prefix or characters) is none.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parse = (input: unknown): Option.Option<WorkerId> =>
+  isWorkerId(input) ? Option.some(input) : Option.none()
+
+/**
+ * Accepts only the exact form `makeRequestId` produces.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const parseRequestId = (input: unknown): Option.Option<RequestId> =>
+  isRequestId(input) ? Option.some(input) : Option.none()
+
+// internal
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+const randomBase64url = (byteCount: number): string => {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(byteCount))
+  let out = ""
+  let i = 0
+  for (; i + 3 <= bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2]
+    out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63] + alphabet[(n >>> 6) & 63] + alphabet[n & 63]
+  }
+  const rest = bytes.length - i
+  if (rest === 1) {
+    const n = bytes[i]
+    out += alphabet[n >>> 2] + alphabet[(n & 3) << 4]
+  } else if (rest === 2) {
+    const n = (bytes[i] << 8) | bytes[i + 1]
+    out += alphabet[n >>> 10] + alphabet[(n >>> 4) & 63] + alphabet[(n & 15) << 2]
+  }
+  return out
+}

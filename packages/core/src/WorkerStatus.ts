@@ -1,0 +1,50 @@
+/**
+ * The status of one worker: small, plain and safe to print. It never holds the config, arguments or results.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { CleanupSummary, FailureKind } from "./McpWorkerError.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export const WorkerState = Schema.Literal("opening", "ready", "failed", "closed")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkerState = typeof WorkerState.Type
+
+/**
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WorkerStatus = Schema.Struct({
+  workerId: Schema.String,
+  state: WorkerState,
+  busy: Schema.Boolean,
+  requestId: Schema.NullOr(Schema.String),
+  pid: Schema.NullOr(Schema.Number),
+  threadId: Schema.NullOr(Schema.Number),
+  protocolVersion: Schema.NullOr(Schema.String),
+  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
+  lastFailure: Schema.NullOr(Schema.Struct({ kind: FailureKind, message: Schema.String, at: Schema.String })),
+  cleanup: Schema.NullOr(CleanupSummary)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerStatus extends Schema.Schema.Type<typeof WorkerStatus> {}
+
+/**
+ * Server names and versions are untrusted display strings: cut to 128 characters.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const displayString = (value: unknown): string => (typeof value === "string" ? value.slice(0, 128) : "")

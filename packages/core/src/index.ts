@@ -1,0 +1,60 @@
+/**
+ * @since 0.1.0
+ */
+
+/**
+ * JSON plain data: the check, codec and types for configs and call arguments.
+ *
+ * @since 0.1.0
+ */
+export * as JsonValue from "./JsonValue.js"
+
+/**
+ * The typed failures of mcp-worker.
+ *
+ * @since 0.1.0
+ */
+export * as McpWorkerError from "./McpWorkerError.js"
+
+/**
+ * Hiding secrets in text that leaves the library.
+ *
+ * @since 0.1.0
+ */
+export * as Redact from "./Redact.js"
+
+/**
+ * Server configs: accepted shapes, normalized form and wire form.
+ *
+ * @since 0.1.0
+ */
+export * as ServerConfig from "./ServerConfig.js"
+
+/**
+ * Opaque worker and request ids.
+ *
+ * @since 0.1.0
+ */
+export * as WorkerId from "./WorkerId.js"
+
+/**
+ * The status of one worker.
+ *
+ * @since 0.1.0
+ */
+export * as WorkerStatus from "./WorkerStatus.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as McpWorkers from "./McpWorkers.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as OwnerProtocol from "./OwnerProtocol.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Owner from "./Owner.js"

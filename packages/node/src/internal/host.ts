@@ -1,0 +1,536 @@
+/**
+ * The host registry: owns every owner thread of the process, keeps the busy flag and the request ids, and
+ * routes requests to owners over their dedicated ports.
+ */
+import * as Worker from "@effect/platform/Worker"
+import * as NodeWorker from "@effect/platform-node/NodeWorker"
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import {
+  DeliveryUnknown,
+  type CleanupSummary,
+  CloseFailed,
+  type FailureKind,
+  InvalidInput,
+  OpenFailed,
+  RequestNotPending,
+  type RequestError,
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed
+} from "@mcp-worker/core/McpWorkerError"
+import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as WorkerId from "@mcp-worker/core/WorkerId"
+import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import { types } from "node:util"
+import { MessageChannel, type MessagePort, Worker as NodeThread } from "node:worker_threads"
+import * as ProcessJob from "../ProcessJob.js"
+
+/** Where the bundled owner entry lives, from `src/internal` and from `dist/internal` alike. */
+const ownerEntry = new URL("../../owner/owner.mjs", import.meta.url)
+
+interface Pending {
+  readonly requestId: string
+  readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
+}
+
+interface Entry {
+  readonly workerId: WorkerId.WorkerId
+  readonly marker: string
+  readonly defaultTimeoutMs: number
+  readonly http: boolean
+  readonly scope: Scope.CloseableScope
+  readonly port: MessagePort
+  thread: NodeThread | undefined
+  control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
+  state: WorkerState
+  threadAlive: boolean
+  closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
+  pending: Pending | undefined
+  pid: number | null
+  threadId: number | null
+  protocolVersion: string | null
+  server: { name: string; version: string } | null
+  lastFailure: { kind: FailureKind; message: string; at: string } | null
+  cleanup: CleanupSummary | null
+}
+
+/**
+ * Test seam: how the host confirms that a worker's processes are gone. Defaults to `ProcessJob.stopDetached`.
+ *
+ * @internal
+ */
+export interface HostOptions {
+  readonly confirmCleanup?: typeof ProcessJob.stopDetached
+  /** Test seam: sees every owner thread as it is spawned. */
+  readonly onThread?: (thread: NodeThread, workerId: string) => void
+}
+
+const millis = (input: Duration.DurationInput | undefined): number | undefined =>
+  input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+
+const isProxy = (u: unknown) => types.isProxy(u)
+
+const noCleanup: CleanupSummary = {
+  activeProcesses: 0,
+  signalled: { term: 0, kill: 0 },
+  escaped: 0,
+  durationMs: 0,
+  sessionTerminated: null
+}
+
+/**
+ * Builds the host registry in the current scope; closing the scope closes every worker.
+ *
+ * @internal
+ */
+export const make = (options: HostOptions = {}) =>
+  Effect.gen(function* () {
+    const confirmCleanup = options.confirmCleanup ?? ProcessJob.stopDetached
+    const layerScope = yield* Effect.scope
+    // Every worker's scope is a child of this one, acquired before the close-all finalizer below, so on
+    // shutdown the workers are closed politely first and only then are their scopes swept.
+    const workersScope = yield* Scope.fork(layerScope, ExecutionStrategy.parallel)
+    const entries = new Map<string, Entry>()
+    const runFork = yield* FiberSet.makeRuntime<never>()
+    const manager = yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker))
+
+    // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const onExit = () => {
+          for (const entry of entries.values()) {
+            if (entry.pid !== null) ProcessJob.killGroupSync(entry.pid, entry.marker)
+          }
+        }
+        process.on("exit", onExit)
+        return onExit
+      }),
+      (onExit) => Effect.sync(() => process.off("exit", onExit))
+    )
+
+    const lookup = (id: string): Effect.Effect<Entry, UnknownWorker> => {
+      const entry = entries.get(id)
+      return entry === undefined ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.succeed(entry)
+    }
+
+    const statusOf = (entry: Entry): WorkerStatus => ({
+      workerId: entry.workerId,
+      state: entry.state,
+      busy: entry.pending !== undefined,
+      requestId: entry.pending?.requestId ?? null,
+      pid: entry.pid,
+      threadId: entry.threadId,
+      protocolVersion: entry.protocolVersion,
+      server: entry.server,
+      lastFailure: entry.lastFailure,
+      cleanup: entry.cleanup
+    })
+
+    const markFailed = (entry: Entry, kind: FailureKind, message: string, at = new Date().toISOString()) => {
+      if (entry.state !== "ready") return
+      entry.state = "failed"
+      entry.lastFailure = { kind, message, at }
+      runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
+    }
+
+    const settle = (entry: Entry, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
+      const pending = entry.pending
+      // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
+      if (pending === undefined || pending.requestId !== requestId) return
+      entry.pending = undefined
+      pending.complete(exit)
+    }
+
+    const onOwnerMessage = (entry: Entry) => (raw: unknown) => {
+      const decoded = OwnerProtocol.decodeOwnerMessage(raw)
+      if (Either.isLeft(decoded)) return
+      const message = decoded.right
+      switch (message._tag) {
+        case "Success":
+          return settle(entry, message.requestId, Exit.succeed(JsonValue.decodeUnsafe(message.result)))
+        case "Failure":
+          if (message.error._tag === "WorkerFailed") markFailed(entry, message.error.kind, message.error.message)
+          return settle(entry, message.requestId, Exit.fail(message.error))
+        case "Spawned":
+          entry.pid = message.pid
+          return
+        case "Failed":
+          return markFailed(entry, message.kind, message.message, message.at)
+      }
+    }
+
+    // The owner thread died on its own: the worker is failed, and the host itself ends its process tree (C20).
+    const onThreadExit = (entry: Entry) => () => {
+      entry.threadAlive = false
+      if (entry.closing !== undefined || entry.state === "opening") return
+      markFailed(entry, "thread", "the owner thread exited")
+      if (entry.pending !== undefined) {
+        settle(
+          entry,
+          entry.pending.requestId,
+          Exit.fail(
+            new WorkerFailed({
+              workerId: entry.workerId,
+              kind: "thread",
+              message: "the owner thread exited",
+              delivery: "unknown"
+            })
+          )
+        )
+      }
+      runFork(
+        Effect.gen(function* () {
+          // Closing the worker's scope stops the platform Worker from respawning the thread (C3).
+          yield* Scope.close(entry.scope, Exit.void)
+          if (!entry.http) entry.cleanup = yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+        })
+      )
+    }
+
+    const spawner = (entry: Entry, port: MessagePort): Worker.SpawnerFn => {
+      let spawned = false
+      return () => {
+        if (spawned) throw new Error("owner threads are never respawned")
+        spawned = true
+        const thread = new NodeThread(ownerEntry, {
+          workerData: { port },
+          transferList: [port],
+          name: `mcp-worker owner ${entry.workerId}`
+        })
+        entry.thread = thread
+        entry.threadId = thread.threadId
+        entry.threadAlive = true
+        thread.once("exit", onThreadExit(entry))
+        options.onThread?.(thread, entry.workerId)
+        return thread
+      }
+    }
+
+    const teardown = (entry: Entry) => Scope.close(entry.scope, Exit.void)
+
+    const openWire = (
+      config: ServerConfig.ServerConfig,
+      options?: McpWorkers.OpenOptions
+    ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
+      Effect.gen(function* () {
+        const started = Date.now()
+        const budgetMs = millis(options?.timeout) ?? config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs
+        if (!fs.existsSync(ownerEntry)) {
+          return yield* new OpenFailed({
+            stage: "thread",
+            message: "the owner thread bundle is missing; run `npm run build` in the mcp-worker checkout"
+          })
+        }
+        const scope = yield* Scope.fork(workersScope, ExecutionStrategy.sequential)
+        const channel = new MessageChannel()
+        const entry: Entry = {
+          workerId: WorkerId.make(),
+          marker: WorkerId.make(),
+          defaultTimeoutMs: config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs,
+          http: config._tag === "Http",
+          scope,
+          port: channel.port1,
+          thread: undefined,
+          control: undefined,
+          state: "opening",
+          threadAlive: false,
+          closing: undefined,
+          pending: undefined,
+          pid: null,
+          threadId: null,
+          protocolVersion: null,
+          server: null,
+          lastFailure: null,
+          cleanup: null
+        }
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.sync(() => {
+            channel.port1.close()
+            channel.port2.close()
+          })
+        )
+        channel.port1.on("message", onOwnerMessage(entry))
+
+        const opened = Effect.gen(function* () {
+          const control = yield* Worker.makeSerialized<OwnerProtocol.ControlRequest>({}).pipe(
+            Effect.provideService(Worker.WorkerManager, manager),
+            Effect.provideService(Worker.Spawner, spawner(entry, channel.port2)),
+            Scope.extend(scope),
+            Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
+          )
+          entry.control = control
+          const left = Math.max(1, budgetMs - (Date.now() - started))
+          return yield* control.executeEffect(
+            new OwnerProtocol.Open({
+              workerId: entry.workerId,
+              marker: entry.marker,
+              config: ServerConfig.toWire(config),
+              timeoutMs: left
+            })
+          )
+        }).pipe(
+          Effect.catchTags({
+            WorkerError: (error) =>
+              Effect.fail(new OpenFailed({ stage: "thread", message: `the owner thread failed: ${error.reason}` })),
+            ParseError: () =>
+              Effect.fail(new OpenFailed({ stage: "thread", message: "the owner sent a malformed reply" }))
+          }),
+          // The owner bounds initialize itself and reports why; this outer bound only catches a stuck thread.
+          Effect.timeoutFail({
+            duration: budgetMs + 1_000,
+            onTimeout: () =>
+              new OpenFailed({ stage: "timeout", message: `the worker did not open within ${budgetMs} ms` })
+          })
+        )
+
+        const info = yield* opened.pipe(
+          Effect.tapError(() =>
+            Effect.gen(function* () {
+              entry.state = "closed"
+              yield* teardown(entry)
+              // Nothing of a failed attempt is left (C4): end whatever the server started, even if the owner
+              // could not.
+              if (!entry.http) yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+            })
+          )
+        )
+        entry.pid = info.pid
+        entry.protocolVersion = info.protocolVersion
+        entry.server = info.server
+        entry.state = "ready"
+        entries.set(entry.workerId, entry)
+        yield* Effect.logInfo("worker opened").pipe(
+          Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
+        )
+        return entry.workerId
+      }).pipe(Effect.withSpan("McpWorkers.open"))
+
+    const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
+      Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy }), (config) => openWire(config, options))
+
+    const request = (
+      id: string,
+      method: OwnerProtocol.Method,
+      params: string,
+      timeout: Duration.DurationInput | undefined,
+      started: number
+    ): Effect.Effect<unknown, RequestError> =>
+      Effect.suspend(() => {
+        const entry = entries.get(id)
+        if (entry === undefined) return Effect.fail(new UnknownWorker({ workerId: id }))
+        if (entry.pending !== undefined) {
+          return Effect.fail(
+            new WorkerBusy({ workerId: entry.workerId, requestId: entry.pending.requestId, delivery: "not_sent" })
+          )
+        }
+        if (entry.state !== "ready" || entry.closing !== undefined) {
+          return Effect.fail(
+            new WorkerFailed({
+              workerId: entry.workerId,
+              kind: entry.closing !== undefined ? "closing" : (entry.lastFailure?.kind ?? "transport"),
+              message: entry.closing !== undefined ? "the worker is closing" : (entry.lastFailure?.message ?? "failed"),
+              delivery: "not_sent"
+            })
+          )
+        }
+        const budgetMs = millis(timeout) ?? entry.defaultTimeoutMs
+        const requestId = WorkerId.makeRequestId()
+        return Effect.async<unknown, RequestError>((resume) => {
+          let timer: ReturnType<typeof setTimeout> | undefined
+          const cancel = (reason: "timeout" | "interrupted") => {
+            if (entry.pending?.requestId !== requestId) return
+            entry.pending = undefined
+            entry.port.postMessage({ _tag: "Cancel", requestId, reason })
+          }
+          entry.pending = {
+            requestId,
+            complete: (exit) => {
+              if (timer !== undefined) clearTimeout(timer)
+              resume(exit as Exit.Exit<unknown, RequestError>)
+            }
+          }
+          const left = budgetMs - (Date.now() - started)
+          entry.port.postMessage({ _tag: "Request", requestId, method, params, timeoutMs: left })
+          timer = setTimeout(
+            () => {
+              cancel("timeout")
+              resume(
+                Exit.fail(
+                  new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "timeout", delivery: "unknown" })
+                )
+              )
+            },
+            Math.max(0, left)
+          )
+          return Effect.sync(() => {
+            if (timer !== undefined) clearTimeout(timer)
+            cancel("interrupted")
+          })
+        })
+      })
+
+    const invalidArguments = (path: string, message: string) =>
+      Effect.fail(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
+
+    const listTools: McpWorkers.McpWorkersService["listTools"] = (id, options) =>
+      Effect.suspend(() => {
+        const started = Date.now()
+        const cursor = options?.cursor
+        if (cursor !== undefined && typeof cursor !== "string") {
+          return invalidArguments("cursor", "the cursor must be a string")
+        }
+        const params = cursor === undefined ? "{}" : JSON.stringify({ cursor })
+        return request(id, "tools/list", params, options?.timeout, started)
+      }).pipe(Effect.withSpan("McpWorkers.listTools", { attributes: { workerId: id } })) as Effect.Effect<
+        McpWorkers.ListToolsResult,
+        RequestError
+      >
+
+    const callTool: McpWorkers.McpWorkersService["callTool"] = (id, name, args, options) =>
+      Effect.suspend(() => {
+        const started = Date.now()
+        if (typeof name !== "string" || name.length === 0) {
+          return invalidArguments("name", "the tool name must be a non-empty string")
+        }
+        if (args !== undefined && !JsonValue.isJsonObject(args)) {
+          return invalidArguments("args", "tool arguments must be a plain object")
+        }
+        const encoded = JsonValue.encode(args ?? {}, { where: "arguments", root: "args", isProxy })
+        if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
+        // Validated once, stringified once: the params are assembled around the arguments' JSON text.
+        const params = `{"name":${JSON.stringify(name)},"arguments":${encoded.right}}`
+        return request(id, "tools/call", params, options?.timeout, started)
+      }).pipe(Effect.withSpan("McpWorkers.callTool", { attributes: { workerId: id, tool: name } })) as Effect.Effect<
+        McpWorkers.CallToolResult,
+        RequestError
+      >
+
+    const status: McpWorkers.McpWorkersService["status"] = (id) => Effect.map(lookup(id), statusOf)
+
+    const cancel: McpWorkers.McpWorkersService["cancel"] = (id, requestId) =>
+      Effect.flatMap(lookup(id), (entry) => {
+        const pending = entry.pending
+        if (pending === undefined || pending.requestId !== requestId) {
+          return Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
+        }
+        entry.pending = undefined
+        entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
+        pending.complete(
+          Exit.fail(
+            new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "cancelled", delivery: "unknown" })
+          )
+        )
+        return Effect.void
+      })
+
+    const closeEntry = (entry: Entry, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
+      Effect.gen(function* () {
+        const started = Date.now()
+        const left = () => Math.max(1, budgetMs - (Date.now() - started))
+        // A request still in flight ends as interrupted: it was sent, and close cannot know its outcome.
+        if (entry.pending !== undefined) {
+          const { requestId } = entry.pending
+          settle(
+            entry,
+            requestId,
+            Exit.fail(
+              new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "interrupted", delivery: "unknown" })
+            )
+          )
+          entry.port.postMessage({ _tag: "Cancel", requestId, reason: "interrupted" })
+        }
+        let summary: CleanupSummary | undefined
+        if (entry.threadAlive && entry.control !== undefined) {
+          const control = entry.control
+          summary = yield* control
+            .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left() * 0.8) }))
+            .pipe(Effect.timeout(left()), Effect.option, Effect.map(Option.getOrUndefined))
+        }
+        // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone.
+        const thread = entry.thread
+        yield* teardown(entry).pipe(
+          Effect.timeout(left()),
+          Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
+        )
+        let cleanup = summary ?? noCleanup
+        if (!entry.http) {
+          // Confirm by re-scanning from the host, whatever the owner said (C19).
+          const confirmed = yield* confirmCleanup(
+            { pgid: entry.pid ?? undefined, marker: entry.marker },
+            { budgetMs: left() }
+          )
+          cleanup = {
+            ...confirmed,
+            signalled: {
+              term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
+              kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
+            },
+            escaped: confirmed.escaped + (summary?.escaped ?? 0),
+            durationMs: Date.now() - started
+          }
+        }
+        entry.cleanup = cleanup
+        if (cleanup.activeProcesses > 0) {
+          return yield* new CloseFailed({
+            workerId: entry.workerId,
+            message: `${cleanup.activeProcesses} process(es) of the worker are still alive; call close again`,
+            cleanup
+          })
+        }
+        entry.state = "closed"
+        entries.delete(entry.workerId)
+        yield* Effect.logInfo("worker closed").pipe(
+          Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
+        )
+        return statusOf(entry)
+      })
+
+    const close: McpWorkers.McpWorkersService["close"] = (id, options) =>
+      Effect.flatMap(lookup(id), (entry) => {
+        // A second close while one runs joins it.
+        if (entry.closing !== undefined) return Deferred.await(entry.closing)
+        const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
+        entry.closing = closing
+        const budgetMs = millis(options?.timeout) ?? McpWorkers.defaultCloseTimeoutMs
+        return closeEntry(entry, budgetMs).pipe(
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              entry.closing = undefined
+            }).pipe(Effect.zipRight(Deferred.done(closing, exit)))
+          ),
+          Effect.uninterruptible
+        )
+      }).pipe(Effect.withSpan("McpWorkers.close", { attributes: { workerId: id } }))
+
+    // C7: the host's finalizer closes every worker, in parallel.
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(
+        Array.from(entries.keys()),
+        (id) =>
+          close(id).pipe(
+            Effect.catchAll((error) =>
+              Effect.logError("worker could not be closed").pipe(
+                Effect.annotateLogs({ workerId: id, error: error._tag })
+              )
+            )
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
+
+    return McpWorkers.McpWorkers.of({ open, listTools, callTool, status, cancel, close })
+  })

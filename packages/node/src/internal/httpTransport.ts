@@ -1,0 +1,398 @@
+/**
+ * HTTP transports for the owner: the SDK's Streamable HTTP and (older) HTTP+SSE client transports behind one
+ * `Transport` that
+ *
+ * - picks the transport: the configured one, or Streamable HTTP first with the backwards-compatibility fallback
+ *   of the MCP specification (an initialize POST answered with HTTP 4xx → HTTP+SSE at the same URL);
+ * - turns every transport error into an `HttpTransportError` whose message is short, single-line and has the
+ *   header values replaced by `***` (C24: a server may echo a request in its error body), and whose `kind`
+ *   tells the owner an expired session (`session_expired`) from a dead connection (`transport`);
+ * - never reconnects on its own (C3): an expired session, an unreachable server or a lost SSE stream closes it;
+ * - ends the session on stop: `terminateSession()` (DELETE) first, while the connection can still carry it,
+ *   then `close()`, which aborts every HTTP request and stream it started (C21).
+ */
+import type { Owner } from "@mcp-worker/core"
+import type { CleanupSummary, FailureKind } from "@mcp-worker/core/McpWorkerError"
+import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
+import * as Redact from "@mcp-worker/core/Redact"
+import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { FetchLike, Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+
+/**
+ * A failure of the HTTP connection itself. Its message is already redacted and safe to show.
+ *
+ * @internal
+ */
+export class HttpTransportError extends Error {
+  override readonly name = "HttpTransportError"
+  constructor(
+    message: string,
+    readonly kind: Extract<FailureKind, "transport" | "session_expired">,
+    readonly status: number | undefined
+  ) {
+    super(message)
+  }
+}
+
+type TransportName = ServerConfig.HttpTransport
+
+type Inner = StreamableHTTPClientTransport | SSEClientTransport
+
+/** What an SDK error means, in words that hold no secret. */
+interface Described {
+  readonly message: string
+  readonly status: number | undefined
+  /** HTTP 404 for a request that carried a session: the server forgot the session. */
+  readonly expired: boolean
+  /** No HTTP answer at all: refused, reset, unreachable. */
+  readonly unreachable: boolean
+}
+
+const maxDetail = 200
+
+const clip = (text: string, secrets: ReadonlyArray<string>): string => {
+  // Redact before cutting, so a secret cut at the edge cannot leak in part.
+  const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
+  if (line.length <= maxDetail) return line
+  const cut = /[\ud800-\udbff]/.test(line[maxDetail - 1]!) ? maxDetail - 1 : maxDetail
+  return `${line.slice(0, cut)}…`
+}
+
+const networkCode = (error: unknown): string | undefined => {
+  if (!(error instanceof TypeError)) return undefined
+  const cause: unknown = (error as { cause?: unknown }).cause
+  const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined
+  return typeof code === "string" ? code : error.message === "fetch failed" ? "fetch failed" : undefined
+}
+
+const expiredMessage = "the server no longer knows this session (HTTP 404); close the worker and open a new one"
+
+const answered = (status: number, detail: string): string =>
+  detail === "" ? `the server answered HTTP ${status}` : `the server answered HTTP ${status}: ${detail}`
+
+const sseStatus = /^Error POSTing to endpoint \(HTTP (\d{3})\)/
+
+const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<string>): Described => {
+  const plain = (message: string, status?: number): Described => ({
+    message,
+    status,
+    expired: status === 404 && hasSession,
+    unreachable: false
+  })
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code !== undefined && error.code > 0 ? error.code : undefined
+    if (status === 404 && hasSession) return plain(expiredMessage, 404)
+    const detail = clip(error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, ""), secrets)
+    return plain(status === undefined ? detail : answered(status, detail), status)
+  }
+  if (error instanceof SseError) {
+    // The stream (GET) carries no session id; its failure is a lost connection.
+    const status = typeof error.code === "number" ? error.code : undefined
+    const detail = error.message.replace(/^SSE error: /, "")
+    const message =
+      status !== undefined
+        ? `the SSE stream failed with HTTP ${status}`
+        : detail === "" || detail === "undefined"
+          ? "the server closed the SSE stream"
+          : `the SSE stream failed: ${clip(detail, secrets)}`
+    return { message, status, expired: false, unreachable: false }
+  }
+  const code = networkCode(error)
+  if (code !== undefined) {
+    return {
+      message: `cannot reach the server (${clip(code, secrets)})`,
+      status: undefined,
+      expired: false,
+      unreachable: true
+    }
+  }
+  if (error instanceof Error) {
+    const match = sseStatus.exec(error.message)
+    if (match !== null) {
+      const status = Number(match[1])
+      return status === 404 && hasSession
+        ? plain(expiredMessage, 404)
+        : plain(answered(status, clip(error.message.slice(match[0].length + 1), secrets)), status)
+    }
+    if (error.name === "AbortError") return plain("the request was aborted")
+    return plain(clip(error.message, secrets))
+  }
+  return plain(clip(String(error), secrets))
+}
+
+// Only Streamable HTTP resumes streams; the SSE transport takes no options.
+const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> =>
+  inner instanceof SSEClientTransport || options === undefined
+    ? inner.send(message)
+    : inner.send(message, {
+        ...(options.resumptionToken !== undefined ? { resumptionToken: options.resumptionToken } : {}),
+        ...(options.onresumptiontoken !== undefined ? { onresumptiontoken: options.onresumptiontoken } : {})
+      })
+
+const toError = (described: Described): HttpTransportError =>
+  new HttpTransportError(described.message, described.expired ? "session_expired" : "transport", described.status)
+
+/**
+ * The transport the owner's client connects over.
+ *
+ * Fallback (only when the config names no transport): `start()` prepares Streamable HTTP; the first `send()`,
+ * which is the client's initialize request, is POSTed. If that POST is answered with HTTP 4xx, the server did
+ * not take it as MCP, so the Streamable HTTP transport is dropped, an SSE transport is started at the same URL
+ * and that same initialize message is sent once more over it. This is the only message ever re-sent: it is the
+ * handshake, before any tool call, and the server refused it. Anything else (5xx, no answer, a bad body) fails
+ * the open. With a configured transport there is no fallback.
+ */
+class HttpClientTransport implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
+
+  private inner: Inner | undefined
+  private readonly dropped: Array<Inner> = []
+  /** Which transport carries the connection; `undefined` until the initialize POST decided it. */
+  private active: TransportName | undefined
+  private started = false
+  /** While starting or probing, inner errors come back as rejections, not through `onerror`. */
+  private quiet = false
+  private closed = false
+  /** The connection died (expired session, unreachable server, lost SSE stream); nothing can end its session. */
+  private dead = false
+  private protocolVersion: string | undefined
+  private deleteStatus: number | undefined
+  private readonly fetch: FetchLike
+
+  constructor(
+    private readonly url: URL,
+    private readonly headers: Record<string, string>,
+    private readonly configured: TransportName | undefined,
+    private readonly secrets: ReadonlyArray<string>
+  ) {
+    // Observes statuses the SDK does not report (a DELETE answered 405 resolves like a 200).
+    this.fetch = (input, init) =>
+      fetch(input, init).then((response) => {
+        if (init?.method === "DELETE") this.deleteStatus = response.status
+        return response
+      })
+    this.active = configured
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner instanceof StreamableHTTPClientTransport ? this.inner.sessionId : undefined
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error("the HTTP transport was already started")
+    this.started = true
+    const inner = this.use(this.configured === "sse" ? this.makeSse() : this.makeStreamable())
+    this.quiet = true
+    await inner.start().then(
+      () => {
+        this.quiet = false
+      },
+      (error: unknown) => {
+        this.quiet = false
+        throw toError(this.describe(error))
+      }
+    )
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const inner = this.inner
+    if (this.closed || inner === undefined) throw new Error("Not connected")
+    if (this.active === undefined) {
+      if ("method" in message && message.method === "initialize") {
+        return this.probe(inner as StreamableHTTPClientTransport, message, options)
+      }
+      this.active = "streamable-http"
+    }
+    return sendOn(inner, message, options).catch((error: unknown) => {
+      throw toError(this.describe(error))
+    })
+  }
+
+  async close(): Promise<void> {
+    // Only detaches from the client: `stop` still needs the live connection to DELETE the session.
+    this.markClosed()
+  }
+
+  setProtocolVersion(version: string): void {
+    this.protocolVersion = version
+    this.inner?.setProtocolVersion(version)
+  }
+
+  /** Ends the session (DELETE) within `budgetMs`, then aborts every request and stream. */
+  stop(budgetMs: number): Effect.Effect<CleanupSummary> {
+    return Effect.gen(this, function* () {
+      const started = Date.now()
+      this.markClosed()
+      const sessionTerminated = yield* Effect.promise(() => this.terminate()).pipe(
+        Effect.timeoutOption(Math.max(1, budgetMs)),
+        Effect.map(Option.getOrElse(() => false))
+      )
+      yield* Effect.promise(() => this.abortAll())
+      return {
+        activeProcesses: 0,
+        signalled: { term: 0, kill: 0 },
+        escaped: 0,
+        durationMs: Date.now() - started,
+        sessionTerminated
+      }
+    })
+  }
+
+  // internal
+
+  private makeStreamable(): StreamableHTTPClientTransport {
+    return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
+  }
+
+  private makeSse(): SSEClientTransport {
+    // The SDK adds `requestInit.headers` to the GET that opens the stream as well as to every POST.
+    return new SSEClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
+  }
+
+  private use<I extends Inner>(inner: I): I {
+    this.inner = inner
+    inner.onmessage = (message: JSONRPCMessage) => {
+      if (this.inner === inner && !this.closed) this.onmessage?.(message)
+    }
+    inner.onerror = (error) => this.onInnerError(inner, error)
+    // The SSE transport closes itself when the server names an endpoint of another origin.
+    inner.onclose = () => {
+      if (this.inner === inner && !this.quiet) this.markClosed()
+    }
+    return inner
+  }
+
+  private describe(error: unknown): Described {
+    return describe(error, this.sessionId !== undefined || this.active === "sse", this.secrets)
+  }
+
+  private async probe(
+    streamable: StreamableHTTPClientTransport,
+    message: JSONRPCMessage,
+    options: TransportSendOptions | undefined
+  ): Promise<void> {
+    this.quiet = true
+    try {
+      const refused = await sendOn(streamable, message, options).then(
+        () => undefined,
+        (error: unknown) => {
+          const status = error instanceof StreamableHTTPError ? (error.code ?? 0) : 0
+          if (status >= 400 && status < 500 && !this.closed) return status
+          throw toError(this.describe(error))
+        }
+      )
+      if (refused === undefined) {
+        this.active = "streamable-http"
+        return
+      }
+      this.dropped.push(streamable)
+      await streamable.close()
+      // Stopped meanwhile: no new transport may start after `stop` aborted everything.
+      if (this.closed) throw new Error("Not connected")
+      const sse = this.use(this.makeSse())
+      const fallbackFailed = (error: unknown) => {
+        const reason = describe(error, false, this.secrets)
+        throw new HttpTransportError(
+          `the server answered the Streamable HTTP initialize with HTTP ${refused}, and the SSE fallback failed: ${reason.message}`,
+          "transport",
+          reason.status
+        )
+      }
+      await sse.start().catch(fallbackFailed)
+      if (this.closed) throw new Error("Not connected")
+      if (this.protocolVersion !== undefined) sse.setProtocolVersion(this.protocolVersion)
+      this.active = "sse"
+      await sse.send(message).catch(fallbackFailed)
+    } finally {
+      this.quiet = false
+    }
+  }
+
+  private onInnerError(inner: Inner, error: Error): void {
+    if (inner !== this.inner || this.closed || this.quiet) return
+    const described = this.describe(error)
+    // A lost SSE stream is never resumed: the SDK would open a fresh, uninitialized session behind the client.
+    const fatal = described.expired || described.unreachable || error instanceof SseError
+    if (!fatal) return this.onerror?.(new Error(described.message))
+    this.onerror?.(toError(described))
+    this.dead = true
+    this.markClosed()
+    // After the SDK's own handler returned: the event source arms its reconnect timer after reporting.
+    queueMicrotask(() => void inner.close())
+  }
+
+  private markClosed(): void {
+    if (this.closed) return
+    this.closed = true
+    this.onclose?.()
+  }
+
+  /** `true`: the server ended the session; `false`: it could not or would not; `null`: there was none. */
+  private async terminate(): Promise<boolean | null> {
+    const inner = this.inner
+    if (!(inner instanceof StreamableHTTPClientTransport) || this.active !== "streamable-http") return null
+    if (inner.sessionId === undefined) return null
+    if (this.dead) return false
+    return inner.terminateSession().then(
+      () => this.deleteStatus !== undefined && this.deleteStatus >= 200 && this.deleteStatus < 300,
+      () => false
+    )
+  }
+
+  private async abortAll(): Promise<void> {
+    const all = this.inner === undefined ? this.dropped : [...this.dropped, this.inner]
+    await Promise.all(all.map((inner) => inner.close().catch(() => {})))
+  }
+}
+
+const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
+  Effect.gen(function* () {
+    const url = URL.canParse(text) ? new URL(text) : undefined
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+      return yield* new OpenFailed({
+        stage: "connect",
+        message: "the server url is not an absolute http: or https: URL"
+      })
+    }
+    if (url.username !== "" || url.password !== "") {
+      // fetch refuses such URLs; sending the credentials some other way would be a guess.
+      return yield* new OpenFailed({
+        stage: "connect",
+        message: "the server url carries user:password credentials, which fetch does not send; use headers instead"
+      })
+    }
+    return url
+  })
+
+/**
+ * Builds the owner transport for an HTTP server. Nothing is sent before the client starts the transport.
+ *
+ * @internal
+ */
+export const make = (
+  config: ServerConfig.HttpConfig,
+  _context: Parameters<Owner.TransportFactory>[1]
+): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
+  Effect.gen(function* () {
+    const url = yield* parseUrl(config.url)
+    // Own data properties only, whatever the names ("__proto__" is a valid header name).
+    const headers: Record<string, string> = Object.fromEntries(
+      Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
+    )
+    const transport = new HttpClientTransport(url, headers, config.transport, Object.values(headers))
+    return {
+      transport,
+      pid: null,
+      stop: (budgetMs) => transport.stop(budgetMs),
+      exitInfo: () => ({}),
+      classify: (error) => (error instanceof HttpTransportError ? error.kind : undefined)
+    }
+  })

@@ -1,0 +1,300 @@
+/**
+ * Finding and signalling the processes of one job. Linux reads `/proc`; other POSIX systems ask `ps` (process
+ * group only, environments are not visible there); Windows has neither and is handled by the caller.
+ *
+ * The helpers here are small synchronous reads of `/proc`: a process may vanish between two reads, so every
+ * read is allowed to fail and then simply means "not there".
+ *
+ * @internal
+ */
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Effect from "effect/Effect"
+
+/** @internal */
+export const markerVariable = "MCP_WORKER_JOB" as const
+
+/** @internal */
+export type Platform = "linux" | "posix" | "win32"
+
+/** @internal */
+export const platform: Platform =
+  process.platform === "linux" ? "linux" : process.platform === "win32" ? "win32" : "posix"
+
+/**
+ * One line of `/proc/<pid>/stat`, reduced to what the job needs.
+ *
+ * @internal
+ */
+export interface StatLine {
+  readonly pid: number
+  readonly state: string
+  readonly ppid: number
+  readonly pgid: number
+}
+
+/**
+ * Parses `/proc/<pid>/stat`. The command name sits in parentheses and may itself contain spaces and
+ * parentheses, so the fields are read after the LAST `)`.
+ *
+ * @internal
+ */
+export const parseStat = (text: string): StatLine | undefined => {
+  const open = text.indexOf("(")
+  const close = text.lastIndexOf(")")
+  if (open < 1 || close < open) return undefined
+  const pid = Number(text.slice(0, open).trim())
+  const fields = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/)
+  if (fields.length < 3) return undefined
+  const state = fields[0]!
+  const ppid = Number(fields[1])
+  const pgid = Number(fields[2])
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || state.length === 0) {
+    return undefined
+  }
+  return { pid, state, ppid, pgid }
+}
+
+/**
+ * Exited but not yet reaped (`Z`) or already dead (`X`): such an entry is not a live process.
+ *
+ * @internal
+ */
+export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
+
+/** @internal */
+export const readStat = (pid: number): StatLine | undefined => {
+  try {
+    return parseStat(Fs.readFileSync(`/proc/${pid}/stat`, "latin1"))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True when `environ` (NUL-separated `NAME=value` entries, as in `/proc/<pid>/environ`) holds `entry` as one
+ * whole entry, so `MCP_WORKER_JOB=abc` never matches `MCP_WORKER_JOB=abcd` or `XMCP_WORKER_JOB=abc`.
+ *
+ * @internal
+ */
+export const environHasEntry = (environ: Buffer, entry: string): boolean => {
+  const needle = Buffer.from(`\0${entry}\0`, "utf8")
+  // The first entry has no NUL before it and the last may lack its terminating NUL: pad both ends.
+  const padded = Buffer.concat([Buffer.from([0]), environ, Buffer.from([0])])
+  return padded.indexOf(needle) !== -1
+}
+
+/** @internal */
+export const markerEntry = (marker: string): string => `${markerVariable}=${marker}`
+
+/**
+ * Reads `/proc/<pid>/environ`; EACCES (someone else's process) and ESRCH/ENOENT (gone) mean "no marker".
+ *
+ * @internal
+ */
+export const carriesMarker = (pid: number, marker: string): boolean => {
+  if (marker.length === 0) return false
+  try {
+    return environHasEntry(Fs.readFileSync(`/proc/${pid}/environ`), markerEntry(marker))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A live process that belongs to the job: in its process group, or carrying its marker (or both).
+ *
+ * @internal
+ */
+export interface JobProcess {
+  readonly pid: number
+  readonly pgid: number
+  readonly inGroup: boolean
+  readonly marked: boolean
+}
+
+/**
+ * Every live (not zombie) process of the job on Linux. `pgid` may be omitted to look by marker only; an empty
+ * marker looks by group only. Our own process is never part of the answer.
+ *
+ * @internal
+ */
+export const scanProc = (marker: string, pgid: number | undefined): Array<JobProcess> => {
+  const found: Array<JobProcess> = []
+  let entries: Array<string>
+  try {
+    entries = Fs.readdirSync("/proc")
+  } catch {
+    return found
+  }
+  for (const name of entries) {
+    const code = name.charCodeAt(0)
+    if (code < 48 || code > 57) continue
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue
+    const stat = readStat(pid)
+    if (stat === undefined || isDeadState(stat.state)) continue
+    const inGroup = pgid !== undefined && stat.pgid === pgid
+    const marked = carriesMarker(pid, marker)
+    if (inGroup || marked) found.push({ pid, pgid: stat.pgid, inGroup, marked })
+  }
+  return found
+}
+
+/**
+ * Parses `ps -axo pid=,pgid=,stat=` output into the live members of one process group.
+ *
+ * @internal
+ */
+export const parsePs = (output: string, pgid: number): Array<JobProcess> => {
+  const found: Array<JobProcess> = []
+  for (const line of output.split("\n")) {
+    const [pidText, pgidText, stat] = line.trim().split(/\s+/)
+    if (pidText === undefined || pgidText === undefined || stat === undefined) continue
+    const pid = Number(pidText)
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue
+    if (Number(pgidText) !== pgid || stat.startsWith("Z")) continue
+    found.push({ pid, pgid, inGroup: true, marked: false })
+  }
+  return found
+}
+
+/**
+ * Best effort on macOS and other POSIX systems without `/proc`: the process group only, since `ps` does not
+ * show other processes' environments. A failing `ps` reports nothing.
+ *
+ * @internal
+ */
+export const scanPs = (pgid: number | undefined): Effect.Effect<Array<JobProcess>> => {
+  if (pgid === undefined) return Effect.succeed([])
+  return Effect.async<Array<JobProcess>>((resume) => {
+    const child = ChildProcess.execFile("ps", ["-axo", "pid=,pgid=,stat="], { windowsHide: true }, (error, stdout) => {
+      resume(Effect.succeed(error ? [] : parsePs(String(stdout), pgid)))
+    })
+    return Effect.sync(() => {
+      child.kill("SIGKILL")
+    })
+  })
+}
+
+/**
+ * Best effort on Windows: only whether the root process still exists.
+ *
+ * @internal
+ */
+export const scanWindows = (pgid: number | undefined): Array<JobProcess> =>
+  pgid !== undefined && isAlive(pgid) ? [{ pid: pgid, pgid, inGroup: true, marked: false }] : []
+
+/** @internal */
+export const scanJob = (marker: string, pgid: number | undefined): Effect.Effect<Array<JobProcess>> => {
+  switch (platform) {
+    case "linux":
+      return Effect.sync(() => scanProc(marker, pgid))
+    case "posix":
+      return scanPs(pgid)
+    case "win32":
+      return Effect.sync(() => scanWindows(pgid))
+  }
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+let ownGroup: number | undefined | null = null
+
+/**
+ * Our own process group (Linux), so a wrong reference can never make us signal ourselves.
+ *
+ * @internal
+ */
+export const ownProcessGroup = (): number | undefined => {
+  if (ownGroup === null) ownGroup = platform === "linux" ? readStat(process.pid)?.pgid : undefined
+  return ownGroup
+}
+
+/**
+ * Numbers that must never be signalled: 0, 1 and negative (they address "everyone"-style targets) and our own
+ * process or process group.
+ *
+ * @internal
+ */
+export const isSignallable = (id: number): boolean =>
+  Number.isInteger(id) && id > 1 && id !== process.pid && id !== ownProcessGroup()
+
+/**
+ * Sends `signal` to a whole process group. `true` if it was delivered; ESRCH (group already empty) and every
+ * other failure give `false`.
+ *
+ * @internal
+ */
+export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
+  if (platform === "win32" || !isSignallable(pgid)) return false
+  try {
+    process.kill(-pgid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Sends `signal` to one process, but only after re-checking in `/proc` that it is alive and still carries the
+ * exact marker, so a recycled pid or a pid reported by a test scan is never hit.
+ *
+ * @internal
+ */
+export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
+  if (platform !== "linux" || !isSignallable(pid)) return false
+  const stat = readStat(pid)
+  if (stat === undefined || isDeadState(stat.state) || !carriesMarker(pid, marker)) return false
+  try {
+    process.kill(pid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `taskkill /T /F` on Windows, bounded by `timeoutMs`. `true` if taskkill reported success.
+ *
+ * @internal
+ */
+export const taskkill = (pid: number, timeoutMs: number): Effect.Effect<boolean> => {
+  if (!isSignallable(pid)) return Effect.succeed(false)
+  return Effect.async<boolean>((resume) => {
+    const child = ChildProcess.execFile(
+      "taskkill",
+      ["/T", "/F", "/PID", String(pid)],
+      { windowsHide: true, timeout: Math.max(1, timeoutMs) },
+      (error) => resume(Effect.succeed(!error))
+    )
+    return Effect.sync(() => {
+      child.kill()
+    })
+  })
+}
+
+/**
+ * Synchronous `taskkill /T /F` for exit handlers on Windows.
+ *
+ * @internal
+ */
+export const taskkillSync = (pid: number): boolean => {
+  if (!isSignallable(pid)) return false
+  const result = ChildProcess.spawnSync("taskkill", ["/T", "/F", "/PID", String(pid)], {
+    windowsHide: true,
+    timeout: 2000,
+    stdio: "ignore"
+  })
+  return result.status === 0
+}

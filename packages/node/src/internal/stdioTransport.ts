@@ -1,0 +1,175 @@
+/**
+ * An MCP `Transport` over a stdio server whose process tree is owned by a `ProcessJob`, so that closing the
+ * connection can end and confirm the whole tree (the SDK's own stdio transport signals the direct child only).
+ */
+import type * as Owner from "@mcp-worker/core/Owner"
+import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
+import * as Redact from "@mcp-worker/core/Redact"
+import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as ProcessJob from "../ProcessJob.js"
+
+// What a server inherits from the owner's environment, and nothing more (C18).
+const inheritedVariables =
+  process.platform === "win32"
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES"
+      ]
+    : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
+
+/** @internal */
+export const defaultEnvironment = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const key of inheritedVariables) {
+    const value = process.env[key]
+    // Exported shell functions are code, not configuration.
+    if (value !== undefined && !value.startsWith("()")) env[key] = value
+  }
+  return env
+}
+
+// Raw stderr kept for the tail: larger than the 2 KiB shown, so redaction never sees a secret cut in half.
+const stderrKeepBytes = 8 * 1024
+
+class ProcessTransport implements Transport {
+  onclose?: (() => void) | undefined
+  onerror?: ((error: Error) => void) | undefined
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined
+  private readonly buffer = new ReadBuffer()
+  private closed = false
+
+  constructor(private readonly job: ProcessJob.ProcessJob) {}
+
+  start(): Promise<void> {
+    const { child } = this.job
+    child.stdout!.on("data", (chunk: Buffer) => {
+      this.buffer.append(chunk)
+      for (;;) {
+        let message: JSONRPCMessage | null
+        try {
+          message = this.buffer.readMessage()
+        } catch (error) {
+          // A stray non-JSON line is reported, not fatal (as the SDK's own transport does).
+          this.onerror?.(error as Error)
+          continue
+        }
+        if (message === null) break
+        this.onmessage?.(message)
+      }
+    })
+    child.stdout!.on("error", (error) => this.onerror?.(error))
+    child.stdin!.on("error", (error) => this.onerror?.(error))
+    // Wait for stderr to drain (bounded: a grandchild may hold it open) so an exit during initialize can
+    // report its last words.
+    child.once("exit", () => {
+      const stderr = child.stderr
+      if (stderr === null || stderr.readableEnded || stderr.destroyed) return this.markClosed()
+      const timer = setTimeout(() => this.markClosed(), 100)
+      stderr.once("end", () => {
+        clearTimeout(timer)
+        this.markClosed()
+      })
+    })
+    return Promise.resolve()
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.job.child.stdin
+      if (this.closed || stdin === null || stdin.destroyed) {
+        return reject(new Error("Not connected"))
+      }
+      if (stdin.write(serializeMessage(message))) resolve()
+      else stdin.once("drain", resolve)
+    })
+  }
+
+  close(): Promise<void> {
+    this.markClosed()
+    return Promise.resolve()
+  }
+
+  private markClosed() {
+    if (this.closed) return
+    this.closed = true
+    this.buffer.clear()
+    this.onclose?.()
+  }
+}
+
+/**
+ * Spawns the stdio server of `config` as a process job and wraps it as an owner transport.
+ *
+ * @internal
+ */
+export const make = (
+  config: ServerConfig.StdioConfig,
+  context: Parameters<Owner.TransportFactory>[1]
+): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
+  Effect.gen(function* () {
+    const env = defaultEnvironment()
+    const secrets: Array<string> = []
+    for (const [key, value] of Object.entries(config.env)) {
+      env[key] = Redacted.value(value)
+      secrets.push(env[key]!)
+    }
+    const job = yield* ProcessJob.spawn({
+      command: config.command,
+      args: config.args,
+      env,
+      cwd: config.cwd,
+      marker: context.marker
+    }).pipe(
+      Effect.mapError((error) => new OpenFailed({ stage: "spawn", message: Redact.redact(error.message, secrets) }))
+    )
+    context.onSpawned(job.pid)
+
+    let stderr = Buffer.alloc(0)
+    job.child.stderr!.on("data", (chunk: Buffer) => {
+      stderr = Buffer.concat([stderr, chunk])
+      if (stderr.length > stderrKeepBytes) stderr = stderr.subarray(stderr.length - stderrKeepBytes)
+    })
+    let exit: { code: number | null; signal: string | null } | undefined
+    job.child.once("exit", (code, signal) => {
+      exit = { code, signal }
+    })
+
+    const transport = new ProcessTransport(job)
+    return {
+      transport,
+      pid: job.pid,
+      stop: (budgetMs) =>
+        job.stop({ budgetMs }).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              job.child.stdout?.destroy()
+              job.child.stderr?.destroy()
+              job.child.stdin?.destroy()
+            })
+          )
+        ),
+      exitInfo: () => {
+        const tail = Redact.redactTail(stderr.toString("utf8"), secrets, 2048)
+        return {
+          ...(exit?.code !== undefined && exit.code !== null ? { exitCode: exit.code } : {}),
+          ...(exit?.signal !== undefined && exit.signal !== null ? { signal: exit.signal } : {}),
+          ...(tail.length > 0 ? { stderrTail: tail } : {})
+        }
+      }
+    }
+  })

@@ -1,0 +1,329 @@
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
+import * as Host from "../../packages/node/src/internal/host.js"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
+import type { Worker } from "node:worker_threads"
+import { statefulConfig } from "../fixtures/servers.js"
+import { activePorts, eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
+
+const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
+
+const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+
+describe("NodeMcpWorkers (stdio)", () => {
+  it.live("C1: keeps state across separate runPromise calls of one runtime, in one server process", () =>
+    Effect.promise(async () => {
+      const runtime = ManagedRuntime.make(NodeMcpWorkers.layer)
+      try {
+        const id = await runtime.runPromise(Effect.flatMap(McpWorkers, (w) => w.open(statefulConfig())))
+        assert.match(id, /^mcpw_[A-Za-z0-9_-]{22}$/)
+        const counts: Array<number> = []
+        for (let i = 0; i < 3; i++) {
+          const result = await runtime.runPromise(Effect.flatMap(McpWorkers, (w) => w.callTool(id, "inc")))
+          counts.push(structured(result).count)
+        }
+        assert.deepStrictEqual(counts, [1, 2, 3])
+        const status = await runtime.runPromise(Effect.flatMap(McpWorkers, (w) => w.status(id)))
+        const info = await runtime.runPromise(Effect.flatMap(McpWorkers, (w) => w.callTool(id, "info")))
+        assert.strictEqual(status.state, "ready")
+        assert.strictEqual(status.pid, structured(info).pid)
+        assert.isNumber(status.threadId)
+        assert.notStrictEqual(status.threadId, 0)
+        assert.strictEqual(status.server?.name, "stateful-fixture")
+        assert.isString(status.protocolVersion)
+      } finally {
+        await runtime.dispose()
+      }
+    })
+  )
+
+  it.live("C8: a concurrent call fails at once with WorkerBusy and never reaches the server", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const slow = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 400, token: "first" }))
+        yield* Effect.sleep(50)
+        const busyStatus = yield* workers.status(id)
+        assert.isTrue(busyStatus.busy)
+        const started = Date.now()
+        const second = yield* Effect.flip(workers.callTool(id, "echo", { token: "second" }))
+        assert.isBelow(Date.now() - started, 50)
+        assert.strictEqual(second._tag, "WorkerBusy")
+        if (second._tag === "WorkerBusy") {
+          assert.strictEqual(second.delivery, "not_sent")
+          assert.strictEqual(second.requestId, busyStatus.requestId)
+        }
+        const first = yield* Fiber.join(slow)
+        assert.strictEqual(structured(first).token, "first")
+        const calls = structured(yield* workers.callTool(id, "calls")).calls as Array<{ token?: string }>
+        assert.isFalse(calls.some((call) => call.token === "second"))
+        assert.isTrue(calls.some((call) => call.token === "first"))
+      })
+    )
+  )
+
+  it.live("C14: isError is a normal result; the connection stays ready in the same process", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const before = (yield* workers.status(id)).pid
+        const result = yield* workers.callTool(id, "fail")
+        assert.isTrue(result.isError)
+        const status = yield* workers.status(id)
+        assert.strictEqual(status.state, "ready")
+        assert.strictEqual(status.pid, before)
+        assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "after" })).token, "after")
+      })
+    )
+  )
+
+  it.live("a JSON-RPC error is a ServerError and the connection stays ready", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const error = yield* Effect.flip(workers.callTool(id, "rpc_error", { code: -32602 }))
+        assert.strictEqual(error._tag, "ServerError")
+        if (error._tag === "ServerError") {
+          assert.strictEqual(error.code, -32602)
+          assert.deepStrictEqual(error.data, { detail: "x" })
+        }
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+        assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "ok" })).token, "ok")
+      })
+    )
+  )
+
+  it.live("C15: the server exiting mid-call fails the worker for good; close still cleans up", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
+        const pid = (yield* workers.status(id)).pid!
+        const error = yield* Effect.flip(workers.callTool(id, "exit", { code: 3 }))
+        assert.strictEqual(error._tag, "WorkerFailed")
+        if (error._tag === "WorkerFailed") assert.strictEqual(error.delivery, "unknown")
+        const status = yield* workers.status(id)
+        assert.strictEqual(status.state, "failed")
+        assert.isNotNull(status.lastFailure)
+        const later = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }))
+        assert.strictEqual(later._tag, "WorkerFailed")
+        if (later._tag === "WorkerFailed") assert.strictEqual(later.delivery, "not_sent")
+        // Nothing respawned the server.
+        yield* Effect.sleep(200)
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        assert.isFalse(isAlive(pid))
+        const closed = yield* workers.close(id)
+        assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+        assert.strictEqual((yield* Effect.flip(workers.status(id)))._tag, "UnknownWorker")
+      })
+    )
+  )
+
+  it.live("C20: an owner thread that dies is not respawned, and the host ends its server tree", () =>
+    Effect.gen(function* () {
+      const threads: Array<Worker> = []
+      const layer = Layer.scoped(McpWorkers, Host.make({ onThread: (thread) => threads.push(thread) }))
+      yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
+        yield* workers.callTool(id, "spawn", {})
+        assert.strictEqual(processesWithEnv("TEST_TAG", t).length, 2)
+        const portsBefore = activePorts()
+        const inflight = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 5000 }))
+        yield* Effect.sleep(50)
+        assert.strictEqual(threads.length, 1)
+        yield* Effect.promise(() => threads[0]!.terminate())
+        const error = yield* Effect.flip(Fiber.join(inflight))
+        assert.strictEqual(error._tag, "WorkerFailed")
+        if (error._tag === "WorkerFailed") assert.strictEqual(error.kind, "thread")
+        assert.strictEqual((yield* workers.status(id)).state, "failed")
+        assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 0)))
+        // The platform Worker would respawn after 1 s: wait past that and look for a new thread.
+        yield* Effect.sleep(1300)
+        assert.strictEqual(threads.length, 1)
+        assert.isAtMost(activePorts(), portsBefore)
+        const closed = yield* workers.close(id)
+        assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+      }).pipe(Effect.provide(layer))
+    })
+  )
+
+  it.live("C4: a missing binary fails at stage spawn and leaves no thread", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const ports = activePorts()
+        const error = yield* Effect.flip(workers.open({ command: "/nonexistent/mcp-server-binary" }))
+        assert.strictEqual(error._tag, "OpenFailed")
+        if (error._tag === "OpenFailed") assert.strictEqual(error.stage, "spawn")
+        assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
+      })
+    )
+  )
+
+  it.live("C4, C24: a crash during initialize reports exit code and a redacted stderr tail", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const secret = `secret-${t}`
+        const error = yield* Effect.flip(
+          workers.open({
+            ...statefulConfig("--crash-on-initialize", "--stderr", "booting the fixture", "--stderr-env", "API_KEY"),
+            env: { API_KEY: secret, TEST_TAG: t }
+          })
+        )
+        assert.strictEqual(error._tag, "OpenFailed")
+        if (error._tag === "OpenFailed") {
+          assert.strictEqual(error.stage, "initialize")
+          assert.strictEqual(error.exitCode, 7)
+          assert.include(error.stderrTail ?? "", "booting the fixture")
+          assert.include(error.stderrTail ?? "", "API_KEY=***")
+          assert.notInclude(JSON.stringify(error), secret)
+          assert.notInclude(error.message, secret)
+        }
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+      })
+    )
+  )
+
+  it.live("C4: a server that never answers initialize times out and is ended", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const ports = activePorts()
+        const started = Date.now()
+        const error = yield* Effect.flip(
+          workers.open({ ...statefulConfig("--hang-on-initialize"), env: { TEST_TAG: t } }, { timeout: "800 millis" })
+        )
+        assert.strictEqual(error._tag, "OpenFailed")
+        if (error._tag === "OpenFailed") assert.strictEqual(error.stage, "timeout")
+        assert.isBelow(Date.now() - started, 3000)
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
+      })
+    )
+  )
+
+  it.live("C5: closed, never-existing and malformed ids are all UnknownWorker", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const closed = yield* workers.close(id)
+        assert.strictEqual(closed.state, "closed")
+        for (const bad of [id, "mcpw_AAAAAAAAAAAAAAAAAAAAAA", "not an id", ""]) {
+          assert.strictEqual((yield* Effect.flip(workers.status(bad)))._tag, "UnknownWorker")
+          assert.strictEqual((yield* Effect.flip(workers.callTool(bad, "echo", { token: "x" })))._tag, "UnknownWorker")
+          assert.strictEqual((yield* Effect.flip(workers.listTools(bad)))._tag, "UnknownWorker")
+          assert.strictEqual((yield* Effect.flip(workers.close(bad)))._tag, "UnknownWorker")
+          assert.strictEqual((yield* Effect.flip(workers.cancel(bad, "req_x")))._tag, "UnknownWorker")
+        }
+      })
+    )
+  )
+
+  it.live("C24: status holds no command, args, env, arguments or results", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const canary = `canary-${tag()}`
+        const config = statefulConfig(`--stderr=${canary}-arg`)
+        const id = yield* workers.open({ ...config, env: { TOKEN: `${canary}-env` } })
+        const slow = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 200, token: `${canary}-argument` }))
+        yield* Effect.sleep(50)
+        const busy = JSON.stringify(yield* workers.status(id))
+        yield* Fiber.join(slow)
+        yield* workers.callTool(id, "echo", { token: `${canary}-result` })
+        const idle = JSON.stringify(yield* workers.status(id))
+        for (const text of [busy, idle]) {
+          assert.notInclude(text, canary)
+          assert.notInclude(text, config.args[0]!)
+          assert.notInclude(text, process.execPath)
+        }
+      })
+    )
+  )
+
+  it.live("C16: bad arguments are InvalidInput with a path, and nothing is sent", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const error = yield* Effect.flip(
+          workers.callTool(id, "echo", { token: "x", items: [1, 2, () => 3] } as unknown as Record<string, never>)
+        )
+        assert.strictEqual(error._tag, "InvalidInput")
+        if (error._tag === "InvalidInput") {
+          assert.strictEqual(error.path, "args.items[2]")
+          assert.strictEqual(error.where, "arguments")
+          assert.strictEqual(error.delivery, "not_sent")
+        }
+        const calls = structured(yield* workers.callTool(id, "calls")).calls as Array<unknown>
+        assert.strictEqual(calls.length, 1)
+        assert.isFalse((yield* workers.status(id)).busy)
+      })
+    )
+  )
+
+  it.live("C18: the server gets a minimal environment plus env plus envFrom; the parent is untouched", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const name = `MCPW_TEST_FROM_${tag().toUpperCase()}`
+        process.env[name] = "from-parent"
+        process.env.MCPW_TEST_NOT_PASSED = "nope"
+        const envBefore = { ...process.env }
+        try {
+          const id = yield* workers.open({ ...statefulConfig(), env: { EXPLICIT: "yes" }, envFrom: [name] })
+          const info = structured(yield* workers.callTool(id, "info"))
+          const keys = info.envKeys as Array<string>
+          assert.include(keys, "EXPLICIT")
+          assert.include(keys, name)
+          assert.include(keys, "PATH")
+          assert.notInclude(keys, "MCPW_TEST_NOT_PASSED")
+          assert.strictEqual(structured(yield* workers.callTool(id, "env", { name })).value, "from-parent")
+          assert.deepStrictEqual({ ...process.env }, envBefore)
+          const missing = yield* Effect.flip(workers.open({ ...statefulConfig(), envFrom: ["MCPW_SURELY_MISSING"] }))
+          assert.strictEqual(missing._tag, "InvalidInput")
+          if (missing._tag === "InvalidInput") assert.include(missing.message, "MCPW_SURELY_MISSING")
+        } finally {
+          delete process.env[name]
+          delete process.env.MCPW_TEST_NOT_PASSED
+        }
+      })
+    )
+  )
+
+  it.live("C7: closing the host layer closes every worker and leaves no process or thread", () =>
+    Effect.gen(function* () {
+      const t = tag()
+      const ports = activePorts()
+      const scope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(NodeMcpWorkers.layer, scope)
+      const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
+      const ids = yield* Effect.all(
+        [1, 2, 3].map(() => workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(ids).size, 3)
+      yield* workers.callTool(ids[0]!, "spawn", { setsid: true })
+      assert.strictEqual(processesWithEnv("TEST_TAG", t).length, 4)
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+      assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
+    })
+  )
+})

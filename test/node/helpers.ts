@@ -1,0 +1,45 @@
+// Shared helpers for tests that run real owner threads and real server processes.
+import * as fs from "node:fs"
+
+/** Live (non-zombie) processes whose environment holds `name=value` exactly. */
+export const processesWithEnv = (name: string, value: string): Array<number> => {
+  const entry = `${name}=${value}`
+  const found: Array<number> = []
+  for (const pid of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+      if (stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) === "Z") continue
+      if (fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)) found.push(Number(pid))
+    } catch {
+      // gone while we looked
+    }
+  }
+  return found
+}
+
+/** Whether a process is alive (and not a zombie). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
+  } catch {
+    return false
+  }
+}
+
+/** Owner threads show up as MessagePorts among the active resources (with the data ports). */
+export const activePorts = (): number => process.getActiveResourcesInfo().filter((r) => r === "MessagePort").length
+
+/** Polls `check` every 20 ms until it holds or `ms` pass; returns whether it held. */
+export const eventually = async (check: () => boolean, ms = 3000): Promise<boolean> => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return check()
+}
+
+/** A unique value for tagging the processes of one test. */
+export const tag = (): string => `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`
