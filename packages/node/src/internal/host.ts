@@ -78,6 +78,19 @@ export interface HostOptions {
   readonly onThread?: (thread: NodeThread, workerId: string) => void
 }
 
+/**
+ * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
+ * `envFrom` in its own environment, C18).
+ *
+ * @internal
+ */
+export interface HostRegistry extends McpWorkers.McpWorkersService {
+  readonly openConfig: (
+    config: ServerConfig.ServerConfig,
+    options?: McpWorkers.OpenOptions
+  ) => Effect.Effect<WorkerId.WorkerId, OpenFailed>
+}
+
 const millis = (input: Duration.DurationInput | undefined): number | undefined =>
   input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
 
@@ -96,7 +109,7 @@ const noCleanup: CleanupSummary = {
  *
  * @internal
  */
-export const make = (options: HostOptions = {}) =>
+export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, never, Scope.Scope> =>
   Effect.gen(function* () {
     const confirmCleanup = options.confirmCleanup ?? ProcessJob.stopDetached
     const layerScope = yield* Effect.scope
@@ -532,5 +545,6 @@ export const make = (options: HostOptions = {}) =>
       )
     )
 
-    return McpWorkers.McpWorkers.of({ open, listTools, callTool, status, cancel, close })
+    const registry: HostRegistry = { open, openConfig: openWire, listTools, callTool, status, cancel, close }
+    return registry
   })
