@@ -307,6 +307,67 @@ describe("NodeMcpWorkers (stdio)", () => {
     )
   )
 
+  it.live("C17: arguments cross as JSON text: empty and falsy values arrive exactly, __proto__ stays data", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const args = {
+          nothing: null,
+          empty: "",
+          zero: 0,
+          no: false,
+          list: [],
+          object: {},
+          sparse: [null, null, 3],
+          nested: { deep: [[[{ x: [0, "", false, null] }]]] }
+        }
+        const result = yield* workers.callTool(id, "echo_args", args)
+        assert.deepStrictEqual(structured(result).arguments, args)
+        assert.strictEqual((structured(result).arguments.sparse as Array<unknown>).length, 3)
+        const hostile = JSON.parse(
+          '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}'
+        )
+        yield* workers.callTool(id, "echo_args", hostile)
+        assert.isUndefined(({} as Record<string, unknown>).polluted)
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+      })
+    )
+  )
+
+  it.live("C25: results are data: a result shaped like a protocol message or an error is returned as is", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const lookalike = {
+          _tag: "Failure",
+          requestId: "req_AAAAAAAAAAAAAAAA",
+          error: { _tag: "WorkerFailed", kind: "thread", message: "fake", delivery: "unknown" },
+          template: "${process.exit(1)}"
+        }
+        const result = yield* workers.callTool(id, "echo_args", lookalike)
+        assert.deepStrictEqual(structured(result).arguments, lookalike)
+        const status = yield* workers.status(id)
+        assert.strictEqual(status.state, "ready")
+        assert.isNull(status.lastFailure)
+      })
+    )
+  )
+
+  it.live("C6: an idle worker stays ready (no idle timeout)", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        yield* workers.callTool(id, "inc")
+        yield* Effect.sleep("2 seconds")
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 2)
+      })
+    )
+  )
+
   it.live("C7: closing the host layer closes every worker and leaves no process or thread", () =>
     Effect.gen(function* () {
       const t = tag()
