@@ -33,6 +33,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import * as fs from "node:fs"
 import { types } from "node:util"
 import { MessageChannel, type MessagePort, Worker as NodeThread } from "node:worker_threads"
@@ -95,6 +96,19 @@ const millis = (input: Duration.DurationInput | undefined): number | undefined =
   input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
 
 const isProxy = (u: unknown) => types.isProxy(u)
+
+// A span costs ~10 µs (it draws random ids) — a tenth of what the whole thread hop may add to a call. With
+// Effect's default tracer installed spans are never exported, so the request path only opens one when a
+// real tracer is in place.
+let defaultTracer: Tracer.Tracer | undefined
+const traced =
+  (name: string, attributes: Record<string, unknown>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.tracerWith((tracer) =>
+      tracer === (defaultTracer ??= Effect.runSync(Effect.tracer))
+        ? effect
+        : Effect.withSpan(effect, name, { attributes })
+    )
 
 const noCleanup: CleanupSummary = {
   activeProcesses: 0,
@@ -408,7 +422,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         }
         const params = cursor === undefined ? "{}" : JSON.stringify({ cursor })
         return request(id, "tools/list", params, options?.timeout, started)
-      }).pipe(Effect.withSpan("McpWorkers.listTools", { attributes: { workerId: id } })) as Effect.Effect<
+      }).pipe(traced("McpWorkers.listTools", { workerId: id })) as Effect.Effect<
         McpWorkers.ListToolsResult,
         RequestError
       >
@@ -427,7 +441,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         // Validated once, stringified once: the params are assembled around the arguments' JSON text.
         const params = `{"name":${JSON.stringify(name)},"arguments":${encoded.right}}`
         return request(id, "tools/call", params, options?.timeout, started)
-      }).pipe(Effect.withSpan("McpWorkers.callTool", { attributes: { workerId: id, tool: name } })) as Effect.Effect<
+      }).pipe(traced("McpWorkers.callTool", { workerId: id, tool: name })) as Effect.Effect<
         McpWorkers.CallToolResult,
         RequestError
       >
