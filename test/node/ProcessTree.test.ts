@@ -221,7 +221,7 @@ describe("process tree (stdio) through the host", () => {
         assert.strictEqual(processesWithEnv("TEST_TAG", t).length, 3)
 
         const error = yield* Effect.flip(workers.close(id))
-        assert.strictEqual(error._tag, "CloseFailed")
+        if (error._tag !== "CloseFailed") return assert.fail(`expected CloseFailed, got ${error._tag}`)
         assert.strictEqual(error.workerId, id)
         assert.strictEqual(error.cleanup.activeProcesses, 1)
         assert.include(error.message, "close again")
@@ -268,7 +268,9 @@ describe("process tree (stdio) through the host", () => {
         assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 0)))
         const endedMs = Date.now() - started
         assert.isFalse(isAlive(escapee))
-        assert.isTrue(yield* Effect.promise(() => eventually(() => Effect.runSync(workers.status(id)).cleanup !== null)))
+        assert.isTrue(
+          yield* Effect.promise(() => eventually(() => Effect.runSync(workers.status(id)).cleanup !== null))
+        )
         const status = yield* workers.status(id)
         assert.strictEqual(status.state, "failed")
         assert.strictEqual(status.lastFailure?.kind, "thread")
@@ -317,7 +319,9 @@ describe("process tree (stdio) through the host", () => {
             closeWallMs: wallMs,
             durationMsMin: durations[0],
             durationMsMedian: durations[10],
-            durationMsMax: durations[19]
+            durationMsMax: durations[19],
+            term: closed.reduce((n, status) => n + status.cleanup!.signalled.term, 0),
+            kill: closed.reduce((n, status) => n + status.cleanup!.signalled.kill, 0)
           })
         )
       })
@@ -353,6 +357,8 @@ interface HostProgram {
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
   readonly ready: Promise<void>
   readonly output: () => string
+  /** The pids of the server tree, as the program printed them. */
+  readonly tree: () => Array<number>
   readonly signal: (signal: NodeJS.Signals) => void
 }
 
@@ -360,10 +366,14 @@ interface HostProgram {
 const hostProgram = (mode: "wait" | "exit", t: string) =>
   Effect.acquireRelease(
     Effect.sync((): HostProgram => {
-      const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), mode, t], {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"]
-      })
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), mode, t],
+        {
+          cwd: root,
+          stdio: ["ignore", "pipe", "pipe"]
+        }
+      )
       let stdout = ""
       let stderr = ""
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -384,7 +394,8 @@ const hostProgram = (mode: "wait" | "exit", t: string) =>
       child.stderr.on("data", (chunk: string) => {
         stderr += chunk
       })
-      return { exited, ready, output: () => stdout, signal: (signal) => child.kill(signal) }
+      const tree = () => (/^TREE ([\d ]+)$/m.exec(stdout)?.[1] ?? "").split(" ").filter(Boolean).map(Number)
+      return { exited, ready, output: () => stdout, tree, signal: (signal) => child.kill(signal) }
     }),
     (program) =>
       Effect.promise(async () => {
@@ -401,7 +412,9 @@ describe("process tree when the host process exits", () => {
         const t = tag()
         const program = yield* hostProgram("wait", t)
         yield* Effect.promise(() => program.ready)
-        assert.strictEqual(processesWithEnv("TEST_TAG", t).length, 4, "server, 2 grandchildren, 1 setsid escapee")
+        const tree = program.tree()
+        assert.strictEqual(tree.length, 4, "server, 2 grandchildren, 1 setsid escapee")
+        assert.deepStrictEqual(sorted(processesWithEnv("TEST_TAG", t)), sorted(tree))
 
         const { value: exit, wallMs } = yield* timed(
           Effect.promise(() => {
@@ -413,6 +426,7 @@ describe("process tree when the host process exits", () => {
         assert.deepStrictEqual(exit, { code: 0, signal: null })
         assert.include(program.output(), "worker closed")
         assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        assert.isFalse(tree.some(isAlive))
         yield* report(`host program ${signal} to exit`, wallMs, null)
       })
     )
@@ -425,10 +439,13 @@ describe("process tree when the host process exits", () => {
       const exit = yield* Effect.promise(() => program.exited).pipe(Effect.timeout("10 seconds"))
       yield* Effect.promise(() => program.ready)
       assert.deepStrictEqual(exit, { code: 0, signal: null })
+      const tree = program.tree()
+      assert.strictEqual(tree.length, 4, "server, 2 grandchildren, 1 setsid escapee")
       // No finalizer ran: the only thing that could end the tree is the process.on("exit") hook.
       assert.notInclude(program.output(), "worker closed")
       // SIGKILL was sent synchronously; the kernel finishes delivering it a moment later.
       assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 0, 1000)))
+      assert.isFalse(tree.some(isAlive))
     })
   )
 })

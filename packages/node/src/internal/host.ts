@@ -131,6 +131,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     // shutdown the workers are closed politely first and only then are their scopes swept.
     const workersScope = yield* Scope.fork(layerScope, ExecutionStrategy.parallel)
     const entries = new Map<string, Entry>()
+    // Workers whose open has not finished: not reachable by id yet, but their processes exist already.
+    const opening = new Set<Entry>()
     const runFork = yield* FiberSet.makeRuntime<never>()
     const manager = yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker))
 
@@ -138,7 +140,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         const onExit = () => {
-          for (const entry of entries.values()) {
+          for (const entry of [...entries.values(), ...opening]) {
             if (entry.pid !== null) ProcessJob.killGroupSync(entry.pid, entry.marker)
           }
         }
@@ -291,6 +293,11 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           })
         )
         channel.port1.on("message", onOwnerMessage(entry))
+        opening.add(entry)
+        yield* Scope.addFinalizer(
+          scope,
+          Effect.sync(() => opening.delete(entry))
+        )
 
         const opened = Effect.gen(function* () {
           const control = yield* Worker.makeSerialized<OwnerProtocol.ControlRequest>({}).pipe(
@@ -339,6 +346,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         entry.protocolVersion = info.protocolVersion
         entry.server = info.server
         entry.state = "ready"
+        opening.delete(entry)
         entries.set(entry.workerId, entry)
         yield* Effect.logInfo("worker opened").pipe(
           Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
@@ -512,6 +520,9 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         }
         entry.cleanup = cleanup
         if (cleanup.activeProcesses > 0) {
+          // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`,
+          // so a request fails at once (not_sent) instead of being posted to a closed port until its timeout.
+          markFailed(entry, "closing", "close could not confirm that every process of the worker ended")
           return yield* new CloseFailed({
             workerId: entry.workerId,
             message: `${cleanup.activeProcesses} process(es) of the worker are still alive; call close again`,
