@@ -3,7 +3,9 @@
 // the same graph of modules loaded one by one.
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
+import * as vm from "node:vm"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -40,15 +42,39 @@ const common = {
   ]
 }
 
-/** The owner-thread entry, minified, at packages/node/owner/owner.mjs. */
-export const bundleOwner = () =>
-  esbuild.build({
-    ...common,
-    entryPoints: [path.join(root, "packages/node/src/internal/ownerMain.ts")],
-    outfile: path.join(root, "packages/node/owner/owner.mjs"),
-    minify: true,
-    sourcemap: "linked"
+/**
+ * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
+ * packages/node/owner/owner.mjs, the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
+ * for that runtime, owner-runtime.cache (made here; rewritten by an owner whose V8 rejects it).
+ */
+export const bundleOwner = async () => {
+  const dir = path.join(root, "packages/node/owner")
+  const runtime = path.join(dir, "owner-runtime.cjs")
+  await Promise.all([
+    esbuild.build({
+      ...common,
+      entryPoints: [path.join(root, "packages/node/src/internal/ownerMain.ts")],
+      outfile: path.join(dir, "owner.mjs"),
+      banner: {},
+      minify: true
+    }),
+    esbuild.build({
+      ...common,
+      format: "cjs",
+      banner: {},
+      entryPoints: [path.join(root, "packages/node/src/internal/ownerRuntime.ts")],
+      outfile: runtime,
+      minify: true
+    })
+  ])
+  const source = fs.readFileSync(runtime, "utf8")
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: runtime
   })
+  const module = { exports: {} }
+  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, dir)
+  fs.writeFileSync(path.join(dir, "owner-runtime.cache"), script.createCachedData())
+}
 
 /** Every `test/fixtures/*.server.ts` to test/fixtures/dist/<name>.mjs. */
 export const bundleFixtures = () => {

@@ -18,13 +18,11 @@
  * @since 0.1.0
  */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
-import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import * as ProcessStart from "./internal/processStart.js"
 import * as internal from "./internal/processScan.js"
 
 /**
@@ -142,53 +140,36 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
  * @category constructors
  */
 export const spawn = (options: SpawnOptions, seam?: TestSeam): Effect.Effect<ProcessJob, SpawnError> =>
+  Effect.suspend(() =>
+    options.marker.length === 0
+      ? Effect.fail(new SpawnError({ message: "the job marker must not be empty", code: null }))
+      : adopt(ProcessStart.start(options), options.marker, seam)
+  )
+
+/**
+ * Takes over a process already started with the marker (the owner thread starts its server before it has
+ * loaded anything else) and waits until it really runs, or fails with a typed `SpawnError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const adopt = (
+  started: ProcessStart.StartedProcess,
+  marker: string,
+  seam?: TestSeam
+): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.gen(function* () {
-    if (options.marker.length === 0) {
-      return yield* new SpawnError({ message: "the job marker must not be empty", code: null })
-    }
-    // The exit is recorded from the start, so `exited` also answers for an exit that happened long ago.
-    const exit = yield* Deferred.make<ExitInfo>()
-    const started = yield* Deferred.make<void, SpawnError>()
-    // Listeners are attached in the same synchronous step as the spawn: its 'error' comes on the next tick.
-    const child = yield* Effect.try({
-      try: () => {
-        const child = NodeChildProcess.spawn(options.command, [...options.args], {
-          detached: true,
-          stdio: ["pipe", "pipe", "pipe"],
-          env: { ...options.env, [markerVariable]: options.marker },
-          cwd: options.cwd,
-          windowsHide: true
-        })
-        const onSpawn = () => {
-          child.off("error", onError)
-          Deferred.unsafeDone(started, Exit.void)
-        }
-        const onError = (error: Error) => {
-          child.off("spawn", onSpawn)
-          child.stdin?.destroy()
-          child.stdout?.destroy()
-          child.stderr?.destroy()
-          Deferred.unsafeDone(started, Exit.fail(spawnError(error)))
-        }
-        child.once("spawn", onSpawn)
-        child.once("error", onError)
-        child.once("exit", (code, signal) => {
-          Deferred.unsafeDone(exit, Exit.succeed({ code, signal }))
-        })
-        return child
-      },
-      catch: (error) => spawnError(error)
-    })
-    yield* Deferred.await(started)
+    const error = yield* Effect.promise(() => started.started)
+    if (error !== undefined || started.child === undefined) return yield* spawnError(error)
+    const child = started.child
     const pid = child.pid!
-    const marker = options.marker
     const count = seam?.scan ?? countScan
     return {
       child,
       pid,
       pgid: pid,
       marker,
-      exited: Deferred.await(exit),
+      exited: Effect.promise(() => started.exited),
       stop: (stopOptions?: StopOptions) =>
         stopSequence({ pgid: pid, marker, child, count, budgetMs: stopOptions?.budgetMs }).pipe(
           Effect.withSpan("ProcessJob.stop", { attributes: { pid } })

@@ -97,6 +97,24 @@ const millis = (input: Duration.DurationInput | undefined): number | undefined =
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
+// The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
+// its start (≈ 100 ms for tsx). Every other flag of the host is kept.
+const loaderFlags = new Set(["--import", "--loader", "--experimental-loader", "--require", "-r"])
+const ownerExecArgv = (): Array<string> => {
+  const kept: Array<string> = []
+  const argv = process.execArgv
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (loaderFlags.has(arg)) {
+      i++
+      continue
+    }
+    if ([...loaderFlags].some((flag) => arg.startsWith(`${flag}=`))) continue
+    kept.push(arg)
+  }
+  return kept
+}
+
 // A span costs ~10 µs (it draws random ids) — a tenth of what the whole thread hop may add to a call. With
 // Effect's default tracer installed spans are never exported, so the request path only opens one when a
 // real tracer is in place.
@@ -229,15 +247,17 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       )
     }
 
-    const spawner = (entry: Entry, port: MessagePort): Worker.SpawnerFn => {
+    const spawner = (entry: Entry, port: MessagePort, config: string): Worker.SpawnerFn => {
       let spawned = false
       return () => {
         if (spawned) throw new Error("owner threads are never respawned")
         spawned = true
         const thread = new NodeThread(ownerEntry, {
-          workerData: { port },
+          // The config rides along so the thread's entry can start the server before it loads the client.
+          workerData: { port, marker: entry.marker, config },
           transferList: [port],
-          name: `mcp-worker owner ${entry.workerId}`
+          name: `mcp-worker owner ${entry.workerId}`,
+          execArgv: ownerExecArgv()
         })
         entry.thread = thread
         entry.threadId = thread.threadId
@@ -299,10 +319,11 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           Effect.sync(() => opening.delete(entry))
         )
 
+        const wire = ServerConfig.toWire(config)
         const opened = Effect.gen(function* () {
           const control = yield* Worker.makeSerialized<OwnerProtocol.ControlRequest>({}).pipe(
             Effect.provideService(Worker.WorkerManager, manager),
-            Effect.provideService(Worker.Spawner, spawner(entry, channel.port2)),
+            Effect.provideService(Worker.Spawner, spawner(entry, channel.port2, wire)),
             Scope.extend(scope),
             Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
           )
@@ -312,7 +333,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
             new OwnerProtocol.Open({
               workerId: entry.workerId,
               marker: entry.marker,
-              config: ServerConfig.toWire(config),
+              config: wire,
               timeoutMs: left
             })
           )

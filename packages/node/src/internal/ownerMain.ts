@@ -1,34 +1,43 @@
 /**
- * The entry of an owner thread. Bundled (scripts/bundle.mjs) into one minified file: thread start-up is
- * dominated by module loading.
+ * The entry of an owner thread. It starts a stdio server before loading anything else, so the server boots
+ * while this thread is still loading the MCP client (thread start-up is dominated by module loading), then
+ * loads and runs the owner runtime. Built by scripts/bundle.mjs: this tiny prelude uses Node built-ins only;
+ * the minified runtime is loaded with V8's code cache.
  */
-import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
-import * as WorkerRunner from "@effect/platform/WorkerRunner"
-import * as Owner from "@mcp-worker/core/Owner"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Effect from "effect/Effect"
+import { fileURLToPath } from "node:url"
 import type { MessagePort } from "node:worker_threads"
 import { workerData } from "node:worker_threads"
-import { factory } from "./transportFactory.js"
+import * as OwnerLoader from "./ownerLoader.js"
+import * as ProcessStart from "./processStart.js"
 
-const port: MessagePort = (workerData as { port: MessagePort }).port
+interface OwnerData {
+  readonly port: MessagePort
+  readonly marker: string
+  readonly config: string
+}
 
-const owner = Owner.make({
-  port: { post: (message) => port.postMessage(message) },
-  factory
-})
-port.on("message", owner.onMessage)
+const data = workerData as OwnerData
 
-const main = WorkerRunner.layerSerialized(OwnerProtocol.ControlRequest, {
-  Open: (request) => owner.open(request),
-  Close: ({ budgetMs }) => owner.close(budgetMs).pipe(Effect.ensuring(Effect.sync(() => port.close())))
-})
+const earlyStart = (): ProcessStart.StartedProcess | undefined => {
+  const wire = JSON.parse(data.config) as {
+    command?: unknown
+    args?: ReadonlyArray<string>
+    env?: Record<string, string>
+    cwd?: string
+  }
+  if (typeof wire.command !== "string") return undefined
+  return ProcessStart.start({
+    command: wire.command,
+    args: wire.args ?? [],
+    env: { ...ProcessStart.defaultEnvironment(), ...wire.env },
+    cwd: wire.cwd,
+    marker: data.marker
+  })
+}
 
-// When the host ends the runner, nothing of this thread may keep its event loop alive.
-Effect.runFork(
-  WorkerRunner.launch(main).pipe(
-    Effect.provide(NodeWorkerRunner.layer),
-    Effect.ensuring(Effect.sync(() => port.close())),
-    Effect.orDie
-  )
+const early = earlyStart()
+const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(
+  fileURLToPath(new URL("./owner-runtime.cjs", import.meta.url))
 )
+runtime.exports.run(data.port, early)
+setImmediate(runtime.refresh)

@@ -12,7 +12,8 @@ import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 
 /** @internal */
-export const markerVariable = "MCP_WORKER_JOB" as const
+export { markerVariable } from "./processStart.js"
+import { markerVariable } from "./processStart.js"
 
 /** @internal */
 export type Platform = "linux" | "posix" | "win32"

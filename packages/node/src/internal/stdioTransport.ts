@@ -12,36 +12,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as ProcessJob from "../ProcessJob.js"
-
-// What a server inherits from the owner's environment, and nothing more (C18).
-const inheritedVariables =
-  process.platform === "win32"
-    ? [
-        "APPDATA",
-        "HOMEDRIVE",
-        "HOMEPATH",
-        "LOCALAPPDATA",
-        "PATH",
-        "PROCESSOR_ARCHITECTURE",
-        "SYSTEMDRIVE",
-        "SYSTEMROOT",
-        "TEMP",
-        "USERNAME",
-        "USERPROFILE",
-        "PROGRAMFILES"
-      ]
-    : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
-
-/** @internal */
-export const defaultEnvironment = (): Record<string, string> => {
-  const env: Record<string, string> = {}
-  for (const key of inheritedVariables) {
-    const value = process.env[key]
-    // Exported shell functions are code, not configuration.
-    if (value !== undefined && !value.startsWith("()")) env[key] = value
-  }
-  return env
-}
+import * as ProcessStart from "./processStart.js"
 
 // Raw stderr kept for the tail: larger than the 2 KiB shown, so redaction never sees a secret cut in half.
 const stderrKeepBytes = 8 * 1024
@@ -119,22 +90,21 @@ class ProcessTransport implements Transport {
  */
 export const make = (
   config: ServerConfig.StdioConfig,
-  context: Parameters<Owner.TransportFactory>[1]
+  context: Parameters<Owner.TransportFactory>[1],
+  started?: ProcessStart.StartedProcess
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
-    const env = defaultEnvironment()
+    const env = ProcessStart.defaultEnvironment()
     const secrets: Array<string> = []
     for (const [key, value] of Object.entries(config.env)) {
       env[key] = Redacted.value(value)
       secrets.push(env[key]!)
     }
-    const job = yield* ProcessJob.spawn({
-      command: config.command,
-      args: config.args,
-      env,
-      cwd: config.cwd,
-      marker: context.marker
-    }).pipe(
+    const job = yield* (
+      started !== undefined
+        ? ProcessJob.adopt(started, context.marker)
+        : ProcessJob.spawn({ command: config.command, args: config.args, env, cwd: config.cwd, marker: context.marker })
+    ).pipe(
       Effect.mapError((error) => new OpenFailed({ stage: "spawn", message: Redact.redact(error.message, secrets) }))
     )
     context.onSpawned(job.pid)

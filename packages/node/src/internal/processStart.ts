@@ -1,0 +1,103 @@
+/**
+ * Starting a server process, with Node built-ins only: the owner thread's entry runs this before it loads
+ * anything else, so the server boots while the thread is still loading the MCP client.
+ */
+import * as NodeChildProcess from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+
+/** @internal */
+export const markerVariable = "MCP_WORKER_JOB" as const
+
+/** @internal */
+export interface StartOptions {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly env: Record<string, string>
+  readonly cwd?: string | undefined
+  readonly marker: string
+}
+
+/** A process whose spawn was requested; its outcome is recorded from the first moment. @internal */
+export interface StartedProcess {
+  readonly child: ChildProcess | undefined
+  /** Settles with `undefined` once the process runs, or with the spawn error. */
+  readonly started: Promise<Error | undefined>
+  /** Settles when the root process exits. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: string | null }>
+}
+
+// What a server inherits from the owner's environment, and nothing more (C18).
+const inheritedVariables =
+  process.platform === "win32"
+    ? [
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+        "PROGRAMFILES"
+      ]
+    : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
+
+/** The minimal environment every stdio server starts from. @internal */
+export const defaultEnvironment = (): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const key of inheritedVariables) {
+    const value = process.env[key]
+    // Exported shell functions are code, not configuration.
+    if (value !== undefined && !value.startsWith("()")) env[key] = value
+  }
+  return env
+}
+
+/**
+ * Spawns `command` as the root of a new process group with the marker in its environment. Never throws: a
+ * synchronous failure is reported through `started` like an asynchronous one.
+ *
+ * @internal
+ */
+export const start = (options: StartOptions): StartedProcess => {
+  let child: ChildProcess | undefined
+  let error: Error | undefined
+  try {
+    child = NodeChildProcess.spawn(options.command, [...options.args], {
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...options.env, [markerVariable]: options.marker },
+      cwd: options.cwd,
+      windowsHide: true
+    })
+  } catch (cause) {
+    error = cause instanceof Error ? cause : new Error(String(cause))
+  }
+  const c = child
+  if (c === undefined) {
+    return { child, started: Promise.resolve(error), exited: Promise.resolve({ code: null, signal: null }) }
+  }
+  // Listeners are attached in the same synchronous step as the spawn: its 'error' comes on a later tick.
+  const started = new Promise<Error | undefined>((resolve) => {
+    const onSpawn = () => {
+      c.off("error", onError)
+      resolve(undefined)
+    }
+    const onError = (cause: Error) => {
+      c.off("spawn", onSpawn)
+      c.stdin?.destroy()
+      c.stdout?.destroy()
+      c.stderr?.destroy()
+      resolve(cause)
+    }
+    c.once("spawn", onSpawn)
+    c.once("error", onError)
+  })
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    c.once("exit", (code, signal) => resolve({ code, signal }))
+  )
+  return { child, started, exited }
+}
