@@ -11,3 +11,16 @@ export * as NodeMcpWorkers from "./NodeMcpWorkers.js"
  * @since 0.1.0
  */
 export * as ProcessJob from "./ProcessJob.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as PromiseClient from "./PromiseClient.js"
+
+/**
+ * The Promise facade of `McpWorkers`, for code that is not written with Effect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export { makePromiseClient } from "./PromiseClient.js"

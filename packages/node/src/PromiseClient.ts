@@ -1,0 +1,158 @@
+/**
+ * `McpWorkers` as plain async functions, for code that is not written with Effect: an agent's `execute_code`
+ * snippet, a script, a test. It works in any thread of a process whose host (`NodeMcpWorkers.layer`) runs in some
+ * thread, this one included, and rejects with the same tagged error objects as the Effect API (`_tag`, fields,
+ * `message`; instances of the `@mcp-worker/core/McpWorkerError` classes).
+ *
+ * ```ts
+ * const mcp = makePromiseClient()
+ * const result = await mcp.callTool(id, "increment", {}, { timeout: 5_000, signal })
+ * await mcp.dispose()
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type { JsonObject } from "@mcp-worker/core/JsonValue"
+import type { CallToolResult, ListToolsResult } from "@mcp-worker/core/McpWorkers"
+import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Remote from "./internal/remote.js"
+
+/**
+ * A budget: milliseconds, or a duration string such as `"5 seconds"` or `"300 millis"`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Timeout = number | string
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  /** Budget for the thread to start and the server to complete `initialize`. */
+  readonly timeout?: Timeout | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** The whole wait budget of the request. Default: the config's `timeoutMs`, else 30 s. */
+  readonly timeout?: Timeout | undefined
+  /**
+   * Stays in the calling thread. Aborting it cancels exactly this request at the server (`notifications/cancelled`)
+   * and rejects with `DeliveryUnknown{reason: "interrupted"}`; an already aborted signal sends nothing and rejects
+   * with `signal.reason`.
+   */
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListToolsOptions extends RequestOptions {
+  readonly cursor?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface CloseOptions {
+  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
+  readonly timeout?: Timeout | undefined
+}
+
+/**
+ * The six operations of `McpWorkers` as Promises, plus `dispose`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseClient {
+  /** Opens a worker owned by the host (it outlives this thread); resolves with its id. */
+  readonly open: (config: ServerConfigInput, options?: OpenOptions) => Promise<string>
+  readonly listTools: (id: string, options?: ListToolsOptions) => Promise<ListToolsResult>
+  readonly callTool: (id: string, name: string, args?: JsonObject, options?: RequestOptions) => Promise<CallToolResult>
+  readonly status: (id: string) => Promise<WorkerStatus>
+  readonly cancel: (id: string, requestId: string) => Promise<void>
+  readonly close: (id: string, options?: CloseOptions) => Promise<WorkerStatus>
+  /** Closes this client's channels (not the workers: they belong to the host). Calls in flight are interrupted. */
+  readonly dispose: () => Promise<void>
+  readonly [Symbol.asyncDispose]: () => Promise<void>
+}
+
+class Client extends Context.Tag("@mcp-worker/node/PromiseClient/Client")<Client, Remote.RemoteService>() {}
+
+const disposedError = (message: string) => {
+  const error = new Error(message)
+  error.name = "AbortError"
+  return error
+}
+
+// Checked when the call is made (an unreadable timeout rejects with `InvalidInput`), like every other input.
+const duration = (timeout: Timeout | undefined) => timeout as Duration.DurationInput | undefined
+
+const rejection = (cause: Cause.Cause<unknown>): unknown =>
+  Option.getOrElse(Cause.failureOption(cause), () =>
+    Cause.isInterruptedOnly(cause)
+      ? disposedError("the mcp-worker client was disposed while the call was in flight")
+      : Cause.squash(cause)
+  )
+
+/**
+ * Makes a client. Nothing starts until the first call; idle, it never keeps the thread alive.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makePromiseClient = (): PromiseClient => {
+  const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
+  let disposed = false
+
+  const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>): Promise<A> =>
+    disposed
+      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
+      : runtime
+          .runPromiseExit(Effect.flatMap(Client, f))
+          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause))))
+
+  const abortable = <A>(
+    signal: AbortSignal | undefined,
+    f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>
+  ): Promise<A> => (signal?.aborted === true ? Promise.reject(signal.reason) : run(f))
+
+  const dispose = () => {
+    disposed = true
+    return runtime.dispose()
+  }
+
+  return {
+    open: (config, options) => run((client) => client.open(config, { timeout: duration(options?.timeout) })),
+    listTools: (id, options) =>
+      abortable(options?.signal, (client) =>
+        client.listTools(id, { timeout: duration(options?.timeout), cursor: options?.cursor, signal: options?.signal })
+      ),
+    callTool: (id, name, args, options) =>
+      abortable(options?.signal, (client) =>
+        client.callTool(id, name, args, { timeout: duration(options?.timeout), signal: options?.signal })
+      ),
+    status: (id) => run((client) => client.status(id)),
+    cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
+    close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
+    dispose,
+    [Symbol.asyncDispose]: dispose
+  }
+}

@@ -1,0 +1,347 @@
+/**
+ * The host side of the remote protocol (`remoteProtocol.ts`): serves the requests of remote threads with the host
+ * registry of this thread, one fiber per call, and interrupts exactly the call a remote stopped waiting for.
+ *
+ * Acquired in two steps around the registry, so that on shutdown the registry closes its workers first (calls in
+ * flight end as they do for local callers, and are answered), then the call fibers left are interrupted, and only
+ * then is `Gone` announced and every channel closed.
+ *
+ * @internal
+ */
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import {
+  DeliveryUnknown,
+  HostUnavailable,
+  InvalidInput,
+  type McpWorkerError,
+  UnknownWorker
+} from "@mcp-worker/core/McpWorkerError"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { BroadcastChannel } from "node:worker_threads"
+import type { HostRegistry } from "./host.js"
+import * as Protocol from "./remoteProtocol.js"
+
+/**
+ * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
+ * nothing), `reply` (the remote waits for `DeliveryUnknown{reason: "interrupted"}`), `abandoned` (the remote
+ * thread is gone), or not at all by a remote (the host is closing).
+ */
+type InterruptMode = "silent" | "reply" | "abandoned"
+
+interface Call {
+  readonly key: string
+  readonly from: string
+  readonly callId: number
+  readonly operation: Protocol.Operation
+  fiber: Fiber.RuntimeFiber<unknown, McpWorkerError> | undefined
+  interrupt: InterruptMode | undefined
+  requestId: string | null
+}
+
+interface Remote {
+  lastHeard: number
+  calls: number
+}
+
+/**
+ * The host server of one host layer.
+ *
+ * @internal
+ */
+export interface HostServer {
+  /** Starts serving remote requests with `registry`; from the scope's close on, new requests are refused. */
+  readonly serve: (registry: HostRegistry) => Effect.Effect<void, never, Scope.Scope>
+}
+
+/** Remote reply channels kept open, most recent first out last; an evicted remote just gets a new instance. */
+const maxReplyChannels = 64
+
+const watchEveryMs = 500
+
+const unrefChannel = (name: string): BroadcastChannel => {
+  const channel = new BroadcastChannel(name)
+  channel.unref()
+  return channel
+}
+
+const workerIdOf = (operation: Protocol.Operation): string | undefined =>
+  operation._tag === "Open" ? undefined : operation.workerId
+
+/** What a call still running gets when the host closes: its worker is closed and its id forgotten. */
+const closedError = (operation: Protocol.Operation): McpWorkerError =>
+  operation._tag === "Open"
+    ? new HostUnavailable({ message: "the mcp-worker host of this process closed before the worker was opened" })
+    : new UnknownWorker({ workerId: operation.workerId })
+
+const run = (registry: HostRegistry, operation: Protocol.Operation): Effect.Effect<unknown, McpWorkerError> => {
+  switch (operation._tag) {
+    case "Open":
+      return Either.match(ServerConfig.fromWire(operation.config), {
+        onLeft: Effect.fail,
+        onRight: (config) => registry.openConfig(config, { timeout: operation.timeoutMs })
+      })
+    case "ListTools":
+      return registry.listTools(operation.workerId, { timeout: operation.timeoutMs, cursor: operation.cursor })
+    case "CallTool":
+      return Either.match(JsonValue.decode(operation.args, { where: "arguments", root: "args" }), {
+        onLeft: Effect.fail,
+        onRight: (args) =>
+          JsonValue.isJsonObject(args)
+            ? registry.callTool(operation.workerId, operation.name, args, { timeout: operation.timeoutMs })
+            : Effect.fail(
+                new InvalidInput({
+                  where: "arguments",
+                  path: "args",
+                  message: "tool arguments must be a plain object",
+                  delivery: "not_sent"
+                })
+              )
+      })
+    case "Status":
+      return registry.status(operation.workerId)
+    case "Cancel":
+      return registry.cancel(operation.workerId, operation.requestId)
+    case "Close":
+      return registry.close(operation.workerId, { timeout: operation.timeoutMs })
+  }
+}
+
+/**
+ * Opens the host's channels in the current scope. Requests are served once `serve` is called.
+ *
+ * @internal
+ */
+export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
+  const hostId = Protocol.randomId()
+  // Hosts order themselves by start time: only the newest one in the process serves remote requests, the others
+  // stand by until every newer host has gone. One host per process is the supported setup; this only keeps two
+  // hosts from answering the same request.
+  const startedAt = performance.timeOrigin + performance.now()
+  const newer = new Set<string>()
+  const calls = new Map<string, Call>()
+  const remotes = new Map<string, Remote>()
+  let registry: HostRegistry | undefined
+  let closing = false
+  let released = false
+  let watching = false
+
+  // Acquired first, released last: `Gone` goes out after every call was answered.
+  const announce = yield* Effect.acquireRelease(
+    Effect.sync(() => unrefChannel(Protocol.announceChannel)),
+    (channel) =>
+      Effect.sync(() => {
+        if (registry !== undefined) channel.postMessage({ _tag: "Gone", hostId })
+        channel.close()
+      })
+  )
+
+  const replyChannels = new Map<string, BroadcastChannel>()
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      released = true
+      for (const channel of replyChannels.values()) channel.close()
+      replyChannels.clear()
+    })
+  )
+
+  const reply = (to: string, message: Protocol.Reply) => {
+    if (released) return
+    let channel = replyChannels.get(to)
+    if (channel === undefined) {
+      channel = unrefChannel(to)
+      replyChannels.set(to, channel)
+      if (replyChannels.size > maxReplyChannels) {
+        const [oldest, evicted] = replyChannels.entries().next().value!
+        evicted.close()
+        replyChannels.delete(oldest)
+      }
+    }
+    // Only a failure has an encoded form that differs from its type (the error class); the rest is posted as is.
+    channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
+  }
+
+  const requests = yield* Effect.acquireRelease(
+    Effect.sync(() => unrefChannel(Protocol.hostChannel)),
+    (channel) => Effect.sync(() => channel.close())
+  )
+
+  // Released before the channels: call fibers still running when the host closes are interrupted and answered.
+  const runFork = yield* FiberSet.makeRuntime<never>()
+
+  const serving = () => registry !== undefined && newer.size === 0
+
+  const finish = (call: Call, exit: Exit.Exit<unknown, McpWorkerError>): Effect.Effect<void> => {
+    calls.delete(call.key)
+    const remote = remotes.get(call.from)
+    if (remote !== undefined && --remote.calls === 0) remotes.delete(call.from)
+    const answer = (message: Protocol.Reply) => Effect.sync(() => reply(call.from, message))
+    const { callId } = call
+    if (Exit.isSuccess(exit)) return answer({ _tag: "Success", callId, value: exit.value })
+    const failure = Cause.failureOption(exit.cause)
+    if (Option.isSome(failure)) return answer({ _tag: "Failure", callId, error: failure.value })
+    if (!Cause.isInterruptedOnly(exit.cause)) {
+      return answer({ _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" }).pipe(
+        Effect.zipRight(Effect.logError("a remote call failed with a defect", exit.cause))
+      )
+    }
+    if (call.interrupt === "silent" || call.interrupt === "abandoned") return Effect.void
+    const workerId = workerIdOf(call.operation)
+    return answer({
+      _tag: "Failure",
+      callId,
+      error:
+        call.interrupt === "reply" && workerId !== undefined
+          ? new DeliveryUnknown({
+              workerId,
+              requestId: call.requestId ?? "",
+              reason: "interrupted",
+              delivery: "unknown"
+            })
+          : closedError(call.operation)
+    })
+  }
+
+  const interrupt = (call: Call, mode: InterruptMode) => {
+    if (call.interrupt !== undefined || call.fiber === undefined) return
+    call.interrupt = mode
+    const fiber = call.fiber
+    const workerId = workerIdOf(call.operation)
+    runFork(
+      Effect.gen(function* () {
+        // Read before interrupting: the request in flight on the worker is this call's while its fiber waits on it.
+        if (mode === "reply" && workerId !== undefined && registry !== undefined) {
+          const status = yield* Effect.option(registry.status(workerId))
+          call.requestId = Option.match(status, { onNone: () => null, onSome: (s) => s.requestId })
+        }
+        yield* Fiber.interrupt(fiber)
+      })
+    )
+  }
+
+  // A remote with calls in flight pings at least every `staleAfterMs`; silence for longer means its thread was
+  // terminated, and nobody will ever read the answers: its calls are interrupted, which cancels their requests.
+  const watch = Effect.gen(function* () {
+    while (remotes.size > 0) {
+      yield* Effect.sleep(watchEveryMs)
+      const now = Date.now()
+      for (const [from, remote] of remotes) {
+        if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
+        remotes.delete(from)
+        replyChannels.get(from)?.close()
+        replyChannels.delete(from)
+        const abandoned = Array.from(calls.values()).filter((call) => call.from === from)
+        for (const call of abandoned) interrupt(call, "abandoned")
+        yield* Effect.logInfo("a remote thread went silent; its calls were interrupted").pipe(
+          Effect.annotateLogs({ calls: abandoned.length })
+        )
+      }
+    }
+  }).pipe(
+    Effect.ensuring(
+      Effect.sync(() => {
+        watching = false
+      })
+    )
+  )
+
+  const dispatch = (active: HostRegistry, message: typeof Protocol.Request.Type) => {
+    const key = `${message.from}#${message.callId}`
+    if (calls.has(key)) return
+    const call: Call = {
+      key,
+      from: message.from,
+      callId: message.callId,
+      operation: message.operation,
+      fiber: undefined,
+      interrupt: undefined,
+      requestId: null
+    }
+    calls.set(key, call)
+    const remote = remotes.get(message.from)
+    if (remote === undefined) remotes.set(message.from, { lastHeard: Date.now(), calls: 1 })
+    else remote.calls++
+    if (!watching) {
+      watching = true
+      runFork(watch)
+    }
+    // Runs synchronously up to the first wait, so a request that fails at once (unknown id, busy) is answered
+    // before this returns.
+    const fiber = runFork(run(active, message.operation).pipe(Effect.onExit((exit) => finish(call, exit))))
+    if (calls.has(key)) call.fiber = fiber
+  }
+
+  requests.onmessage = (event) => {
+    const decoded = Protocol.decodeRemoteMessage(event.data)
+    if (Either.isLeft(decoded)) {
+      // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
+      const data = event.data as { from?: unknown; callId?: unknown } | null
+      if (serving() && typeof data?.from === "string" && typeof data.callId === "number") {
+        reply(data.from, {
+          _tag: "Defect",
+          callId: data.callId,
+          message: "the mcp-worker host could not read the request (another version of mcp-worker?)"
+        })
+      }
+      return
+    }
+    const message = decoded.right
+    const remote = remotes.get(message.from)
+    if (remote !== undefined) remote.lastHeard = Date.now()
+    switch (message._tag) {
+      case "Request": {
+        const active = registry
+        if (active === undefined || !serving()) return
+        if (message.ack) reply(message.from, { _tag: "Ack", hostId })
+        if (closing) {
+          return reply(message.from, { _tag: "Failure", callId: message.callId, error: closedError(message.operation) })
+        }
+        return dispatch(active, message)
+      }
+      case "Interrupt": {
+        const call = calls.get(`${message.from}#${message.callId}`)
+        if (call !== undefined) interrupt(call, message.reply ? "reply" : "silent")
+        return
+      }
+      case "Ping":
+        if (serving()) reply(message.from, { _tag: "Ack", hostId })
+        return
+    }
+  }
+
+  announce.onmessage = (event) => {
+    const decoded = Protocol.decodeAnnouncement(event.data)
+    if (Either.isLeft(decoded) || decoded.right.hostId === hostId) return
+    const announcement = decoded.right
+    if (announcement._tag === "Up") {
+      const theirs = announcement.startedAt
+      if (theirs > startedAt || (theirs === startedAt && announcement.hostId > hostId)) newer.add(announcement.hostId)
+      return
+    }
+    if (newer.delete(announcement.hostId) && newer.size === 0 && registry !== undefined && !closing) {
+      // Serving again: remotes that saw the newer host go learn that a host is here.
+      announce.postMessage({ _tag: "Up", hostId, startedAt })
+    }
+  }
+
+  const serve: HostServer["serve"] = (active) =>
+    Effect.gen(function* () {
+      registry = active
+      announce.postMessage({ _tag: "Up", hostId, startedAt })
+      // Runs before the registry closes its workers: from then on, new requests are refused at once.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          closing = true
+        })
+      )
+    })
+
+  return { serve }
+})

@@ -1,0 +1,175 @@
+/**
+ * The protocol between remote threads (`NodeMcpWorkers.layerRemote`, `makePromiseClient`) and the host registry
+ * (`NodeMcpWorkers.layer`) of the same process, over Node's `BroadcastChannel`s: process-wide, addressed by name.
+ *
+ * - `mcp-worker/v1/host`: remote → host requests. Remotes post on a fresh instance and close it at once, so a
+ *   remote thread never receives (and is never woken by) another remote's traffic.
+ * - `mcp-worker/v1/reply/<random>`: host → one remote. Only the calling thread is woken by its replies.
+ * - `mcp-worker/v1/announce`: host → everyone, rarely: a host started (`Up`) or closed (`Gone`).
+ *
+ * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
+ * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
+ *
+ * @internal
+ */
+import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import * as Schema from "effect/Schema"
+import { randomBytes } from "node:crypto"
+
+const version = "v1"
+
+/** Where remotes send requests. @internal */
+export const hostChannel = `mcp-worker/${version}/host`
+
+/** Where hosts announce that they started or closed. @internal */
+export const announceChannel = `mcp-worker/${version}/announce`
+
+/** The reply channel of one remote client. @internal */
+export const replyChannel = (remoteId: string): string => `mcp-worker/${version}/reply/${remoteId}`
+
+/** A remote asks for an `Ack` when it has not heard from a host for this long. @internal */
+export const staleAfterMs = 1_500
+
+/** How long a remote waits for an `Ack` before it reports `HostUnavailable` (C22: within 1 s). @internal */
+export const ackWithinMs = 750
+
+/**
+ * How long a remote with calls in flight waits for the `Ack` of a keep-alive `Ping`: the host was there moments
+ * ago, so a host whose event loop is briefly blocked is not taken for gone.
+ *
+ * @internal
+ */
+export const pingAckWithinMs = 2_000
+
+/**
+ * A remote with calls in flight pings whenever it has not heard from the host for `staleAfterMs`; a host that
+ * hears nothing from it for this long takes it for gone (its thread was terminated) and interrupts its calls,
+ * which cancels their requests.
+ *
+ * @internal
+ */
+export const remoteGoneAfterMs = 3_000
+
+const timeoutMs = Schema.optional(Schema.Number)
+const workerId = Schema.String
+
+/** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
+export const Open = Schema.TaggedStruct("Open", { config: Schema.String, timeoutMs })
+
+/** @internal */
+export const ListTools = Schema.TaggedStruct("ListTools", {
+  workerId,
+  cursor: Schema.optional(Schema.String),
+  timeoutMs
+})
+
+/** `callTool`: `args` is JSON text, checked as JSON plain data in the calling thread. @internal */
+export const CallTool = Schema.TaggedStruct("CallTool", {
+  workerId,
+  name: Schema.String,
+  args: Schema.String,
+  timeoutMs
+})
+
+/** @internal */
+export const Status = Schema.TaggedStruct("Status", { workerId })
+
+/** @internal */
+export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schema.String })
+
+/** @internal */
+export const Close = Schema.TaggedStruct("Close", { workerId, timeoutMs })
+
+/** One operation of `McpWorkers`, as data. @internal */
+export const Operation = Schema.Union(Open, ListTools, CallTool, Status, Cancel, Close)
+
+/** @internal */
+export type Operation = typeof Operation.Type
+
+/**
+ * Remote → host: run `operation`. `from` is the remote's reply channel, `callId` numbers calls per remote, and
+ * `ack` asks the host to confirm receipt at once (sent only when the remote has not heard from a host lately).
+ *
+ * @internal
+ */
+export const Request = Schema.TaggedStruct("Request", {
+  from: Schema.String,
+  callId: Schema.Number,
+  ack: Schema.Boolean,
+  operation: Operation
+})
+
+/**
+ * Remote → host: the caller of `callId` stopped waiting. The host interrupts the fiber running it, which cancels
+ * exactly that request. With `reply`, the host answers with `DeliveryUnknown{reason: "interrupted"}` (the Promise
+ * facade's `AbortSignal`); without, the remote has already moved on (an interrupted fiber).
+ *
+ * @internal
+ */
+export const Interrupt = Schema.TaggedStruct("Interrupt", {
+  from: Schema.String,
+  callId: Schema.Number,
+  reply: Schema.Boolean
+})
+
+/** Remote → host: "are you there?", and "I am still here" for the calls it waits on. Answered by an `Ack`. @internal */
+export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
+
+/** @internal */
+export const RemoteMessage = Schema.Union(Request, Interrupt, Ping)
+
+/** @internal */
+export type RemoteMessage = typeof RemoteMessage.Type
+
+/** @internal */
+export type RemoteMessageEncoded = typeof RemoteMessage.Encoded
+
+/** Host → remote: a host received the message that asked for it. @internal */
+export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String })
+
+/** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
+export const Success = Schema.TaggedStruct("Success", { callId: Schema.Number, value: Schema.Unknown })
+
+/** Host → remote: a typed failure, encoded, decoded back into the same error class. @internal */
+export const Failure = Schema.TaggedStruct("Failure", { callId: Schema.Number, error: McpWorkerError })
+
+/** Host → remote: the host hit a defect while running the call. @internal */
+export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, message: Schema.String })
+
+/** @internal */
+export const Reply = Schema.Union(Ack, Success, Failure, Defect)
+
+/** @internal */
+export type Reply = typeof Reply.Type
+
+/**
+ * Host → everyone: a host is serving remote requests (again). `startedAt` (epoch ms, sub-ms precision) orders
+ * hosts: should two run in one process, only the newest serves.
+ *
+ * @internal
+ */
+export const Up = Schema.TaggedStruct("Up", { hostId: Schema.String, startedAt: Schema.Number })
+
+/** Host → everyone: a host closed; its workers are closed and their ids forgotten. @internal */
+export const Gone = Schema.TaggedStruct("Gone", { hostId: Schema.String })
+
+/** @internal */
+export const Announcement = Schema.Union(Up, Gone)
+
+/** @internal */
+export type Announcement = typeof Announcement.Type
+
+/** @internal */
+export const decodeRemoteMessage = Schema.decodeUnknownEither(RemoteMessage)
+
+/** @internal */
+export const decodeReply = Schema.decodeUnknownEither(Reply)
+
+/** @internal */
+export const encodeReply = Schema.encodeSync(Reply)
+
+/** @internal */
+export const decodeAnnouncement = Schema.decodeUnknownEither(Announcement)
+
+/** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
+export const randomId = (): string => randomBytes(12).toString("base64url")

@@ -1,0 +1,67 @@
+// `npm run demo` (examples/execute-code/main.ts), run as a process exactly as a user runs it: every snippet in a
+// fresh worker_thread, one MCP connection for all of them, and nothing left running at the end.
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { isAlive } from "./helpers.js"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** Runs the demo (the owner bundle is built by the suite's globalSetup, as `npm run demo` builds it first). */
+const runDemo = () =>
+  Effect.async<{ code: number | null; stdout: string; stderr: string; ms: number }>((resume) => {
+    const started = Date.now()
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/execute-code/main.ts"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr, ms: Date.now() - started })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  }).pipe(Effect.timeout("40 seconds"), Effect.orDie)
+
+describe("examples/execute-code (npm run demo)", () => {
+  it.live("seven runs in fresh threads share one live connection; WorkerBusy once; nothing is left running", () =>
+    Effect.gen(function* () {
+      const { code, ms, stderr, stdout } = yield* runDemo()
+      assert.strictEqual(code, 0, stderr)
+      assert.strictEqual(stderr, "")
+      const headers = stdout.match(/^── run \d+ · .+ \(\d+ ms\)$/gm) ?? []
+      assert.deepStrictEqual(
+        headers.map((line) => Number(/run (\d+)/.exec(line)![1])),
+        [1, 2, 3, 4, 5, 6, 7]
+      )
+      const results = stdout.split("\n").filter((line) => /^ {3}(snippet [AB] \(\d+ ms\) )?[⇒✗] /.test(line))
+      assert.strictEqual(results.length, 8, stdout)
+
+      const opened = JSON.parse(results[0]!.replace(/^.*⇒ /, "")) as { id: string; state: string; pid: number }
+      assert.match(opened.id, /^mcpw_/)
+      assert.strictEqual(opened.state, "ready")
+      assert.includeMembers(JSON.parse(results[1]!.replace(/^.*⇒ /, "")), ["increment", "slow", "report"])
+      // The counter lives in the one server process: the second fresh thread sees the first one's increment.
+      assert.strictEqual(results[2], '   ⇒ {"count":1}')
+      assert.strictEqual(results[3], '   ⇒ {"count":2}')
+
+      const race = results.slice(4, 6)
+      assert.strictEqual(race.filter((line) => line.includes('⇒ "waited 1200 ms"')).length, 1, stdout)
+      assert.strictEqual(race.filter((line) => line.includes(`✗ WorkerBusy: worker ${opened.id} is busy`)).length, 1)
+      assert.strictEqual(stdout.match(/WorkerBusy/g)?.length, 1)
+
+      const report = JSON.parse(results[6]!.replace(/^.*⇒ /, "")) as { file: string; bytes: number; lines: number }
+      assert.strictEqual(report.lines, 20000)
+      assert.isAbove(report.bytes, 100_000)
+      // Only the path and a summary were returned; the demo's scratch directory is gone with it.
+      assert.isFalse(fs.existsSync(report.file))
+
+      assert.strictEqual(results[7], '   ⇒ {"state":"closed","activeProcesses":0}')
+      assert.isFalse(isAlive(opened.pid))
+      assert.isBelow(ms, 15_000)
+    })
+  )
+})

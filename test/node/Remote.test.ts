@@ -1,0 +1,376 @@
+// NodeMcpWorkers.layerRemote: the same workers, by id, from other worker_threads of the process (C22, C23).
+// The host runs in this (the test's) thread; every remote is a fresh thread running a scenario of remote-entry.ts.
+import { assert, describe, it } from "@effect/vitest"
+import { HostUnavailable, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import { afterAll, beforeAll } from "vitest"
+import { statefulConfig } from "../fixtures/servers.js"
+import { eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
+import type { ThreadInput } from "./remote-entry.js"
+import { bundleRemoteEntry, remoteThread, runInThread } from "./remoteThread.js"
+
+let entry = ""
+let remove = () => {}
+beforeAll(async () => {
+  ;({ entry, remove } = await bundleRemoteEntry())
+})
+afterAll(() => remove())
+
+const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
+  Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer))
+
+const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
+  runInThread(entry, { scenario, data }, env === undefined ? {} : { env }).pipe(
+    // A thread kept alive by an idle channel would never exit: fail fast instead of hitting the test timeout.
+    Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the remote thread did not exit") }),
+    Effect.orDie
+  )
+
+const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+
+interface ServerRecords {
+  readonly calls: ReadonlyArray<{ id: number | string; name: string; token?: string }>
+  readonly cancelled: ReadonlyArray<{ requestId: number | string | null; reason: string | null }>
+  readonly aborted: ReadonlyArray<{ requestId: number | string }>
+}
+
+/** What the server received: every tools/call and every notifications/cancelled. */
+const records = (workers: McpWorkers["Type"], id: string) =>
+  Effect.gen(function* () {
+    const calls = structured(yield* workers.callTool(id, "calls")).calls
+    const cancelled = structured(yield* workers.callTool(id, "cancelled"))
+    return { calls, cancelled: cancelled.cancelled, aborted: cancelled.aborted } as ServerRecords
+  })
+
+/** The JSON-RPC id the server saw for the call carrying `token`. */
+const serverIdOf = (server: ServerRecords, token: string) => {
+  const calls = server.calls.filter((call) => call.token === token)
+  assert.strictEqual(calls.length, 1, `exactly one call with token ${token} reached the server`)
+  return calls[0]!.id
+}
+
+/** Polls the server until it has seen `notifications/cancelled` for `token`'s request (and only that one). */
+const expectCancelled = (workers: McpWorkers["Type"], id: string, token: string, reason: string) =>
+  Effect.gen(function* () {
+    let server = yield* records(workers, id)
+    for (let i = 0; i < 50 && server.cancelled.length === 0; i++) {
+      yield* Effect.sleep(20)
+      server = yield* records(workers, id)
+    }
+    const requestId = serverIdOf(server, token)
+    assert.deepStrictEqual(
+      server.cancelled.map((c) => [c.requestId, c.reason]),
+      [[requestId, reason]]
+    )
+    assert.deepStrictEqual(
+      server.aborted.map((a) => a.requestId),
+      [requestId]
+    )
+  })
+
+const idle = (workers: McpWorkers["Type"], id: string) =>
+  Effect.gen(function* () {
+    const status = yield* workers.status(id)
+    assert.isFalse(status.busy)
+    assert.strictEqual(status.state, "ready")
+    assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "next" })).token, "next")
+  })
+
+describe("NodeMcpWorkers.layerRemote", () => {
+  it.live("C22: four fresh threads in sequence reuse one worker by id: the count reaches 4 in one process", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const pid = (yield* workers.status(id)).pid
+        const seen: Array<{ count: number; pid: number }> = []
+        for (let i = 0; i < 4; i++) {
+          const outcome = yield* run("inc", { id })
+          if (!outcome.ok) return assert.fail(`thread ${i} failed: ${String(outcome.error)}`)
+          seen.push(outcome.value)
+        }
+        assert.deepStrictEqual(
+          seen.map((s) => s.count),
+          [1, 2, 3, 4]
+        )
+        assert.deepStrictEqual(
+          seen.map((s) => s.pid),
+          [pid, pid, pid, pid]
+        )
+      })
+    )
+  )
+
+  it.live("C23: opened in a thread that then exits, used from a second, closed from a third", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const opened = yield* run("open", { config: { ...statefulConfig(), env: { TEST_TAG: t } } })
+        if (!opened.ok) return assert.fail(String(opened.error))
+        const id = opened.value as string
+        // The opening thread has exited; the worker belongs to the host and lives on.
+        const status = yield* workers.status(id)
+        assert.strictEqual(status.state, "ready")
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [status.pid])
+
+        const used = yield* run("inc", { id })
+        assert.deepStrictEqual(used, { ok: true, value: { count: 1, pid: status.pid } })
+
+        const closed = yield* run("close", { id })
+        if (!closed.ok) return assert.fail(String(closed.error))
+        assert.strictEqual(closed.value.state, "closed")
+        assert.strictEqual(closed.value.cleanup.activeProcesses, 0)
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        assert.isFalse(isAlive(status.pid!))
+        assert.strictEqual((yield* Effect.flip(workers.status(id)))._tag, "UnknownWorker")
+      })
+    )
+  )
+
+  it.live("C8: two threads racing on one worker: exactly one result and one WorkerBusy, one call at the server", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const a = yield* remoteThread(entry, { scenario: "race", data: { id, token: "a", ms: 300 } })
+        const b = yield* remoteThread(entry, { scenario: "race", data: { id, token: "b", ms: 300 } })
+        yield* Effect.promise(() => Promise.all([a.event("ready"), b.event("ready")]))
+        a.send("go")
+        b.send("go")
+        const outcomes = yield* Effect.promise(() => Promise.all([a.outcome, b.outcome]))
+        const values = outcomes.map((outcome) => (outcome.ok ? outcome.value : assert.fail(String(outcome.error))))
+        const won = values.filter((value) => "ok" in value)
+        const busy = values.filter((value) => value._tag === "WorkerBusy")
+        assert.strictEqual(won.length, 1)
+        assert.strictEqual(busy.length, 1)
+        assert.strictEqual(busy[0].encoded.delivery, "not_sent")
+        const server = yield* records(workers, id)
+        const sleeps = server.calls.filter((call) => call.name === "sleep")
+        assert.deepStrictEqual(
+          sleeps.map((call) => call.token),
+          [won[0].ok.token]
+        )
+      })
+    )
+  )
+
+  it.live("C11: interrupting a remote call cancels exactly that request at the server", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        yield* workers.callTool(id, "echo", { token: "before" })
+        const outcome = yield* run("interrupt", { id, token: "interrupted" })
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        // The remote fiber does not wait for the host: interruption returns at once.
+        assert.isBelow(outcome.value.interruptMs, 100)
+        yield* expectCancelled(workers, id, "interrupted", "interrupted")
+        yield* idle(workers, id)
+      })
+    )
+  )
+
+  it.live("C10, C11: Effect.timeout around a remote call cancels exactly that request", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const outcome = yield* run("effectTimeout", { id, token: "timed" })
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        assert.isTrue(outcome.value.timedOut)
+        assert.isAtLeast(outcome.value.ms, 195)
+        assert.isBelow(outcome.value.ms, 1000)
+        yield* expectCancelled(workers, id, "timed", "interrupted")
+        yield* idle(workers, id)
+      })
+    )
+  )
+
+  it.live("C9, C10: a remote request's own timeout is DeliveryUnknown{timeout} and cancels that request", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const outcome = yield* run("requestTimeout", { id, token: "budget" })
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        assert.strictEqual(outcome.value.error._tag, "DeliveryUnknown")
+        assert.strictEqual(outcome.value.error.encoded.reason, "timeout")
+        assert.isAtLeast(outcome.value.ms, 195)
+        assert.isBelow(outcome.value.ms, 1000)
+        yield* expectCancelled(workers, id, "budget", "timeout")
+        yield* idle(workers, id)
+      })
+    )
+  )
+
+  it.live(
+    "a remote thread terminated mid-call: its request is cancelled long before its budget, the worker works",
+    () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan" } })
+          yield* Effect.promise(() => running.event("calling"))
+          assert.isTrue(yield* Effect.promise(() => eventually(() => Effect.runSync(workers.status(id)).busy)))
+          yield* Effect.promise(() => running.thread.terminate())
+          const terminated = Date.now()
+          // The call's budget is the default 30 s; the host notices the silent thread within a few seconds.
+          const idleAgain = yield* Effect.promise(() =>
+            eventually(() => !Effect.runSync(workers.status(id)).busy, 6000)
+          )
+          assert.isTrue(idleAgain)
+          assert.isBelow(Date.now() - terminated, 5000)
+          yield* expectCancelled(workers, id, "orphan", "interrupted")
+          yield* idle(workers, id)
+        })
+      )
+  )
+
+  it.live("C22: with no host in the process, every remote call fails within 1 s with HostUnavailable", () =>
+    Effect.gen(function* () {
+      const t = tag()
+      const outcome = yield* run("noHost", {
+        id: "mcpw_AAAAAAAAAAAAAAAAAAAAAA",
+        config: { ...statefulConfig(), env: { TEST_TAG: t } }
+      })
+      if (!outcome.ok) return assert.fail(String(outcome.error))
+      for (const name of ["status", "callTool", "open"]) {
+        const result = outcome.value[name]
+        assert.strictEqual(result.tag, "HostUnavailable", name)
+        assert.isBelow(result.ms, 1000, name)
+        assert.include(result.message, "NodeMcpWorkers.layer")
+      }
+      assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+    })
+  )
+
+  it.scopedLive(
+    "host layer closed while a remote holds an id: its call in flight ends, later calls get UnknownWorker",
+    () =>
+      Effect.gen(function* () {
+        const hostScope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
+        const workers = Context.get(yield* Layer.buildWithScope(NodeMcpWorkers.layer, hostScope), McpWorkers)
+        const t = tag()
+        const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
+        const running = yield* remoteThread(entry, {
+          scenario: "holdAcrossHostClose",
+          data: { id, config: statefulConfig() }
+        })
+        yield* Effect.promise(() => running.event("ready"))
+        yield* Scope.close(hostScope, Exit.void)
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        running.send("go")
+        const outcome = yield* Effect.promise(() => running.outcome)
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        const value = outcome.value
+        assert.strictEqual(value.before, 1)
+        // The request in flight ends as it does for a local caller when its worker is closed.
+        assert.strictEqual(value.pending._tag, "DeliveryUnknown")
+        assert.strictEqual(value.pending.encoded.reason, "interrupted")
+        assert.strictEqual(value.call._tag, "UnknownWorker")
+        assert.strictEqual(value.status._tag, "UnknownWorker")
+        assert.strictEqual(value.open._tag, "HostUnavailable")
+        // The host announced that it closed: nothing waits for a no-answer timer.
+        assert.isBelow(value.ms, 200)
+      })
+  )
+
+  it.scopedLive("a host thread that vanishes without closing: remote calls in flight fail with HostUnavailable", () =>
+    Effect.gen(function* () {
+      const t = tag()
+      // Terminating a thread runs none of its finalizers: the host's server process is orphaned, and ended here.
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
+        })
+      )
+      const host = yield* remoteThread(entry, {
+        scenario: "host",
+        data: { config: { ...statefulConfig(), env: { TEST_TAG: t } } }
+      })
+      const id = (yield* Effect.promise(() => host.event("opened"))) as string
+      const mcp = yield* Effect.acquireRelease(
+        Effect.sync(() => makePromiseClient()),
+        (client) => Effect.promise(() => client.dispose())
+      )
+      const call = mcp.callTool(id, "sleep", { ms: 30_000 }).then(
+        () => assert.fail("the call cannot succeed"),
+        (error: unknown) => error
+      )
+      while (!(yield* Effect.promise(() => mcp.status(id))).busy) yield* Effect.sleep(5)
+      yield* Effect.promise(() => host.thread.terminate())
+      const terminated = Date.now()
+      const error = yield* Effect.promise(() => call)
+      assert.instanceOf(error, HostUnavailable)
+      // Pings go out after 1.5 s of silence, and get 2 s to be answered.
+      assert.isBelow(Date.now() - terminated, 4500)
+      const started = Date.now()
+      assert.instanceOf(yield* Effect.promise(() => mcp.status(id).catch((e: unknown) => e)), HostUnavailable)
+      assert.isBelow(Date.now() - started, 1000)
+    })
+  )
+
+  it.live("C18: envFrom is resolved in the remote thread's environment, not the host's", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const name = `MCPW_REMOTE_${tag()}`
+        assert.isUndefined(process.env[name])
+        const env = { ...(process.env as Record<string, string>), [name]: "from-the-remote-thread" }
+        const outcome = yield* run("envFrom", { config: statefulConfig(), name }, env)
+        assert.deepStrictEqual(outcome, {
+          ok: true,
+          value: { value: "from-the-remote-thread", here: "from-the-remote-thread" }
+        })
+        // The same config opened here, where the variable is not set, is refused.
+        const refused = yield* Effect.flip(workers.open({ ...statefulConfig(), envFrom: [name] }))
+        assert.strictEqual(refused._tag, "InvalidInput")
+        assert.isUndefined(process.env[name])
+      })
+    )
+  )
+
+  it.live("C22: errors cross threads as the same tagged error classes, with the same message", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        yield* workers.close(id)
+        const outcome = yield* run("errorClasses", { id })
+        assert.deepStrictEqual(outcome, {
+          ok: true,
+          value: { instance: true, sameMessage: true, tag: "UnknownWorker" }
+        })
+        // A failure of the scenario itself comes back here as an instance too (encoded there, decoded here).
+        const failed = yield* run("close", { id })
+        assert.isFalse(failed.ok)
+        if (!failed.ok) {
+          assert.instanceOf(failed.error, UnknownWorker)
+          assert.strictEqual((failed.error as UnknownWorker).message, new UnknownWorker({ workerId: id }).message)
+        }
+      })
+    )
+  )
+
+  it.live("an idle remote never keeps its thread alive, even with a Promise client that was never disposed", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const outcome = yield* run("promiseClient", { id })
+        assert.deepStrictEqual(outcome, {
+          ok: true,
+          value: { count: 1, error: { instance: true, tag: "UnknownWorker" } }
+        })
+      })
+    )
+  )
+})

@@ -1,0 +1,247 @@
+// The entry of the remote threads of the cross-thread tests (bundled by remoteThread.ts: vitest's TypeScript
+// transform does not reach worker_threads). `workerData` names a scenario and its data; the thread reports events
+// and its outcome to the test on `parentPort`, errors encoded with their Schema so they arrive as the same classes.
+// Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
+import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
+import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import { parentPort, workerData } from "node:worker_threads"
+
+/** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer`, the others `layerRemote`. */
+export interface ThreadInput {
+  readonly scenario: ScenarioName
+  readonly data: Record<string, any>
+}
+
+/** The scenarios a remote thread can run. */
+export type ScenarioName =
+  | "inc"
+  | "open"
+  | "close"
+  | "race"
+  | "interrupt"
+  | "effectTimeout"
+  | "requestTimeout"
+  | "hang"
+  | "noHost"
+  | "holdAcrossHostClose"
+  | "envFrom"
+  | "errorClasses"
+  | "promiseClient"
+  | "host"
+
+type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
+
+/** What a thread sends to the test. */
+export type ThreadMessage =
+  | { readonly _tag: "Event"; readonly name: string; readonly value?: unknown }
+  | { readonly _tag: "Done"; readonly value: unknown }
+  | { readonly _tag: "Failed"; readonly error: unknown; readonly tagged: boolean }
+
+const port = parentPort!
+const emit = (name: string, value?: unknown) => port.postMessage({ _tag: "Event", name, value })
+
+/** Waits for the test to post `name` to this thread. */
+const waitFor = (name: string) =>
+  Effect.async<void>((resume) => {
+    const onMessage = (message: unknown) => {
+      if (message !== name) return
+      port.off("message", onMessage)
+      resume(Effect.void)
+    }
+    port.on("message", onMessage)
+    return Effect.sync(() => port.off("message", onMessage))
+  })
+
+const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+
+/** An error as plain data the test can check: its tag, its message, and its encoded form (decoded there). */
+const describe = (error: unknown): { _tag: string; message: string; encoded: unknown } =>
+  Schema.is(McpWorkerError)(error)
+    ? { _tag: error._tag, message: error.message, encoded: Schema.encodeSync(McpWorkerError)(error) }
+    : { _tag: "other", message: String(error), encoded: null }
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    const exit = yield* Effect.exit(effect)
+    return { exit, ms: Date.now() - started }
+  })
+
+const scenarios: Record<ScenarioName, Scenario> = {
+  /** Calls `inc` and `info` on an existing worker. */
+  inc: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const count = structured(yield* workers.callTool(data.id, "inc")).count as number
+      const pid = structured(yield* workers.callTool(data.id, "info")).pid as number
+      return { count, pid }
+    }),
+
+  /** Opens a worker and returns its id; the thread then exits. */
+  open: (data: { config: ServerConfigInput }) => Effect.flatMap(McpWorkers, (workers) => workers.open(data.config)),
+
+  /** Closes a worker. */
+  close: (data: { id: string }) => Effect.flatMap(McpWorkers, (workers) => workers.close(data.id)),
+
+  /** Warms up, waits for "go", then calls `sleep`: two of these race. */
+  race: (data: { id: string; token: string; ms: number }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.status(data.id)
+      emit("ready")
+      yield* waitFor("go")
+      return yield* Effect.either(workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }))
+    }).pipe(
+      Effect.map((either) => (either._tag === "Right" ? { ok: structured(either.right) } : describe(either.left)))
+    ),
+
+  /** Interrupts its own call once the worker is busy with it; returns how long the interruption took. */
+  interrupt: (data: { id: string; token: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const fiber = yield* Effect.fork(workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }))
+      while (!(yield* workers.status(data.id)).busy) yield* Effect.sleep(5)
+      const started = Date.now()
+      yield* Fiber.interrupt(fiber)
+      return { interruptMs: Date.now() - started }
+    }),
+
+  /** `Effect.timeout` around a remote call. */
+  effectTimeout: (data: { id: string; token: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const { exit, ms } = yield* timed(
+        workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }).pipe(Effect.timeout("200 millis"))
+      )
+      return { timedOut: exit._tag === "Failure" && exit.cause._tag === "Fail", ms }
+    }),
+
+  /** The request's own `timeout` option. */
+  requestTimeout: (data: { id: string; token: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const { exit, ms } = yield* timed(
+        workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }, { timeout: "200 millis" })
+      )
+      return { error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null, ms }
+    }),
+
+  /** Starts a long call and never returns: the test terminates the thread. */
+  hang: (data: { id: string; token: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      emit("calling")
+      return yield* workers.callTool(data.id, "sleep", { ms: 60_000, token: data.token })
+    }),
+
+  /** Every operation with no host in the process, timed. */
+  noHost: (data: { id: string; config: ServerConfigInput }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const results: Record<string, { tag: string; ms: number; message: string }> = {}
+      const operations = {
+        status: workers.status(data.id),
+        callTool: workers.callTool(data.id, "inc"),
+        open: workers.open(data.config)
+      }
+      for (const [name, operation] of Object.entries(operations)) {
+        const { exit, ms } = yield* timed(operation as Effect.Effect<unknown, McpWorkerError>)
+        const error = exit._tag === "Failure" && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        results[name] = { tag: error?._tag ?? "none", ms, message: error?.message ?? "" }
+      }
+      return results
+    }),
+
+  /** Uses a worker, holds its id while the host closes, then uses it again. */
+  holdAcrossHostClose: (data: { id: string; config: ServerConfigInput }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const before = structured(yield* workers.callTool(data.id, "inc")).count as number
+      const inflight = yield* Effect.fork(Effect.either(workers.callTool(data.id, "sleep", { ms: 10_000 })))
+      while (!(yield* workers.status(data.id)).busy) yield* Effect.sleep(5)
+      emit("ready")
+      const pending = yield* Fiber.join(inflight)
+      yield* waitFor("go")
+      const after = yield* timed(
+        Effect.all([
+          Effect.flip(workers.callTool(data.id, "inc")),
+          Effect.flip(workers.status(data.id)),
+          Effect.flip(workers.open(data.config))
+        ])
+      )
+      const [call, status, open] = after.exit._tag === "Success" ? after.exit.value : []
+      return {
+        before,
+        pending: pending._tag === "Left" ? describe(pending.left) : null,
+        call: describe(call),
+        status: describe(status),
+        open: describe(open),
+        ms: after.ms
+      }
+    }),
+
+  /** Opens with `envFrom`, resolved from this thread's `process.env`, and reads the variable in the server. */
+  envFrom: (data: { config: StdioConfigInput; name: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open({ ...data.config, envFrom: [data.name] })
+      const value = structured(yield* workers.callTool(id, "env", { name: data.name })).value
+      yield* workers.close(id)
+      return { value, here: process.env[data.name] ?? null }
+    }),
+
+  /** Errors arrive as instances of the core classes, with the same message. */
+  errorClasses: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const error = yield* Effect.flip(workers.status(data.id))
+      const local = new UnknownWorker({ workerId: data.id })
+      return {
+        instance: error instanceof UnknownWorker,
+        sameMessage: error.message === local.message,
+        tag: error._tag
+      }
+    }),
+
+  /** The Promise facade in a remote thread, never disposed: the thread must still exit on its own. */
+  promiseClient: (data: { id: string }) =>
+    Effect.promise(async () => {
+      const mcp: PromiseClient = makePromiseClient()
+      const count = structured(await mcp.callTool(data.id, "inc")).count as number
+      const error = await mcp.status("mcpw_unknown").then(
+        () => null,
+        (e: unknown) => ({ instance: e instanceof UnknownWorker, tag: (e as UnknownWorker)._tag })
+      )
+      return { count, error }
+    }),
+
+  /** A host in this thread: opens a worker, reports its id, and runs until the test terminates the thread. */
+  host: (data: { config: ServerConfigInput }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      emit("opened", yield* workers.open(data.config))
+      return yield* Effect.never
+    })
+}
+
+const { scenario, data } = workerData as ThreadInput
+const program = scenarios[scenario](data)
+
+const encode = (error: unknown): { error: unknown; tagged: boolean } =>
+  Schema.is(McpWorkerError)(error)
+    ? { error: Schema.encodeSync(McpWorkerError)(error), tagged: true }
+    : { error: String(error), tagged: false }
+
+const layer = scenario === "host" ? NodeMcpWorkers.layer : NodeMcpWorkers.layerRemote
+const exit = await Effect.runPromiseExit(Effect.provide(program, layer))
+port.postMessage(
+  exit._tag === "Success"
+    ? { _tag: "Done", value: exit.value }
+    : { _tag: "Failed", ...encode(exit.cause._tag === "Fail" ? exit.cause.error : exit.cause) }
+)

@@ -1,0 +1,126 @@
+// Runs the scenarios of remote-entry.ts in fresh worker_threads. The entry is bundled with esbuild into a temp
+// directory (vitest's TypeScript transform does not reach worker threads, and one bundled file boots fast).
+import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { Worker } from "node:worker_threads"
+import type { ThreadInput, ThreadMessage } from "./remote-entry.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, "../..")
+
+/**
+ * Bundles remote-entry.ts; returns its path and a cleanup for the temp directory. A thread that runs a host finds
+ * the owner bundle where the library looks for it, `../../owner/owner.mjs` from its entry.
+ */
+export const bundleRemoteEntry = async (): Promise<{ entry: string; remove: () => void }> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-remote-"))
+  const entry = path.join(dir, "src", "internal", "remote-entry.mjs")
+  fs.symlinkSync(path.join(root, "packages/node/owner"), path.join(dir, "owner"))
+  await esbuild.build({
+    entryPoints: [path.join(here, "remote-entry.ts")],
+    outfile: entry,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // The root tsconfig maps `@mcp-worker/*` to the sources.
+    tsconfig: path.join(root, "tsconfig.json"),
+    banner: {
+      js: 'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
+    },
+    minify: true,
+    logLevel: "warning"
+  })
+  return { entry, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** How a thread's scenario ended: its value, or its error decoded into the core error class. */
+export type Outcome = { readonly ok: true; readonly value: any } | { readonly ok: false; readonly error: unknown }
+
+/** A running remote thread. */
+export interface RemoteThread {
+  readonly thread: Worker
+  /** Resolves with the value of the thread's next event of that name. */
+  readonly event: (name: string) => Promise<unknown>
+  /** Posts a signal the thread's scenario waits for. */
+  readonly send: (name: string) => void
+  /** Resolves once the thread has reported and then exited on its own (nothing may keep it alive). */
+  readonly outcome: Promise<Outcome>
+  /** Resolves with the exit code when the thread has exited, however it ended. */
+  readonly exited: Promise<number>
+}
+
+const decodeError = Schema.decodeUnknownSync(McpWorkerError)
+
+/** Starts a thread running one scenario. `env` becomes the thread's own `process.env`. */
+export const startThread = (
+  entry: string,
+  input: ThreadInput,
+  options: { readonly env?: Record<string, string> } = {}
+): RemoteThread => {
+  const thread = new Worker(entry, {
+    workerData: input,
+    ...(options.env === undefined ? {} : { env: options.env }),
+    name: `remote ${input.scenario}`
+  })
+  const waiters = new Map<string, Array<(value: unknown) => void>>()
+  const seen = new Map<string, Array<unknown>>()
+  let reported: Outcome | undefined
+  thread.on("message", (message: ThreadMessage) => {
+    if (message._tag === "Event") {
+      const waiting = waiters.get(message.name)?.shift()
+      if (waiting !== undefined) waiting(message.value)
+      else seen.set(message.name, [...(seen.get(message.name) ?? []), message.value])
+    } else if (message._tag === "Done") {
+      reported = { ok: true, value: message.value }
+    } else {
+      reported = { ok: false, error: message.tagged ? decodeError(message.error) : message.error }
+    }
+  })
+  const exited = new Promise<number>((resolve) => thread.once("exit", resolve))
+  const outcome = new Promise<Outcome>((resolve, reject) => {
+    thread.once("error", reject)
+    void exited.then((code) =>
+      reported === undefined ? reject(new Error(`thread exited with ${code} before reporting`)) : resolve(reported)
+    )
+  })
+  // An unobserved failure (the test only waited for an event) must not become an unhandled rejection.
+  outcome.catch(() => {})
+  return {
+    thread,
+    event: (name) => {
+      const early = seen.get(name)
+      if (early !== undefined && early.length > 0) return Promise.resolve(early.shift())
+      return new Promise((resolve) => waiters.set(name, [...(waiters.get(name) ?? []), resolve]))
+    },
+    send: (name) => thread.postMessage(name),
+    outcome,
+    exited
+  }
+}
+
+/** `startThread` in a scope: the thread is terminated when the scope closes, if it still runs. */
+export const remoteThread = (
+  entry: string,
+  input: ThreadInput,
+  options?: { readonly env?: Record<string, string> }
+): Effect.Effect<RemoteThread, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => startThread(entry, input, options)),
+    (running) => Effect.promise(() => running.thread.terminate())
+  )
+
+/** Runs a scenario to its end in a fresh thread; fails the test if the thread does not exit by itself. */
+export const runInThread = (
+  entry: string,
+  input: ThreadInput,
+  options?: { readonly env?: Record<string, string> }
+): Effect.Effect<Outcome> =>
+  Effect.scoped(Effect.flatMap(remoteThread(entry, input, options), (running) => Effect.promise(() => running.outcome)))
