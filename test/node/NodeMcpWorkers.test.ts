@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Host from "../../packages/node/src/internal/host.js"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -213,6 +214,40 @@ describe("NodeMcpWorkers (stdio)", () => {
         assert.isBelow(Date.now() - started, 3000)
         assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
         assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
+      })
+    )
+  )
+
+  it.live("C4: interrupting an open leaves no thread and no process", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const t = tag()
+        const ports = activePorts()
+        const fiber = yield* Effect.fork(
+          workers.open({ ...statefulConfig("--hang-on-initialize"), env: { TEST_TAG: t } })
+        )
+        assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 1)))
+        yield* Fiber.interrupt(fiber)
+        assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+        assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
+      })
+    )
+  )
+
+  it.live("C9: an infinite timeout waits (it is clamped, not fired at once); a bad one is InvalidInput", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig(), { timeout: Duration.infinity })
+        const result = yield* workers.callTool(id, "sleep", { ms: 50, token: "waited" }, { timeout: Duration.infinity })
+        assert.strictEqual(structured(result).token, "waited")
+        const bad = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }, { timeout: "soon" as never }))
+        assert.strictEqual(bad._tag, "InvalidInput")
+        if (bad._tag === "InvalidInput") assert.strictEqual(bad.path, "options.timeout")
+        const badOpen = yield* Effect.flip(workers.open(statefulConfig(), { timeout: "soon" as never }))
+        assert.strictEqual(badOpen._tag, "InvalidInput")
+        assert.isFalse((yield* workers.status(id)).busy)
       })
     )
   )

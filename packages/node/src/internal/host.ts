@@ -89,11 +89,27 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
   readonly openConfig: (
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
-  ) => Effect.Effect<WorkerId.WorkerId, OpenFailed>
+  ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
 }
 
-const millis = (input: Duration.DurationInput | undefined): number | undefined =>
-  input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+const maxTimerMs = 2_147_483_647
+
+/**
+ * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold
+ * (`Duration.infinity` included) are clamped to the longest timer; anything that is not a duration, or is
+ * negative, is refused.
+ */
+const budgetOf = (input: Duration.DurationInput | undefined): Either.Either<number | undefined, string> => {
+  if (input === undefined) return Either.right(undefined)
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return Either.left("the timeout is not a duration")
+  const ms = Duration.toMillis(decoded.value)
+  if (Number.isNaN(ms) || ms < 0) return Either.left("the timeout must be a non-negative duration")
+  return Either.right(Math.min(ms, maxTimerMs))
+}
+
+const invalidTimeout = (where: "config" | "arguments", message: string) =>
+  new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -276,7 +292,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
       Effect.gen(function* () {
         const started = Date.now()
-        const budgetMs = millis(options?.timeout) ?? config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs
+        const budgetMs =
+          (yield* Effect.orDie(budgetOf(options?.timeout))) ?? config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs
         if (!fs.existsSync(ownerEntry)) {
           return yield* new OpenFailed({
             stage: "thread",
@@ -352,8 +369,9 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           })
         )
 
+        // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
         const info = yield* opened.pipe(
-          Effect.tapError(() =>
+          Effect.onError(() =>
             Effect.gen(function* () {
               entry.state = "closed"
               yield* teardown(entry)
@@ -376,7 +394,15 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       }).pipe(Effect.withSpan("McpWorkers.open"))
 
     const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
-      Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy }), (config) => openWire(config, options))
+      Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy }), (config) => openChecked(config, options))
+
+    const openChecked: HostRegistry["openConfig"] = (config, options) =>
+      Effect.suspend(() => {
+        const budget = budgetOf(options?.timeout)
+        return Either.isLeft(budget)
+          ? Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
+          : openWire(config, options)
+      })
 
     const request = (
       id: string,
@@ -403,7 +429,9 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
             })
           )
         }
-        const budgetMs = millis(timeout) ?? entry.defaultTimeoutMs
+        const budget = budgetOf(timeout)
+        if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
+        const budgetMs = budget.right ?? entry.defaultTimeoutMs
         const requestId = WorkerId.makeRequestId()
         return Effect.async<unknown, RequestError>((resume) => {
           let timer: ReturnType<typeof setTimeout> | undefined
@@ -564,7 +592,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         if (entry.closing !== undefined) return Deferred.await(entry.closing)
         const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
         entry.closing = closing
-        const budgetMs = millis(options?.timeout) ?? McpWorkers.defaultCloseTimeoutMs
+        // Close has no InvalidInput to report: an unusable budget falls back to the default one.
+        const budgetMs = Either.getOrUndefined(budgetOf(options?.timeout)) ?? McpWorkers.defaultCloseTimeoutMs
         return closeEntry(entry, budgetMs).pipe(
           Effect.onExit((exit) =>
             Effect.sync(() => {
@@ -591,6 +620,6 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       )
     )
 
-    const registry: HostRegistry = { open, openConfig: openWire, listTools, callTool, status, cancel, close }
+    const registry: HostRegistry = { open, openConfig: openChecked, listTools, callTool, status, cancel, close }
     return registry
   })
