@@ -29,6 +29,20 @@ export const CleanupSummary = Schema.Struct({
 export type CleanupSummary = typeof CleanupSummary.Type
 
 /**
+ * The summary of a close that had nothing to end.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyCleanup: CleanupSummary = {
+  activeProcesses: 0,
+  signalled: { term: 0, kill: 0 },
+  escaped: 0,
+  durationMs: 0,
+  sessionTerminated: null
+}
+
+/**
  * A request is already in flight on that worker. Nothing was sent.
  *
  * @since 0.1.0

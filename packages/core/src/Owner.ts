@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
-import { OpenFailed, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import { emptyCleanup, OpenFailed, ServerError, WorkerFailed } from "./McpWorkerError.js"
 import * as OwnerProtocol from "./OwnerProtocol.js"
 import * as Redact from "./Redact.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -75,14 +75,6 @@ const sdkTimeoutSlackMs = 5_000
 const maxTimerMs = 2_147_483_647
 
 const openFailureStopMs = 2_000
-
-const emptyCleanup: CleanupSummary = {
-  activeProcesses: 0,
-  signalled: { term: 0, kill: 0 },
-  escaped: 0,
-  durationMs: 0,
-  sessionTerminated: null
-}
 
 const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"

@@ -7,6 +7,7 @@ import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import {
   DeliveryUnknown,
+  emptyCleanup,
   type CleanupSummary,
   CloseFailed,
   type FailureKind,
@@ -33,11 +34,11 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import type * as Tracer from "effect/Tracer"
 import * as fs from "node:fs"
 import { types } from "node:util"
 import { MessageChannel, type MessagePort, Worker as NodeThread } from "node:worker_threads"
 import * as ProcessJob from "../ProcessJob.js"
+import { traced } from "./traced.js"
 
 /** Where the bundled owner entry lives, from `src/internal` and from `dist/internal` alike. */
 const ownerEntry = new URL("../../owner/owner.mjs", import.meta.url)
@@ -129,27 +130,6 @@ const ownerExecArgv = (): Array<string> => {
     kept.push(arg)
   }
   return kept
-}
-
-// A span costs ~10 µs (it draws random ids) — a tenth of what the whole thread hop may add to a call. With
-// Effect's default tracer installed spans are never exported, so the request path only opens one when a
-// real tracer is in place.
-let defaultTracer: Tracer.Tracer | undefined
-const traced =
-  (name: string, attributes: Record<string, unknown>) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.tracerWith((tracer) =>
-      tracer === (defaultTracer ??= Effect.runSync(Effect.tracer))
-        ? effect
-        : Effect.withSpan(effect, name, { attributes })
-    )
-
-const noCleanup: CleanupSummary = {
-  activeProcesses: 0,
-  signalled: { term: 0, kill: 0 },
-  escaped: 0,
-  durationMs: 0,
-  sessionTerminated: null
 }
 
 /**
@@ -550,7 +530,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           Effect.timeout(left()),
           Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
         )
-        let cleanup = summary ?? noCleanup
+        let cleanup = summary ?? emptyCleanup
         if (!entry.http) {
           // Confirm by re-scanning from the host, whatever the owner said (C19).
           const confirmed = yield* confirmCleanup(

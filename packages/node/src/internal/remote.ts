@@ -29,10 +29,10 @@ import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type * as Tracer from "effect/Tracer"
 import { types } from "node:util"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Protocol from "./remoteProtocol.js"
+import { traced } from "./traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
@@ -69,17 +69,8 @@ interface Pending {
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
-// The host opens the same spans on its side. Here, as there, a span is only opened when a real tracer is installed
-// (Effect's default one never exports, and each span draws random ids), and without a captured stack trace.
-let defaultTracer: Tracer.Tracer | undefined
-const span =
-  (name: string, attributes: Record<string, unknown>) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.tracerWith((tracer) =>
-      tracer === (defaultTracer ??= Effect.runSync(Effect.tracer))
-        ? effect
-        : Effect.withSpan(effect, name, { attributes: { ...attributes, remote: true }, captureStackTrace: false })
-    )
+// Remote spans say so; like the host's, they are only opened when a real tracer is installed.
+const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
 
 const noHost = (withinMs: number) =>
   new HostUnavailable({
