@@ -1,0 +1,408 @@
+// The measured rows of `npm run bench`. Every row runs mcp-worker and the SDK used directly side by side in
+// interleaved blocks (A/B, then B/A, …) so that machine drift hits both variants alike.
+import type { McpWorkers, McpWorkersService } from "@mcp-worker/core/McpWorkers"
+import type { StdioConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import type * as ManagedRuntime from "effect/ManagedRuntime"
+import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
+import { benchProcesses, type FoundProcess } from "./procs.js"
+import { compare, type Comparison, median, summarize, type Summary } from "./stats.js"
+import { startThread } from "./threads.js"
+
+/** What every row needs. */
+export interface Context {
+  readonly runtime: ManagedRuntime.ManagedRuntime<McpWorkers, never>
+  readonly workers: McpWorkersService
+  readonly server: StdioServer
+  readonly config: StdioConfigInput
+  readonly runId: string
+  readonly progress: (line: string) => void
+  readonly gc: () => void
+}
+
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Runs `a` and `b` for `blocks` rounds, alternating which goes first; returns the blocks of each. */
+export const interleave = async <T>(
+  blocks: number,
+  a: (i: number) => Promise<T>,
+  b: (i: number) => Promise<T>
+): Promise<{ a: Array<T>; b: Array<T> }> => {
+  const out = { a: [] as Array<T>, b: [] as Array<T> }
+  for (let i = 0; i < blocks; i++) {
+    if (i % 2 === 0) {
+      out.a.push(await a(i))
+      out.b.push(await b(i))
+    } else {
+      out.b.push(await b(i))
+      out.a.push(await a(i))
+    }
+  }
+  return out
+}
+
+/** A worker and a direct client on the same fixture, kept for the call, payload and cancel rows. */
+export interface Pair {
+  readonly workerId: string
+  readonly direct: Direct
+}
+
+export const openPair = async (ctx: Context): Promise<Pair> => {
+  const workerId = await ctx.runtime.runPromise(ctx.workers.open(ctx.config))
+  const direct = await connectDirect(ctx.server)
+  return { workerId, direct }
+}
+
+export const closePair = async (ctx: Context, pair: Pair): Promise<void> => {
+  await Promise.all([ctx.runtime.runPromise(ctx.workers.close(pair.workerId)), closeDirect(pair.direct)])
+}
+
+// callTool, tiny echo, host thread
+
+export const callRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 200): Promise<Comparison> => {
+  const worker = (i: number) => ctx.runtime.runPromise(workerEchoBlock(ctx.workers, pair.workerId, perBlock, `w${i}_`))
+  const direct = (i: number) => directEchoBlock(pair.direct.client, perBlock, `d${i}_`)
+  ctx.progress(`call: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
+  await worker(-1)
+  await direct(-1)
+  const { a, b } = await interleave(blocks, worker, direct)
+  return compare(a, b)
+}
+
+// callTool from a remote worker_thread
+
+export interface RemoteRow {
+  readonly available: boolean
+  readonly note?: string
+  /** Against the SDK used directly in the same remote thread (the calling thread). */
+  readonly vsThreadDirect?: Comparison
+  /** Against the SDK used directly in the main thread (the same direct as the host-thread row). */
+  readonly vsMainDirect?: Comparison
+}
+
+export const remoteRow = async (
+  ctx: Context,
+  pair: Pair,
+  bundle: string,
+  blocks = 5,
+  perBlock = 200
+): Promise<RemoteRow> => {
+  const thread = startThread(bundle, { workerId: pair.workerId, server: ctx.server })
+  const first = await thread.next<{ type: string; message?: string }>()
+  if (first.type !== "ready") {
+    await thread.exited
+    return {
+      available: false,
+      note:
+        first.type === "unavailable"
+          ? "n/a (layerRemote not available)"
+          : `n/a (remote thread failed: ${first.message ?? "unknown"})`
+    }
+  }
+  const inThread = async (variant: "remote" | "direct", tag: string): Promise<Array<number>> => {
+    const reply = await thread.ask<{ type: string; samples?: Array<number>; message?: string }>({
+      type: "block",
+      variant,
+      n: perBlock,
+      tag
+    })
+    if (reply.type !== "block" || reply.samples === undefined) throw new Error(`remote block: ${reply.message}`)
+    return reply.samples
+  }
+  try {
+    ctx.progress(
+      `remote: warm-up, then ${blocks} rotating blocks × ${perBlock} calls (remote, thread direct, main direct)`
+    )
+    await inThread("remote", "rw")
+    await inThread("direct", "rd")
+    await directEchoBlock(pair.direct.client, perBlock, "md")
+    const remote: Array<Array<number>> = []
+    const threadDirect: Array<Array<number>> = []
+    const mainDirect: Array<Array<number>> = []
+    const variants = [
+      async (i: number) => remote.push(await inThread("remote", `r${i}_`)),
+      async (i: number) => threadDirect.push(await inThread("direct", `t${i}_`)),
+      async (i: number) => mainDirect.push(await directEchoBlock(pair.direct.client, perBlock, `m${i}_`))
+    ]
+    for (let i = 0; i < blocks; i++) {
+      for (let k = 0; k < variants.length; k++) await variants[(i + k) % variants.length]!(i)
+    }
+    return {
+      available: true,
+      vsThreadDirect: compare(remote, threadDirect),
+      vsMainDirect: compare(remote, mainDirect)
+    }
+  } finally {
+    await thread.ask({ type: "close" })
+    await thread.exited
+  }
+}
+
+// open → ready
+
+export interface OpenRow {
+  readonly comparison: Comparison
+  /** Time to close what was opened (not part of the ratio). */
+  readonly workerClose: Summary
+  readonly directClose: Summary
+}
+
+export const openRow = async (ctx: Context, rounds = 10): Promise<OpenRow> => {
+  const closeW: Array<number> = []
+  const closeD: Array<number> = []
+  const worker = async () => {
+    const t0 = performance.now()
+    const id = await ctx.runtime.runPromise(ctx.workers.open(ctx.config))
+    const t1 = performance.now()
+    await ctx.runtime.runPromise(ctx.workers.close(id))
+    closeW.push(performance.now() - t1)
+    return [t1 - t0]
+  }
+  const direct = async () => {
+    const t0 = performance.now()
+    const d = await connectDirect(ctx.server)
+    const t1 = performance.now()
+    await closeDirect(d)
+    closeD.push(performance.now() - t1)
+    return [t1 - t0]
+  }
+  ctx.progress(`open: 1 warm-up round, then ${rounds} alternating rounds`)
+  await worker()
+  await direct()
+  closeW.length = 0
+  closeD.length = 0
+  const { a, b } = await interleave(rounds, worker, direct)
+  return { comparison: compare(a, b), workerClose: summarize(closeW), directClose: summarize(closeD) }
+}
+
+// 1 MiB result
+
+export const payloadRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 8): Promise<Comparison> => {
+  const bytes = 1_048_576
+  const check = (result: unknown) => {
+    const first = (result as { content?: Array<{ text?: string }> }).content?.[0]
+    if (first?.text?.length !== bytes) throw new Error("big returned the wrong size")
+  }
+  const worker = (n: number) =>
+    ctx.runtime.runPromise(
+      Effect.gen(function* () {
+        const out: Array<number> = []
+        for (let i = 0; i < n; i++) {
+          const t0 = performance.now()
+          const result = yield* ctx.workers.callTool(pair.workerId, "big", { bytes })
+          out.push(performance.now() - t0)
+          check(result)
+        }
+        return out
+      })
+    )
+  const direct = async (n: number) => {
+    const out: Array<number> = []
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now()
+      const result = await pair.direct.client.callTool({ name: "big", arguments: { bytes } })
+      out.push(performance.now() - t0)
+      check(result)
+    }
+    return out
+  }
+  ctx.progress(`payload: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls of 1 MiB`)
+  await worker(3)
+  await direct(3)
+  const { a, b } = await interleave(
+    blocks,
+    () => worker(perBlock),
+    () => direct(perBlock)
+  )
+  return compare(a, b)
+}
+
+// interruption → the server sees the cancel
+
+interface CancelLog {
+  readonly cancelled: ReadonlyArray<{ requestId: string | number | null; at: number }>
+  readonly aborted: ReadonlyArray<{ requestId: string | number; at: number }>
+}
+
+export interface CancelRow {
+  /** serverAbortedAt − T (ms): the `sleep` handler saw its signal abort. */
+  readonly worker: Summary
+  readonly direct: Summary
+  /** serverReceivedAt − T (ms): the `notifications/cancelled` line reached the server's transport. */
+  readonly workerReceived: Summary
+  readonly directReceived: Summary
+}
+
+/** Epoch ms with sub-ms precision, comparable with the fixture's `performance.timeOrigin + performance.now()`. */
+const epochNow = (): number => performance.timeOrigin + performance.now()
+
+export const cancelRow = async (ctx: Context, pair: Pair, runs = 30): Promise<CancelRow> => {
+  let seenW = 0
+  let seenD = 0
+  // Reads the server's record of the one new abort since the last read (the lists only grow).
+  const readNew = async (read: () => Promise<CancelLog>, seen: number, T: number) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const log = await read()
+      if (log.aborted.length > seen) {
+        const aborted = log.aborted[log.aborted.length - 1]!
+        const received = log.cancelled.find((c) => c.requestId === aborted.requestId)
+        return { count: log.aborted.length, aborted: aborted.at - T, received: (received?.at ?? Number.NaN) - T }
+      }
+      await delay(5)
+    }
+    throw new Error("the server never saw the cancellation")
+  }
+  const logOf = (result: unknown) => (result as { structuredContent: CancelLog }).structuredContent
+  const readW = () => ctx.runtime.runPromise(ctx.workers.callTool(pair.workerId, "cancelled")).then(logOf)
+  const readD = () => pair.direct.client.callTool({ name: "cancelled" }).then(logOf)
+
+  const worker = async (i: number) => {
+    const fiber = ctx.runtime.runFork(ctx.workers.callTool(pair.workerId, "sleep", { ms: 10_000, token: `c${i}` }))
+    await delay(30)
+    const T = epochNow()
+    await ctx.runtime.runPromise(Fiber.interrupt(fiber))
+    const r = await readNew(readW, seenW, T)
+    seenW = r.count
+    return r
+  }
+  const direct = async (i: number) => {
+    const controller = new AbortController()
+    const call = pair.direct.client.callTool({ name: "sleep", arguments: { ms: 10_000, token: `c${i}` } }, undefined, {
+      signal: controller.signal
+    })
+    const settled = call.then(
+      () => undefined,
+      () => undefined
+    )
+    await delay(30)
+    const T = epochNow()
+    controller.abort("bench")
+    await settled
+    const r = await readNew(readD, seenD, T)
+    seenD = r.count
+    return r
+  }
+  ctx.progress(`cancel: ${runs} alternating interruptions of a running sleep`)
+  const { a, b } = await interleave(runs, worker, direct)
+  return {
+    worker: summarize(a.map((r) => r.aborted)),
+    direct: summarize(b.map((r) => r.aborted)),
+    workerReceived: summarize(a.map((r) => r.received)),
+    directReceived: summarize(b.map((r) => r.received))
+  }
+}
+
+// RSS per open worker
+
+export interface RssRow {
+  /** MiB per open worker (owner thread + client; the server is another process). */
+  readonly worker: ReadonlyArray<number>
+  /** MiB per direct SDK client in this thread, for contrast. */
+  readonly direct: ReadonlyArray<number>
+  readonly n: number
+}
+
+const MiB = 1024 * 1024
+
+export const rssRow = async (ctx: Context, n = 8): Promise<RssRow> => {
+  const settle = async () => {
+    await delay(100)
+    ctx.gc()
+    await delay(50)
+    ctx.gc()
+  }
+  const worker = async () => {
+    await settle()
+    const before = process.memoryUsage.rss()
+    const ids = await ctx.runtime.runPromise(
+      Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        (i) => Effect.tap(ctx.workers.open(ctx.config), (id) => ctx.workers.callTool(id, "echo", { token: `rss${i}` })),
+        { concurrency: "unbounded" }
+      )
+    )
+    await settle()
+    const after = process.memoryUsage.rss()
+    await ctx.runtime.runPromise(Effect.forEach(ids, (id) => ctx.workers.close(id), { concurrency: "unbounded" }))
+    return (after - before) / n / MiB
+  }
+  const direct = async () => {
+    await settle()
+    const before = process.memoryUsage.rss()
+    const clients = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const d = await connectDirect(ctx.server)
+        await d.client.callTool({ name: "echo", arguments: { token: `rss${i}` } })
+        return d
+      })
+    )
+    await settle()
+    const after = process.memoryUsage.rss()
+    await Promise.all(clients.map(closeDirect))
+    return (after - before) / n / MiB
+  }
+  ctx.progress(`rss: ${n} workers vs ${n} direct clients, 2 alternating rounds each`)
+  const { a, b } = await interleave(
+    2,
+    () => worker(),
+    () => direct()
+  )
+  return { worker: a, direct: b, n }
+}
+
+// fan-out: 32 opened concurrently, one call each, all closed
+
+export interface FanOutPhases {
+  readonly open: number
+  readonly call: number
+  readonly close: number
+  readonly total: number
+  readonly left: ReadonlyArray<FoundProcess>
+}
+
+export interface FanOutRow {
+  readonly n: number
+  readonly worker: ReadonlyArray<FanOutPhases>
+  readonly direct: ReadonlyArray<FanOutPhases>
+  /** median(worker total) / median(direct total) */
+  readonly ratio: number
+}
+
+export const fanOutRow = async (ctx: Context, n = 32, rounds = 1): Promise<FanOutRow> => {
+  const range = Array.from({ length: n }, (_, i) => i)
+  const worker = async (): Promise<FanOutPhases> => {
+    const t0 = performance.now()
+    const ids = await ctx.runtime.runPromise(
+      Effect.forEach(range, () => ctx.workers.open(ctx.config), { concurrency: "unbounded" })
+    )
+    const t1 = performance.now()
+    await ctx.runtime.runPromise(
+      Effect.forEach(ids, (id, i) => ctx.workers.callTool(id, "echo", { token: `f${i}` }), {
+        concurrency: "unbounded"
+      })
+    )
+    const t2 = performance.now()
+    await ctx.runtime.runPromise(Effect.forEach(ids, (id) => ctx.workers.close(id), { concurrency: "unbounded" }))
+    const t3 = performance.now()
+    return { open: t1 - t0, call: t2 - t1, close: t3 - t2, total: t3 - t0, left: benchProcesses(ctx.runId) }
+  }
+  const direct = async (): Promise<FanOutPhases> => {
+    const t0 = performance.now()
+    const clients = await Promise.all(range.map(() => connectDirect(ctx.server)))
+    const t1 = performance.now()
+    await Promise.all(clients.map((d, i) => d.client.callTool({ name: "echo", arguments: { token: `f${i}` } })))
+    const t2 = performance.now()
+    await Promise.all(clients.map(closeDirect))
+    const t3 = performance.now()
+    return { open: t1 - t0, call: t2 - t1, close: t3 - t2, total: t3 - t0, left: benchProcesses(ctx.runId) }
+  }
+  ctx.progress(`fan-out: ${n} concurrently, ${rounds} alternating round(s) each`)
+  const { a, b } = await interleave(rounds, worker, direct)
+  return {
+    n,
+    worker: a,
+    direct: b,
+    ratio: median(a.map((p) => p.total)) / median(b.map((p) => p.total))
+  }
+}
