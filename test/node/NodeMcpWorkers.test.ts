@@ -252,6 +252,27 @@ describe("NodeMcpWorkers (stdio)", () => {
     )
   )
 
+  it.live("results are the server's raw objects: unknown fields kept, 1 MiB exact, stray stdout lines ignored", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--garbage-stdout"))
+        const result = yield* workers.callTool(id, "structured")
+        assert.deepStrictEqual(result.structuredContent, { a: 1, nested: { b: [1, null, ""] } })
+        assert.deepStrictEqual(result._meta, { "x-fixture": true })
+        assert.strictEqual((result as Record<string, unknown>).extraField, "kept")
+        for (const bytes of [0, 1, 65_535, 65_536, 1_048_576]) {
+          const big = yield* workers.callTool(id, "big", { bytes })
+          const content = big.content as Array<{ type: string; text: string }>
+          assert.strictEqual(content[0]!.text.length, bytes)
+        }
+        const tools = yield* workers.listTools(id)
+        assert.isTrue(tools.tools.some((tool) => tool.name === "echo"))
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+      })
+    )
+  )
+
   it.live("C5: closed, never-existing and malformed ids are all UnknownWorker", () =>
     withHost(
       Effect.gen(function* () {

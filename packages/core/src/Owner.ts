@@ -32,6 +32,11 @@ export interface OwnerTransport {
   readonly stop: (budgetMs: number) => Effect.Effect<CleanupSummary>
   /** Why the transport went away, when it did: exit code, signal, redacted stderr tail. */
   readonly exitInfo: () => { readonly exitCode?: number; readonly signal?: string; readonly stderrTail?: string }
+  /**
+   * The raw JSON-RPC response line of the request that was just answered, when the transport kept it: handed
+   * on as is, it spares serializing the parsed result again (and it is the server's result unchanged).
+   */
+  readonly takeResponseLine?: () => string | undefined
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
 }
@@ -126,7 +131,12 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
     // A cancelled request has already been answered by the host; its late outcome is dropped here.
     if (controller.signal.aborted) return
     if (Either.isRight(exit)) {
-      post({ _tag: "Success", requestId, result: JSON.stringify(exit.right) })
+      const line = owned?.takeResponseLine?.()
+      post(
+        line !== undefined
+          ? { _tag: "Success", requestId, result: line, envelope: true }
+          : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
+      )
       return
     }
     const error = exit.left

@@ -130,14 +130,16 @@ export const HostMessage = Schema.Union(RequestMessage, CancelMessage)
 export type HostMessage = typeof HostMessage.Type
 
 /**
- * Owner → host: the raw MCP result of a request, as JSON text.
+ * Owner → host: the MCP result of a request, as JSON text: the result itself, or (`envelope`) the server's
+ * whole JSON-RPC response line, whose `result` it is.
  *
  * @since 0.1.0
  * @category data plane
  */
 export const SuccessMessage = Schema.TaggedStruct("Success", {
   requestId: Schema.String,
-  result: Schema.String
+  result: Schema.String,
+  envelope: Schema.Boolean
 })
 
 /**

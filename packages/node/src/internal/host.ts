@@ -114,6 +114,11 @@ const invalidTimeout = (where: "config" | "arguments", message: string) =>
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
+const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown => {
+  const value = JsonValue.decodeUnsafe(message.result)
+  return message.envelope ? (value as { result?: unknown }).result : value
+}
+
 // The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
 // its start (≈ 100 ms for tsx). Every other flag of the host is kept.
 const loaderFlags = new Set(["--import", "--loader", "--experimental-loader", "--require", "-r"])
@@ -203,7 +208,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       const message = decoded.right
       switch (message._tag) {
         case "Success":
-          return settle(entry, message.requestId, Exit.succeed(JsonValue.decodeUnsafe(message.result)))
+          return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
         case "Failure":
           if (message.error._tag === "WorkerFailed") markFailed(entry, message.error.kind, message.error.message)
           return settle(entry, message.requestId, Exit.fail(message.error))

@@ -6,9 +6,9 @@ import type * as Owner from "@mcp-worker/core/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as ProcessJob from "../ProcessJob.js"
@@ -17,30 +17,56 @@ import * as ProcessStart from "./processStart.js"
 // Raw stderr kept for the tail: larger than the 2 KiB shown, so redaction never sees a secret cut in half.
 const stderrKeepBytes = 8 * 1024
 
+// A line longer than this is dropped and reported, as the SDK's own stdio transport does.
+const maxLineBytes = 10 * 1024 * 1024
+
 class ProcessTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: ((message: JSONRPCMessage) => void) | undefined
-  private readonly buffer = new ReadBuffer()
+  private pending: Array<Buffer> = []
+  private pendingBytes = 0
   private closed = false
+  // The JSON-RPC id of the request in flight, and the raw line that answered it.
+  private tracked: string | number | undefined
+  private answered: { readonly id: string | number; readonly line: string } | undefined
 
   constructor(private readonly job: ProcessJob.ProcessJob) {}
 
+  /**
+   * The raw response line of the request just answered, if it was the tracked one: the owner hands this text on
+   * instead of serializing the parsed result again.
+   */
+  takeResponseLine(): string | undefined {
+    const answered = this.answered
+    this.answered = undefined
+    return answered !== undefined && answered.id === this.tracked ? answered.line : undefined
+  }
+
   start(): Promise<void> {
     const { child } = this.job
+    // Lines are cut without re-concatenating the buffer on every chunk (a 1 MiB result arrives in ~16).
     child.stdout!.on("data", (chunk: Buffer) => {
-      this.buffer.append(chunk)
-      for (;;) {
-        let message: JSONRPCMessage | null
-        try {
-          message = this.buffer.readMessage()
-        } catch (error) {
-          // A stray non-JSON line is reported, not fatal (as the SDK's own transport does).
-          this.onerror?.(error as Error)
-          continue
+      let from = 0
+      let newline = chunk.indexOf(10)
+      while (newline !== -1) {
+        const piece = chunk.subarray(from, newline)
+        const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])
+        this.pending = []
+        this.pendingBytes = 0
+        this.onLine(line.toString("utf8"))
+        from = newline + 1
+        newline = chunk.indexOf(10, from)
+      }
+      if (from < chunk.length) {
+        this.pendingBytes += chunk.length - from
+        if (this.pendingBytes > maxLineBytes) {
+          this.pending = []
+          this.pendingBytes = 0
+          this.onerror?.(new Error(`a message from the server exceeded ${maxLineBytes} bytes`))
+        } else {
+          this.pending.push(chunk.subarray(from))
         }
-        if (message === null) break
-        this.onmessage?.(message)
       }
     })
     child.stdout!.on("error", (error) => this.onerror?.(error))
@@ -59,11 +85,33 @@ class ProcessTransport implements Transport {
     return Promise.resolve()
   }
 
+  private onLine(raw: string) {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+    let message: JSONRPCMessage
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line))
+    } catch (error) {
+      // A stray non-JSON line is reported, not fatal (as the SDK's own transport does).
+      this.onerror?.(error as Error)
+      return
+    }
+    if ("result" in message && message.id === this.tracked) this.answered = { id: message.id, line }
+    this.onmessage?.(message)
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       const stdin = this.job.child.stdin
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new Error("Not connected"))
+      }
+      if (
+        "method" in message &&
+        "id" in message &&
+        (message.method === "tools/call" || message.method === "tools/list")
+      ) {
+        this.tracked = message.id
+        this.answered = undefined
       }
       if (stdin.write(serializeMessage(message))) resolve()
       else stdin.once("drain", resolve)
@@ -78,7 +126,7 @@ class ProcessTransport implements Transport {
   private markClosed() {
     if (this.closed) return
     this.closed = true
-    this.buffer.clear()
+    this.pending = []
     this.onclose?.()
   }
 }
@@ -123,6 +171,7 @@ export const make = (
     return {
       transport,
       pid: job.pid,
+      takeResponseLine: () => transport.takeResponseLine(),
       stop: (budgetMs) =>
         job.stop({ budgetMs }).pipe(
           Effect.ensuring(
