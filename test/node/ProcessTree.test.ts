@@ -363,12 +363,12 @@ interface HostProgram {
 }
 
 /** Runs the host program in `mode`; released by SIGKILL (and a sweep of its tag) only if a test failed. */
-const hostProgram = (mode: "wait" | "exit", t: string) =>
+const hostProgram = (mode: "wait" | "exit", t: string, flags: ReadonlyArray<string> = []) =>
   Effect.acquireRelease(
     Effect.sync((): HostProgram => {
       const child = spawn(
         process.execPath,
-        ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), mode, t],
+        [...flags, "--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), mode, t],
         {
           cwd: root,
           stdio: ["ignore", "pipe", "pipe"]
@@ -435,7 +435,8 @@ describe("process tree when the host process exits", () => {
   it.scopedLive("process.exit(0) without finalizers: the exit hook SIGKILLs the group and the marked escapee", () =>
     Effect.gen(function* () {
       const t = tag()
-      const program = yield* hostProgram("exit", t)
+      // V8 flags and a loader on the host, which a worker thread refuses in an explicit list: opens must work.
+      const program = yield* hostProgram("exit", t, ["--expose-gc", "--max-old-space-size=512"])
       const exit = yield* Effect.promise(() => program.exited).pipe(Effect.timeout("10 seconds"))
       yield* Effect.promise(() => program.ready)
       assert.deepStrictEqual(exit, { code: 0, signal: null })

@@ -36,7 +36,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { types } from "node:util"
-import { MessageChannel, type MessagePort, Worker as NodeThread } from "node:worker_threads"
+import { MessageChannel, type MessagePort, Worker as NodeThread, type WorkerOptions } from "node:worker_threads"
 import * as ProcessJob from "../ProcessJob.js"
 import { traced } from "./traced.js"
 
@@ -60,6 +60,7 @@ interface Entry {
   state: WorkerState
   threadAlive: boolean
   closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
+  readonly threadFailure: Deferred.Deferred<never, OpenFailed>
   pending: Pending | undefined
   pid: number | null
   threadId: number | null
@@ -120,21 +121,33 @@ const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown =>
 }
 
 // The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
-// its start (≈ 100 ms for tsx). Every other flag of the host is kept.
-const loaderFlags = new Set(["--import", "--loader", "--experimental-loader", "--require", "-r"])
-const ownerExecArgv = (): Array<string> => {
-  const kept: Array<string> = []
+// its start (≈ 100 ms for tsx). Without them the host's flags are simply inherited (`undefined`: Node then
+// drops what a worker cannot take, such as V8 flags, which an explicit list would be refused for).
+const loaderFlags = ["--import", "--loader", "--experimental-loader", "--require", "-r"]
+const isLoaderFlag = (arg: string) => loaderFlags.some((flag) => arg === flag || arg.startsWith(`${flag}=`))
+const ownerExecArgv = (): Array<string> | undefined => {
   const argv = process.execArgv
+  if (!argv.some(isLoaderFlag)) return undefined
+  const kept: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
-    if (loaderFlags.has(arg)) {
-      i++
+    if (isLoaderFlag(arg)) {
+      if (!arg.includes("=")) i++
       continue
     }
-    if ([...loaderFlags].some((flag) => arg.startsWith(`${flag}=`))) continue
     kept.push(arg)
   }
   return kept
+}
+
+const startThread = (options: WorkerOptions): NodeThread => {
+  try {
+    return new NodeThread(ownerEntry, { ...options, execArgv: ownerExecArgv() })
+  } catch (error) {
+    // A flag of the host that a worker refuses (V8 flags in an explicit list): start with none.
+    if ((error as { code?: unknown }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error
+    return new NodeThread(ownerEntry, { ...options, execArgv: [] })
+  }
 }
 
 /**
@@ -221,9 +234,16 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     }
 
     // The owner thread died on its own: the worker is failed, and the host itself ends its process tree (C20).
-    const onThreadExit = (entry: Entry) => () => {
+    const onThreadExit = (entry: Entry) => (code: number) => {
       entry.threadAlive = false
-      if (entry.closing !== undefined || entry.state === "opening") return
+      if (entry.state === "opening") {
+        Deferred.unsafeDone(
+          entry.threadFailure,
+          Exit.fail(new OpenFailed({ stage: "thread", message: `the owner thread exited during open (code ${code})` }))
+        )
+        return
+      }
+      if (entry.closing !== undefined) return
       markFailed(entry, "thread", "the owner thread exited")
       if (entry.pending !== undefined) {
         settle(
@@ -253,13 +273,28 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       return () => {
         if (spawned) throw new Error("owner threads are never respawned")
         spawned = true
-        const thread = new NodeThread(ownerEntry, {
-          // The config rides along so the thread's entry can start the server before it loads the client.
-          workerData: { port, marker: entry.marker, config },
-          transferList: [port],
-          name: `mcp-worker owner ${entry.workerId}`,
-          execArgv: ownerExecArgv()
-        })
+        let thread: NodeThread
+        try {
+          thread = startThread({
+            // The config rides along so the thread's entry can start the server before it loads the client.
+            workerData: { port, marker: entry.marker, config },
+            transferList: [port],
+            name: `mcp-worker owner ${entry.workerId}`
+          })
+        } catch (error) {
+          // The platform Worker would retry a failed spawn every second: the open fails now instead.
+          const code = (error as { code?: unknown }).code
+          Deferred.unsafeDone(
+            entry.threadFailure,
+            Exit.fail(
+              new OpenFailed({
+                stage: "thread",
+                message: `the owner thread could not start${typeof code === "string" ? ` (${code})` : ""}`
+              })
+            )
+          )
+          throw error
+        }
         entry.thread = thread
         entry.threadId = thread.threadId
         entry.threadAlive = true
@@ -299,6 +334,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           state: "opening",
           threadAlive: false,
           closing: undefined,
+          threadFailure: Deferred.unsafeMake<never, OpenFailed>(FiberId.none),
           pending: undefined,
           pid: null,
           threadId: null,
@@ -346,6 +382,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
             ParseError: () =>
               Effect.fail(new OpenFailed({ stage: "thread", message: "the owner sent a malformed reply" }))
           }),
+          // A thread that cannot start or dies while opening ends the open at once.
+          Effect.raceFirst(Deferred.await(entry.threadFailure)),
           // The owner bounds initialize itself and reports why; this outer bound only catches a stuck thread.
           Effect.timeoutFail({
             duration: budgetMs + 1_000,
