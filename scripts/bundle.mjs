@@ -42,6 +42,18 @@ const common = {
   ]
 }
 
+// The SDK client's static import of its Ajv provider, swapped for a shim that loads it on first use.
+const lazyAjv = {
+  name: "mcp-worker-lazy-ajv",
+  setup(build) {
+    build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, (args) =>
+      args.importer.includes(`${path.sep}client${path.sep}`) && args.kind === "import-statement"
+        ? { path: path.join(root, "scripts/shims/lazyAjvProvider.mjs") }
+        : undefined
+    )
+  }
+}
+
 /**
  * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
  * packages/node/owner/owner.mjs, the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
@@ -62,6 +74,7 @@ export const bundleOwner = async () => {
       ...common,
       format: "cjs",
       banner: {},
+      plugins: [...common.plugins, lazyAjv],
       entryPoints: [path.join(root, "packages/node/src/internal/ownerRuntime.ts")],
       outfile: runtime,
       minify: true

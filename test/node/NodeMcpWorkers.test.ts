@@ -273,6 +273,22 @@ describe("NodeMcpWorkers (stdio)", () => {
     )
   )
 
+  it.live("a tool's declared output schema is enforced once tools were listed: a breach is a ServerError", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const tools = yield* workers.listTools(id)
+        assert.isDefined(tools.tools.find((tool) => tool.name === "typed")?.outputSchema)
+        assert.deepStrictEqual((yield* workers.callTool(id, "typed")).structuredContent, { count: 0 })
+        const error = yield* Effect.flip(workers.callTool(id, "typed", { bad: true }))
+        assert.strictEqual(error._tag, "ServerError")
+        if (error._tag === "ServerError") assert.include(error.message, "output schema")
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+      })
+    )
+  )
+
   it.live("C5: closed, never-existing and malformed ids are all UnknownWorker", () =>
     withHost(
       Effect.gen(function* () {
