@@ -9,6 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
 import type { Worker } from "node:worker_threads"
 import { statefulConfig } from "../fixtures/servers.js"
 import { activePorts, eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
@@ -245,6 +246,15 @@ describe("NodeMcpWorkers (stdio)", () => {
         const bad = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }, { timeout: "soon" as never }))
         assert.strictEqual(bad._tag, "InvalidInput")
         if (bad._tag === "InvalidInput") assert.strictEqual(bad.path, "options.timeout")
+        for (const timeout of [-5, Number.NaN]) {
+          const refused = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }, { timeout }))
+          assert.strictEqual(refused._tag, "InvalidInput")
+        }
+        const calls = (yield* workers.callTool(id, "calls")).structuredContent as { calls: Array<{ name: string }> }
+        assert.isFalse(
+          calls.calls.some((call) => call.name === "echo"),
+          "a refused timeout sends nothing"
+        )
         const badOpen = yield* Effect.flip(workers.open(statefulConfig(), { timeout: "soon" as never }))
         assert.strictEqual(badOpen._tag, "InvalidInput")
         assert.isFalse((yield* workers.status(id)).busy)
@@ -273,20 +283,73 @@ describe("NodeMcpWorkers (stdio)", () => {
     )
   )
 
-  it.live("a tool's declared output schema is enforced once tools were listed: a breach is a ServerError", () =>
+  it.live(
+    "C25: tool descriptions are not interpreted: a result that breaks its declared output schema is returned",
+    () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          const tools = yield* workers.listTools(id)
+          assert.isDefined(tools.tools.find((tool) => tool.name === "typed")?.outputSchema)
+          assert.deepStrictEqual((yield* workers.callTool(id, "typed")).structuredContent, { count: 0 })
+          // Unchanged, before and after the tools were listed: whether a result is returned never depends on a
+          // description the client happened to cache.
+          const breach = yield* workers.callTool(id, "typed", { bad: true })
+          assert.deepStrictEqual(breach.structuredContent, { count: "not a number" })
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+        })
+      )
+  )
+
+  it.live("C8: of many calls started at once, exactly one is sent and the rest are refused unsent", () =>
     withHost(
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const tools = yield* workers.listTools(id)
-        assert.isDefined(tools.tools.find((tool) => tool.name === "typed")?.outputSchema)
-        assert.deepStrictEqual((yield* workers.callTool(id, "typed")).structuredContent, { count: 0 })
-        const error = yield* Effect.flip(workers.callTool(id, "typed", { bad: true }))
-        assert.strictEqual(error._tag, "ServerError")
-        if (error._tag === "ServerError") assert.include(error.message, "output schema")
-        assert.strictEqual((yield* workers.status(id)).state, "ready")
+        const results = yield* Effect.all(
+          Array.from({ length: 40 }, (_, i) =>
+            Effect.either(workers.callTool(id, "sleep", { ms: 100, token: `r${i}` }))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const sent = results.filter((result) => result._tag === "Right")
+        const refused = results.filter((result) => result._tag === "Left" && result.left._tag === "WorkerBusy")
+        assert.strictEqual(sent.length, 1)
+        assert.strictEqual(refused.length, 39)
+        const calls = (yield* workers.callTool(id, "calls")).structuredContent as { calls: Array<{ name: string }> }
+        assert.strictEqual(calls.calls.filter((call) => call.name === "sleep").length, 1)
       })
     )
+  )
+
+  it.live("a host whose own entry is read with --input-type=module still opens workers", () =>
+    Effect.promise(async () => {
+      const script = `
+        import * as Effect from "effect/Effect"
+        const { McpWorkers } = await import(${JSON.stringify(new URL("../../packages/core/src/McpWorkers.ts", import.meta.url).pathname)})
+        const { NodeMcpWorkers } = await import(${JSON.stringify(new URL("../../packages/node/src/index.ts", import.meta.url).pathname)})
+        const config = ${JSON.stringify(statefulConfig())}
+        const count = await Effect.runPromise(Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(config)
+          const result = yield* workers.callTool(id, "inc")
+          yield* workers.close(id)
+          return result.structuredContent.count
+        }).pipe(Effect.provide(NodeMcpWorkers.layer)))
+        console.log("COUNT " + count)
+      `
+      const output = await new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          process.execPath,
+          ["--import", "tsx", "--input-type=module"],
+          { cwd: new URL("../..", import.meta.url).pathname, timeout: 30_000 },
+          (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout))
+        )
+        child.stdin!.end(script)
+      })
+      assert.include(output, "COUNT 1")
+    })
   )
 
   it.live("C5: closed, never-existing and malformed ids are all UnknownWorker", () =>

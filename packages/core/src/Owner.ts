@@ -7,7 +7,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -171,8 +171,19 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
         })
       )
     }
-    // Anything else means the connection itself broke while the request was out.
-    fail("transport", Redact.redact(errorText(error), secrets))
+    if (phase === "ready") {
+      // The connection is still up: the request failed in the client, not the connection (C15 is for a
+      // connection that is gone, which the transport reports by closing).
+      return postFailure(
+        requestId,
+        new ServerError({
+          workerId,
+          requestId,
+          code: ErrorCode.InternalError,
+          message: `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
+        })
+      )
+    }
     postFailure(
       requestId,
       new WorkerFailed({
@@ -204,10 +215,15 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       signal: controller.signal,
       timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimerMs)
     }
-    const promise =
-      message.method === "tools/call"
-        ? client.callTool(params, undefined, requestOptions)
-        : client.listTools(params, requestOptions)
+    // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
+    // schemas it validates results against, task requirements it refuses calls for), and descriptions and
+    // results are untrusted data the library does not interpret (C25). Results come back as the server sent
+    // them; the schema applied is the protocol's own.
+    const promise = client.request(
+      { method: message.method, params },
+      message.method === "tools/call" ? CallToolResultSchema : ListToolsResultSchema,
+      requestOptions
+    )
     promise.then(
       (result) => onSettled(requestId, controller, Either.right(result)),
       (error) => onSettled(requestId, controller, Either.left(error))

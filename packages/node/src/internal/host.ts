@@ -103,6 +103,8 @@ const maxTimerMs = 2_147_483_647
  */
 const budgetOf = (input: Duration.DurationInput | undefined): Either.Either<number | undefined, string> => {
   if (input === undefined) return Either.right(undefined)
+  // Duration decodes a negative or NaN number as zero: refuse those before they become "no time at all".
+  if (typeof input === "number" && !(input >= 0)) return Either.left("the timeout must be a non-negative duration")
   const decoded = Duration.decodeUnknown(input)
   if (Option.isNone(decoded)) return Either.left("the timeout is not a duration")
   const ms = Duration.toMillis(decoded.value)
@@ -123,7 +125,16 @@ const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown =>
 // The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
 // its start (≈ 100 ms for tsx). Without them the host's flags are simply inherited (`undefined`: Node then
 // drops what a worker cannot take, such as V8 flags, which an explicit list would be refused for).
-const loaderFlags = ["--import", "--loader", "--experimental-loader", "--require", "-r"]
+const loaderFlags = [
+  "--import",
+  "--loader",
+  "--experimental-loader",
+  "--require",
+  "-r",
+  // How the host's own entry is read, never the owner's (a module given as `--input-type=module` on stdin).
+  "--input-type",
+  "--experimental-default-type"
+]
 const isLoaderFlag = (arg: string) => loaderFlags.some((flag) => arg === flag || arg.startsWith(`${flag}=`))
 const ownerExecArgv = (): Array<string> | undefined => {
   const argv = process.execArgv
@@ -400,7 +411,13 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
               yield* teardown(entry)
               // Nothing of a failed attempt is left (C4): end whatever the server started, even if the owner
               // could not.
-              if (!entry.http) yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+              if (entry.http) return
+              const left = yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+              if (left.activeProcesses > 0) {
+                yield* Effect.logError("processes of a failed open are still alive").pipe(
+                  Effect.annotateLogs({ workerId: entry.workerId, activeProcesses: left.activeProcesses })
+                )
+              }
             })
           )
         )
@@ -427,6 +444,23 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           : openWire(config, options)
       })
 
+    // Refused before anything is sent: the id is unknown, a request is in flight, or the connection is gone.
+    const refusal = (id: string, entry: Entry | undefined): RequestError | undefined => {
+      if (entry === undefined) return new UnknownWorker({ workerId: id })
+      if (entry.pending !== undefined) {
+        return new WorkerBusy({ workerId: entry.workerId, requestId: entry.pending.requestId, delivery: "not_sent" })
+      }
+      if (entry.state !== "ready" || entry.closing !== undefined) {
+        return new WorkerFailed({
+          workerId: entry.workerId,
+          kind: entry.closing !== undefined ? "closing" : (entry.lastFailure?.kind ?? "transport"),
+          message: entry.closing !== undefined ? "the worker is closing" : (entry.lastFailure?.message ?? "failed"),
+          delivery: "not_sent"
+        })
+      }
+      return undefined
+    }
+
     const request = (
       id: string,
       method: OwnerProtocol.Method,
@@ -435,28 +469,16 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       started: number
     ): Effect.Effect<unknown, RequestError> =>
       Effect.suspend(() => {
-        const entry = entries.get(id)
-        if (entry === undefined) return Effect.fail(new UnknownWorker({ workerId: id }))
-        if (entry.pending !== undefined) {
-          return Effect.fail(
-            new WorkerBusy({ workerId: entry.workerId, requestId: entry.pending.requestId, delivery: "not_sent" })
-          )
-        }
-        if (entry.state !== "ready" || entry.closing !== undefined) {
-          return Effect.fail(
-            new WorkerFailed({
-              workerId: entry.workerId,
-              kind: entry.closing !== undefined ? "closing" : (entry.lastFailure?.kind ?? "transport"),
-              message: entry.closing !== undefined ? "the worker is closing" : (entry.lastFailure?.message ?? "failed"),
-              delivery: "not_sent"
-            })
-          )
-        }
         const budget = budgetOf(timeout)
         if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
-        const budgetMs = budget.right ?? entry.defaultTimeoutMs
-        const requestId = WorkerId.makeRequestId()
+        // The busy check and taking the slot happen in one synchronous step (the register callback): a fiber
+        // may yield between any two Effect steps, and two requests must never both pass the check (C8).
         return Effect.async<unknown, RequestError>((resume) => {
+          const entry = entries.get(id)
+          const refused = refusal(id, entry)
+          if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
+          const budgetMs = budget.right ?? entry.defaultTimeoutMs
+          const requestId = WorkerId.makeRequestId()
           let timer: ReturnType<typeof setTimeout> | undefined
           const cancel = (reason: "timeout" | "interrupted") => {
             if (entry.pending?.requestId !== requestId) return
@@ -563,13 +585,18 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         let summary: CleanupSummary | undefined
         if (entry.threadAlive && entry.control !== undefined) {
           const control = entry.control
+          // `close` runs uninterruptibly (a caller's interruption must not stop a cleanup half way), so each
+          // bounded step is made interruptible again for its own timeout to take effect.
           summary = yield* control
             .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left() * 0.8) }))
-            .pipe(Effect.timeout(left()), Effect.option, Effect.map(Option.getOrUndefined))
+            .pipe(Effect.interruptible, Effect.timeout(left()), Effect.option, Effect.map(Option.getOrUndefined))
         }
-        // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone.
+        // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone (the polite
+        // path then finishes in the background).
         const thread = entry.thread
         yield* teardown(entry).pipe(
+          Effect.disconnect,
+          Effect.interruptible,
           Effect.timeout(left()),
           Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
         )

@@ -326,7 +326,7 @@ class HttpClientTransport implements Transport {
     this.dead = true
     this.markClosed()
     // After the SDK's own handler returned: the event source arms its reconnect timer after reporting.
-    queueMicrotask(() => void inner.close())
+    queueMicrotask(() => void inner.close().catch(() => {}))
   }
 
   private markClosed(): void {

@@ -36,6 +36,8 @@ const earlyStart = (): ProcessStart.StartedProcess | undefined => {
 }
 
 const early = earlyStart()
+// The host learns the process at once: even if this thread dies before its runtime is up, the tree can be ended.
+if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
 const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(
   fileURLToPath(new URL("./owner-runtime.cjs", import.meta.url))
 )

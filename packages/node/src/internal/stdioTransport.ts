@@ -17,6 +17,9 @@ import * as ProcessStart from "./processStart.js"
 // Raw stderr kept for the tail: larger than the 2 KiB shown, so redaction never sees a secret cut in half.
 const stderrKeepBytes = 8 * 1024
 
+/** A send to a server whose stdin is gone: the connection is dead. */
+class TransportClosed extends Error {}
+
 // A line longer than this is dropped and reported, as the SDK's own stdio transport does.
 const maxLineBytes = 10 * 1024 * 1024
 
@@ -103,7 +106,7 @@ class ProcessTransport implements Transport {
     return new Promise((resolve, reject) => {
       const stdin = this.job.child.stdin
       if (this.closed || stdin === null || stdin.destroyed) {
-        return reject(new Error("Not connected"))
+        return reject(new TransportClosed("the server's stdin is closed"))
       }
       if (
         "method" in message &&
@@ -113,8 +116,18 @@ class ProcessTransport implements Transport {
         this.tracked = message.id
         this.answered = undefined
       }
-      if (stdin.write(serializeMessage(message))) resolve()
-      else stdin.once("drain", resolve)
+      if (stdin.write(serializeMessage(message))) return resolve()
+      // Wait for the pipe to drain, or for the server to go away (then the send failed).
+      const settle = (error?: Error) => {
+        stdin.off("drain", onDrain)
+        stdin.off("close", onClose)
+        if (error === undefined) resolve()
+        else reject(error)
+      }
+      const onDrain = () => settle()
+      const onClose = () => settle(new TransportClosed("the server's stdin closed"))
+      stdin.once("drain", onDrain)
+      stdin.once("close", onClose)
     })
   }
 
@@ -172,6 +185,7 @@ export const make = (
       transport,
       pid: job.pid,
       takeResponseLine: () => transport.takeResponseLine(),
+      classify: (error) => (error instanceof TransportClosed ? "transport" : undefined),
       stop: (budgetMs) =>
         job.stop({ budgetMs }).pipe(
           Effect.ensuring(
