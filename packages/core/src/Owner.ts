@@ -77,7 +77,6 @@ const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
-const maxTimerMs = 2_147_483_647
 
 const openFailureStopMs = 2_000
 
@@ -213,7 +212,7 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
     const params = JSON.parse(message.params)
     const requestOptions = {
       signal: controller.signal,
-      timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimerMs)
+      timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs)
     }
     // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
     // schemas it validates results against, task requirements it refuses calls for), and descriptions and
@@ -275,7 +274,7 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       client = c
       const started = Date.now()
       yield* Effect.tryPromise({
-        try: () => c.connect(transport, { timeout: Math.min(request.timeoutMs, maxTimerMs) }),
+        try: () => c.connect(transport, { timeout: Math.min(request.timeoutMs, ServerConfig.maxTimeoutMs) }),
         catch: (error) => {
           const info = owned!.exitInfo()
           const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout

@@ -34,14 +34,12 @@ import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as fs from "node:fs"
 import { types } from "node:util"
-import { MessageChannel, type MessagePort, Worker as NodeThread, type WorkerOptions } from "node:worker_threads"
+import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import * as ProcessJob from "../ProcessJob.js"
+import { budgetOf, invalidTimeout } from "./budget.js"
+import * as OwnerThread from "./ownerThread.js"
 import { traced } from "./traced.js"
-
-/** Where the bundled owner entry lives, from `src/internal` and from `dist/internal` alike. */
-const ownerEntry = new URL("../../owner/owner.mjs", import.meta.url)
 
 interface Pending {
   readonly requestId: string
@@ -94,71 +92,11 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
 }
 
-const maxTimerMs = 2_147_483_647
-
-/**
- * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold
- * (`Duration.infinity` included) are clamped to the longest timer; anything that is not a duration, or is
- * negative, is refused.
- */
-const budgetOf = (input: Duration.DurationInput | undefined): Either.Either<number | undefined, string> => {
-  if (input === undefined) return Either.right(undefined)
-  // Duration decodes a negative or NaN number as zero: refuse those before they become "no time at all".
-  if (typeof input === "number" && !(input >= 0)) return Either.left("the timeout must be a non-negative duration")
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left("the timeout is not a duration")
-  const ms = Duration.toMillis(decoded.value)
-  if (Number.isNaN(ms) || ms < 0) return Either.left("the timeout must be a non-negative duration")
-  return Either.right(Math.min(ms, maxTimerMs))
-}
-
-const invalidTimeout = (where: "config" | "arguments", message: string) =>
-  new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
-
 const isProxy = (u: unknown) => types.isProxy(u)
 
 const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown => {
   const value = JsonValue.decodeUnsafe(message.result)
   return message.envelope ? (value as { result?: unknown }).result : value
-}
-
-// The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
-// its start (≈ 100 ms for tsx). Without them the host's flags are simply inherited (`undefined`: Node then
-// drops what a worker cannot take, such as V8 flags, which an explicit list would be refused for).
-const loaderFlags = [
-  "--import",
-  "--loader",
-  "--experimental-loader",
-  "--require",
-  "-r",
-  // How the host's own entry is read, never the owner's (a module given as `--input-type=module` on stdin).
-  "--input-type",
-  "--experimental-default-type"
-]
-const isLoaderFlag = (arg: string) => loaderFlags.some((flag) => arg === flag || arg.startsWith(`${flag}=`))
-const ownerExecArgv = (): Array<string> | undefined => {
-  const argv = process.execArgv
-  if (!argv.some(isLoaderFlag)) return undefined
-  const kept: Array<string> = []
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (isLoaderFlag(arg)) {
-      if (!arg.includes("=")) i++
-      continue
-    }
-    kept.push(arg)
-  }
-  return kept
-}
-
-const startThread = (options: WorkerOptions): NodeThread => {
-  try {
-    return new NodeThread(ownerEntry, { ...options, execArgv: ownerExecArgv() })
-  } catch (error) {
-    // A flag of the host that a worker refuses (V8 flags in an explicit list): start with none.
-    if ((error as { code?: unknown }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error
-    return new NodeThread(ownerEntry, { ...options, execArgv: [] })
-  }
 }
 
 /**
@@ -286,7 +224,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         spawned = true
         let thread: NodeThread
         try {
-          thread = startThread({
+          thread = OwnerThread.start({
             // The config rides along so the thread's entry can start the server before it loads the client.
             workerData: { port, marker: entry.marker, config },
             transferList: [port],
@@ -325,7 +263,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         const started = Date.now()
         const budgetMs =
           (yield* Effect.orDie(budgetOf(options?.timeout))) ?? config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs
-        if (!fs.existsSync(ownerEntry)) {
+        if (!OwnerThread.bundleExists()) {
           return yield* new OpenFailed({
             stage: "thread",
             message: "the owner thread bundle is missing; run `npm run build` in the mcp-worker checkout"
