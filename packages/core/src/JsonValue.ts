@@ -14,18 +14,24 @@ import * as Either from "effect/Either"
 import { InvalidInput } from "./McpWorkerError.js"
 
 /**
+ * JSON plain data: what configs and call arguments may hold.
+ *
  * @since 0.1.0
  * @category models
  */
 export type JsonValue = null | boolean | number | string | JsonArray | JsonObject
 
 /**
+ * A dense array of JSON plain data.
+ *
  * @since 0.1.0
  * @category models
  */
 export type JsonArray = ReadonlyArray<JsonValue>
 
 /**
+ * A plain object of JSON plain data.
+ *
  * @since 0.1.0
  * @category models
  */

@@ -23,6 +23,8 @@ export const CleanupSummary = Schema.Struct({
 })
 
 /**
+ * What `close` found when it ended the connection.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -88,6 +90,8 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
 export const FailureKind = Schema.Literal("transport", "protocol", "thread", "closing", "session_expired")
 
 /**
+ * Why a connection is dead.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -219,6 +223,8 @@ export type RequestError =
   UnknownWorker | WorkerBusy | WorkerFailed | DeliveryUnknown | ServerError | InvalidInput | HostUnavailable
 
 /**
+ * The schema of every failure a request can end with.
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -254,6 +260,8 @@ export const McpWorkerError = Schema.Union(
 )
 
 /**
+ * Any tagged error of mcp-worker.
+ *
  * @since 0.1.0
  * @category models
  */

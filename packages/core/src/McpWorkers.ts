@@ -23,6 +23,8 @@ import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
 /**
+ * Options of `listTools` and `callTool`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -32,6 +34,8 @@ export interface RequestOptions {
 }
 
 /**
+ * Options of `open`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -41,6 +45,8 @@ export interface OpenOptions {
 }
 
 /**
+ * Options of `close`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -50,12 +56,16 @@ export interface CloseOptions {
 }
 
 /**
+ * The raw MCP result types, as the SDK declares them.
+ *
  * @since 0.1.0
  * @category models
  */
 export type { CallToolResult, ListToolsResult }
 
 /**
+ * The six operations, each by worker id, each with its typed failures.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -86,6 +96,8 @@ export interface McpWorkersService {
 }
 
 /**
+ * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.
+ *
  * @since 0.1.0
  * @category tags
  */

@@ -63,6 +63,8 @@ export interface OwnerPort {
 }
 
 /**
+ * The owner of one connection: the control-plane handlers and the data-plane message handler.
+ *
  * @since 0.1.0
  * @category models
  */

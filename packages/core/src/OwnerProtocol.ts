@@ -34,6 +34,8 @@ export const OpenInfo = Schema.Struct({
 })
 
 /**
+ * What an owner reports once its connection is initialized.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -69,24 +71,32 @@ export class Close extends Schema.TaggedRequest<Close>()("Close", {
 }) {}
 
 /**
+ * Every control-plane request an owner thread serves.
+ *
  * @since 0.1.0
  * @category control plane
  */
 export const ControlRequest = Schema.Union(Open, Close)
 
 /**
+ * A control-plane request.
+ *
  * @since 0.1.0
  * @category control plane
  */
 export type ControlRequest = typeof ControlRequest.Type
 
 /**
+ * The MCP methods a data-plane request may carry.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export const Method = Schema.Literal("tools/list", "tools/call")
 
 /**
+ * An MCP method a data-plane request may carry.
+ *
  * @since 0.1.0
  * @category data plane
  */
@@ -118,12 +128,16 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
 })
 
 /**
+ * Every data-plane message from the host to an owner.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export const HostMessage = Schema.Union(RequestMessage, CancelMessage)
 
 /**
+ * A data-plane message from the host to an owner.
+ *
  * @since 0.1.0
  * @category data plane
  */
@@ -174,36 +188,48 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
 })
 
 /**
+ * Every data-plane message from an owner to the host.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export const OwnerMessage = Schema.Union(SuccessMessage, FailureMessage, SpawnedMessage, FailedMessage)
 
 /**
+ * A data-plane message from an owner to the host.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export type OwnerMessage = typeof OwnerMessage.Type
 
 /**
+ * A data-plane message from an owner to the host, as it crosses the port.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
 
 /**
+ * Validates a message that arrived at an owner.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export const decodeHostMessage = Schema.decodeUnknownEither(HostMessage)
 
 /**
+ * Validates a message that arrived at the host.
+ *
  * @since 0.1.0
  * @category data plane
  */
 export const decodeOwnerMessage = Schema.decodeUnknownEither(OwnerMessage)
 
 /**
+ * Encodes a message for the host (tagged errors become plain data).
+ *
  * @since 0.1.0
  * @category data plane
  */

@@ -14,6 +14,8 @@ import * as JsonValue from "./JsonValue.js"
 import { InvalidInput } from "./McpWorkerError.js"
 
 /**
+ * The HTTP transports a config may name.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -144,6 +146,8 @@ export interface McpServersInput {
 export type ServerConfigInput = StdioConfigInput | HttpConfigInput | McpServersInput
 
 /**
+ * Options of `normalize`.
+ *
  * @since 0.1.0
  * @category models
  */

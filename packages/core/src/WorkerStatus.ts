@@ -7,18 +7,24 @@ import * as Schema from "effect/Schema"
 import { CleanupSummary, FailureKind } from "./McpWorkerError.js"
 
 /**
+ * The states of a worker: `opening → ready`, `ready → failed`, any → `closed`.
+ *
  * @since 0.1.0
  * @category models
  */
 export const WorkerState = Schema.Literal("opening", "ready", "failed", "closed")
 
 /**
+ * A state of a worker.
+ *
  * @since 0.1.0
  * @category models
  */
 export type WorkerState = typeof WorkerState.Type
 
 /**
+ * The schema of a worker status.
+ *
  * @since 0.1.0
  * @category schemas
  */
@@ -36,6 +42,8 @@ export const WorkerStatus = Schema.Struct({
 })
 
 /**
+ * The status of one worker, safe to print.
+ *
  * @since 0.1.0
  * @category models
  */
