@@ -246,7 +246,7 @@ describe("NodeMcpWorkers (stdio)", () => {
         const bad = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }, { timeout: "soon" as never }))
         assert.strictEqual(bad._tag, "InvalidInput")
         if (bad._tag === "InvalidInput") assert.strictEqual(bad.path, "options.timeout")
-        for (const timeout of [-5, Number.NaN]) {
+        for (const timeout of [-5, Number.NaN, "-5 millis" as Duration.DurationInput]) {
           const refused = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }, { timeout }))
           assert.strictEqual(refused._tag, "InvalidInput")
         }

@@ -20,8 +20,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { getEventListeners } from "node:events"
+import { BroadcastChannel } from "node:worker_threads"
 import * as Host from "../../packages/node/src/internal/host.js"
 import * as HostServer from "../../packages/node/src/internal/hostServer.js"
+import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { processesWithEnv, tag } from "./helpers.js"
 
@@ -154,7 +156,7 @@ describe("makePromiseClient", () => {
       assert.deepInclude(badArgs, { where: "arguments", path: "args.token", delivery: "not_sent" })
       const badTimeout = await rejection(mcp.callTool(id, "echo", { token: "x" }, { timeout: "soon" }))
       assert.instanceOf(badTimeout, InvalidInput)
-      assert.strictEqual(badTimeout.path, "timeout")
+      assert.strictEqual(badTimeout.path, "options.timeout")
 
       const stale = await rejection(mcp.cancel(id, "req_stale"))
       assert.instanceOf(stale, RequestNotPending)
@@ -232,6 +234,108 @@ describe("makePromiseClient", () => {
       const refused = await rejection(mcp.callTool(id, "echo", { token: "never" }, { signal: before.signal }))
       assert.strictEqual(refused, before.signal.reason)
       assert.deepStrictEqual((await serverSide(mcp, id, "never")).ids, [])
+    })
+  )
+
+  it.live("C11: a signal aborted right after the call, before the request left this thread, sends nothing", () =>
+    withClient(async (mcp) => {
+      const id = await mcp.open(statefulConfig())
+      for (const operation of ["callTool", "listTools"] as const) {
+        // A fresh client builds its runtime on its first call: the request leaves this thread only a moment later.
+        const fresh = makePromiseClient()
+        try {
+          const controller = new AbortController()
+          const { signal } = controller
+          const call =
+            operation === "callTool"
+              ? fresh.callTool(id, "sleep", { ms: 2_000, token: "abort-at-once" }, { signal })
+              : fresh.listTools(id, { signal })
+          controller.abort(new Error("stopped at once"))
+          const started = Date.now()
+          assert.strictEqual(await rejection(call), signal.reason, operation)
+          assert.isBelow(Date.now() - started, 200)
+          assert.lengthOf(getEventListeners(signal, "abort"), 0)
+        } finally {
+          await fresh.dispose()
+        }
+      }
+      assert.isFalse((await mcp.status(id)).busy)
+      assert.deepStrictEqual((await serverSide(mcp, id, "abort-at-once")).ids, [])
+    })
+  )
+
+  it.live(
+    "C9: timeouts that are not non-negative durations are InvalidInput; longer ones than a timer holds are clamped",
+    () =>
+      withClient(async (mcp) => {
+        const id = await mcp.open(statefulConfig())
+        // Duration reads NaN, negative numbers and negative durations as zero: they must not become "no time at all".
+        for (const timeout of [Number.NaN, -5, -0.5, "soon", "-5 millis", [-1, 0], {}]) {
+          const label = JSON.stringify(timeout)
+          for (const request of [
+            () => mcp.callTool(id, "echo", { token: "bad-timeout" }, { timeout: timeout as any }),
+            () => mcp.listTools(id, { timeout: timeout as any })
+          ]) {
+            const error = await rejection(request())
+            assert.instanceOf(error, InvalidInput, label)
+            assert.deepInclude(error, { where: "arguments", path: "options.timeout", delivery: "not_sent" }, label)
+          }
+          const open = await rejection(mcp.open(statefulConfig(), { timeout: timeout as any }))
+          assert.instanceOf(open, InvalidInput, label)
+          assert.deepInclude(open, { where: "config", path: "options.timeout" }, label)
+        }
+        assert.deepStrictEqual((await serverSide(mcp, id, "bad-timeout")).ids, [])
+        for (const timeout of [Number.POSITIVE_INFINITY, 2 ** 40, "30 days"]) {
+          const result = await mcp.callTool(id, "echo", { token: "long-budget" }, { timeout: timeout as any })
+          assert.strictEqual(structured(result).token, "long-budget", String(timeout))
+        }
+      })
+  )
+
+  it.live("C9: a host that acknowledges but never answers cannot hold a caller past the call's budget", () =>
+    Effect.promise(async () => {
+      // A stand-in host: it confirms every message that asks for it and answers nothing.
+      const seen: Array<any> = []
+      const replies: Array<BroadcastChannel> = []
+      const host = new BroadcastChannel(Protocol.hostChannel)
+      host.onmessage = (event: MessageEvent) => {
+        const message = event.data
+        seen.push({ ...message, at: Date.now() })
+        if (message._tag === "Ping" || message.ack === true) {
+          const channel = new BroadcastChannel(message.from)
+          replies.push(channel)
+          channel.postMessage({ _tag: "Ack", hostId: "silent" })
+        }
+      }
+      const mcp = makePromiseClient()
+      try {
+        const workerId = "mcpw_AAAAAAAAAAAAAAAAAAAAAA"
+        const started = Date.now()
+        const error = await rejection(
+          Promise.race([
+            mcp.callTool(workerId, "sleep", { ms: 10_000 }, { timeout: 300 }),
+            new Promise((resolve) => setTimeout(resolve, 3_000, "still waiting after 3 s"))
+          ])
+        )
+        const ms = Date.now() - started
+        assert.instanceOf(error, DeliveryUnknown)
+        assert.deepInclude(error, { workerId, reason: "timeout", delivery: "unknown" })
+        assert.isAtLeast(ms, 300)
+        assert.isBelow(ms, 1000)
+        const request = seen.find((message) => message._tag === "Request")
+        // The request carried its absolute deadline, and the caller told the host it stopped waiting.
+        assert.approximately(request.operation.deadline, started + 300, 50)
+        const interrupts = () => seen.filter((message) => message._tag === "Interrupt")
+        for (let i = 0; i < 50 && interrupts().length === 0; i++) await new Promise((r) => setTimeout(r, 10))
+        assert.deepStrictEqual(
+          interrupts().map((message) => [message.callId, message.reply]),
+          [[request.callId, false]]
+        )
+      } finally {
+        await mcp.dispose()
+        host.close()
+        for (const channel of replies) channel.close()
+      }
     })
   )
 

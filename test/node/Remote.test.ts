@@ -9,7 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import { BroadcastChannel } from "node:worker_threads"
 import { afterAll, beforeAll } from "vitest"
+import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
 import type { ThreadInput } from "./remote-entry.js"
@@ -232,6 +234,86 @@ describe("NodeMcpWorkers.layerRemote", () => {
           yield* idle(workers, id)
         })
       )
+  )
+
+  it.live("C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        // 4.5 s without a word: the host takes the thread for gone and cancels its call; the thread, alive after
+        // all, must learn how its call ended instead of waiting for ever.
+        const outcome = yield* run("stall", { id, token: "stalled", ms: 4_500 })
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        const answer = outcome.value.answer
+        assert.isNotNull(answer, "the stalled thread got no answer")
+        assert.strictEqual(answer._tag, "DeliveryUnknown")
+        assert.strictEqual(answer.encoded.reason, "interrupted")
+        assert.match(answer.encoded.requestId, /.+/)
+        // The answer was waiting for the thread when it woke up.
+        assert.isBelow(outcome.value.msAfterStall, 500)
+        yield* expectCancelled(workers, id, "stalled", "interrupted")
+        yield* idle(workers, id)
+      })
+    )
+  )
+
+  it.live("C11, C22: a remote waiting on a call tells the host so, even while it hears from the host side", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const running = yield* remoteThread(entry, {
+          scenario: "timedCall",
+          data: { id, token: "long", ms: 4_000, timeout: 20_000 }
+        })
+        yield* Effect.promise(() => running.event("ready"))
+        // Traffic towards the remote (here: a standby host, older than ours, announcing itself) must not stand in
+        // for the remote's own sign of life, which is all the host goes by.
+        const announce = yield* Effect.acquireRelease(
+          Effect.sync(() => new BroadcastChannel(Protocol.announceChannel)),
+          (channel) => Effect.sync(() => channel.close())
+        )
+        const flood = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            setInterval(() => announce.postMessage({ _tag: "Up", hostId: "standby", startedAt: 0 }), 200)
+          ),
+          (interval) => Effect.sync(() => clearInterval(interval))
+        )
+        running.send("go")
+        const outcome = yield* Effect.promise(() => running.outcome).pipe(Effect.timeout("8 seconds"), Effect.orDie)
+        clearInterval(flood)
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        assert.isNull(outcome.value.error, JSON.stringify(outcome.value.error))
+        assert.strictEqual(outcome.value.result.token, "long")
+      })
+    )
+  )
+
+  it.live("C9: a remote request's budget counts the hops: a host that reads it late has only what is left", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const running = yield* remoteThread(entry, {
+          scenario: "timedCall",
+          data: { id, token: "late", ms: 10_000, timeout: 1_000 }
+        })
+        yield* Effect.promise(() => running.event("ready"))
+        running.send("go")
+        // This thread, the host's, is busy for 800 ms: the request waits in its queue while its budget runs.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 800)
+        const outcome = yield* Effect.promise(() => running.outcome)
+        if (!outcome.ok) return assert.fail(String(outcome.error))
+        assert.strictEqual(outcome.value.error?._tag, "DeliveryUnknown")
+        assert.strictEqual(outcome.value.error.encoded.reason, "timeout")
+        assert.isAtLeast(outcome.value.ms, 990)
+        assert.isBelow(outcome.value.ms, 1200)
+        // The host's own timer ended it (a cancel for "timeout"), with only the 200 ms left of the budget.
+        yield* expectCancelled(workers, id, "late", "timeout")
+        yield* idle(workers, id)
+      })
+    )
   )
 
   it.live("C22: with no host in the process, every remote call fails within 1 s with HostUnavailable", () =>

@@ -9,6 +9,7 @@ import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
 
@@ -28,6 +29,8 @@ export type ScenarioName =
   | "effectTimeout"
   | "requestTimeout"
   | "hang"
+  | "stall"
+  | "timedCall"
   | "noHost"
   | "holdAcrossHostClose"
   | "envFrom"
@@ -138,6 +141,46 @@ const scenarios: Record<ScenarioName, Scenario> = {
       const workers = yield* McpWorkers
       emit("calling")
       return yield* workers.callTool(data.id, "sleep", { ms: 60_000, token: data.token })
+    }),
+
+  /**
+   * Starts a long call, then blocks its own event loop for `ms` (longer than the host's patience with a silent
+   * remote) and waits, bounded, for an answer: the host must not drop the call without one.
+   */
+  stall: (data: { id: string; token: string; ms: number }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const call = yield* Effect.fork(
+        Effect.either(workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }, { timeout: 20_000 }))
+      )
+      while (!(yield* workers.status(data.id)).busy) yield* Effect.sleep(5)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, data.ms)
+      const woke = Date.now()
+      const answer = yield* Effect.option(Effect.timeout(Fiber.join(call), "3 seconds"))
+      return {
+        answer: Option.match(answer, {
+          onNone: () => null,
+          onSome: (either) => (either._tag === "Left" ? describe(either.left) : { _tag: "Success" })
+        }),
+        msAfterStall: Date.now() - woke
+      }
+    }),
+
+  /** Warms up, waits for "go", then calls `sleep` of `ms` with the budget `timeout`, timed. */
+  timedCall: (data: { id: string; token: string; ms: number; timeout: number }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.status(data.id)
+      emit("ready")
+      yield* waitFor("go")
+      const { exit, ms } = yield* timed(
+        workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }, { timeout: data.timeout })
+      )
+      return {
+        ms,
+        result: exit._tag === "Success" ? structured(exit.value) : null,
+        error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null
+      }
     }),
 
   /** Every operation with no host in the process, timed. */

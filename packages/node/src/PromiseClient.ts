@@ -35,6 +35,8 @@ import * as Remote from "./internal/remote.js"
 export type Timeout = number | string
 
 /**
+ * Options of `open`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -44,6 +46,8 @@ export interface OpenOptions {
 }
 
 /**
+ * Options of `callTool`: a budget, and a signal that stays in the calling thread.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -52,13 +56,15 @@ export interface RequestOptions {
   readonly timeout?: Timeout | undefined
   /**
    * Stays in the calling thread. Aborting it cancels exactly this request at the server (`notifications/cancelled`)
-   * and rejects with `DeliveryUnknown{reason: "interrupted"}`; an already aborted signal sends nothing and rejects
-   * with `signal.reason`.
+   * and rejects with `DeliveryUnknown{reason: "interrupted"}`; a signal aborted before the request left this thread
+   * (already aborted, or aborted right after the call) sends nothing and rejects with `signal.reason`.
    */
   readonly signal?: AbortSignal | undefined
 }
 
 /**
+ * Options of `listTools`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -67,6 +73,8 @@ export interface ListToolsOptions extends RequestOptions {
 }
 
 /**
+ * Options of `close`.
+ *
  * @since 0.1.0
  * @category models
  */
@@ -105,11 +113,14 @@ const disposedError = (message: string) => {
 // Checked when the call is made (an unreadable timeout rejects with `InvalidInput`), like every other input.
 const duration = (timeout: Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
-const rejection = (cause: Cause.Cause<unknown>): unknown =>
+// An interruption is the client's `dispose`, or the call's own signal aborted before its request was posted.
+const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
   Option.getOrElse(Cause.failureOption(cause), () =>
-    Cause.isInterruptedOnly(cause)
-      ? disposedError("the mcp-worker client was disposed while the call was in flight")
-      : Cause.squash(cause)
+    !Cause.isInterruptedOnly(cause)
+      ? Cause.squash(cause)
+      : signal?.aborted === true
+        ? signal.reason
+        : disposedError("the mcp-worker client was disposed while the call was in flight")
   )
 
 /**
@@ -122,17 +133,17 @@ export const makePromiseClient = (): PromiseClient => {
   const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
   let disposed = false
 
-  const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>): Promise<A> =>
+  const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
     disposed
       ? Promise.reject(disposedError("the mcp-worker client was disposed"))
       : runtime
           .runPromiseExit(Effect.flatMap(Client, f))
-          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause))))
+          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
 
   const abortable = <A>(
     signal: AbortSignal | undefined,
     f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>
-  ): Promise<A> => (signal?.aborted === true ? Promise.reject(signal.reason) : run(f))
+  ): Promise<A> => (signal?.aborted === true ? Promise.reject(signal.reason) : run(f, signal))
 
   const dispose = () => {
     disposed = true

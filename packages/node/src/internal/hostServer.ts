@@ -9,13 +9,7 @@
  * @internal
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
-import {
-  DeliveryUnknown,
-  HostUnavailable,
-  InvalidInput,
-  type McpWorkerError,
-  UnknownWorker
-} from "@mcp-worker/core/McpWorkerError"
+import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -25,20 +19,22 @@ import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { BroadcastChannel } from "node:worker_threads"
+import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./host.js"
 import * as Protocol from "./remoteProtocol.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
  * nothing), `reply` (the remote waits for `DeliveryUnknown{reason: "interrupted"}`), `abandoned` (the remote
- * thread is gone), or not at all by a remote (the host is closing).
+ * thread fell silent: it is gone, or its event loop is blocked, and then it gets the same answer as `reply`), or
+ * not at all by a remote (the host is closing).
  */
 type InterruptMode = "silent" | "reply" | "abandoned"
 
 interface Call {
   readonly key: string
   readonly from: string
+  readonly remote: Remote
   readonly callId: number
   readonly operation: Protocol.Operation
   fiber: Fiber.RuntimeFiber<unknown, McpWorkerError> | undefined
@@ -66,52 +62,54 @@ const maxReplyChannels = 64
 
 const watchEveryMs = 500
 
-const unrefChannel = (name: string): BroadcastChannel => {
-  const channel = new BroadcastChannel(name)
-  channel.unref()
-  return channel
-}
-
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
   operation._tag === "Open" ? undefined : operation.workerId
 
-/** What a call still running gets when the host closes: its worker is closed and its id forgotten. */
-const closedError = (operation: Protocol.Operation): McpWorkerError =>
-  operation._tag === "Open"
-    ? new HostUnavailable({ message: "the mcp-worker host of this process closed before the worker was opened" })
-    : new UnknownWorker({ workerId: operation.workerId })
+/**
+ * What is left of a remote caller's budget when the host starts the call (C9: the hop counts), as the call's
+ * timeout. A deadline already passed leaves 0, which times out at once; the longest is what a timer holds.
+ */
+const remaining = (deadline: number | undefined): number | undefined =>
+  deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
 const run = (registry: HostRegistry, operation: Protocol.Operation): Effect.Effect<unknown, McpWorkerError> => {
   switch (operation._tag) {
     case "Open":
       return Either.match(ServerConfig.fromWire(operation.config), {
         onLeft: Effect.fail,
-        onRight: (config) => registry.openConfig(config, { timeout: operation.timeoutMs })
+        onRight: (config) => registry.openConfig(config, { timeout: remaining(operation.deadline) })
       })
     case "ListTools":
-      return registry.listTools(operation.workerId, { timeout: operation.timeoutMs, cursor: operation.cursor })
+      return registry.listTools(operation.workerId, {
+        timeout: remaining(operation.deadline),
+        cursor: operation.cursor
+      })
     case "CallTool":
       return Either.match(JsonValue.decode(operation.args, { where: "arguments", root: "args" }), {
         onLeft: Effect.fail,
         onRight: (args) =>
           JsonValue.isJsonObject(args)
-            ? registry.callTool(operation.workerId, operation.name, args, { timeout: operation.timeoutMs })
-            : Effect.fail(
-                new InvalidInput({
-                  where: "arguments",
-                  path: "args",
-                  message: "tool arguments must be a plain object",
-                  delivery: "not_sent"
-                })
-              )
+            ? registry.callTool(operation.workerId, operation.name, args, { timeout: remaining(operation.deadline) })
+            : Effect.fail(Protocol.invalidArguments("args", "tool arguments must be a plain object"))
       })
     case "Status":
       return registry.status(operation.workerId)
     case "Cancel":
       return registry.cancel(operation.workerId, operation.requestId)
     case "Close":
-      return registry.close(operation.workerId, { timeout: operation.timeoutMs })
+      return registry.close(operation.workerId, { timeout: remaining(operation.deadline) })
   }
+}
+
+/** What a call interrupted on behalf of its remote answers: the request may have reached the server. */
+const interruptedError = (call: Call): McpWorkerError => {
+  const workerId = workerIdOf(call.operation)
+  return workerId === undefined
+    ? new HostUnavailable({
+        message:
+          "the mcp-worker host heard nothing from this thread for too long and stopped the open; nothing of it is left"
+      })
+    : new DeliveryUnknown({ workerId, requestId: call.requestId ?? "", reason: "interrupted", delivery: "unknown" })
 }
 
 /**
@@ -135,7 +133,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
 
   // Acquired first, released last: `Gone` goes out after every call was answered.
   const announce = yield* Effect.acquireRelease(
-    Effect.sync(() => unrefChannel(Protocol.announceChannel)),
+    Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
     (channel) =>
       Effect.sync(() => {
         if (registry !== undefined) channel.postMessage({ _tag: "Gone", hostId })
@@ -156,7 +154,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     if (released) return
     let channel = replyChannels.get(to)
     if (channel === undefined) {
-      channel = unrefChannel(to)
+      channel = Protocol.unrefChannel(to)
       replyChannels.set(to, channel)
       if (replyChannels.size > maxReplyChannels) {
         const [oldest, evicted] = replyChannels.entries().next().value!
@@ -169,7 +167,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   }
 
   const requests = yield* Effect.acquireRelease(
-    Effect.sync(() => unrefChannel(Protocol.hostChannel)),
+    Effect.sync(() => Protocol.unrefChannel(Protocol.hostChannel)),
     (channel) => Effect.sync(() => channel.close())
   )
 
@@ -180,8 +178,8 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
 
   const finish = (call: Call, exit: Exit.Exit<unknown, McpWorkerError>): Effect.Effect<void> => {
     calls.delete(call.key)
-    const remote = remotes.get(call.from)
-    if (remote !== undefined && --remote.calls === 0) remotes.delete(call.from)
+    // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
+    if (--call.remote.calls === 0 && remotes.get(call.from) === call.remote) remotes.delete(call.from)
     const answer = (message: Protocol.Reply) => Effect.sync(() => reply(call.from, message))
     const { callId } = call
     if (Exit.isSuccess(exit)) return answer({ _tag: "Success", callId, value: exit.value })
@@ -192,20 +190,13 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
         Effect.zipRight(Effect.logError("a remote call failed with a defect", exit.cause))
       )
     }
-    if (call.interrupt === "silent" || call.interrupt === "abandoned") return Effect.void
-    const workerId = workerIdOf(call.operation)
+    if (call.interrupt === "silent") return Effect.void
+    // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
+    // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
     return answer({
       _tag: "Failure",
       callId,
-      error:
-        call.interrupt === "reply" && workerId !== undefined
-          ? new DeliveryUnknown({
-              workerId,
-              requestId: call.requestId ?? "",
-              reason: "interrupted",
-              delivery: "unknown"
-            })
-          : closedError(call.operation)
+      error: call.interrupt === undefined ? Protocol.afterHostClosed(call.operation) : interruptedError(call)
     })
   }
 
@@ -217,7 +208,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     runFork(
       Effect.gen(function* () {
         // Read before interrupting: the request in flight on the worker is this call's while its fiber waits on it.
-        if (mode === "reply" && workerId !== undefined && registry !== undefined) {
+        if (mode !== "silent" && workerId !== undefined && registry !== undefined) {
           const status = yield* Effect.option(registry.status(workerId))
           call.requestId = Option.match(status, { onNone: () => null, onSome: (s) => s.requestId })
         }
@@ -226,8 +217,9 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     )
   }
 
-  // A remote with calls in flight pings at least every `staleAfterMs`; silence for longer means its thread was
-  // terminated, and nobody will ever read the answers: its calls are interrupted, which cancels their requests.
+  // A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
+  // means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
+  // requests.
   const watch = Effect.gen(function* () {
     while (remotes.size > 0) {
       yield* Effect.sleep(watchEveryMs)
@@ -235,9 +227,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       for (const [from, remote] of remotes) {
         if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
         remotes.delete(from)
-        replyChannels.get(from)?.close()
-        replyChannels.delete(from)
-        const abandoned = Array.from(calls.values()).filter((call) => call.from === from)
+        const abandoned = Array.from(calls.values()).filter((call) => call.remote === remote)
         for (const call of abandoned) interrupt(call, "abandoned")
         yield* Effect.logInfo("a remote thread went silent; its calls were interrupted").pipe(
           Effect.annotateLogs({ calls: abandoned.length })
@@ -255,9 +245,15 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   const dispatch = (active: HostRegistry, message: typeof Protocol.Request.Type) => {
     const key = `${message.from}#${message.callId}`
     if (calls.has(key)) return
+    let remote = remotes.get(message.from)
+    if (remote === undefined) {
+      remote = { lastHeard: Date.now(), calls: 0 }
+      remotes.set(message.from, remote)
+    }
     const call: Call = {
       key,
       from: message.from,
+      remote,
       callId: message.callId,
       operation: message.operation,
       fiber: undefined,
@@ -265,9 +261,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       requestId: null
     }
     calls.set(key, call)
-    const remote = remotes.get(message.from)
-    if (remote === undefined) remotes.set(message.from, { lastHeard: Date.now(), calls: 1 })
-    else remote.calls++
+    remote.calls++
     if (!watching) {
       watching = true
       runFork(watch)
@@ -301,7 +295,11 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
         if (active === undefined || !serving()) return
         if (message.ack) reply(message.from, { _tag: "Ack", hostId })
         if (closing) {
-          return reply(message.from, { _tag: "Failure", callId: message.callId, error: closedError(message.operation) })
+          return reply(message.from, {
+            _tag: "Failure",
+            callId: message.callId,
+            error: Protocol.afterHostClosed(message.operation)
+          })
         }
         return dispatch(active, message)
       }

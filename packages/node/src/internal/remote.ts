@@ -4,15 +4,18 @@
  *
  * Cost of a call: one message to the host, one back. Nothing else runs on the hot path: the remote asks the host
  * to acknowledge a request only when it has not heard from a host lately, and only then arms the no-answer timer
- * that turns a missing host into `HostUnavailable` (C22). While calls are in flight it pings a silent host every
- * `staleAfterMs`, which also tells the host that this thread is still waiting.
+ * that turns a missing host into `HostUnavailable` (C22). While calls are in flight it pings the host whenever it
+ * has posted nothing for `pingEveryMs`, which tells the host that this thread is still waiting, and checks that the
+ * host still acknowledges. A request with a budget also carries its deadline, and is given up here, without the
+ * host, shortly after it (C9).
  *
  * @internal
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import {
+  DeliveryUnknown,
   HostUnavailable,
-  InvalidInput,
+  type InvalidInput,
   type McpWorkerError,
   type RequestError,
   UnknownWorker
@@ -21,22 +24,23 @@ import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import { BroadcastChannel } from "node:worker_threads"
+import * as Budget from "./budget.js"
 import * as Protocol from "./remoteProtocol.js"
 import { traced } from "./traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
- * Aborting it asks the host to interrupt exactly that call and to answer `DeliveryUnknown{reason: "interrupted"}`.
+ * Aborting it asks the host to interrupt exactly that call and to answer `DeliveryUnknown{reason: "interrupted"}`;
+ * a signal aborted before the request was posted sends nothing, and the call is interrupted.
  *
  * @internal
  */
@@ -64,6 +68,8 @@ export interface RemoteService extends McpWorkers.McpWorkersService {
 
 interface Pending {
   readonly operation: Protocol.Operation
+  /** When this thread stops waiting without the host: the request's deadline plus `graceMs`, if it has one. */
+  readonly giveUpAt: number | undefined
   readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
 }
 
@@ -79,25 +85,18 @@ const noHost = (withinMs: number) =>
       "this process (normally the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient"
   })
 
-/** What a call gets once the host it talked to has closed: its workers were closed with it. */
-const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =>
-  operation._tag === "Open"
-    ? new HostUnavailable({
-        message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer again to open workers"
-      })
-    : new UnknownWorker({ workerId: operation.workerId })
+/**
+ * A caller's budget in milliseconds, or `undefined` for the default one, refused exactly as the host refuses it
+ * (`InvalidInput` at `options.timeout`), and clamped to the longest timer.
+ */
+const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<number | undefined, InvalidInput> =>
+  Either.mapLeft(Budget.budgetOf(input as Duration.DurationInput | undefined), (message) =>
+    Budget.invalidTimeout(where, message)
+  )
 
-const invalidOption = (path: string, message: string) =>
-  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
-
-/** A duration option in milliseconds, for the host's timer (which holds at most 2^31 - 1 ms). */
-const millis = (input: unknown, path: string): Either.Either<number | undefined, InvalidInput> => {
-  if (input === undefined) return Either.right(undefined)
-  return Option.match(Duration.decodeUnknown(input), {
-    onNone: () => Either.left(invalidOption(path, 'is not a duration (milliseconds, or a string such as "5 seconds")')),
-    onSome: (duration) => Either.right(Math.min(Duration.toMillis(duration), ServerConfig.maxTimeoutMs))
-  })
-}
+/** The deadline of a budget that started at `started` (`Date.now()`: one clock for all threads of the process). */
+const deadlineOf = (budget: number | undefined, started: number): number | undefined =>
+  budget === undefined ? undefined : started + budget
 
 /**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
@@ -110,6 +109,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   const pending = new Map<number, Pending>()
   let nextCallId = 0
   let lastHeard = Number.NEGATIVE_INFINITY
+  let lastSent = Number.NEGATIVE_INFINITY
   let probeSentAt: number | undefined
   let probeWithinMs: number = Protocol.ackWithinMs
   let knownHost: string | undefined
@@ -123,14 +123,11 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     const channel = new BroadcastChannel(Protocol.hostChannel)
     channel.postMessage(message)
     channel.close()
+    lastSent = Date.now()
   }
 
   const replies = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const channel = new BroadcastChannel(from)
-      channel.unref()
-      return channel
-    }),
+    Effect.sync(() => Protocol.unrefChannel(from)),
     (channel) =>
       Effect.sync(() => {
         if (timer !== undefined) clearTimeout(timer)
@@ -161,40 +158,69 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     }
   }
 
+  /**
+   * Past its deadline and its grace, with no answer: the host is blocked or lost the call. The request may have
+   * reached the server, and the host is told to cancel it. Its request id was never sent here.
+   */
+  const giveUp = (callId: number, call: Pending) => {
+    post({ _tag: "Interrupt", from, callId, reply: false })
+    const workerId = call.operation._tag === "Open" ? "" : call.operation.workerId
+    settle(callId, Exit.fail(new DeliveryUnknown({ workerId, requestId: "", reason: "timeout", delivery: "unknown" })))
+  }
+
   const heard = () => {
     lastHeard = Date.now()
     probeSentAt = undefined
   }
 
+  /** When the timer must look next: the probe's deadline, the next keep-alive ping, a call's own deadline. */
+  const nextCheck = (): number => {
+    let at = probeSentAt !== undefined ? probeSentAt + probeWithinMs : Number.POSITIVE_INFINITY
+    if (pending.size === 0) return at
+    at = Math.min(at, lastSent + Protocol.pingEveryMs)
+    for (const call of pending.values()) {
+      if (call.giveUpAt !== undefined && call.giveUpAt < at) at = call.giveUpAt
+    }
+    return at
+  }
+
   // One timer at most, re-armed only when an earlier check is needed: a steady stream of calls arms it about
-  // once per `staleAfterMs`, not once per call.
+  // once per `pingEveryMs`, not once per call.
   const arm = () => {
-    const at =
-      probeSentAt !== undefined
-        ? probeSentAt + probeWithinMs
-        : pending.size > 0
-          ? lastHeard + Protocol.staleAfterMs
-          : undefined
-    if (at === undefined || (timer !== undefined && timerAt <= at)) return
+    const at = nextCheck()
+    if (at === Number.POSITIVE_INFINITY || (timer !== undefined && timerAt <= at)) return
     if (timer !== undefined) clearTimeout(timer)
     timerAt = at
-    timer = setTimeout(check, Math.max(0, at - Date.now()) + 1)
+    // A timer holds at most 2^31 - 1 ms (longer ones fire at once); a later check re-arms it.
+    timer = setTimeout(onTimer, Math.min(Math.max(0, at - Date.now()) + 1, ServerConfig.maxTimeoutMs))
     timer.unref()
   }
 
-  const check = () => {
+  // After this thread's event loop was blocked, timers run before the messages that arrived meanwhile are read:
+  // the check waits for them (`setImmediate` runs after that turn's I/O), so that an answer or an `Ack` already
+  // here is not taken for silence.
+  const onTimer = () => {
     timer = undefined
     timerAt = Number.POSITIVE_INFINITY
+    setImmediate(check)
+  }
+
+  const check = () => {
     const now = Date.now()
-    if (probeSentAt !== undefined) {
-      if (now - probeSentAt >= probeWithinMs) {
-        probeSentAt = undefined
-        failAll(() => noHost(probeWithinMs))
-      }
-    } else if (pending.size > 0 && now - lastHeard >= Protocol.staleAfterMs) {
-      probeSentAt = now
-      probeWithinMs = Protocol.pingAckWithinMs
+    if (probeSentAt !== undefined && now - probeSentAt >= probeWithinMs) {
+      probeSentAt = undefined
+      failAll(() => noHost(probeWithinMs))
+    }
+    for (const [callId, call] of Array.from(pending.entries())) {
+      if (call.giveUpAt !== undefined && now >= call.giveUpAt) giveUp(callId, call)
+    }
+    if (pending.size > 0 && now - lastSent >= Protocol.pingEveryMs) {
       post({ _tag: "Ping", from })
+      // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
+      if (probeSentAt === undefined) {
+        probeSentAt = now
+        probeWithinMs = Protocol.pingAckWithinMs
+      }
     }
     arm()
   }
@@ -219,11 +245,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   }
 
   const announcements = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const channel = new BroadcastChannel(Protocol.announceChannel)
-      channel.unref()
-      return channel
-    }),
+    Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
     (channel) => Effect.sync(() => channel.close())
   )
   announcements.onmessage = (event) => {
@@ -243,13 +265,16 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     // The host answered every call it ran before announcing; those answers travel on the reply channel and are
     // read in this same turn of the event loop, so whatever is still pending after it was never going to be.
     setImmediate(() => {
-      if (hostGone) failAll(afterHostClosed)
+      if (hostGone) failAll(Protocol.afterHostClosed)
     })
   }
 
   const send = (operation: Protocol.Operation, signal?: AbortSignal): Effect.Effect<unknown, McpWorkerError> =>
     Effect.async<unknown, McpWorkerError>((resume) => {
-      if (hostGone) return resume(Exit.fail(afterHostClosed(operation)))
+      // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
+      // nothing was sent, so nothing is.
+      if (signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
+      if (hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
       const callId = ++nextCallId
       const now = Date.now()
       const ack = probeSentAt === undefined && now - lastHeard > Protocol.staleAfterMs
@@ -260,17 +285,21 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       const onAbort = () => {
         if (pending.has(callId)) post({ _tag: "Interrupt", from, callId, reply: true })
       }
+      // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
+      // close is bounded by the host, and by the `Ack`s of a host that is gone.
+      const deadline = operation._tag === "ListTools" || operation._tag === "CallTool" ? operation.deadline : undefined
       pending.set(callId, {
         operation,
+        giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
         resume: (exit) => {
           signal?.removeEventListener("abort", onAbort)
           resume(exit)
         }
       })
       if (pending.size === 1) replies.ref()
+      signal?.addEventListener("abort", onAbort, { once: true })
       post({ _tag: "Request", from, callId, ack, operation })
       arm()
-      signal?.addEventListener("abort", onAbort, { once: true })
       return Effect.sync(() => {
         signal?.removeEventListener("abort", onAbort)
         if (!pending.delete(callId)) return
@@ -286,14 +315,15 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
     Effect.suspend(() =>
-      Either.all([ServerConfig.normalize(input, process.env, { isProxy }), millis(options?.timeout, "timeout")]).pipe(
+      Either.all([ServerConfig.normalize(input, process.env, { isProxy }), budgetOf(options?.timeout, "config")]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, timeoutMs]) =>
-            send({ _tag: "Open", config: ServerConfig.toWire(config), timeoutMs }) as Effect.Effect<
-              WorkerId,
-              McpWorkerError
-            >
+          onRight: ([config, budget]) =>
+            send({
+              _tag: "Open",
+              config: ServerConfig.toWire(config),
+              deadline: deadlineOf(budget, Date.now())
+            }) as Effect.Effect<WorkerId, McpWorkerError>
         })
       )
     ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
@@ -302,33 +332,38 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() => {
       const cursor = options?.cursor
       if (cursor !== undefined && typeof cursor !== "string") {
-        return Effect.fail(invalidOption("cursor", "the cursor must be a string"))
+        return Effect.fail(Protocol.invalidArguments("cursor", "the cursor must be a string"))
       }
-      return Either.all([checkId(id), millis(options?.timeout, "timeout")]).pipe(
+      return Either.all([checkId(id), budgetOf(options?.timeout, "arguments")]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([workerId, timeoutMs]) => send({ _tag: "ListTools", workerId, cursor, timeoutMs }, options?.signal)
+          onRight: ([workerId, budget]) =>
+            send({ _tag: "ListTools", workerId, cursor, deadline: deadlineOf(budget, Date.now()) }, options?.signal)
         })
       )
     }).pipe(span("McpWorkers.listTools", { workerId: id })) as Effect.Effect<McpWorkers.ListToolsResult, RequestError>
 
   const callTool: RemoteService["callTool"] = (id, name, args, options) =>
     Effect.suspend(() => {
+      const started = Date.now()
       if (typeof name !== "string" || name.length === 0) {
-        return Effect.fail(invalidOption("name", "the tool name must be a non-empty string"))
+        return Effect.fail(Protocol.invalidArguments("name", "the tool name must be a non-empty string"))
       }
       if (args !== undefined && !JsonValue.isJsonObject(args)) {
-        return Effect.fail(invalidOption("args", "tool arguments must be a plain object"))
+        return Effect.fail(Protocol.invalidArguments("args", "tool arguments must be a plain object"))
       }
       return Either.all([
         checkId(id),
         JsonValue.encode(args ?? {}, { where: "arguments", root: "args", isProxy }),
-        millis(options?.timeout, "timeout")
+        budgetOf(options?.timeout, "arguments")
       ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([workerId, text, timeoutMs]) =>
-            send({ _tag: "CallTool", workerId, name, args: text, timeoutMs }, options?.signal)
+          onRight: ([workerId, text, budget]) =>
+            send(
+              { _tag: "CallTool", workerId, name, args: text, deadline: deadlineOf(budget, started) },
+              options?.signal
+            )
         })
       )
     }).pipe(span("McpWorkers.callTool", { workerId: id, tool: name })) as Effect.Effect<
@@ -354,12 +389,16 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const close: McpWorkers.McpWorkersService["close"] = (id, options) =>
     Effect.suspend(() =>
-      Either.all([checkId(id), millis(options?.timeout, "timeout")]).pipe(
-        Either.match({
-          onLeft: Effect.fail,
-          onRight: ([workerId, timeoutMs]) => send({ _tag: "Close", workerId, timeoutMs })
-        })
-      )
+      Either.match(checkId(id), {
+        onLeft: Effect.fail,
+        // Like the host's `close`: an unusable budget falls back to the default one (close reports no InvalidInput).
+        onRight: (workerId) =>
+          send({
+            _tag: "Close",
+            workerId,
+            deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")), Date.now())
+          })
+      })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
   const service: RemoteService = { open, listTools, callTool, status, cancel, close }

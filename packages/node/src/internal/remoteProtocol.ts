@@ -12,9 +12,10 @@
  *
  * @internal
  */
-import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
+import { BroadcastChannel } from "node:worker_threads"
 
 const version = "v1"
 
@@ -27,11 +28,19 @@ export const announceChannel = `mcp-worker/${version}/announce`
 /** The reply channel of one remote client. @internal */
 export const replyChannel = (remoteId: string): string => `mcp-worker/${version}/reply/${remoteId}`
 
-/** A remote asks for an `Ack` when it has not heard from a host for this long. @internal */
+/** A remote asks for an `Ack` with a request when it has not heard from a host for this long. @internal */
 export const staleAfterMs = 1_500
 
 /** How long a remote waits for an `Ack` before it reports `HostUnavailable` (C22: within 1 s). @internal */
 export const ackWithinMs = 750
+
+/**
+ * A remote with calls in flight posts a `Ping` whenever it has posted nothing for this long: the host goes by what
+ * it receives from the remote, so what the remote hears from the host does not count.
+ *
+ * @internal
+ */
+export const pingEveryMs = 1_000
 
 /**
  * How long a remote with calls in flight waits for the `Ack` of a keep-alive `Ping`: the host was there moments
@@ -42,25 +51,39 @@ export const ackWithinMs = 750
 export const pingAckWithinMs = 2_000
 
 /**
- * A remote with calls in flight pings whenever it has not heard from the host for `staleAfterMs`; a host that
- * hears nothing from it for this long takes it for gone (its thread was terminated) and interrupts its calls,
- * which cancels their requests.
+ * A host that receives nothing from a remote with calls in flight for this long takes its thread for gone
+ * (terminated: nobody will read the answers) and interrupts its calls, which cancels their requests; each is still
+ * answered with `DeliveryUnknown{reason: "interrupted"}`, in case the thread is alive after all. Three ping
+ * intervals, because a live remote falls silent only while its own event loop is blocked (synchronous code of the
+ * caller's): a short block must not cost it its calls.
  *
  * @internal
  */
-export const remoteGoneAfterMs = 3_000
+export const remoteGoneAfterMs = 3 * pingEveryMs
 
-const timeoutMs = Schema.optional(Schema.Number)
+/**
+ * A remote stops waiting on its own this long after a request's deadline, should no answer have come by then (the
+ * host's timer, at the deadline itself, normally answers first).
+ *
+ * @internal
+ */
+export const graceMs = 250
+
+/**
+ * The caller's budget as an absolute deadline (`Date.now()` epoch ms, one clock for every thread of the process),
+ * so that the time a message spends between threads counts against it (C9). Absent: the default budget.
+ */
+const deadline = Schema.optional(Schema.Number)
 const workerId = Schema.String
 
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
-export const Open = Schema.TaggedStruct("Open", { config: Schema.String, timeoutMs })
+export const Open = Schema.TaggedStruct("Open", { config: Schema.String, deadline })
 
 /** @internal */
 export const ListTools = Schema.TaggedStruct("ListTools", {
   workerId,
   cursor: Schema.optional(Schema.String),
-  timeoutMs
+  deadline
 })
 
 /** `callTool`: `args` is JSON text, checked as JSON plain data in the calling thread. @internal */
@@ -68,7 +91,7 @@ export const CallTool = Schema.TaggedStruct("CallTool", {
   workerId,
   name: Schema.String,
   args: Schema.String,
-  timeoutMs
+  deadline
 })
 
 /** @internal */
@@ -78,7 +101,7 @@ export const Status = Schema.TaggedStruct("Status", { workerId })
 export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schema.String })
 
 /** @internal */
-export const Close = Schema.TaggedStruct("Close", { workerId, timeoutMs })
+export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
 
 /** One operation of `McpWorkers`, as data. @internal */
 export const Operation = Schema.Union(Open, ListTools, CallTool, Status, Cancel, Close)
@@ -173,3 +196,22 @@ export const decodeAnnouncement = Schema.decodeUnknownEither(Announcement)
 
 /** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
 export const randomId = (): string => randomBytes(12).toString("base64url")
+
+/** A channel instance that never keeps its thread alive on its own. @internal */
+export const unrefChannel = (name: string): BroadcastChannel => {
+  const channel = new BroadcastChannel(name)
+  channel.unref()
+  return channel
+}
+
+/** What a call gets once the host has closed: its workers were closed and their ids forgotten with it. @internal */
+export const afterHostClosed = (operation: Operation): McpWorkerError =>
+  operation._tag === "Open"
+    ? new HostUnavailable({
+        message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer again to open workers"
+      })
+    : new UnknownWorker({ workerId: operation.workerId })
+
+/** Arguments refused before anything was sent. @internal */
+export const invalidArguments = (path: string, message: string): InvalidInput =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
