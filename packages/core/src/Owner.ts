@@ -161,29 +161,14 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
         })
       )
     }
-    if (isSchemaError(error) && phase === "ready") {
-      return postFailure(
-        requestId,
-        new ServerError({
-          workerId,
-          requestId,
-          code: ErrorCode.InternalError,
-          message: `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
-        })
-      )
-    }
     if (phase === "ready") {
-      // The connection is still up: the request failed in the client, not the connection (C15 is for a
-      // connection that is gone, which the transport reports by closing).
-      return postFailure(
-        requestId,
-        new ServerError({
-          workerId,
-          requestId,
-          code: ErrorCode.InternalError,
-          message: `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
-        })
-      )
+      // The connection is still up: the result broke the protocol's schema, or the request failed in the
+      // client; neither is a dead connection (C15 is for a connection that is gone, which the transport
+      // reports by closing).
+      const message = isSchemaError(error)
+        ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
+        : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
+      return postFailure(requestId, new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message }))
     }
     postFailure(
       requestId,
