@@ -16,14 +16,13 @@ import {
   RequestNotPending,
   type RequestError,
   UnknownWorker,
-  WorkerBusy,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
-import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -40,33 +39,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import * as OwnerThread from "./ownerThread.js"
 import { traced } from "./traced.js"
-
-interface Pending {
-  readonly requestId: string
-  readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
-}
-
-interface Entry {
-  readonly workerId: WorkerId.WorkerId
-  readonly marker: string
-  readonly defaultTimeoutMs: number
-  readonly http: boolean
-  readonly scope: Scope.CloseableScope
-  readonly port: MessagePort
-  thread: NodeThread | undefined
-  control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
-  state: WorkerState
-  threadAlive: boolean
-  closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
-  readonly threadFailure: Deferred.Deferred<never, OpenFailed>
-  pending: Pending | undefined
-  pid: number | null
-  threadId: number | null
-  protocolVersion: string | null
-  server: { name: string; version: string } | null
-  lastFailure: { kind: FailureKind; message: string; at: string } | null
-  cleanup: CleanupSummary | null
-}
+import { type Entry, refusal, resultOf, settle, statusOf } from "./workerEntry.js"
 
 /**
  * Test seam: how the host confirms that a worker's processes are gone. Defaults to `ProcessJob.stopDetached`.
@@ -93,11 +66,6 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
 }
 
 const isProxy = (u: unknown) => types.isProxy(u)
-
-const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown => {
-  const value = JsonValue.decodeUnsafe(message.result)
-  return message.envelope ? (value as { result?: unknown }).result : value
-}
 
 /**
  * Builds the host registry in the current scope; closing the scope closes every worker.
@@ -136,32 +104,11 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
       return entry === undefined ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.succeed(entry)
     }
 
-    const statusOf = (entry: Entry): WorkerStatus => ({
-      workerId: entry.workerId,
-      state: entry.state,
-      busy: entry.pending !== undefined,
-      requestId: entry.pending?.requestId ?? null,
-      pid: entry.pid,
-      threadId: entry.threadId,
-      protocolVersion: entry.protocolVersion,
-      server: entry.server,
-      lastFailure: entry.lastFailure,
-      cleanup: entry.cleanup
-    })
-
     const markFailed = (entry: Entry, kind: FailureKind, message: string, at = new Date().toISOString()) => {
       if (entry.state !== "ready") return
       entry.state = "failed"
       entry.lastFailure = { kind, message, at }
       runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
-    }
-
-    const settle = (entry: Entry, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
-      const pending = entry.pending
-      // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
-      if (pending === undefined || pending.requestId !== requestId) return
-      entry.pending = undefined
-      pending.complete(exit)
     }
 
     const onOwnerMessage = (entry: Entry) => (raw: unknown) => {
@@ -381,23 +328,6 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           ? Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
           : openWire(config, options)
       })
-
-    // Refused before anything is sent: the id is unknown, a request is in flight, or the connection is gone.
-    const refusal = (id: string, entry: Entry | undefined): RequestError | undefined => {
-      if (entry === undefined) return new UnknownWorker({ workerId: id })
-      if (entry.pending !== undefined) {
-        return new WorkerBusy({ workerId: entry.workerId, requestId: entry.pending.requestId, delivery: "not_sent" })
-      }
-      if (entry.state !== "ready" || entry.closing !== undefined) {
-        return new WorkerFailed({
-          workerId: entry.workerId,
-          kind: entry.closing !== undefined ? "closing" : (entry.lastFailure?.kind ?? "transport"),
-          message: entry.closing !== undefined ? "the worker is closing" : (entry.lastFailure?.message ?? "failed"),
-          delivery: "not_sent"
-        })
-      }
-      return undefined
-    }
 
     const request = (
       id: string,

@@ -1,0 +1,102 @@
+/**
+ * The host's record of one worker, and what can be read off it without touching its owner thread.
+ */
+import type * as Worker from "@effect/platform/Worker"
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import {
+  type CleanupSummary,
+  type CloseFailed,
+  type FailureKind,
+  type OpenFailed,
+  type RequestError,
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed
+} from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as WorkerId from "@mcp-worker/core/WorkerId"
+import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import type * as Deferred from "effect/Deferred"
+import type * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
+import type { MessagePort, Worker as NodeThread } from "node:worker_threads"
+
+/** The request in flight on a worker. @internal */
+export interface Pending {
+  readonly requestId: string
+  readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
+}
+
+/** The host's record of one worker. @internal */
+export interface Entry {
+  readonly workerId: WorkerId.WorkerId
+  readonly marker: string
+  readonly defaultTimeoutMs: number
+  readonly http: boolean
+  readonly scope: Scope.CloseableScope
+  readonly port: MessagePort
+  thread: NodeThread | undefined
+  control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
+  state: WorkerState
+  threadAlive: boolean
+  closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
+  readonly threadFailure: Deferred.Deferred<never, OpenFailed>
+  pending: Pending | undefined
+  pid: number | null
+  threadId: number | null
+  protocolVersion: string | null
+  server: { name: string; version: string } | null
+  lastFailure: { kind: FailureKind; message: string; at: string } | null
+  cleanup: CleanupSummary | null
+}
+
+/** The raw result of a `Success` message. @internal */
+export const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown => {
+  const value = JsonValue.decodeUnsafe(message.result)
+  return message.envelope ? (value as { result?: unknown }).result : value
+}
+
+/** The status of a worker, read off its record. @internal */
+export const statusOf = (entry: Entry): WorkerStatus => ({
+  workerId: entry.workerId,
+  state: entry.state,
+  busy: entry.pending !== undefined,
+  requestId: entry.pending?.requestId ?? null,
+  pid: entry.pid,
+  threadId: entry.threadId,
+  protocolVersion: entry.protocolVersion,
+  server: entry.server,
+  lastFailure: entry.lastFailure,
+  cleanup: entry.cleanup
+})
+
+/** Completes the request in flight with `exit`, if it is still the one named. @internal */
+export const settle = (entry: Entry, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
+  const pending = entry.pending
+  // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
+  if (pending === undefined || pending.requestId !== requestId) return
+  entry.pending = undefined
+  pending.complete(exit)
+}
+
+/**
+ * Why a request must be refused before anything is sent: the id is unknown, a request is in flight, or the
+ * connection is gone. `undefined` when it may go.
+ *
+ * @internal
+ */
+export const refusal = (id: string, entry: Entry | undefined): RequestError | undefined => {
+  if (entry === undefined) return new UnknownWorker({ workerId: id })
+  if (entry.pending !== undefined) {
+    return new WorkerBusy({ workerId: entry.workerId, requestId: entry.pending.requestId, delivery: "not_sent" })
+  }
+  if (entry.state !== "ready" || entry.closing !== undefined) {
+    return new WorkerFailed({
+      workerId: entry.workerId,
+      kind: entry.closing !== undefined ? "closing" : (entry.lastFailure?.kind ?? "transport"),
+      message: entry.closing !== undefined ? "the worker is closing" : (entry.lastFailure?.message ?? "failed"),
+      delivery: "not_sent"
+    })
+  }
+  return undefined
+}
