@@ -1,0 +1,243 @@
+/**
+ * How a config input is checked and normalized: the shape rules behind `ServerConfig.normalize`, each failure an
+ * `InvalidInput` with a precise path and a message that names keys and kinds of values, never values.
+ */
+import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
+import * as JsonValue from "../JsonValue.js"
+import { InvalidInput } from "../McpWorkerError.js"
+import type { HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../ServerConfig.js"
+
+/** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
+export const maxTimeoutMs = 2147483647
+
+/** Keys of `mcpServers` entries that editors write and the library ignores. @internal */
+export const ignoredKeys: ReadonlySet<string> = new Set([
+  "disabled",
+  "autoApprove",
+  "alwaysAllow",
+  "description",
+  "name",
+  "timeout",
+  "trust",
+  "includeTools",
+  "excludeTools"
+])
+
+/** @internal */
+export const root = "config"
+
+/** @internal */
+export type Result<A> = Either.Either<A, InvalidInput>
+
+/** @internal */
+export const invalid = (path: string, message: string): Result<never> =>
+  Either.left(new InvalidInput({ where: "config", path, message, delivery: "not_sent" }))
+
+/** @internal */
+export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
+  value === undefined
+    ? "nothing"
+    : value === null
+      ? "null"
+      : Array.isArray(value)
+        ? "an array"
+        : typeof value === "object"
+          ? "an object"
+          : `a ${typeof value}`
+
+const stdioKeys: ReadonlySet<string> = new Set(["type", "command", "args", "env", "envFrom", "cwd", "timeoutMs"])
+
+const httpKeys: ReadonlySet<string> = new Set(["type", "url", "headers", "transport", "timeoutMs"])
+
+// Node rejects NUL bytes in spawn arguments and environments with an error that quotes the value.
+const hasNul = (text: string): boolean => text.includes("\u0000")
+
+const isEnvName = (name: string): boolean => name.length > 0 && !name.includes("=") && !hasNul(name)
+
+const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+// fetch rejects these with an error that quotes the value.
+const badHeaderValue = /[\r\n\u0000]/
+
+// Own data only: a key such as "__proto__" or "constructor" must never reach a prototype.
+const own = (object: JsonValue.JsonObject, key: string): JsonValue.JsonValue | undefined =>
+  Object.hasOwn(object, key) ? object[key] : undefined
+
+const setOwn = <A>(record: Record<string, A>, key: string, value: A): void => {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/** @internal */
+export const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>>>): JsonValue.JsonObject => {
+  const out: Record<string, string> = {}
+  for (const key of Object.keys(record)) setOwn(out, key, Redacted.value(record[key]))
+  return out
+}
+
+const string = (value: JsonValue.JsonValue | undefined, path: string, what: string): Result<string> =>
+  typeof value !== "string"
+    ? invalid(path, `must be ${what} (got ${kindOf(value)})`)
+    : value.length === 0
+      ? invalid(path, `must be ${what}, not empty`)
+      : hasNul(value)
+        ? invalid(path, "must not contain a NUL character")
+        : Either.right(value)
+
+const timeoutMs = (value: JsonValue.JsonValue, path: string): Result<number> =>
+  typeof value === "number" && Number.isInteger(value) && value > 0 && value <= maxTimeoutMs
+    ? Either.right(value)
+    : invalid(
+        path,
+        `must be a whole number of milliseconds from 1 to ${maxTimeoutMs}` +
+          (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
+      )
+
+const stringArray = (value: JsonValue.JsonValue | undefined, path: string): Result<ReadonlyArray<string>> => {
+  if (!Array.isArray(value)) return invalid(path, `must be an array of strings (got ${kindOf(value)})`)
+  for (let i = 0; i < value.length; i++) {
+    const item = value[i]
+    if (typeof item !== "string") {
+      return invalid(JsonValue.appendPath(path, i), `must be a string (got ${kindOf(item)})`)
+    }
+    if (hasNul(item)) return invalid(JsonValue.appendPath(path, i), "must not contain a NUL character")
+  }
+  // A copy: the caller may reuse its array after `open` returned.
+  return Either.right(value.slice() as Array<string>)
+}
+
+const stringRecord = (
+  value: JsonValue.JsonValue | undefined,
+  path: string,
+  what: "environment variable" | "header"
+): Result<ReadonlyArray<readonly [string, string]>> => {
+  if (!JsonValue.isJsonObject(value)) {
+    return invalid(path, `must be an object mapping each ${what} name to a string (got ${kindOf(value)})`)
+  }
+  const entries: Array<readonly [string, string]> = []
+  const seen = new Set<string>()
+  for (const name of Object.keys(value)) {
+    const at = JsonValue.appendPath(path, name)
+    const item = value[name]
+    if (what === "header") {
+      if (!headerName.test(name)) return invalid(at, "is not a valid HTTP header name")
+      if (seen.has(name.toLowerCase())) return invalid(at, "repeats a header name (header names ignore case)")
+      seen.add(name.toLowerCase())
+    } else if (!isEnvName(name)) {
+      return invalid(at, "is not a valid environment variable name (empty, or contains = or NUL)")
+    }
+    if (typeof item !== "string") return invalid(at, `must be a string (got ${kindOf(item)})`)
+    if (what === "header" ? badHeaderValue.test(item) : hasNul(item)) {
+      return invalid(at, what === "header" ? "must not contain CR, LF or NUL" : "must not contain a NUL character")
+    }
+    entries.push([name, item])
+  }
+  return Either.right(entries)
+}
+
+type Environment = Readonly<Record<string, string | undefined>>
+
+/** @internal */
+export const normalizeEntry = (
+  entry: JsonValue.JsonObject,
+  path: string,
+  environment: Environment
+): Result<ServerConfig> => {
+  const type = own(entry, "type")
+  if (type !== undefined && type !== "stdio" && type !== "http" && type !== "sse") {
+    return invalid(JsonValue.appendPath(path, "type"), `must be "stdio", "http" or "sse"`)
+  }
+  const kind =
+    type === "stdio"
+      ? "stdio"
+      : type !== undefined
+        ? "http"
+        : Object.hasOwn(entry, "command")
+          ? "stdio"
+          : Object.hasOwn(entry, "url")
+            ? "http"
+            : undefined
+  if (kind === undefined) return invalid(path, "needs a command (a stdio server) or a url (an HTTP server)")
+  const allowed = kind === "stdio" ? stdioKeys : httpKeys
+  for (const key of Object.keys(entry)) {
+    if (allowed.has(key) || ignoredKeys.has(key)) continue
+    const message =
+      key === "url" || key === "command"
+        ? type === undefined
+          ? "cannot be given together with a command; a config has a command or a url"
+          : `does not fit type ${JSON.stringify(type)}`
+        : (kind === "stdio" ? httpKeys : stdioKeys).has(key)
+          ? `applies only to ${kind === "stdio" ? "HTTP servers (url)" : "stdio servers (command)"}`
+          : "is not a known config key"
+    return invalid(JsonValue.appendPath(path, key), message)
+  }
+  return kind === "stdio"
+    ? normalizeStdio(entry, path, environment)
+    : normalizeHttp(entry, path, type === "http" ? "streamable-http" : type === "sse" ? "sse" : undefined)
+}
+
+const optional = <A>(
+  entry: JsonValue.JsonObject,
+  path: string,
+  key: string,
+  validate: (value: JsonValue.JsonValue, path: string) => Result<A>
+): Result<A | undefined> =>
+  Object.hasOwn(entry, key) ? validate(entry[key], JsonValue.appendPath(path, key)) : Either.right(undefined)
+
+const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: Environment): Result<StdioConfig> =>
+  Either.gen(function* () {
+    if (!Object.hasOwn(entry, "command")) {
+      return yield* invalid(JsonValue.appendPath(path, "command"), "is required for a stdio server")
+    }
+    const command = yield* string(entry.command, JsonValue.appendPath(path, "command"), "a command")
+    const args = yield* optional(entry, path, "args", stringArray)
+    const cwd = yield* optional(entry, path, "cwd", (value, at) => string(value, at, "a directory"))
+    const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
+    const env: Record<string, Redacted.Redacted<string>> = {}
+    const envFrom = yield* optional(entry, path, "envFrom", stringArray)
+    const envFromPath = JsonValue.appendPath(path, "envFrom")
+    for (let i = 0; envFrom !== undefined && i < envFrom.length; i++) {
+      const name = envFrom[i]
+      const at = JsonValue.appendPath(envFromPath, i)
+      if (!isEnvName(name)) return yield* invalid(at, "is not a valid environment variable name")
+      const found = Object.hasOwn(environment, name) ? environment[name] : undefined
+      if (typeof found !== "string") {
+        return yield* invalid(at, `names the environment variable ${JSON.stringify(name)}, which is not set`)
+      }
+      if (hasNul(found)) {
+        return yield* invalid(at, `names the environment variable ${JSON.stringify(name)}, which holds a NUL`)
+      }
+      setOwn(env, name, Redacted.make(found))
+    }
+    const explicit = yield* optional(entry, path, "env", (value, at) => stringRecord(value, at, "environment variable"))
+    for (const [name, value] of explicit ?? []) setOwn(env, name, Redacted.make(value))
+    return { _tag: "Stdio", command, args: args ?? [], env, cwd, timeoutMs: timeout } as const
+  })
+
+const normalizeHttp = (
+  entry: JsonValue.JsonObject,
+  path: string,
+  typeTransport: HttpTransport | undefined
+): Result<HttpConfig> =>
+  Either.gen(function* () {
+    const urlPath = JsonValue.appendPath(path, "url")
+    if (!Object.hasOwn(entry, "url")) return yield* invalid(urlPath, "is required for an HTTP server")
+    const url = yield* string(entry.url, urlPath, "an http: or https: URL")
+    if (!URL.canParse(url)) return yield* invalid(urlPath, "must be an absolute http: or https: URL")
+    const protocol = new URL(url).protocol
+    if (protocol !== "http:" && protocol !== "https:") {
+      return yield* invalid(urlPath, `must be an http: or https: URL (got ${JSON.stringify(protocol.slice(0, 32))})`)
+    }
+    const given = yield* optional(entry, path, "transport", (value, at): Result<HttpTransport> =>
+      value === "streamable-http" || value === "sse"
+        ? typeTransport === undefined || value === typeTransport
+          ? Either.right(value)
+          : invalid(at, `contradicts type ${typeTransport === "sse" ? '"sse"' : '"http"'}`)
+        : invalid(at, `must be "streamable-http" or "sse"`)
+    )
+    const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
+    const headers: Record<string, Redacted.Redacted<string>> = {}
+    const explicit = yield* optional(entry, path, "headers", (value, at) => stringRecord(value, at, "header"))
+    for (const [name, value] of explicit ?? []) setOwn(headers, name, Redacted.make(value))
+    return { _tag: "Http", url, headers, transport: given ?? typeTransport, timeoutMs: timeout } as const
+  })
