@@ -8,10 +8,7 @@ import * as Fiber from "effect/Fiber"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as fc from "fast-check"
 import { statefulConfig } from "../fixtures/servers.js"
-
-const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+import { structured, withHost } from "./helpers.js"
 
 /** The JSON-RPC id under which the server received the call carrying `token`. */
 const jsonRpcIdOf = (workers: McpWorkersService, id: string, token: string) =>

@@ -7,7 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import { afterAll, beforeAll } from "vitest"
 import { type HttpFixture, startHttpFixture } from "../fixtures/servers.js"
-import { tag } from "./helpers.js"
+import { structured, tag } from "./helpers.js"
 import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
 
 let entry = ""
@@ -22,8 +22,6 @@ const fixture = (...flags: Array<string>) =>
     Effect.promise(() => startHttpFixture("http", ...flags)),
     (server: HttpFixture) => Effect.promise(() => server.stop())
   )
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
 
 describe("NodeMcpWorkers over streamable HTTP", () => {
   it.scopedLive("one session reused across fibers and threads; busy, isError, ServerError; close sends DELETE", () => {

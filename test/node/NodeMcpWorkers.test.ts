@@ -12,11 +12,7 @@ import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import type { Worker } from "node:worker_threads"
 import { statefulConfig } from "../fixtures/servers.js"
-import { activePorts, eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
-
-const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, withHost } from "./helpers.js"
 
 describe("NodeMcpWorkers (stdio)", () => {
   it.live("C1: keeps state across separate runPromise calls of one runtime, in one server process", () =>

@@ -19,18 +19,14 @@ import type { Worker } from "node:worker_threads"
 import * as Host from "../../packages/node/src/internal/host.js"
 import * as ProcessJob from "../../packages/node/src/ProcessJob.js"
 import { statefulConfig } from "../fixtures/servers.js"
-import { activePorts, eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
+import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, withHost } from "./helpers.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-
-const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
 
 const withHostOptions =
   (options: Host.HostOptions) =>
   <A, E>(effect: Effect.Effect<A, E, McpWorkers>) =>
     Effect.provide(effect, Layer.scoped(McpWorkers, Host.make(options)))
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
 
 /** The process group of a live process, from `/proc/<pid>/stat`. */
 const pgidOf = (pid: number): number => {

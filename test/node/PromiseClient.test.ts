@@ -25,7 +25,7 @@ import * as Host from "../../packages/node/src/internal/host.js"
 import * as HostServer from "../../packages/node/src/internal/hostServer.js"
 import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
-import { processesWithEnv, tag } from "./helpers.js"
+import { processesWithEnv, structured, tag } from "./helpers.js"
 
 type Workers = McpWorkers["Type"]
 
@@ -63,8 +63,6 @@ const rejection = async (promise: Promise<unknown>): Promise<any> =>
     (value) => assert.fail(`expected a rejection, got ${JSON.stringify(value)}`),
     (error: unknown) => error
   )
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
 
 /** Polls `status` until the worker is busy; returns the request id in flight. */
 const inFlight = async (mcp: PromiseClient.PromiseClient, id: string): Promise<string> => {

@@ -13,7 +13,7 @@ import { BroadcastChannel } from "node:worker_threads"
 import { afterAll, beforeAll } from "vitest"
 import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
-import { eventually, isAlive, processesWithEnv, tag } from "./helpers.js"
+import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
 import type { ThreadInput } from "./remote-entry.js"
 import { bundleRemoteEntry, remoteThread, runInThread } from "./remoteThread.js"
 
@@ -33,8 +33,6 @@ const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, e
     Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("the remote thread did not exit") }),
     Effect.orDie
   )
-
-const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
 
 interface ServerRecords {
   readonly calls: ReadonlyArray<{ id: number | string; name: string; token?: string }>

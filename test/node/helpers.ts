@@ -1,5 +1,14 @@
 // Shared helpers for tests that run real owner threads and real server processes.
+import type { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+
+/** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
+export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
+
+/** A tool result's `structuredContent`, for reading fixture answers. */
+export const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>
 
 /** Live (non-zombie) processes whose environment holds `name=value` exactly. */
 export const processesWithEnv = (name: string, value: string): Array<number> => {

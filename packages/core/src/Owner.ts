@@ -124,6 +124,15 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
 
   const post = (message: OwnerProtocol.OwnerMessageEncoded) => port.post(message)
 
+  // The connection is gone: the recorded failure if there is one, else what the caller saw.
+  const connectionGone = (delivery: "not_sent" | "unknown", kind: FailureKind, message: string) =>
+    new WorkerFailed({
+      workerId,
+      kind: failure?.kind ?? kind,
+      message: failure?.message ?? message,
+      delivery
+    })
+
   const postFailure = (requestId: string, error: ServerError | WorkerFailed) =>
     post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
 
@@ -170,29 +179,13 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
         : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
       return postFailure(requestId, new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message }))
     }
-    postFailure(
-      requestId,
-      new WorkerFailed({
-        workerId,
-        kind: failure?.kind ?? "transport",
-        message: failure?.message ?? "the connection closed",
-        delivery: "unknown"
-      })
-    )
+    postFailure(requestId, connectionGone("unknown", "transport", "the connection closed"))
   }
 
   const startRequest = (message: typeof OwnerProtocol.RequestMessage.Type) => {
     const { requestId } = message
     if (phase !== "ready" || client === undefined) {
-      return postFailure(
-        requestId,
-        new WorkerFailed({
-          workerId,
-          kind: failure?.kind ?? "closing",
-          message: failure?.message ?? "the connection is not ready",
-          delivery: "not_sent"
-        })
-      )
+      return postFailure(requestId, connectionGone("not_sent", "closing", "the connection is not ready"))
     }
     const controller = new AbortController()
     inflight.set(requestId, controller)
