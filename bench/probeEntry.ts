@@ -93,7 +93,7 @@ if (mode === "owner") {
             Effect.promise(() => transport.close()),
             noCleanup
           ),
-        exitInfo: () => ({})
+        exitInfo: () => Effect.succeed({})
       }
       return owned
     })

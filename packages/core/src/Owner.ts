@@ -30,8 +30,11 @@ export interface OwnerTransport {
   readonly pid: number | null
   /** Ends everything the connection started and counts what is left. Called after the client closed. */
   readonly stop: (budgetMs: number) => Effect.Effect<CleanupSummary>
-  /** Why the transport went away, when it did: exit code, signal, redacted stderr tail. */
-  readonly exitInfo: () => { readonly exitCode?: number; readonly signal?: string; readonly stderrTail?: string }
+  /**
+   * Why the transport went away, when it did: exit code, signal, redacted stderr tail. Waits up to `waitMs` for a
+   * server that is going away to finish exiting and writing, so that its last words are not lost.
+   */
+  readonly exitInfo: (waitMs: number) => Effect.Effect<ExitInfo>
   /**
    * The raw JSON-RPC response line of the request that was just answered, when the transport kept it: handed
    * on as is, it spares serializing the parsed result again (and it is the server's result unchanged).
@@ -39,6 +42,18 @@ export interface OwnerTransport {
   readonly takeResponseLine?: () => string | undefined
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
+}
+
+/**
+ * How a server process ended, as far as the transport knows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ExitInfo {
+  readonly exitCode?: number
+  readonly signal?: string
+  readonly stderrTail?: string
 }
 
 /**
@@ -81,6 +96,9 @@ const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 const sdkTimeoutSlackMs = 5_000
 
 const openFailureStopMs = 2_000
+
+// How long a failed open waits for a server that is going away to exit and flush its stderr.
+const exitInfoWaitMs = 1_000
 
 const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"
@@ -228,6 +246,28 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
     }
   }
 
+  // Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
+  // status and last stderr lines are reported however early it died (C28).
+  const openFailure = (transport: OwnerTransport, error: unknown, elapsedMs: number) =>
+    Effect.gen(function* () {
+      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+      const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
+      const exited = info.exitCode !== undefined || info.signal !== undefined
+      const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
+      const message = timedOut
+        ? `the server did not complete initialize within ${elapsedMs} ms`
+        : exited
+          ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
+          : Redact.redact(errorText(error), secrets)
+      return yield* new OpenFailed({
+        stage,
+        message,
+        ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
+        ...(info.signal !== undefined ? { signal: info.signal } : {}),
+        ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
+      })
+    })
+
   const open = (request: OwnerProtocol.Open): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
     Effect.gen(function* () {
       phase = "opening"
@@ -255,25 +295,8 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       const started = Date.now()
       yield* Effect.tryPromise({
         try: () => c.connect(transport, { timeout: Math.min(request.timeoutMs, ServerConfig.maxTimeoutMs) }),
-        catch: (error) => {
-          const info = owned!.exitInfo()
-          const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-          const exited = info.exitCode !== undefined || info.signal !== undefined
-          const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
-          const message = timedOut
-            ? `the server did not complete initialize within ${Date.now() - started} ms`
-            : exited
-              ? `the server exited during initialize (${info.signal ?? `code ${info.exitCode}`})`
-              : Redact.redact(errorText(error), secrets)
-          return new OpenFailed({
-            stage,
-            message,
-            ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
-            ...(info.signal !== undefined ? { signal: info.signal } : {}),
-            ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
-          })
-        }
-      })
+        catch: (error) => error
+      }).pipe(Effect.catchAll((error) => openFailure(owned!, error, Date.now() - started)))
       c.onclose = () => fail("transport", "the connection closed")
       c.onerror = (error: Error) => {
         // Stray lines and late responses to cancelled requests are reported here; they are not fatal.

@@ -392,7 +392,7 @@ export const make = (
       transport,
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
-      exitInfo: () => ({}),
+      exitInfo: () => Effect.succeed({}),
       classify: (error) => (error instanceof HttpTransportError ? error.kind : undefined)
     }
   })

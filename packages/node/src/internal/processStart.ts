@@ -24,7 +24,21 @@ export interface StartedProcess {
   readonly started: Promise<Error | undefined>
   /** Settles when the root process exits. */
   readonly exited: Promise<{ readonly code: number | null; readonly signal: string | null }>
+  /** The last `stderrKeepBytes` the process wrote to stderr, kept from its first byte. */
+  readonly stderr: () => Buffer
+  /** Settles when stderr has ended (or was destroyed). */
+  readonly stderrEnded: Promise<void>
 }
+
+/**
+ * Raw stderr kept per process: more than the 2 KiB shown in `OpenFailed.stderrTail`, so that redaction never sees a
+ * secret cut in half.
+ *
+ * @internal
+ */
+export const stderrKeepBytes = 8 * 1024
+
+const noStderr = () => Buffer.alloc(0)
 
 // What a server inherits from the owner's environment, and nothing more (C18).
 const inheritedVariables =
@@ -78,7 +92,13 @@ export const start = (options: StartOptions): StartedProcess => {
   }
   const c = child
   if (c === undefined) {
-    return { child, started: Promise.resolve(error), exited: Promise.resolve({ code: null, signal: null }) }
+    return {
+      child,
+      started: Promise.resolve(error),
+      exited: Promise.resolve({ code: null, signal: null }),
+      stderr: noStderr,
+      stderrEnded: Promise.resolve()
+    }
   }
   // Listeners are attached in the same synchronous step as the spawn: its 'error' comes on a later tick.
   const started = new Promise<Error | undefined>((resolve) => {
@@ -99,5 +119,16 @@ export const start = (options: StartOptions): StartedProcess => {
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     c.once("exit", (code, signal) => resolve({ code, signal }))
   )
-  return { child, started, exited }
+  // Read from the first byte: Node discards what an unread stdio stream holds when the process exits, and a server
+  // that dies at start-up says why on stderr, often before anything else of this thread has run (C28).
+  let stderr: Buffer = Buffer.alloc(0)
+  const stream = c.stderr!
+  stream.on("data", (chunk: Buffer) => {
+    stderr = stderr.length === 0 ? chunk : Buffer.concat([stderr, chunk])
+    if (stderr.length > stderrKeepBytes) stderr = stderr.subarray(stderr.length - stderrKeepBytes)
+  })
+  const stderrEnded = new Promise<void>((resolve) => {
+    stream.once("end", resolve).once("close", resolve)
+  })
+  return { child, started, exited, stderr: () => stderr, stderrEnded }
 }

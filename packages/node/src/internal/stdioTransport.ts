@@ -14,9 +14,6 @@ import * as Redacted from "effect/Redacted"
 import * as ProcessJob from "../ProcessJob.js"
 import * as ProcessStart from "./processStart.js"
 
-// Raw stderr kept for the tail: larger than the 2 KiB shown, so redaction never sees a secret cut in half.
-const stderrKeepBytes = 8 * 1024
-
 /** A send to a server whose stdin is gone: the connection is dead. */
 class TransportClosed extends Error {}
 
@@ -152,7 +149,7 @@ class ProcessTransport implements Transport {
 export const make = (
   config: ServerConfig.StdioConfig,
   context: Parameters<Owner.TransportFactory>[1],
-  started?: ProcessStart.StartedProcess
+  early?: ProcessStart.StartedProcess
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
     const env = ProcessStart.defaultEnvironment()
@@ -161,24 +158,15 @@ export const make = (
       env[key] = Redacted.value(value)
       secrets.push(env[key]!)
     }
-    const job = yield* (
-      started !== undefined
-        ? ProcessJob.adopt(started, context.marker)
-        : ProcessJob.spawn({ command: config.command, args: config.args, env, cwd: config.cwd, marker: context.marker })
-    ).pipe(
+    const started =
+      early ??
+      ProcessStart.start({ command: config.command, args: config.args, env, cwd: config.cwd, marker: context.marker })
+    const job = yield* ProcessJob.adopt(started, context.marker).pipe(
       Effect.mapError((error) => new OpenFailed({ stage: "spawn", message: Redact.redact(error.message, secrets) }))
     )
     context.onSpawned(job.pid)
 
-    let stderr = Buffer.alloc(0)
-    job.child.stderr!.on("data", (chunk: Buffer) => {
-      stderr = Buffer.concat([stderr, chunk])
-      if (stderr.length > stderrKeepBytes) stderr = stderr.subarray(stderr.length - stderrKeepBytes)
-    })
-    let exit: { code: number | null; signal: string | null } | undefined
-    job.child.once("exit", (code, signal) => {
-      exit = { code, signal }
-    })
+    const stderrEnded = Effect.promise(() => started.stderrEnded)
 
     const transport = new ProcessTransport(job)
     return {
@@ -196,13 +184,22 @@ export const make = (
             })
           )
         ),
-      exitInfo: () => {
-        const tail = Redact.redactTail(stderr.toString("utf8"), secrets, 2048)
-        return {
-          ...(exit?.code !== undefined && exit.code !== null ? { exitCode: exit.code } : {}),
-          ...(exit?.signal !== undefined && exit.signal !== null ? { signal: exit.signal } : {}),
-          ...(tail.length > 0 ? { stderrTail: tail } : {})
-        }
-      }
+      exitInfo: (waitMs) =>
+        // A server that is going away gets a moment to finish: its exit status and its last stderr lines are
+        // usually the only account of why it died (C28).
+        Effect.all([job.exited, stderrEnded], { concurrency: "unbounded", discard: true }).pipe(
+          Effect.timeoutOption(waitMs),
+          Effect.map(() => {
+            // Read off the child, not from an `exit` listener: a server that died at once may have exited before this
+            // transport was built (the owner's entry starts it before it loads anything else).
+            const { exitCode, signalCode } = job.child
+            const tail = Redact.redactTail(started.stderr().toString("utf8"), secrets, 2048)
+            return {
+              ...(exitCode !== null ? { exitCode } : {}),
+              ...(signalCode !== null ? { signal: signalCode } : {}),
+              ...(tail.length > 0 ? { stderrTail: tail } : {})
+            }
+          })
+        )
     }
   })
