@@ -73,7 +73,8 @@ describe("ServerConfig", () => {
         env: { API_KEY: "literal" },
         envFrom: ["GITHUB_TOKEN"],
         cwd: "/tmp",
-        timeoutMs: 10_000
+        timeoutMs: 10_000,
+        maxResultBytes: 1024
       })
       assert.deepStrictEqual(plain(config), {
         _tag: "Stdio",
@@ -81,7 +82,8 @@ describe("ServerConfig", () => {
         args: ["server.js", "--flag", ""],
         env: { GITHUB_TOKEN: `${canary}-gh`, API_KEY: "literal" },
         cwd: "/tmp",
-        timeoutMs: 10_000
+        timeoutMs: 10_000,
+        maxResultBytes: 1024
       })
       assert.deepStrictEqual(ServerConfig.describe(config), { transport: "stdio" })
     })
@@ -93,8 +95,10 @@ describe("ServerConfig", () => {
         args: [],
         env: {},
         cwd: undefined,
-        timeoutMs: undefined
+        timeoutMs: undefined,
+        maxResultBytes: undefined
       })
+      assert.strictEqual(ServerConfig.maxResultBytesOf(stdio({ command: "server" })), 64 * 1024 * 1024)
     })
 
     it("http, as in DESIGN", () => {
@@ -109,7 +113,8 @@ describe("ServerConfig", () => {
         url: "https://example.com/mcp",
         headers: { Authorization: `Bearer ${canary}` },
         transport: "streamable-http",
-        timeoutMs: 5000
+        timeoutMs: 5000,
+        maxResultBytes: undefined
       })
       assert.deepStrictEqual(ServerConfig.describe(config), { transport: "streamable-http" })
       const auto = http({ url: "http://127.0.0.1:8080/mcp" })
@@ -198,6 +203,11 @@ describe("ServerConfig", () => {
       ["timeoutMs a string", { url: "https://e.com", timeoutMs: "1000" }, "config.timeoutMs", /a string/],
       ["timeoutMs NaN", { command: "x", timeoutMs: NaN }, "config.timeoutMs", /NaN/],
       ["timeoutMs Infinity", { command: "x", timeoutMs: Infinity }, "config.timeoutMs", /Infinity/],
+      ["maxResultBytes 0", { command: "x", maxResultBytes: 0 }, "config.maxResultBytes", /1 to 524288000/],
+      ["maxResultBytes negative", { url: "https://e.com", maxResultBytes: -1 }, "config.maxResultBytes"],
+      ["maxResultBytes fractional", { command: "x", maxResultBytes: 1.5 }, "config.maxResultBytes"],
+      ["maxResultBytes too large", { command: "x", maxResultBytes: 524288001 }, "config.maxResultBytes"],
+      ["maxResultBytes a string", { command: "x", maxResultBytes: "64MB" }, "config.maxResultBytes", /a string/],
       ["unknown key", { command: "x", comand: "y" }, "config.comand", /not a known/],
       ["unknown weird key", { command: "x", "a b": 1 }, 'config["a b"]', /not a known/],
       ["http key on stdio", { command: "x", headers: {} }, "config.headers", /HTTP/],
@@ -412,7 +422,8 @@ describe("ServerConfig", () => {
         env: fc.dictionary(fc.oneof(envName, fc.constantFrom("__proto__", "constructor")), text, { maxKeys: 6 }),
         envFrom: fc.uniqueArray(envName, { maxLength: 4 }),
         cwd: text.filter((s) => s.length > 0),
-        timeoutMs: fc.integer({ min: 1, max: ServerConfig.maxTimeoutMs })
+        timeoutMs: fc.integer({ min: 1, max: ServerConfig.maxTimeoutMs }),
+        maxResultBytes: fc.integer({ min: 1, max: ServerConfig.maxMaxResultBytes })
       },
       { requiredKeys: ["command"] }
     )
@@ -428,6 +439,7 @@ describe("ServerConfig", () => {
         assert.deepStrictEqual(config.args, input.args ?? [])
         assert.strictEqual(config.cwd, input.cwd)
         assert.strictEqual(config.timeoutMs, input.timeoutMs)
+        assert.strictEqual(config.maxResultBytes, input.maxResultBytes)
         const expectedEnv: Record<string, string> = {}
         for (const name of input.envFrom ?? []) expectedEnv[name] = env[name]
         const explicit = input.env === undefined ? {} : JSON.parse(JSON.stringify(input.env))

@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Effect from "effect/Effect"
-import { statefulConfig } from "../fixtures/servers.js"
+import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { activePorts, eventually, processesWithEnv, tag, withHost } from "./helpers.js"
 
 /** Fails the test unless, within 3 s, no process tagged `testTag` lives and no owner thread beyond `ports` runs. */
@@ -23,7 +23,102 @@ const inline = (testTag: string, script: string) => ({
   env: { TEST_TAG: testTag }
 })
 
+const httpFixture = Effect.acquireRelease(
+  Effect.promise(() => startHttpFixture("http")),
+  (server: HttpFixture) => Effect.promise(() => server.stop())
+)
+
+const MiB = 1024 * 1024
+
+const textOf = (result: { content?: unknown }): string =>
+  ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
+
 describe("faults", () => {
+  describe("C26: results of any size, up to a limit", () => {
+    it.live("C26: a 20 MB result arrives whole", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const testTag = tag()
+          const ports = activePorts()
+          const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
+          const started = Date.now()
+          const result = yield* workers.callTool(id, "big", { bytes: 20_000_000 })
+          const tookMs = Date.now() - started
+          assert.strictEqual(textOf(result).length, 20_000_000)
+          // Far below any budget: the answer was never dropped and waited for (it took 40 s and more when it was).
+          assert.isBelow(tookMs, 10_000)
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+          yield* workers.close(id)
+          yield* nothingLeft(testTag, ports)
+        })
+      )
+    )
+
+    it.live("C26: a result over maxResultBytes fails at once with ResultTooLarge; the worker stays ready", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const testTag = tag()
+          const ports = activePorts()
+          const id = yield* workers.open({
+            ...statefulConfig("--exit-on-stdin-eof"),
+            env: { TEST_TAG: testTag },
+            maxResultBytes: MiB
+          })
+          const started = Date.now()
+          const error = yield* Effect.flip(workers.callTool(id, "big", { bytes: 40 * MiB }, { timeout: "60 seconds" }))
+          assert.isBelow(Date.now() - started, 10_000)
+          assert.strictEqual(error._tag, "ResultTooLarge")
+          if (error._tag !== "ResultTooLarge") return
+          assert.strictEqual(error.delivery, "unknown")
+          assert.strictEqual(error.limit, MiB)
+          assert.isAbove(error.bytes, MiB)
+          assert.match(error.requestId, /^req_/)
+          // The rest of that answer was skipped, not read as messages: the next call gets its own answer.
+          const status = yield* workers.status(id)
+          assert.strictEqual(status.state, "ready")
+          assert.isFalse(status.busy)
+          const echoed = yield* workers.callTool(id, "echo", { token: "after" })
+          assert.strictEqual(textOf(echoed), "after")
+          // Within the limit, a large answer still arrives.
+          assert.strictEqual(textOf(yield* workers.callTool(id, "big", { bytes: MiB - 1024 })).length, MiB - 1024)
+          yield* workers.close(id)
+          yield* nothingLeft(testTag, ports)
+        })
+      )
+    )
+
+    it.scopedLive("C26: over HTTP, an answer over maxResultBytes fails with ResultTooLarge; the session goes on", () =>
+      Effect.gen(function* () {
+        const server = yield* httpFixture
+        const ports = activePorts()
+        yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ url: server.url, maxResultBytes: MiB })
+          const error = yield* Effect.flip(workers.callTool(id, "big", { bytes: 8 * MiB }, { timeout: "60 seconds" }))
+          assert.strictEqual(error._tag, "ResultTooLarge")
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+          assert.strictEqual(textOf(yield* workers.callTool(id, "echo", { token: "next" })), "next")
+          yield* workers.close(id)
+        }).pipe(withHost)
+        yield* nothingLeft(tag(), ports)
+      })
+    )
+
+    it("C26: maxResultBytes must be a positive whole number", () =>
+      Effect.runPromise(
+        withHost(
+          Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const error = yield* Effect.flip(workers.open({ ...statefulConfig(), maxResultBytes: 0 }))
+            assert.strictEqual(error._tag, "InvalidInput")
+            if (error._tag === "InvalidInput") assert.strictEqual(error.path, "config.maxResultBytes")
+          })
+        )
+      ))
+  })
+
   describe("C28: a server that dies at start says why", () => {
     const diesAtStart = (name: string, script: string, exitCode: number, says: string) =>
       it.live(`C28: a server that dies at start says why (${name})`, () =>

@@ -82,6 +82,32 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
 }
 
 /**
+ * The server's answer was larger than the config's `maxResultBytes`. The tool ran (its answer arrived), so the
+ * outcome is `unknown` to the caller; the rest of the answer was skipped unread, and the worker stays ready.
+ * `bytes` is how much had arrived when the limit was passed: the answer is at least that large.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")(
+  "ResultTooLarge",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    bytes: Schema.Number,
+    limit: Schema.Number,
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    return (
+      `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
+      `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`
+    )
+  }
+}
+
+/**
  * Why a connection is dead.
  *
  * @since 0.1.0
@@ -220,7 +246,14 @@ export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-w
  * @category models
  */
 export type RequestError =
-  UnknownWorker | WorkerBusy | WorkerFailed | DeliveryUnknown | ServerError | InvalidInput | HostUnavailable
+  | UnknownWorker
+  | WorkerBusy
+  | WorkerFailed
+  | DeliveryUnknown
+  | ServerError
+  | InvalidInput
+  | HostUnavailable
+  | ResultTooLarge
 
 /**
  * The schema of every failure a request can end with.
@@ -236,9 +269,19 @@ export const RequestError: Schema.Union<
     typeof DeliveryUnknown,
     typeof ServerError,
     typeof InvalidInput,
-    typeof HostUnavailable
+    typeof HostUnavailable,
+    typeof ResultTooLarge
   ]
-> = Schema.Union(UnknownWorker, WorkerBusy, WorkerFailed, DeliveryUnknown, ServerError, InvalidInput, HostUnavailable)
+> = Schema.Union(
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed,
+  DeliveryUnknown,
+  ServerError,
+  InvalidInput,
+  HostUnavailable,
+  ResultTooLarge
+)
 
 /**
  * Every tagged error of mcp-worker, for decoding errors that crossed a thread.
@@ -256,7 +299,8 @@ export const McpWorkerError = Schema.Union(
   OpenFailed,
   CloseFailed,
   RequestNotPending,
-  HostUnavailable
+  HostUnavailable,
+  ResultTooLarge
 )
 
 /**

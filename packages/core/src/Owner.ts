@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
-import { emptyCleanup, OpenFailed, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import { emptyCleanup, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
 import * as OwnerProtocol from "./OwnerProtocol.js"
 import * as Redact from "./Redact.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -42,6 +42,23 @@ export interface OwnerTransport {
   readonly takeResponseLine?: () => string | undefined
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
+}
+
+/**
+ * Reported by a transport through `onerror` when a message from the server passed the config's `maxResultBytes`:
+ * the transport skips the rest of it unread, and the owner fails the request in flight with `ResultTooLarge`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class OversizedMessage extends Error {
+  override readonly name = "OversizedMessage"
+  constructor(
+    readonly bytes: number,
+    readonly limit: number
+  ) {
+    super(`a message from the server passed maxResultBytes (${bytes} > ${limit} bytes)`)
+  }
 }
 
 /**
@@ -151,7 +168,7 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       delivery
     })
 
-  const postFailure = (requestId: string, error: ServerError | WorkerFailed) =>
+  const postFailure = (requestId: string, error: ServerError | WorkerFailed | ResultTooLarge) =>
     post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
 
   const onSettled = (requestId: string, controller: AbortController, exit: Either.Either<unknown, unknown>) => {
@@ -198,6 +215,19 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       return postFailure(requestId, new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message }))
     }
     postFailure(requestId, connectionGone("unknown", "transport", "the connection closed"))
+  }
+
+  // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
+  // makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
+  const refuseOversized = (error: OversizedMessage) => {
+    for (const [requestId, controller] of inflight) {
+      inflight.delete(requestId)
+      postFailure(
+        requestId,
+        new ResultTooLarge({ workerId, requestId, bytes: error.bytes, limit: error.limit, delivery: "unknown" })
+      )
+      controller.abort("too_large")
+    }
   }
 
   const startRequest = (message: typeof OwnerProtocol.RequestMessage.Type) => {
@@ -299,6 +329,7 @@ export const make = (options: { readonly port: OwnerPort; readonly factory: Tran
       }).pipe(Effect.catchAll((error) => openFailure(owned!, error, Date.now() - started)))
       c.onclose = () => fail("transport", "the connection closed")
       c.onerror = (error: Error) => {
+        if (error instanceof OversizedMessage) return refuseOversized(error)
         // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
         const kind = classify(error)
         if (kind !== undefined) fail(kind, Redact.redact(errorText(error), secrets))

@@ -12,7 +12,7 @@
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
-import { CleanupSummary, FailureKind, OpenFailed, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import { CleanupSummary, FailureKind, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
 
 /**
  * What an owner reports once its connection is initialized.
@@ -157,7 +157,7 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
  */
 export const FailureMessage = Schema.TaggedStruct("Failure", {
   requestId: Schema.String,
-  error: Schema.Union(ServerError, WorkerFailed)
+  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge)
 })
 
 /**

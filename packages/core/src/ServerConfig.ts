@@ -36,6 +36,8 @@ export interface StdioConfig {
   readonly env: Readonly<Record<string, Redacted.Redacted<string>>>
   readonly cwd: string | undefined
   readonly timeoutMs: number | undefined
+  /** The largest result (one response message, in bytes) delivered; `undefined` means `defaultMaxResultBytes`. */
+  readonly maxResultBytes: number | undefined
 }
 
 /**
@@ -50,6 +52,8 @@ export interface HttpConfig {
   readonly headers: Readonly<Record<string, Redacted.Redacted<string>>>
   readonly transport: HttpTransport | undefined
   readonly timeoutMs: number | undefined
+  /** The largest result (one response message, in bytes) delivered; `undefined` means `defaultMaxResultBytes`. */
+  readonly maxResultBytes: number | undefined
 }
 
 /**
@@ -101,6 +105,8 @@ export interface StdioConfigInput extends IgnoredKeysInput {
   readonly envFrom?: ReadonlyArray<string>
   readonly cwd?: string
   readonly timeoutMs?: number
+  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
+  readonly maxResultBytes?: number
 }
 
 /**
@@ -116,6 +122,8 @@ export interface HttpConfigInput extends IgnoredKeysInput {
   readonly headers?: Readonly<Record<string, string>>
   readonly transport?: HttpTransport
   readonly timeoutMs?: number
+  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
+  readonly maxResultBytes?: number
 }
 
 /**
@@ -154,6 +162,30 @@ export interface NormalizeOptions {
  * @category constants
  */
 export const maxTimeoutMs: number = internal.maxTimeoutMs
+
+/**
+ * The default `maxResultBytes`: 64 MiB.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxResultBytes: number = 64 * 1024 * 1024
+
+/**
+ * The largest `maxResultBytes` a config may set (500 MiB: a result must still fit in one JavaScript string).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxMaxResultBytes: number = internal.maxMaxResultBytes
+
+/**
+ * The result limit of a config, its default applied.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const maxResultBytesOf = (config: ServerConfig): number => config.maxResultBytes ?? defaultMaxResultBytes
 
 /**
  * Validates a config input and normalizes it; `envFrom` names are resolved against `environment` (the caller's
@@ -235,6 +267,7 @@ export const toWire = (config: ServerConfig): string => {
   if (config._tag === "Stdio" && config.cwd !== undefined) wire.cwd = config.cwd
   if (config._tag === "Http" && config.transport !== undefined) wire.transport = config.transport
   if (config.timeoutMs !== undefined) wire.timeoutMs = config.timeoutMs
+  if (config.maxResultBytes !== undefined) wire.maxResultBytes = config.maxResultBytes
   return JSON.stringify(wire)
 }
 

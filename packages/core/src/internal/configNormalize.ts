@@ -46,9 +46,9 @@ export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
           ? "an object"
           : `a ${typeof value}`
 
-const stdioKeys: ReadonlySet<string> = new Set(["type", "command", "args", "env", "envFrom", "cwd", "timeoutMs"])
+const stdioKeys: ReadonlySet<string> = new Set(["type", "command", "args", "env", "envFrom", "cwd", "timeoutMs", "maxResultBytes"])
 
-const httpKeys: ReadonlySet<string> = new Set(["type", "url", "headers", "transport", "timeoutMs"])
+const httpKeys: ReadonlySet<string> = new Set(["type", "url", "headers", "transport", "timeoutMs", "maxResultBytes"])
 
 // Node rejects NUL bytes in spawn arguments and environments with an error that quotes the value.
 const hasNul = (text: string): boolean => text.includes("\u0000")
@@ -90,6 +90,18 @@ const timeoutMs = (value: JsonValue.JsonValue, path: string): Result<number> =>
     : invalid(
         path,
         `must be a whole number of milliseconds from 1 to ${maxTimeoutMs}` +
+          (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
+      )
+
+/** @internal */
+export const maxMaxResultBytes = 500 * 1024 * 1024
+
+const maxResultBytes = (value: JsonValue.JsonValue, path: string): Result<number> =>
+  typeof value === "number" && Number.isInteger(value) && value > 0 && value <= maxMaxResultBytes
+    ? Either.right(value)
+    : invalid(
+        path,
+        `must be a whole number of bytes from 1 to ${maxMaxResultBytes}` +
           (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
       )
 
@@ -193,6 +205,7 @@ const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: 
     const args = yield* optional(entry, path, "args", stringArray)
     const cwd = yield* optional(entry, path, "cwd", (value, at) => string(value, at, "a directory"))
     const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
+    const resultLimit = yield* optional(entry, path, "maxResultBytes", maxResultBytes)
     const env: Record<string, Redacted.Redacted<string>> = {}
     const envFrom = yield* optional(entry, path, "envFrom", stringArray)
     const envFromPath = JsonValue.appendPath(path, "envFrom")
@@ -211,7 +224,15 @@ const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: 
     }
     const explicit = yield* optional(entry, path, "env", (value, at) => stringRecord(value, at, "environment variable"))
     for (const [name, value] of explicit ?? []) setOwn(env, name, Redacted.make(value))
-    return { _tag: "Stdio", command, args: args ?? [], env, cwd, timeoutMs: timeout } as const
+    return {
+      _tag: "Stdio",
+      command,
+      args: args ?? [],
+      env,
+      cwd,
+      timeoutMs: timeout,
+      maxResultBytes: resultLimit
+    } as const
   })
 
 const normalizeHttp = (
@@ -236,8 +257,16 @@ const normalizeHttp = (
         : invalid(at, `must be "streamable-http" or "sse"`)
     )
     const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
+    const resultLimit = yield* optional(entry, path, "maxResultBytes", maxResultBytes)
     const headers: Record<string, Redacted.Redacted<string>> = {}
     const explicit = yield* optional(entry, path, "headers", (value, at) => stringRecord(value, at, "header"))
     for (const [name, value] of explicit ?? []) setOwn(headers, name, Redacted.make(value))
-    return { _tag: "Http", url, headers, transport: given ?? typeTransport, timeoutMs: timeout } as const
+    return {
+      _tag: "Http",
+      url,
+      headers,
+      transport: given ?? typeTransport,
+      timeoutMs: timeout,
+      maxResultBytes: resultLimit
+    } as const
   })

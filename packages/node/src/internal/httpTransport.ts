@@ -11,11 +11,11 @@
  * - ends the session on stop: `terminateSession()` (DELETE) first, while the connection can still carry it,
  *   then `close()`, which aborts every HTTP request and stream it started (C21).
  */
-import type { Owner } from "@mcp-worker/core"
+import * as Owner from "@mcp-worker/core/Owner"
 import type { CleanupSummary, FailureKind } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
-import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { FetchLike, Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
@@ -171,13 +171,15 @@ class HttpClientTransport implements Transport {
     private readonly url: URL,
     private readonly headers: Record<string, string>,
     private readonly configured: TransportName | undefined,
-    private readonly secrets: ReadonlyArray<string>
+    private readonly secrets: ReadonlyArray<string>,
+    private readonly maxResultBytes: number
   ) {
-    // Observes statuses the SDK does not report (a DELETE answered 405 resolves like a 200).
+    // Observes statuses the SDK does not report (a DELETE answered 405 resolves like a 200), and bounds what a
+    // POST's answer (a JSON body or the SSE stream of one request) may bring.
     this.fetch = (input, init) =>
       fetch(input, init).then((response) => {
         if (init?.method === "DELETE") this.deleteStatus = response.status
-        return response
+        return init?.method === "POST" ? this.limited(response) : response
       })
     this.active = configured
   }
@@ -247,6 +249,29 @@ class HttpClientTransport implements Transport {
   }
 
   // internal
+
+  /**
+   * The response with its body cut off once it passes `maxResultBytes`. The owner learns it first (`onerror` with
+   * `OversizedMessage`, which fails the request in flight at once); the SDK then sees the body fail and drops it.
+   */
+  private limited(response: Response): Response {
+    const body = response.body
+    if (body === null) return response
+    const limit = this.maxResultBytes
+    let bytes = 0
+    const counted = body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          bytes += chunk.byteLength
+          if (bytes <= limit) return controller.enqueue(chunk)
+          const error = new Owner.OversizedMessage(bytes, limit)
+          if (!this.closed) this.onerror?.(error)
+          controller.error(error)
+        }
+      })
+    )
+    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers })
+  }
 
   private makeStreamable(): StreamableHTTPClientTransport {
     return new StreamableHTTPClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
@@ -387,7 +412,13 @@ export const make = (
     const headers: Record<string, string> = Object.fromEntries(
       Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
     )
-    const transport = new HttpClientTransport(url, headers, config.transport, Object.values(headers))
+    const transport = new HttpClientTransport(
+      url,
+      headers,
+      config.transport,
+      Object.values(headers),
+      ServerConfig.maxResultBytesOf(config)
+    )
     return {
       transport,
       pid: null,

@@ -2,10 +2,10 @@
  * An MCP `Transport` over a stdio server whose process tree is owned by a `ProcessJob`, so that closing the
  * connection can end and confirm the whole tree (the SDK's own stdio transport signals the direct child only).
  */
-import type * as Owner from "@mcp-worker/core/Owner"
+import * as Owner from "@mcp-worker/core/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
-import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -17,21 +17,23 @@ import * as ProcessStart from "./processStart.js"
 /** A send to a server whose stdin is gone: the connection is dead. */
 class TransportClosed extends Error {}
 
-// A line longer than this is dropped and reported, as the SDK's own stdio transport does.
-const maxLineBytes = 10 * 1024 * 1024
-
 class ProcessTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: ((message: JSONRPCMessage) => void) | undefined
   private pending: Array<Buffer> = []
   private pendingBytes = 0
+  /** The rest of a line that passed the limit is skipped, unparsed, up to its newline. */
+  private skipping = false
   private closed = false
   // The JSON-RPC id of the request in flight, and the raw line that answered it.
   private tracked: string | number | undefined
   private answered: { readonly id: string | number; readonly line: string } | undefined
 
-  constructor(private readonly job: ProcessJob.ProcessJob) {}
+  constructor(
+    private readonly job: ProcessJob.ProcessJob,
+    private readonly maxLineBytes: number
+  ) {}
 
   /**
    * The raw response line of the request just answered, if it was the tracked one: the owner hands this text on
@@ -50,23 +52,29 @@ class ProcessTransport implements Transport {
       let from = 0
       let newline = chunk.indexOf(10)
       while (newline !== -1) {
-        const piece = chunk.subarray(from, newline)
-        const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])
+        if (this.skipping) {
+          // The oversized line ends here; what follows is the next message.
+          this.skipping = false
+        } else if (this.pendingBytes + newline - from > this.maxLineBytes) {
+          this.oversized(this.pendingBytes + newline - from)
+        } else {
+          const piece = chunk.subarray(from, newline)
+          this.onLine((this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])).toString("utf8"))
+        }
         this.pending = []
         this.pendingBytes = 0
-        this.onLine(line.toString("utf8"))
         from = newline + 1
         newline = chunk.indexOf(10, from)
       }
-      if (from < chunk.length) {
-        this.pendingBytes += chunk.length - from
-        if (this.pendingBytes > maxLineBytes) {
-          this.pending = []
-          this.pendingBytes = 0
-          this.onerror?.(new Error(`a message from the server exceeded ${maxLineBytes} bytes`))
-        } else {
-          this.pending.push(chunk.subarray(from))
-        }
+      if (from === chunk.length || this.skipping) return
+      this.pendingBytes += chunk.length - from
+      if (this.pendingBytes > this.maxLineBytes) {
+        this.oversized(this.pendingBytes)
+        this.pending = []
+        this.pendingBytes = 0
+        this.skipping = true
+      } else {
+        this.pending.push(chunk.subarray(from))
       }
     })
     child.stdout!.on("error", (error) => this.onerror?.(error))
@@ -83,6 +91,11 @@ class ProcessTransport implements Transport {
       })
     })
     return Promise.resolve()
+  }
+
+  /** Reported at once, without waiting for the rest of the line: the caller need not wait for what it cannot get. */
+  private oversized(bytes: number) {
+    this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes))
   }
 
   private onLine(raw: string) {
@@ -168,7 +181,7 @@ export const make = (
 
     const stderrEnded = Effect.promise(() => started.stderrEnded)
 
-    const transport = new ProcessTransport(job)
+    const transport = new ProcessTransport(job, ServerConfig.maxResultBytesOf(config))
     return {
       transport,
       pid: job.pid,
