@@ -46,7 +46,16 @@ export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
           ? "an object"
           : `a ${typeof value}`
 
-const stdioKeys: ReadonlySet<string> = new Set(["type", "command", "args", "env", "envFrom", "cwd", "timeoutMs", "maxResultBytes"])
+const stdioKeys: ReadonlySet<string> = new Set([
+  "type",
+  "command",
+  "args",
+  "env",
+  "envFrom",
+  "cwd",
+  "timeoutMs",
+  "maxResultBytes"
+])
 
 const httpKeys: ReadonlySet<string> = new Set(["type", "url", "headers", "transport", "timeoutMs", "maxResultBytes"])
 

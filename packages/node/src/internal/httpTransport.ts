@@ -270,7 +270,11 @@ class HttpClientTransport implements Transport {
         }
       })
     )
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers })
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers
+    })
   }
 
   private makeStreamable(): StreamableHTTPClientTransport {
