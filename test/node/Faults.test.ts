@@ -1,10 +1,23 @@
 // The fault matrix: servers, payloads and hosts that misbehave. Every row asserts what the caller gets AND that
 // nothing of ours is left running: no server process (each row tags its servers with TEST_TAG) and no owner thread.
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
-import { activePorts, eventually, processesWithEnv, tag, withHost } from "./helpers.js"
+import { activePorts, eventually, processesWithEnv, structured, tag, withHost } from "./helpers.js"
+import { bundleRemoteEntry, remoteThread } from "./remoteThread.js"
+
+let entry = ""
+let remove = () => {}
+beforeAll(async () => {
+  ;({ entry, remove } = await bundleRemoteEntry())
+})
+afterAll(() => remove())
+
+/** Blocks this thread's event loop (the host's, in these tests) for `ms`, as a CPU-bound step would. */
+const blockEventLoop = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 
 /** Fails the test unless, within 3 s, no process tagged `testTag` lives and no owner thread beyond `ports` runs. */
 const nothingLeft = (testTag: string, ports: number) =>
@@ -34,6 +47,112 @@ const textOf = (result: { content?: unknown }): string =>
   ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
 
 describe("faults", () => {
+  describe("C22a: remote calls while the host's event loop is blocked", () => {
+    // What the server received: the tokens of every tools/call, and the JSON-RPC ids it was told to cancel.
+    const serverSaw = (workers: Context.Tag.Service<McpWorkers>, id: string) =>
+      Effect.map(workers.callTool(id, "calls"), (result) => ({
+        tokens: (structured(result).calls as Array<{ token?: string }>).map((call) => call.token),
+        calls: structured(result).calls as Array<{ id: number; token?: string }>
+      }))
+
+    it.scopedLive(
+      "C22a: a remote call during a host stall ends as the server saw it (not acknowledged: not sent)",
+      () =>
+        Effect.gen(function* () {
+          const testTag = tag()
+          yield* Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
+            // A thread that has never heard from the host: its request asks to be acknowledged in time.
+            const remote = yield* remoteThread(entry, {
+              scenario: "coldCall",
+              data: { id, token: "cold", ms: 10, timeout: 10_000 }
+            })
+            yield* Effect.promise(() => remote.event("ready"))
+            remote.send("go")
+            blockEventLoop(2_000)
+            const outcome = yield* Effect.promise(() => remote.outcome)
+            assert.isTrue(outcome.ok)
+            const { error, ms } = outcome.ok ? outcome.value : ({} as any)
+            assert.strictEqual(error?._tag, "HostUnavailable")
+            assert.strictEqual(error?.encoded?.delivery, "not_sent")
+            // Told while the host was still blocked, not after it.
+            assert.isBelow(ms, 1_900)
+            // The host read the request after it woke, and refused it: the server never saw it.
+            assert.notInclude((yield* serverSaw(workers, id)).tokens, "cold")
+            yield* workers.close(id)
+          }).pipe(Effect.provide(NodeMcpWorkers.layer))
+        })
+    )
+
+    it.scopedLive(
+      "C22a: a remote call during a host stall ends as the server saw it (acknowledged: unknown, cancelled)",
+      () =>
+        Effect.gen(function* () {
+          const testTag = tag()
+          yield* Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
+            // A thread that has heard from the host lately: its request goes without asking for an acknowledgement.
+            const remote = yield* remoteThread(entry, {
+              scenario: "timedCall",
+              data: { id, token: "warm", ms: 1_000, timeout: 20_000 }
+            })
+            yield* Effect.promise(() => remote.event("ready"))
+            remote.send("go")
+            blockEventLoop(3_600)
+            const outcome = yield* Effect.promise(() => remote.outcome)
+            assert.isTrue(outcome.ok)
+            const { error } = outcome.ok ? outcome.value : ({} as any)
+            // The host may have sent it before it fell silent: unknown, never "no host".
+            assert.strictEqual(error?._tag, "DeliveryUnknown")
+            assert.strictEqual(error?.encoded?.reason, "host_unresponsive")
+            assert.strictEqual(error?.encoded?.delivery, "unknown")
+            // Whether the host got it to the server before the remote's interrupt caught up is not known; either way it was
+            // stopped: the server did not see it, or saw it and its cancellation.
+            const sent = (yield* serverSaw(workers, id)).calls.find((call) => call.token === "warm")
+            if (sent !== undefined) {
+              const cancelled = structured(yield* workers.callTool(id, "cancelled")).cancelled as Array<{
+                requestId: number
+              }>
+              assert.include(
+                cancelled.map((c) => c.requestId),
+                sent.id
+              )
+            }
+            yield* workers.close(id)
+          }).pipe(Effect.provide(NodeMcpWorkers.layer))
+        })
+    )
+
+    it.scopedLive("C22a: a request whose deadline passed while the host was blocked is never sent", () =>
+      Effect.gen(function* () {
+        const testTag = tag()
+        yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
+          const remote = yield* remoteThread(entry, {
+            scenario: "timedCall",
+            data: { id, token: "expired", ms: 10, timeout: 300 }
+          })
+          yield* Effect.promise(() => remote.event("ready"))
+          remote.send("go")
+          blockEventLoop(1_500)
+          const outcome = yield* Effect.promise(() => remote.outcome)
+          const { error } = outcome.ok ? outcome.value : ({} as any)
+          assert.strictEqual(error?._tag, "DeliveryUnknown")
+          assert.strictEqual(error?.encoded?.reason, "timeout")
+          assert.notInclude((yield* serverSaw(workers, id)).tokens, "expired")
+          // The same rule in the host's own thread: a spent budget sends nothing.
+          const local = yield* Effect.flip(workers.callTool(id, "echo", { token: "zero" }, { timeout: 0 }))
+          assert.strictEqual(local._tag, "DeadlineExceeded")
+          assert.notInclude((yield* serverSaw(workers, id)).tokens, "zero")
+          yield* workers.close(id)
+        }).pipe(Effect.provide(NodeMcpWorkers.layer))
+      })
+    )
+  })
+
   describe("C26: results of any size, up to a limit", () => {
     it.live("C26: a 20 MB result arrives whole", () =>
       withHost(

@@ -299,10 +299,10 @@ describe("makePromiseClient", () => {
       host.onmessage = (event: MessageEvent) => {
         const message = event.data
         seen.push({ ...message, at: Date.now() })
-        if (message._tag === "Ping" || message.ack === true) {
+        if (message._tag === "Ping" || message.ackBy !== undefined) {
           const channel = new BroadcastChannel(message.from)
           replies.push(channel)
-          channel.postMessage({ _tag: "Ack", hostId: "silent" })
+          channel.postMessage({ _tag: "Ack", hostId: "silent", callId: message.callId })
         }
       }
       const mcp = makePromiseClient()

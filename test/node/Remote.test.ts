@@ -1,7 +1,7 @@
 // NodeMcpWorkers.layerRemote: the same workers, by id, from other worker_threads of the process (C22, C23).
 // The host runs in this (the test's) thread; every remote is a fresh thread running a scenario of remote-entry.ts.
 import { assert, describe, it } from "@effect/vitest"
-import { HostUnavailable, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import { DeliveryUnknown, HostUnavailable, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Context from "effect/Context"
@@ -363,39 +363,43 @@ describe("NodeMcpWorkers.layerRemote", () => {
       })
   )
 
-  it.scopedLive("a host thread that vanishes without closing: remote calls in flight fail with HostUnavailable", () =>
-    Effect.gen(function* () {
-      const t = tag()
-      // Terminating a thread runs none of its finalizers: the host's server process is orphaned, and ended here.
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
+  it.scopedLive(
+    "a host thread that vanishes without closing: a call in flight is DeliveryUnknown, a new one HostUnavailable",
+    () =>
+      Effect.gen(function* () {
+        const t = tag()
+        // Terminating a thread runs none of its finalizers: the host's server process is orphaned, and ended here.
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
+          })
+        )
+        const host = yield* remoteThread(entry, {
+          scenario: "host",
+          data: { config: { ...statefulConfig(), env: { TEST_TAG: t } } }
         })
-      )
-      const host = yield* remoteThread(entry, {
-        scenario: "host",
-        data: { config: { ...statefulConfig(), env: { TEST_TAG: t } } }
+        const id = (yield* Effect.promise(() => host.event("opened"))) as string
+        const mcp = yield* Effect.acquireRelease(
+          Effect.sync(() => makePromiseClient()),
+          (client) => Effect.promise(() => client.dispose())
+        )
+        const call = mcp.callTool(id, "sleep", { ms: 30_000 }).then(
+          () => assert.fail("the call cannot succeed"),
+          (error: unknown) => error
+        )
+        while (!(yield* Effect.promise(() => mcp.status(id))).busy) yield* Effect.sleep(5)
+        yield* Effect.promise(() => host.thread.terminate())
+        const terminated = Date.now()
+        const error = yield* Effect.promise(() => call)
+        // The host took the call and sent it before it vanished: its outcome is unknown, not "no host" (C22a).
+        assert.instanceOf(error, DeliveryUnknown)
+        assert.deepInclude(error, { workerId: id, reason: "host_unresponsive", delivery: "unknown" })
+        // Pings go out after 1.5 s of silence, and get 2 s to be answered.
+        assert.isBelow(Date.now() - terminated, 4500)
+        const started = Date.now()
+        assert.instanceOf(yield* Effect.promise(() => mcp.status(id).catch((e: unknown) => e)), HostUnavailable)
+        assert.isBelow(Date.now() - started, 1000)
       })
-      const id = (yield* Effect.promise(() => host.event("opened"))) as string
-      const mcp = yield* Effect.acquireRelease(
-        Effect.sync(() => makePromiseClient()),
-        (client) => Effect.promise(() => client.dispose())
-      )
-      const call = mcp.callTool(id, "sleep", { ms: 30_000 }).then(
-        () => assert.fail("the call cannot succeed"),
-        (error: unknown) => error
-      )
-      while (!(yield* Effect.promise(() => mcp.status(id))).busy) yield* Effect.sleep(5)
-      yield* Effect.promise(() => host.thread.terminate())
-      const terminated = Date.now()
-      const error = yield* Effect.promise(() => call)
-      assert.instanceOf(error, HostUnavailable)
-      // Pings go out after 1.5 s of silence, and get 2 s to be answered.
-      assert.isBelow(Date.now() - terminated, 4500)
-      const started = Date.now()
-      assert.instanceOf(yield* Effect.promise(() => mcp.status(id).catch((e: unknown) => e)), HostUnavailable)
-      assert.isBelow(Date.now() - started, 1000)
-    })
   )
 
   it.live("C18: envFrom is resolved in the remote thread's environment, not the host's", () =>

@@ -31,6 +31,7 @@ export type ScenarioName =
   | "hang"
   | "stall"
   | "timedCall"
+  | "coldCall"
   | "noHost"
   | "holdAcrossHostClose"
   | "envFrom"
@@ -171,6 +172,22 @@ const scenarios: Record<ScenarioName, Scenario> = {
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       yield* workers.status(data.id)
+      emit("ready")
+      yield* waitFor("go")
+      const { exit, ms } = yield* timed(
+        workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }, { timeout: data.timeout })
+      )
+      return {
+        ms,
+        result: exit._tag === "Success" ? structured(exit.value) : null,
+        error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null
+      }
+    }),
+
+  /** Like `timedCall`, without warming up: this thread has never heard from a host when it calls. */
+  coldCall: (data: { id: string; token: string; ms: number; timeout: number }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
       emit("ready")
       yield* waitFor("go")
       const { exit, ms } = yield* timed(

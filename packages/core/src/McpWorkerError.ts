@@ -8,6 +8,12 @@
  */
 import * as Schema from "effect/Schema"
 
+// `delivery: "not_sent"` for errors that can only mean it: given by the constructor, carried across threads.
+const notSent = Schema.Literal("not_sent").pipe(
+  Schema.propertySignature,
+  Schema.withConstructorDefault(() => "not_sent" as const)
+)
+
 /**
  * What `close` found when it ended the connection.
  *
@@ -72,12 +78,14 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    reason: Schema.Literal("timeout", "interrupted", "cancelled"),
+    reason: Schema.Literal("timeout", "interrupted", "cancelled", "host_unresponsive"),
     delivery: Schema.Literal("unknown")
   }
 ) {
   override get message(): string {
-    return `request ${this.requestId} on worker ${this.workerId} ended by ${this.reason}; it was sent and its outcome is unknown`
+    const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
+    const why = this.reason === "host_unresponsive" ? "the mcp-worker host stopped answering" : this.reason
+    return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
   }
 }
 
@@ -159,7 +167,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/co
  */
 export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")(
   "UnknownWorker",
-  { workerId: Schema.String }
+  { workerId: Schema.String, delivery: notSent }
 ) {
   override get message(): string {
     return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
@@ -229,15 +237,33 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@m
 }
 
 /**
- * A remote thread found no host registry (`NodeMcpWorkers.layer`) running in this process.
+ * A remote thread's request was not taken by any host registry (`NodeMcpWorkers.layer`): none runs in this
+ * process, it has closed, or its event loop was blocked past the time by which it had to acknowledge the request.
+ * In every case the request was not sent, and a host that reads it later refuses it.
  *
  * @since 0.1.0
  * @category errors
  */
 export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
   "HostUnavailable",
-  { message: Schema.String }
+  { message: Schema.String, delivery: notSent }
 ) {}
+
+/**
+ * The request's deadline had passed before it could be sent (a caller's budget spent waiting for a blocked thread,
+ * or a zero timeout): it was not sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
+  "DeadlineExceeded",
+  { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
+) {
+  override get message(): string {
+    return `the deadline of a request on worker ${this.workerId} passed before it could be sent; nothing was sent`
+  }
+}
 
 /**
  * Every failure a request (`listTools`, `callTool`) can end with.
@@ -254,6 +280,7 @@ export type RequestError =
   | InvalidInput
   | HostUnavailable
   | ResultTooLarge
+  | DeadlineExceeded
 
 /**
  * The schema of every failure a request can end with.
@@ -270,7 +297,8 @@ export const RequestError: Schema.Union<
     typeof ServerError,
     typeof InvalidInput,
     typeof HostUnavailable,
-    typeof ResultTooLarge
+    typeof ResultTooLarge,
+    typeof DeadlineExceeded
   ]
 > = Schema.Union(
   UnknownWorker,
@@ -280,7 +308,8 @@ export const RequestError: Schema.Union<
   ServerError,
   InvalidInput,
   HostUnavailable,
-  ResultTooLarge
+  ResultTooLarge,
+  DeadlineExceeded
 )
 
 /**
@@ -300,7 +329,8 @@ export const McpWorkerError = Schema.Union(
   CloseFailed,
   RequestNotPending,
   HostUnavailable,
-  ResultTooLarge
+  ResultTooLarge,
+  DeadlineExceeded
 )
 
 /**

@@ -6,6 +6,7 @@ import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import {
+  DeadlineExceeded,
   DeliveryUnknown,
   emptyCleanup,
   type CleanupSummary,
@@ -346,6 +347,11 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           const refused = refusal(id, entry)
           if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
           const budgetMs = budget.right ?? entry.defaultTimeoutMs
+          const left = budgetMs - (Date.now() - started)
+          // The deadline passed before the request could go (a remote caller's budget spent between threads, or a
+          // zero budget): it is never sent (C22a).
+          if (left <= 0)
+            return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
           const requestId = WorkerId.makeRequestId()
           let timer: ReturnType<typeof setTimeout> | undefined
           const cancel = (reason: "timeout" | "interrupted") => {
@@ -360,7 +366,6 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
               resume(exit as Exit.Exit<unknown, RequestError>)
             }
           }
-          const left = budgetMs - (Date.now() - started)
           entry.port.postMessage({ _tag: "Request", requestId, method, params, timeoutMs: left })
           timer = setTimeout(
             () => {

@@ -293,7 +293,13 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       case "Request": {
         const active = registry
         if (active === undefined || !serving()) return
-        if (message.ack) reply(message.from, { _tag: "Ack", hostId })
+        if (message.ackBy !== undefined) {
+          // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
+          if (Date.now() > message.ackBy) {
+            return reply(message.from, { _tag: "Failure", callId: message.callId, error: Protocol.arrivedLate() })
+          }
+          reply(message.from, { _tag: "Ack", hostId, callId: message.callId })
+        }
         if (closing) {
           return reply(message.from, {
             _tag: "Failure",

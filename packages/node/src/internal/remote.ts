@@ -70,6 +70,9 @@ interface Pending {
   readonly operation: Protocol.Operation
   /** When this thread stops waiting without the host: the request's deadline plus `graceMs`, if it has one. */
   readonly giveUpAt: number | undefined
+  /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
+  readonly ackBy: number | undefined
+  acked: boolean
   readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
 }
 
@@ -78,12 +81,30 @@ const isProxy = (u: unknown) => types.isProxy(u)
 // Remote spans say so; like the host's, they are only opened when a real tracer is installed.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
 
-const noHost = (withinMs: number) =>
+/** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
+const noHost = () =>
   new HostUnavailable({
     message:
-      `no mcp-worker host answered within ${withinMs} ms: build NodeMcpWorkers.layer in some thread of ` +
-      "this process (normally the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient"
+      `no mcp-worker host acknowledged the request within ${Protocol.ackWithinMs} ms, so it was not sent (and a ` +
+      "host that reads it later refuses it): build NodeMcpWorkers.layer in some thread of this process (normally " +
+      "the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient; if one runs, its event loop " +
+      "was blocked"
   })
+
+/** A request the host may have sent before it fell silent. */
+const hostUnresponsive = (operation: Protocol.Operation): McpWorkerError =>
+  operation._tag === "Open"
+    ? new HostUnavailable({
+        message:
+          "the mcp-worker host stopped answering while it opened the worker; if it comes back, the open is " +
+          "interrupted and nothing of it is left"
+      })
+    : new DeliveryUnknown({
+        workerId: operation.workerId,
+        requestId: "",
+        reason: "host_unresponsive",
+        delivery: "unknown"
+      })
 
 /**
  * A caller's budget in milliseconds, or `undefined` for the default one, refused exactly as the host refuses it
@@ -151,8 +172,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   }
 
   /** Ends every call in flight with `error`, and tells a host that may still be running them to stop. */
-  const failAll = (error: (operation: Protocol.Operation) => McpWorkerError) => {
+  const failAll = (
+    error: (operation: Protocol.Operation) => McpWorkerError,
+    which: (call: Pending) => boolean = () => true
+  ) => {
     for (const [callId, call] of Array.from(pending.entries())) {
+      if (!which(call)) continue
       post({ _tag: "Interrupt", from, callId, reply: false })
       settle(callId, Exit.fail(error(call.operation)))
     }
@@ -180,6 +205,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     at = Math.min(at, lastSent + Protocol.pingEveryMs)
     for (const call of pending.values()) {
       if (call.giveUpAt !== undefined && call.giveUpAt < at) at = call.giveUpAt
+      if (call.ackBy !== undefined && !call.acked && call.ackBy < at) at = call.ackBy
     }
     return at
   }
@@ -207,12 +233,16 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const check = () => {
     const now = Date.now()
+    for (const [callId, call] of Array.from(pending.entries())) {
+      // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read (see `onTimer`): no host took it.
+      if (call.ackBy !== undefined && !call.acked && now > call.ackBy) settle(callId, Exit.fail(noHost()))
+      else if (call.giveUpAt !== undefined && now >= call.giveUpAt) giveUp(callId, call)
+    }
     if (probeSentAt !== undefined && now - probeSentAt >= probeWithinMs) {
       probeSentAt = undefined
-      failAll(() => noHost(probeWithinMs))
-    }
-    for (const [callId, call] of Array.from(pending.entries())) {
-      if (call.giveUpAt !== undefined && now >= call.giveUpAt) giveUp(callId, call)
+      // The host fell silent with these calls in flight: each may have been sent before it did. A call still
+      // waiting for its own `Ack` is left to its `ackBy`, which proves it either way.
+      failAll(hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
     }
     if (pending.size > 0 && now - lastSent >= Protocol.pingEveryMs) {
       post({ _tag: "Ping", from })
@@ -231,10 +261,13 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     heard()
     const reply = decoded.right
     switch (reply._tag) {
-      case "Ack":
+      case "Ack": {
         knownHost = reply.hostId
         hostGone = false
+        const call = reply.callId === undefined ? undefined : pending.get(reply.callId)
+        if (call !== undefined) call.acked = true
         return
+      }
       case "Success":
         return settle(reply.callId, Exit.succeed(reply.value))
       case "Failure":
@@ -277,8 +310,9 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       if (hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
       const callId = ++nextCallId
       const now = Date.now()
-      const ack = probeSentAt === undefined && now - lastHeard > Protocol.staleAfterMs
-      if (ack) {
+      // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+      const ackBy = now - lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
+      if (ackBy !== undefined && probeSentAt === undefined) {
         probeSentAt = now
         probeWithinMs = Protocol.ackWithinMs
       }
@@ -291,6 +325,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       pending.set(callId, {
         operation,
         giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+        ackBy,
+        acked: false,
         resume: (exit) => {
           signal?.removeEventListener("abort", onAbort)
           resume(exit)
@@ -298,7 +334,11 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
       if (pending.size === 1) replies.ref()
       signal?.addEventListener("abort", onAbort, { once: true })
-      post({ _tag: "Request", from, callId, ack, operation })
+      post(
+        ackBy === undefined
+          ? { _tag: "Request", from, callId, operation }
+          : { _tag: "Request", from, callId, ackBy, operation }
+      )
       arm()
       return Effect.sync(() => {
         signal?.removeEventListener("abort", onAbort)

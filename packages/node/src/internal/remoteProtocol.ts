@@ -110,15 +110,19 @@ export const Operation = Schema.Union(Open, ListTools, CallTool, Status, Cancel,
 export type Operation = typeof Operation.Type
 
 /**
- * Remote → host: run `operation`. `from` is the remote's reply channel, `callId` numbers calls per remote, and
- * `ack` asks the host to confirm receipt at once (sent only when the remote has not heard from a host lately).
+ * Remote → host: run `operation`. `from` is the remote's reply channel and `callId` numbers calls per remote.
+ *
+ * `ackBy` (sent only when the remote has not heard from a host lately) asks the host to confirm receipt at once, and
+ * is the latest time (`Date.now()`, one clock for every thread of the process) at which it may: a host that reads
+ * the request later refuses it unsent. So a remote that has no `Ack` once `ackBy` has passed knows that the request
+ * was not sent and never will be (C22a).
  *
  * @internal
  */
 export const Request = Schema.TaggedStruct("Request", {
   from: Schema.String,
   callId: Schema.Number,
-  ack: Schema.Boolean,
+  ackBy: Schema.optional(Schema.Number),
   operation: Operation
 })
 
@@ -147,8 +151,8 @@ export type RemoteMessage = typeof RemoteMessage.Type
 /** @internal */
 export type RemoteMessageEncoded = typeof RemoteMessage.Encoded
 
-/** Host → remote: a host received the message that asked for it. @internal */
-export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String })
+/** Host → remote: a host received the message that asked for it (the request `callId`, or a `Ping`). @internal */
+export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String, callId: Schema.optional(Schema.Number) })
 
 /** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
 export const Success = Schema.TaggedStruct("Success", { callId: Schema.Number, value: Schema.Unknown })
@@ -211,6 +215,14 @@ export const afterHostClosed = (operation: Operation): McpWorkerError =>
         message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer again to open workers"
       })
     : new UnknownWorker({ workerId: operation.workerId })
+
+/** What a host answers to a request it read after its `ackBy`: the remote may still be waiting. @internal */
+export const arrivedLate = (): HostUnavailable =>
+  new HostUnavailable({
+    message:
+      `the mcp-worker host was blocked for more than ${ackWithinMs} ms and could not acknowledge the request in ` +
+      "time; it was not sent"
+  })
 
 /** Arguments refused before anything was sent. @internal */
 export const invalidArguments = (path: string, message: string): InvalidInput =>
