@@ -66,7 +66,7 @@ const roundTrip = (config: ServerConfig.ServerConfig) => {
 
 describe("ServerConfig", () => {
   describe("accepted shapes", () => {
-    it("stdio, as in DESIGN", () => {
+    it("stdio, every field", () => {
       const config = stdio({
         command: "node",
         args: ["server.js", "--flag", ""],
@@ -97,7 +97,7 @@ describe("ServerConfig", () => {
       })
     })
 
-    it("http, as in DESIGN", () => {
+    it("http, every field", () => {
       const config = http({
         url: "https://example.com/mcp",
         headers: { Authorization: `Bearer ${canary}` },
