@@ -1,6 +1,6 @@
 // `npm run bench`: mcp-worker against the MCP SDK `Client` + `StdioClientTransport` used directly in the calling
 // thread, on the same fixture server, in one run. Prints a table (stdout), then one JSON object (stdout);
-// progress goes to stderr. Targets: ../shared/DESIGN.md §6. See docs/benchmarks.md.
+// progress goes to stderr. Targets: docs/contract.md#performance-targets. See docs/benchmarks.md.
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import type { StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import { NodeMcpWorkers } from "@mcp-worker/node"

@@ -66,7 +66,7 @@ const roundTrip = (config: ServerConfig.ServerConfig) => {
 
 describe("ServerConfig", () => {
   describe("accepted shapes", () => {
-    it("stdio, as in DESIGN", () => {
+    it("stdio, every field", () => {
       const config = stdio({
         command: "node",
         args: ["server.js", "--flag", ""],
@@ -101,7 +101,7 @@ describe("ServerConfig", () => {
       assert.strictEqual(ServerConfig.maxResultBytesOf(stdio({ command: "server" })), 64 * 1024 * 1024)
     })
 
-    it("http, as in DESIGN", () => {
+    it("http, every field", () => {
       const config = http({
         url: "https://example.com/mcp",
         headers: { Authorization: `Bearer ${canary}` },

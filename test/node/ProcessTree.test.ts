@@ -1,7 +1,8 @@
-// End-to-end process-tree cleanup (C19–C21, §4, issue 4): real host registry, real owner threads, real fixture
-// server processes with grandchildren. ProcessJob.test.ts covers the job module alone; this file checks that
-// the host and the owner use it so that every path — close, CloseFailed and retry, a dead owner thread, the
-// layer's finalizer and the host process's own exit — leaves no process of the worker's tree, and only of it.
+// End-to-end process-tree cleanup (C19–C21 and the platform notes of docs/contract.md): real host registry, real
+// owner threads, real fixture server processes with grandchildren. ProcessJob.test.ts covers the job module alone;
+// this file checks that the host and the owner use it so that every path — close, CloseFailed and retry, a dead
+// owner thread, the layer's finalizer and the host process's own exit — leaves no process of the worker's tree,
+// and only of it.
 import { assert, describe, it } from "@effect/vitest"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"

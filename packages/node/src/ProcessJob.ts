@@ -34,7 +34,7 @@ import * as ProcessStop from "./internal/processStop.js"
 export const markerVariable: "MCP_WORKER_JOB" = internal.markerVariable
 
 /**
- * The default budget of `stop`, in milliseconds (the close budget of the design, C19).
+ * The default budget of `stop`, in milliseconds (the default budget of `close`, C19).
  *
  * @since 0.1.0
  * @category constants

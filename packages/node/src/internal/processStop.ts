@@ -10,7 +10,7 @@ import * as internal from "./processScan.js"
 
 const pollMs = 15
 
-/** The default budget of a stop, in milliseconds (the close budget of the design, C19). @internal */
+/** The default budget of a stop, in milliseconds (the default budget of `close`, C19). @internal */
 export const defaultBudgetMs = 5000
 
 /** What a stop needs to know about its job. @internal */
