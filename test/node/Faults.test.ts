@@ -6,7 +6,11 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
-import { activePorts, eventually, processesWithEnv, structured, tag, withHost } from "./helpers.js"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, withHost } from "./helpers.js"
 import { bundleRemoteEntry, remoteThread } from "./remoteThread.js"
 
 let entry = ""
@@ -46,7 +50,101 @@ const MiB = 1024 * 1024
 const textOf = (result: { content?: unknown }): string =>
   ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
 
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** Pids whose command line holds every one of `parts` (NUL-separated arguments joined by spaces). */
+const processesWithArgs = (...parts: Array<string>): Array<number> =>
+  fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && isAlive(Number(entry)))
+    .filter((entry) => {
+      try {
+        const args = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+        return parts.every((part) => args.includes(part))
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+
+/** `[utime + stime]` clock ticks and resident KiB of a process, from /proc. */
+const usage = (pid: number): { ticks: number; rssKiB: number } => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+  return { ticks: Number(fields[11]) + Number(fields[12]), rssKiB: Number(rss?.[1] ?? 0) }
+}
+
 describe("faults", () => {
+  it.scopedLive("C27: a SIGKILLed host leaves no server process within 2 s", () =>
+    Effect.gen(function* () {
+      const testTag = tag()
+      // Not ours: a process carrying another job's marker must survive the reaper.
+      const decoy = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn("sleep", ["60"], {
+            stdio: "ignore",
+            env: { ...process.env, MCP_WORKER_JOB: `decoy${testTag}`, TEST_TAG: `decoy-${testTag}` }
+          })
+        ),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      const host = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(
+            process.execPath,
+            ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), "three", testTag],
+            {
+              cwd: root,
+              stdio: ["ignore", "pipe", "inherit"]
+            }
+          )
+        ),
+        (child) =>
+          Effect.sync(() => {
+            child.kill("SIGKILL")
+            for (const pid of processesWithEnv("TEST_TAG", testTag)) process.kill(pid, "SIGKILL")
+          })
+      )
+      const stdout = yield* Effect.promise(
+        () =>
+          new Promise<string>((resolve, reject) => {
+            let text = ""
+            host.stdout.setEncoding("utf8")
+            host.stdout.on("data", (chunk: string) => {
+              text += chunk
+              if (text.includes(`READY ${testTag}\n`)) resolve(text)
+            })
+            host.once("exit", (code) => reject(new Error(`the host program exited (${code}) before READY`)))
+          })
+      )
+      const tree = /^TREE ([\d ]+)$/m.exec(stdout)![1]!.split(" ").map(Number)
+      // Three servers, one grandchild in a group, one that left it with setsid.
+      assert.strictEqual(tree.length, 5)
+      assert.isTrue(tree.every(isAlive))
+      const reapers = processesWithArgs("mcp-worker-reaper", String(host.pid))
+      assert.strictEqual(reapers.length, 1, "one reaper per host")
+      const reaper = reapers[0]!
+      // Idle, it costs next to nothing: a few MiB at most and no CPU.
+      const before = usage(reaper)
+      yield* Effect.sleep("500 millis")
+      const after = usage(reaper)
+      assert.isAtMost(after.rssKiB, 8 * 1024)
+      assert.strictEqual(after.ticks, before.ticks)
+
+      host.kill("SIGKILL")
+      const killed = Date.now()
+      const gone = yield* Effect.promise(() => eventually(() => !tree.some(isAlive), 2_000))
+      const tookMs = Date.now() - killed
+      assert.isTrue(gone, `server processes still alive ${tookMs} ms after the host was SIGKILLed`)
+      assert.isAtMost(tookMs, 2_000)
+      // The reaper exits by itself once its work is done, and touched nothing that was not ours.
+      assert.isTrue(yield* Effect.promise(() => eventually(() => !isAlive(reaper), 2_000)), "the reaper is left")
+      assert.isTrue(isAlive(decoy.pid!), "a process outside the host's trees was killed")
+      assert.deepStrictEqual(processesWithEnv("TEST_TAG", testTag), [])
+    })
+  )
+
   describe("C22a: remote calls while the host's event loop is blocked", () => {
     // What the server received: the tokens of every tools/call, and the JSON-RPC ids it was told to cancel.
     const serverSaw = (workers: Context.Tag.Service<McpWorkers>, id: string) =>

@@ -39,6 +39,7 @@ import { MessageChannel, type MessagePort, type Worker as NodeThread } from "nod
 import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import * as OwnerThread from "./ownerThread.js"
+import * as Reaper from "./reaper.js"
 import { traced } from "./traced.js"
 import { type Entry, refusal, resultOf, settle, statusOf } from "./workerEntry.js"
 
@@ -85,6 +86,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     const opening = new Set<Entry>()
     const runFork = yield* FiberSet.makeRuntime<never>()
     const manager = yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker))
+    // Acquired before the close-all finalizer below, so it ends after every worker was closed (C27).
+    const reaper = yield* Reaper.make
 
     // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
     yield* Effect.acquireRelease(
@@ -124,6 +127,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           return settle(entry, message.requestId, Exit.fail(message.error))
         case "Spawned":
           entry.pid = message.pid
+          reaper.group(entry.marker, message.pid)
           return
         case "Failed":
           return markFailed(entry, message.kind, message.message, message.at)
@@ -160,7 +164,9 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         Effect.gen(function* () {
           // Closing the worker's scope stops the platform Worker from respawning the thread (C3).
           yield* Scope.close(entry.scope, Exit.void)
-          if (!entry.http) entry.cleanup = yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+          if (entry.http) return
+          entry.cleanup = yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+          if (entry.cleanup.activeProcesses === 0) reaper.forget(entry.marker)
         })
       )
     }
@@ -248,6 +254,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           })
         )
         channel.port1.on("message", onOwnerMessage(entry))
+        // Before the owner thread starts the server: a host that dies from here on leaves nothing running (C27).
+        if (!entry.http) reaper.watch(entry.marker)
         opening.add(entry)
         yield* Scope.addFinalizer(
           scope,
@@ -299,6 +307,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
               // could not.
               if (entry.http) return
               const left = yield* confirmCleanup({ pgid: entry.pid ?? undefined, marker: entry.marker })
+              if (left.activeProcesses === 0) reaper.forget(entry.marker)
               if (left.activeProcesses > 0) {
                 yield* Effect.logError("processes of a failed open are still alive").pipe(
                   Effect.annotateLogs({ workerId: entry.workerId, activeProcesses: left.activeProcesses })
@@ -501,6 +510,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
             cleanup
           })
         }
+        if (!entry.http) reaper.forget(entry.marker)
         entry.state = "closed"
         entries.delete(entry.workerId)
         yield* Effect.logInfo("worker closed").pipe(
