@@ -3,8 +3,14 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import type { Worker } from "node:worker_threads"
+import * as Host from "../../packages/node/src/internal/host.js"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -247,6 +253,213 @@ describe("faults", () => {
           assert.notInclude((yield* serverSaw(workers, id)).tokens, "zero")
           yield* workers.close(id)
         }).pipe(Effect.provide(NodeMcpWorkers.layer))
+      })
+    )
+  })
+
+  describe("servers that misbehave", () => {
+    /** Opens a tagged stateful server with `flags`, runs `body`, closes it, and checks nothing is left. */
+    const withServer = <A, E>(
+      flags: ReadonlyArray<string>,
+      body: (workers: Context.Tag.Service<McpWorkers>, id: string) => Effect.Effect<A, E>
+    ) =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const testTag = tag()
+          const ports = activePorts()
+          const id = yield* workers.open({ ...statefulConfig(...flags), env: { TEST_TAG: testTag } })
+          yield* body(workers, id)
+          const closed = yield* workers.close(id)
+          assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+          yield* nothingLeft(testTag, ports)
+        })
+      )
+
+    it.live("dies mid-call: WorkerFailed (unknown), then not_sent, never restarted; close confirms", () =>
+      withServer([], (workers, id) =>
+        Effect.gen(function* () {
+          const pid = (yield* workers.status(id)).pid
+          const error = yield* Effect.flip(workers.callTool(id, "exit", { code: 9, delayMs: 50 }))
+          assert.strictEqual(error._tag, "WorkerFailed")
+          assert.strictEqual((error as { delivery?: string }).delivery, "unknown")
+          const next = yield* Effect.flip(workers.callTool(id, "echo", { token: "x" }))
+          assert.strictEqual(next._tag, "WorkerFailed")
+          assert.strictEqual((next as { delivery?: string }).delivery, "not_sent")
+          const status = yield* workers.status(id)
+          assert.strictEqual(status.state, "failed")
+          assert.strictEqual(status.pid, pid)
+        })
+      )
+    )
+
+    it.live("never answers initialize: OpenFailed at stage timeout, nothing left", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const testTag = tag()
+          const ports = activePorts()
+          const error = yield* Effect.flip(
+            workers.open(
+              { ...statefulConfig("--hang-on-initialize"), env: { TEST_TAG: testTag } },
+              { timeout: "1 second" }
+            )
+          )
+          assert.strictEqual(error._tag, "OpenFailed")
+          if (error._tag === "OpenFailed") assert.strictEqual(error.stage, "timeout")
+          yield* nothingLeft(testTag, ports)
+        })
+      )
+    )
+
+    it.live("never answers a call: DeliveryUnknown(timeout) within the budget, then the next call answers", () =>
+      withServer([], (workers, id) =>
+        Effect.gen(function* () {
+          const started = Date.now()
+          const error = yield* Effect.flip(workers.callTool(id, "sleep", { ms: 60_000 }, { timeout: 300 }))
+          assert.strictEqual(error._tag, "DeliveryUnknown")
+          assert.isBelow(Date.now() - started, 2_000)
+          assert.strictEqual(textOf(yield* workers.callTool(id, "echo", { token: "next" })), "next")
+        })
+      )
+    )
+
+    it.live("prints a banner and log lines on stdout: they are skipped, the answers arrive", () =>
+      withServer(["--banner"], (workers, id) =>
+        Effect.gen(function* () {
+          assert.strictEqual(textOf(yield* workers.callTool(id, "banner")), "banner")
+          assert.strictEqual(textOf(yield* workers.callTool(id, "echo", { token: "after" })), "after")
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+        })
+      )
+    )
+
+    it.live("answers with an id nobody asked for: dropped; the caller gets its own answer", () =>
+      withServer([], (workers, id) =>
+        Effect.gen(function* () {
+          assert.strictEqual(textOf(yield* workers.callTool(id, "stray")), "mine")
+          assert.strictEqual(textOf(yield* workers.callTool(id, "echo", { token: "next" })), "next")
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+        })
+      )
+    )
+
+    it.live("floods 2,000 notifications before answering: the answer arrives, the worker stays ready", () =>
+      withServer([], (workers, id) =>
+        Effect.gen(function* () {
+          const result = yield* workers.callTool(id, "flood", { count: 2000 }, { timeout: "20 seconds" })
+          assert.strictEqual(structured(result).flooded, 2000)
+          assert.strictEqual(textOf(yield* workers.callTool(id, "echo", { token: "next" })), "next")
+        })
+      )
+    )
+
+    it.live("ignores stdin EOF, ignores SIGTERM, has a setsid grandchild: each close ends its whole tree", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const testTag = tag()
+          const ports = activePorts()
+          const env = { TEST_TAG: testTag }
+          const ignoresEof = yield* workers.open({ ...statefulConfig(), env })
+          const ignoresTerm = yield* workers.open({ ...statefulConfig("--ignore-sigterm"), env })
+          const escapes = yield* workers.open({ ...statefulConfig(), env })
+          yield* workers.callTool(escapes, "spawn", { setsid: true })
+          assert.strictEqual(processesWithEnv("TEST_TAG", testTag).length, 4)
+          const closed = yield* Effect.all(
+            [workers.close(ignoresEof), workers.close(ignoresTerm, { timeout: "2 seconds" }), workers.close(escapes)],
+            { concurrency: "unbounded" }
+          )
+          for (const status of closed) assert.strictEqual(status.cleanup?.activeProcesses, 0)
+          assert.isAtLeast(closed[1].cleanup?.signalled.kill ?? 0, 1)
+          assert.strictEqual(closed[2].cleanup?.escaped, 1)
+          yield* nothingLeft(testTag, ports)
+        })
+      )
+    )
+  })
+
+  describe("hosts and threads that go away", () => {
+    it.live("the owner thread dies: the call in flight is WorkerFailed(thread), the host ends the tree", () =>
+      Effect.gen(function* () {
+        const threads: Array<Worker> = []
+        const testTag = tag()
+        const ports = activePorts()
+        const layer = Layer.scoped(McpWorkers, Host.make({ onThread: (thread) => threads.push(thread) }))
+        yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: testTag } })
+          const inflight = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 10_000 }))
+          while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+          yield* Effect.promise(() => threads[0]!.terminate())
+          const error = yield* Effect.flip(Fiber.join(inflight))
+          assert.strictEqual(error._tag, "WorkerFailed")
+          if (error._tag === "WorkerFailed") assert.deepInclude(error, { kind: "thread", delivery: "unknown" })
+          assert.isTrue(
+            yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", testTag).length === 0))
+          )
+          assert.strictEqual((yield* workers.close(id)).cleanup?.activeProcesses, 0)
+        }).pipe(Effect.provide(layer))
+        yield* nothingLeft(testTag, ports)
+      })
+    )
+
+    it.live("the host scope closes with calls in flight: each ends as DeliveryUnknown(interrupted), trees ended", () =>
+      Effect.gen(function* () {
+        const testTag = tag()
+        const ports = activePorts()
+        const scope = yield* Scope.make()
+        const workers = yield* Layer.buildWithScope(NodeMcpWorkers.layer, scope).pipe(
+          Effect.map((context) => Context.get(context, McpWorkers))
+        )
+        const ids = yield* Effect.all(
+          [1, 2].map(() => workers.open({ ...statefulConfig(), env: { TEST_TAG: testTag } })),
+          { concurrency: "unbounded" }
+        )
+        const calls = yield* Effect.all(
+          ids.map((id) => Effect.fork(workers.callTool(id, "sleep", { ms: 30_000 }))),
+          { concurrency: "unbounded" }
+        )
+        for (const id of ids) while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        yield* Scope.close(scope, Exit.void)
+        for (const call of calls) {
+          const error = yield* Effect.flip(Fiber.join(call))
+          assert.strictEqual(error._tag, "DeliveryUnknown")
+          if (error._tag === "DeliveryUnknown") assert.strictEqual(error.reason, "interrupted")
+        }
+        yield* nothingLeft(testTag, ports)
+      })
+    )
+
+    it.scopedLive("a remote thread is terminated mid-call: its request is cancelled and the worker is freed", () =>
+      Effect.gen(function* () {
+        const testTag = tag()
+        const ports = activePorts()
+        yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: testTag } })
+          const remote = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan" } })
+          yield* Effect.promise(() => remote.event("calling"))
+          while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+          const { requestId } = yield* workers.status(id)
+          yield* Effect.promise(() => remote.thread.terminate())
+          const terminated = Date.now()
+          while ((yield* workers.status(id)).busy) yield* Effect.sleep(20)
+          assert.isBelow(Date.now() - terminated, 5_000)
+          const sent = (
+            structured(yield* workers.callTool(id, "calls")).calls as Array<{ id: number; token?: string }>
+          ).find((call) => call.token === "orphan")!
+          const cancelled = structured(yield* workers.callTool(id, "cancelled")).cancelled as Array<{
+            requestId: number
+          }>
+          assert.include(
+            cancelled.map((c) => c.requestId),
+            sent.id
+          )
+          assert.isString(requestId)
+          assert.strictEqual((yield* workers.close(id)).cleanup?.activeProcesses, 0)
+        }).pipe(Effect.provide(NodeMcpWorkers.layer))
+        yield* nothingLeft(testTag, ports)
       })
     )
   })
