@@ -215,7 +215,7 @@ const jsonReplacer = (_key: string, value: unknown) => (typeof value === "number
 const main = async () => {
   progress(`run ${runId}: bundling the bench threads`)
   const bundles = await bundleEntries()
-  const runtime = ManagedRuntime.make(Layer.merge(NodeMcpWorkers.layer, Logger.minimumLogLevel(LogLevel.Warning)))
+  const runtime = ManagedRuntime.make(Layer.merge(NodeMcpWorkers.layer(), Logger.minimumLogLevel(LogLevel.Warning)))
   const results: Results = {}
   let failure: unknown
   try {

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { exampleServer } from "./config.js"
 
-const runtime = ManagedRuntime.make(NodeMcpWorkers.layer)
+const runtime = ManagedRuntime.make(NodeMcpWorkers.layer())
 
 const id = await runtime.runPromise(Effect.flatMap(McpWorkers, (workers) => workers.open(exampleServer)))
 console.log("opened", id)

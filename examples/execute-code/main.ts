@@ -172,7 +172,7 @@ const program = Effect.gen(function* () {
 await Effect.runPromise(
   program.pipe(
     Effect.scoped,
-    Effect.provide(NodeMcpWorkers.layer),
+    Effect.provide(NodeMcpWorkers.layer()),
     // The host's own info logs (worker opened/closed) would interleave with the runs.
     Logger.withMinimumLogLevel(LogLevel.Warning)
   )

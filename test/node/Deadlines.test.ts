@@ -224,7 +224,7 @@ describe("deadlines and cancellation", () => {
     "property: under random calls, timeouts, interrupts, cancels and races, every outcome is its own",
     () =>
       Effect.promise(async () => {
-        const runtime = ManagedRuntime.make(NodeMcpWorkers.layer)
+        const runtime = ManagedRuntime.make(NodeMcpWorkers.layer())
         try {
           const workers = await runtime.runPromise(McpWorkers)
           const id = await runtime.runPromise(workers.open(statefulConfig()))

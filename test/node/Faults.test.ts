@@ -185,7 +185,7 @@ describe("faults", () => {
             // The host read the request after it woke, and refused it: the server never saw it.
             assert.notInclude((yield* serverSaw(workers, id)).tokens, "cold")
             yield* workers.close(id)
-          }).pipe(Effect.provide(NodeMcpWorkers.layer))
+          }).pipe(Effect.provide(NodeMcpWorkers.layer()))
         })
     )
 
@@ -225,7 +225,7 @@ describe("faults", () => {
               )
             }
             yield* workers.close(id)
-          }).pipe(Effect.provide(NodeMcpWorkers.layer))
+          }).pipe(Effect.provide(NodeMcpWorkers.layer()))
         })
     )
 
@@ -252,7 +252,7 @@ describe("faults", () => {
           assert.strictEqual(local._tag, "DeadlineExceeded")
           assert.notInclude((yield* serverSaw(workers, id)).tokens, "zero")
           yield* workers.close(id)
-        }).pipe(Effect.provide(NodeMcpWorkers.layer))
+        }).pipe(Effect.provide(NodeMcpWorkers.layer()))
       })
     )
   })
@@ -409,7 +409,7 @@ describe("faults", () => {
         const testTag = tag()
         const ports = activePorts()
         const scope = yield* Scope.make()
-        const workers = yield* Layer.buildWithScope(NodeMcpWorkers.layer, scope).pipe(
+        const workers = yield* Layer.buildWithScope(NodeMcpWorkers.layer(), scope).pipe(
           Effect.map((context) => Context.get(context, McpWorkers))
         )
         const ids = yield* Effect.all(
@@ -458,7 +458,7 @@ describe("faults", () => {
           )
           assert.isString(requestId)
           assert.strictEqual((yield* workers.close(id)).cleanup?.activeProcesses, 0)
-        }).pipe(Effect.provide(NodeMcpWorkers.layer))
+        }).pipe(Effect.provide(NodeMcpWorkers.layer()))
         yield* nothingLeft(testTag, ports)
       })
     )

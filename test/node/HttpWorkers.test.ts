@@ -87,7 +87,7 @@ describe("NodeMcpWorkers over streamable HTTP", () => {
       for (const text of [JSON.stringify(status), JSON.stringify(closed), busy.message, rpc.message, ...lines]) {
         assert.notInclude(text, canary)
       }
-    }).pipe(Effect.provide(NodeMcpWorkers.layer), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
   })
 
   it.scopedLive("an expired session fails the worker (never re-initialized); close still succeeds", () =>
@@ -109,7 +109,7 @@ describe("NodeMcpWorkers over streamable HTTP", () => {
       assert.strictEqual(log.sessions.length, 1)
       const closed = yield* workers.close(id)
       assert.strictEqual(closed.state, "closed")
-    }).pipe(Effect.provide(NodeMcpWorkers.layer))
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 
   it.scopedLive("a DELETE answered 405 is tolerated: sessionTerminated false, close succeeds", () =>
@@ -121,7 +121,7 @@ describe("NodeMcpWorkers over streamable HTTP", () => {
       const closed = yield* workers.close(id)
       assert.strictEqual(closed.cleanup?.sessionTerminated, false)
       assert.strictEqual((yield* Effect.promise(() => server.log())).deletes[0]?.status, 405)
-    }).pipe(Effect.provide(NodeMcpWorkers.layer))
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 
   it.scopedLive("legacy SSE, with and without an explicit transport, through owner threads", () =>
@@ -137,6 +137,6 @@ describe("NodeMcpWorkers over streamable HTTP", () => {
         const closed = yield* workers.close(id)
         assert.isNull(closed.cleanup?.sessionTerminated)
       }
-    }).pipe(Effect.provide(NodeMcpWorkers.layer))
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 })

@@ -2,11 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Host from "../../packages/node/src/internal/host.js"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
@@ -17,7 +22,7 @@ import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, wi
 describe("NodeMcpWorkers (stdio)", () => {
   it.live("C1: keeps state across separate runPromise calls of one runtime, in one server process", () =>
     Effect.promise(async () => {
-      const runtime = ManagedRuntime.make(NodeMcpWorkers.layer)
+      const runtime = ManagedRuntime.make(NodeMcpWorkers.layer())
       try {
         const id = await runtime.runPromise(Effect.flatMap(McpWorkers, (w) => w.open(statefulConfig())))
         assert.match(id, /^mcpw_[A-Za-z0-9_-]{22}$/)
@@ -332,7 +337,7 @@ describe("NodeMcpWorkers (stdio)", () => {
           const result = yield* workers.callTool(id, "inc")
           yield* workers.close(id)
           return result.structuredContent.count
-        }).pipe(Effect.provide(NodeMcpWorkers.layer)))
+        }).pipe(Effect.provide(NodeMcpWorkers.layer())))
         console.log("COUNT " + count)
       `
       const output = await new Promise<string>((resolve, reject) => {
@@ -504,7 +509,7 @@ describe("NodeMcpWorkers (stdio)", () => {
       const t = tag()
       const ports = activePorts()
       const scope = yield* Scope.make()
-      const context = yield* Layer.buildWithScope(NodeMcpWorkers.layer, scope)
+      const context = yield* Layer.buildWithScope(NodeMcpWorkers.layer(), scope)
       const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
       const ids = yield* Effect.all(
         [1, 2, 3].map(() => workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })),
@@ -517,5 +522,78 @@ describe("NodeMcpWorkers (stdio)", () => {
       assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
       assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
     })
+  )
+})
+
+describe("NodeMcpWorkers.layer(options), layerConfig", () => {
+  const captureLogs = () => {
+    const messages: Array<string> = []
+    const logger = Logger.make(({ message }) => {
+      messages.push(String(message))
+    })
+    return { messages, logger: Logger.replace(Logger.defaultLogger, logger) }
+  }
+
+  it.live("requestTimeout is the default budget of a config without timeoutMs; the config's own wins", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+      const started = Date.now()
+      const error = yield* Effect.flip(workers.callTool(id, "sleep", { ms: 5_000 }))
+      assert.strictEqual(error._tag, "DeliveryUnknown")
+      assert.isBelow(Date.now() - started, 2_500)
+      const own = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), timeoutMs: 10_000 })
+      assert.strictEqual(structured(yield* workers.callTool(own, "sleep", { ms: 600, token: "t" })).token, "t")
+    }).pipe(Effect.provide(NodeMcpWorkers.layer({ requestTimeout: "300 millis" })))
+  )
+
+  it.live("maxResultBytes is the default limit of a config without one", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+      const error = yield* Effect.flip(workers.callTool(id, "big", { bytes: 200_000 }))
+      assert.strictEqual(error._tag, "ResultTooLarge")
+      const own = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), maxResultBytes: 1_000_000 })
+      yield* workers.callTool(own, "big", { bytes: 200_000 })
+    }).pipe(Effect.provide(NodeMcpWorkers.layer({ maxResultBytes: 100_000 })))
+  )
+
+  it.live("routine lines are Debug by default, at the level asked for with logLevel; options are checked", () =>
+    Effect.gen(function* () {
+      const quiet = captureLogs()
+      yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        yield* workers.close(yield* workers.open(statefulConfig("--exit-on-stdin-eof")))
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()), Effect.provide(quiet.logger))
+      assert.notInclude(quiet.messages, "worker opened")
+      const loud = captureLogs()
+      yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        yield* workers.close(yield* workers.open(statefulConfig("--exit-on-stdin-eof")))
+      }).pipe(Effect.provide(NodeMcpWorkers.layer({ logLevel: LogLevel.Info })), Effect.provide(loud.logger))
+      assert.includeMembers(loud.messages, ["worker opened", "worker closed"])
+      const bad = yield* Effect.exit(
+        Effect.provide(McpWorkers, NodeMcpWorkers.layer({ requestTimeout: "soon" as Duration.DurationInput }))
+      )
+      assert.isTrue(Exit.isFailure(bad) && Cause.pretty(bad.cause).includes("options.requestTimeout"))
+    })
+  )
+
+  it.live("layerConfig reads the options from Config", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+      const started = Date.now()
+      assert.strictEqual((yield* Effect.flip(workers.callTool(id, "sleep", { ms: 5_000 })))._tag, "DeliveryUnknown")
+      assert.isBelow(Date.now() - started, 2_500)
+    }).pipe(
+      Effect.provide(
+        NodeMcpWorkers.layerConfig({ requestTimeout: Config.duration("MCP_REQUEST_TIMEOUT") }).pipe(
+          Layer.provide(
+            Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["MCP_REQUEST_TIMEOUT", "300 millis"]])))
+          )
+        )
+      )
+    )
   )
 })

@@ -67,7 +67,7 @@ const program = Effect.gen(function* () {
   const closed = yield* workers.close(id)
   return { token: result.structuredContent?.token ?? null, cleanup: closed.cleanup }
 })
-const outcome = await Effect.runPromise(Effect.provide(program, NodeMcpWorkers.layer))
+const outcome = await Effect.runPromise(Effect.provide(program, NodeMcpWorkers.layer()))
 console.log(JSON.stringify({ ...outcome, sameTag: Core.McpWorkers.McpWorkers === McpWorkers, internalClosed }))
 `
 

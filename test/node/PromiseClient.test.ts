@@ -32,7 +32,7 @@ type Workers = McpWorkers["Type"]
 /** Runs `body` with a host layer in this thread and a Promise client; disposes both, whatever happens. */
 const withClient = (
   body: (mcp: PromiseClient.PromiseClient, workers: Workers) => Promise<void>,
-  layer: Layer.Layer<McpWorkers> = NodeMcpWorkers.layer
+  layer: Layer.Layer<McpWorkers> = NodeMcpWorkers.layer()
 ) =>
   Effect.promise(async () => {
     const runtime = ManagedRuntime.make(layer)
@@ -45,7 +45,7 @@ const withClient = (
     }
   })
 
-/** The host layer with test seams, served to remotes exactly as `NodeMcpWorkers.layer` does. */
+/** The host layer with test seams, served to remotes exactly as `NodeMcpWorkers.layer()` does. */
 const hostLayer = (options: Host.HostOptions) =>
   Layer.scoped(
     McpWorkers,
@@ -370,7 +370,7 @@ describe("makePromiseClient", () => {
           const error = await rejection(operation())
           assert.isBelow(Date.now() - started, 1000)
           assert.instanceOf(error, HostUnavailable)
-          assert.include(error.message, "NodeMcpWorkers.layer")
+          assert.include(error.message, "NodeMcpWorkers.layer()")
         }
       } finally {
         await mcp.dispose()
@@ -380,8 +380,8 @@ describe("makePromiseClient", () => {
 
   it.live("two hosts in one process: only the newest serves remotes; the older takes over when it closes", () =>
     Effect.promise(async () => {
-      const older = ManagedRuntime.make(NodeMcpWorkers.layer)
-      const newer = ManagedRuntime.make(NodeMcpWorkers.layer)
+      const older = ManagedRuntime.make(NodeMcpWorkers.layer())
+      const newer = ManagedRuntime.make(NodeMcpWorkers.layer())
       const mcp = makePromiseClient()
       try {
         const a = await older.runPromise(Effect.flatMap(McpWorkers, (w) => w.open(statefulConfig())))

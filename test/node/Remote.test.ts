@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => remove())
 
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
-  Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer))
+  Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
 
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
   runInThread(entry, { scenario, data }, env === undefined ? {} : { env }).pipe(
@@ -326,7 +326,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         const result = outcome.value[name]
         assert.strictEqual(result.tag, "HostUnavailable", name)
         assert.isBelow(result.ms, 1000, name)
-        assert.include(result.message, "NodeMcpWorkers.layer")
+        assert.include(result.message, "NodeMcpWorkers.layer()")
       }
       assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
     })
@@ -337,7 +337,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
     () =>
       Effect.gen(function* () {
         const hostScope = yield* Effect.acquireRelease(Scope.make(), (scope) => Scope.close(scope, Exit.void))
-        const workers = Context.get(yield* Layer.buildWithScope(NodeMcpWorkers.layer, hostScope), McpWorkers)
+        const workers = Context.get(yield* Layer.buildWithScope(NodeMcpWorkers.layer(), hostScope), McpWorkers)
         const t = tag()
         const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
         const running = yield* remoteThread(entry, {

@@ -78,7 +78,7 @@ describe("secrets (C24)", () => {
       assert.isAbove(lines.length, 3)
       for (const line of lines) assert.notInclude(line, canary)
     }).pipe(
-      Effect.provide(NodeMcpWorkers.layer),
+      Effect.provide(NodeMcpWorkers.layer()),
       Effect.withTracer(tracer),
       Logger.withMinimumLogLevel(LogLevel.All),
       Effect.provide(Logger.replace(Logger.defaultLogger, logger))

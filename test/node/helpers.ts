@@ -5,7 +5,8 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 
 /** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
-export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) => Effect.provide(effect, NodeMcpWorkers.layer)
+export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) =>
+  Effect.provide(effect, NodeMcpWorkers.layer())
 
 /** A tool result's `structuredContent`, for reading fixture answers. */
 export const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
 
-/** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer`, the others `layerRemote`. */
+/** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
   readonly scenario: ScenarioName
   readonly data: Record<string, any>
@@ -298,7 +298,7 @@ const encode = (error: unknown): { error: unknown; tagged: boolean } =>
     ? { error: Schema.encodeSync(McpWorkerError)(error), tagged: true }
     : { error: String(error), tagged: false }
 
-const layer = scenario === "host" ? NodeMcpWorkers.layer : NodeMcpWorkers.layerRemote
+const layer = scenario === "host" ? NodeMcpWorkers.layer() : NodeMcpWorkers.layerRemote
 const exit = await Effect.runPromiseExit(Effect.provide(program, layer))
 port.postMessage(
   exit._tag === "Success"

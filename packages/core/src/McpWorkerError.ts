@@ -237,7 +237,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@m
 }
 
 /**
- * A remote thread's request was not taken by any host registry (`NodeMcpWorkers.layer`): none runs in this
+ * A remote thread's request was not taken by any host registry (`NodeMcpWorkers.layer()`): none runs in this
  * process, it has closed, or its event loop was blocked past the time by which it had to acknowledge the request.
  * In every case the request was not sent, and a host that reads it later refuses it.
  *

@@ -5,31 +5,79 @@
  * @since 0.1.0
  */
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as LogLevel from "effect/LogLevel"
+import type * as Scope from "effect/Scope"
 import * as Host from "./internal/host.js"
 import * as HostServer from "./internal/hostServer.js"
 import * as Remote from "./internal/remote.js"
 
 /**
- * The host registry. Build it once per process (normally in the main thread); it owns every owner thread, serves
- * the remote threads of the process, and its finalizer closes every worker.
+ * Defaults of a host registry. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over
+ * these.
  *
  * @since 0.1.0
- * @category layers
+ * @category models
  */
-export const layer: Layer.Layer<McpWorkers.McpWorkers> = Layer.scoped(
-  McpWorkers.McpWorkers,
+export interface Options {
+  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** The budget of an `open` whose config names no `timeoutMs` (default 30 s). */
+  readonly openTimeout?: Duration.DurationInput | undefined
+  /** The budget of a `close` (default 5 s). */
+  readonly closeTimeout?: Duration.DurationInput | undefined
+  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
+  readonly maxResultBytes?: number | undefined
+  /**
+   * The level of the registry's routine log lines (a worker opened or closed, a remote thread went silent). Default
+   * `Debug`: a library keeps out of the application's log. Failures are logged as warnings or errors regardless.
+   */
+  readonly logLevel?: LogLevel.LogLevel | undefined
+}
+
+/**
+ * Builds the host registry in the current scope: it owns every owner thread, serves the remote threads of the
+ * process, and closing the scope closes every worker. Options that are not valid budgets are a defect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
   Effect.gen(function* () {
     // The server's channels are acquired before the registry, so they are released after it has closed every
     // worker: remote calls in flight are answered, then `Gone` is announced.
     const server = yield* HostServer.make
-    const registry = yield* Host.make()
+    const registry = yield* Host.make(options)
     yield* server.serve(registry)
     const { callTool, cancel, close, listTools, open, status } = registry
     return McpWorkers.McpWorkers.of({ open, listTools, callTool, status, cancel, close })
   })
-)
+
+/**
+ * The host registry as a layer. Build it once per process (normally in the main thread); its finalizer closes every
+ * worker.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<McpWorkers.McpWorkers> =>
+  Layer.scoped(McpWorkers.McpWorkers, make(options))
+
+/**
+ * The host registry with its defaults read from `Config` (for example `Config.all({ requestTimeout:
+ * Config.duration("MCP_REQUEST_TIMEOUT").pipe(Config.withDefault("30 seconds")) })`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<Options>
+): Layer.Layer<McpWorkers.McpWorkers, ConfigError.ConfigError> =>
+  Layer.scoped(McpWorkers.McpWorkers, Effect.flatMap(Config.unwrap(config), make))
 
 /**
  * `McpWorkers` for any other thread (a `worker_thread`, an agent's `execute_code` run) of a process that runs

@@ -1,6 +1,6 @@
 /**
  * `McpWorkers` as plain async functions, for code that is not written with Effect: an agent's `execute_code`
- * snippet, a script, a test. It works in any thread of a process whose host (`NodeMcpWorkers.layer`) runs in some
+ * snippet, a script, a test. It works in any thread of a process whose host (`NodeMcpWorkers.layer()`) runs in some
  * thread, this one included, and rejects with the same tagged error objects as the Effect API (`_tag`, fields,
  * `message`; instances of the `@mcp-worker/core/McpWorkerError` classes).
  *

@@ -32,10 +32,12 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
+import type { Options } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import * as OwnerThread from "./ownerThread.js"
@@ -44,11 +46,12 @@ import { traced } from "./traced.js"
 import { type Entry, refusal, resultOf, settle, statusOf } from "./workerEntry.js"
 
 /**
- * Test seam: how the host confirms that a worker's processes are gone. Defaults to `ProcessJob.stopDetached`.
+ * The registry's options, plus test seams: how the host confirms that a worker's processes are gone (defaults to
+ * `ProcessJob.stopDetached`), and a look at every owner thread as it is spawned.
  *
  * @internal
  */
-export interface HostOptions {
+export interface HostOptions extends Options {
   readonly confirmCleanup?: typeof ProcessJob.stopDetached
   /** Test seam: sees every owner thread as it is spawned. */
   readonly onThread?: (thread: NodeThread, workerId: string) => void
@@ -69,6 +72,38 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
+interface Defaults {
+  readonly requestMs: number
+  readonly openMs: number
+  readonly closeMs: number
+  readonly maxResultBytes: number | undefined
+  readonly logLevel: LogLevel.LogLevel
+}
+
+/** The registry's defaults; an option that is not a valid budget or limit is refused with where it is. */
+const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
+  const budget = (name: "requestTimeout" | "openTimeout" | "closeTimeout", fallback: number) =>
+    Either.mapBoth(budgetOf(options[name]), {
+      onLeft: (message) => new Error(`NodeMcpWorkers.layer(): options.${name}: ${message}`),
+      onRight: (ms) => ms ?? fallback
+    })
+  const limit = options.maxResultBytes
+  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0 && limit <= ServerConfig.maxMaxResultBytes)) {
+    return Either.left(
+      new Error(
+        `NodeMcpWorkers.layer(): options.maxResultBytes must be a whole number from 1 to ${ServerConfig.maxMaxResultBytes}`
+      )
+    )
+  }
+  return Either.all({
+    requestMs: budget("requestTimeout", McpWorkers.defaultRequestTimeoutMs),
+    openMs: budget("openTimeout", McpWorkers.defaultRequestTimeoutMs),
+    closeMs: budget("closeTimeout", McpWorkers.defaultCloseTimeoutMs),
+    maxResultBytes: Either.right(limit),
+    logLevel: Either.right(options.logLevel ?? LogLevel.Debug)
+  })
+}
+
 /**
  * Builds the host registry in the current scope; closing the scope closes every worker.
  *
@@ -76,6 +111,7 @@ const isProxy = (u: unknown) => types.isProxy(u)
  */
 export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, never, Scope.Scope> =>
   Effect.gen(function* () {
+    const defaults = yield* Effect.orDie(defaultsOf(options))
     const confirmCleanup = options.confirmCleanup ?? ProcessJob.stopDetached
     const layerScope = yield* Effect.scope
     // Every worker's scope is a child of this one, acquired before the close-all finalizer below, so on
@@ -215,8 +251,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
       Effect.gen(function* () {
         const started = Date.now()
-        const budgetMs =
-          (yield* Effect.orDie(budgetOf(options?.timeout))) ?? config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs
+        const budgetMs = (yield* Effect.orDie(budgetOf(options?.timeout))) ?? config.timeoutMs ?? defaults.openMs
         if (!OwnerThread.bundleExists()) {
           return yield* new OpenFailed({
             stage: "thread",
@@ -228,7 +263,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         const entry: Entry = {
           workerId: WorkerId.make(),
           marker: WorkerId.make(),
-          defaultTimeoutMs: config.timeoutMs ?? McpWorkers.defaultRequestTimeoutMs,
+          defaultTimeoutMs: config.timeoutMs ?? defaults.requestMs,
           http: config._tag === "Http",
           scope,
           port: channel.port1,
@@ -262,7 +297,11 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           Effect.sync(() => opening.delete(entry))
         )
 
-        const wire = ServerConfig.toWire(config)
+        const wire = ServerConfig.toWire(
+          config.maxResultBytes === undefined && defaults.maxResultBytes !== undefined
+            ? { ...config, maxResultBytes: defaults.maxResultBytes }
+            : config
+        )
         const opened = Effect.gen(function* () {
           const control = yield* Worker.makeSerialized<OwnerProtocol.ControlRequest>({}).pipe(
             Effect.provideService(Worker.WorkerManager, manager),
@@ -322,7 +361,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         entry.state = "ready"
         opening.delete(entry)
         entries.set(entry.workerId, entry)
-        yield* Effect.logInfo("worker opened").pipe(
+        yield* Effect.logWithLevel(defaults.logLevel, "worker opened").pipe(
           Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
         )
         return entry.workerId
@@ -513,7 +552,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         if (!entry.http) reaper.forget(entry.marker)
         entry.state = "closed"
         entries.delete(entry.workerId)
-        yield* Effect.logInfo("worker closed").pipe(
+        yield* Effect.logWithLevel(defaults.logLevel, "worker closed").pipe(
           Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
         )
         return statusOf(entry)
@@ -526,7 +565,7 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
         entry.closing = closing
         // Close has no InvalidInput to report: an unusable budget falls back to the default one.
-        const budgetMs = Either.getOrUndefined(budgetOf(options?.timeout)) ?? McpWorkers.defaultCloseTimeoutMs
+        const budgetMs = Either.getOrUndefined(budgetOf(options?.timeout)) ?? defaults.closeMs
         return closeEntry(entry, budgetMs).pipe(
           Effect.onExit((exit) =>
             Effect.sync(() => {

@@ -229,7 +229,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
         remotes.delete(from)
         const abandoned = Array.from(calls.values()).filter((call) => call.remote === remote)
         for (const call of abandoned) interrupt(call, "abandoned")
-        yield* Effect.logInfo("a remote thread went silent; its calls were interrupted").pipe(
+        yield* Effect.logDebug("a remote thread went silent; its calls were interrupted").pipe(
           Effect.annotateLogs({ calls: abandoned.length })
         )
       }

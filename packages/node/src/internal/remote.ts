@@ -1,5 +1,5 @@
 /**
- * The remote side of `McpWorkers`: any thread of the process reaches the host registry (`NodeMcpWorkers.layer`,
+ * The remote side of `McpWorkers`: any thread of the process reaches the host registry (`NodeMcpWorkers.layer()`,
  * built in some other thread or in this one) by worker id, over the protocol in `remoteProtocol.ts`.
  *
  * Cost of a call: one message to the host, one back. Nothing else runs on the hot path: the remote asks the host
@@ -86,7 +86,7 @@ const noHost = () =>
   new HostUnavailable({
     message:
       `no mcp-worker host acknowledged the request within ${Protocol.ackWithinMs} ms, so it was not sent (and a ` +
-      "host that reads it later refuses it): build NodeMcpWorkers.layer in some thread of this process (normally " +
+      "host that reads it later refuses it): build NodeMcpWorkers.layer() in some thread of this process (normally " +
       "the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient; if one runs, its event loop " +
       "was blocked"
   })

@@ -1,6 +1,6 @@
 /**
  * The protocol between remote threads (`NodeMcpWorkers.layerRemote`, `makePromiseClient`) and the host registry
- * (`NodeMcpWorkers.layer`) of the same process, over Node's `BroadcastChannel`s: process-wide, addressed by name.
+ * (`NodeMcpWorkers.layer()`) of the same process, over Node's `BroadcastChannel`s: process-wide, addressed by name.
  *
  * - `mcp-worker/v1/host`: remote → host requests. Remotes post on a fresh instance and close it at once, so a
  *   remote thread never receives (and is never woken by) another remote's traffic.
@@ -212,7 +212,7 @@ export const unrefChannel = (name: string): BroadcastChannel => {
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
   operation._tag === "Open"
     ? new HostUnavailable({
-        message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer again to open workers"
+        message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer() again to open workers"
       })
     : new UnknownWorker({ workerId: operation.workerId })
 
