@@ -1,0 +1,121 @@
+/**
+ * Closing a worker (C19, C20): the request in flight ends, the owner closes its client and ends its server's tree,
+ * the thread ends, the host confirms by re-scanning, and only then is the id forgotten. The registry's finalizer
+ * closes every worker this way (C7).
+ */
+import { type CleanupSummary, CloseFailed, DeliveryUnknown, emptyCleanup } from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { budgetOf } from "./budget.js"
+import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
+import { type Entry, settle, statusOf } from "./workerEntry.js"
+
+/** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
+const endPending = (entry: Entry) => {
+  if (entry.pending === undefined) return
+  const { requestId } = entry.pending
+  settle(
+    entry,
+    requestId,
+    Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "interrupted", delivery: "unknown" }))
+  )
+  entry.port.postMessage({ _tag: "Cancel", requestId, reason: "interrupted" })
+}
+
+/** The owner's summary and the host's own re-scan, as one cleanup summary. */
+const merged = (confirmed: CleanupSummary, summary: CleanupSummary | undefined, started: number): CleanupSummary => ({
+  ...confirmed,
+  signalled: {
+    term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
+    kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
+  },
+  escaped: confirmed.escaped + (summary?.escaped ?? 0),
+  durationMs: Date.now() - started
+})
+
+const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    const left = () => Math.max(1, budgetMs - (Date.now() - started))
+    endPending(entry)
+    let summary: CleanupSummary | undefined
+    if (entry.threadAlive && entry.control !== undefined) {
+      // `close` runs uninterruptibly (a caller's interruption must not stop a cleanup half way), so each bounded
+      // step is made interruptible again for its own timeout to take effect.
+      summary = yield* entry.control
+        .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left() * 0.8) }))
+        .pipe(Effect.interruptible, Effect.timeout(left()), Effect.option, Effect.map(Option.getOrUndefined))
+    }
+    // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone (the polite path
+    // then finishes in the background).
+    const thread = entry.thread
+    yield* Scope.close(entry.scope, Exit.void).pipe(
+      Effect.disconnect,
+      Effect.interruptible,
+      Effect.timeout(left()),
+      Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
+    )
+    // Confirmed by re-scanning from the host, whatever the owner said (C19).
+    const cleanup = entry.http
+      ? (summary ?? emptyCleanup)
+      : merged(yield* confirmGone(registry, entry, left()), summary, started)
+    entry.cleanup = cleanup
+    if (cleanup.activeProcesses > 0) {
+      // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a
+      // request fails at once (not_sent) instead of being posted to a closed port until its timeout.
+      markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
+      return yield* new CloseFailed({
+        workerId: entry.workerId,
+        message: `${cleanup.activeProcesses} process(es) of the worker are still alive; call close again`,
+        cleanup
+      })
+    }
+    entry.state = "closed"
+    registry.entries.delete(entry.workerId)
+    yield* Effect.logWithLevel(registry.defaults.logLevel, "worker closed").pipe(
+      Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
+    )
+    return statusOf(entry)
+  })
+
+/** @internal */
+export const close =
+  (registry: Registry): McpWorkers.McpWorkersService["close"] =>
+  (id, options) =>
+    Effect.flatMap(lookup(registry, id), (entry) => {
+      // A second close while one runs joins it.
+      if (entry.closing !== undefined) return Deferred.await(entry.closing)
+      const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
+      entry.closing = closing
+      // Close has no InvalidInput to report: an unusable budget falls back to the default one.
+      const budgetMs = Either.getOrUndefined(budgetOf(options?.timeout)) ?? registry.defaults.closeMs
+      return closeEntry(registry, entry, budgetMs).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            entry.closing = undefined
+          }).pipe(Effect.zipRight(Deferred.done(closing, exit)))
+        ),
+        Effect.uninterruptible
+      )
+    }).pipe(Effect.withSpan("McpWorkers.close", { attributes: { workerId: id } }))
+
+/** Closes every worker, in parallel; one that cannot be closed is logged (C7). @internal */
+export const closeAll = (registry: Registry): Effect.Effect<void> =>
+  Effect.forEach(
+    Array.from(registry.entries.keys()),
+    (id) =>
+      close(registry)(id).pipe(
+        Effect.catchAll((error) =>
+          Effect.logError("worker could not be closed").pipe(Effect.annotateLogs({ workerId: id, error: error._tag }))
+        )
+      ),
+    { concurrency: "unbounded", discard: true }
+  )

@@ -1,0 +1,152 @@
+/**
+ * Requests from the host's side: the busy check and the request id (C8), the caller's whole budget (C9), the exact
+ * cancel on timeout, interruption or `cancel` (C10–C12), and the plain-data check of arguments (C16).
+ */
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import {
+  DeadlineExceeded,
+  DeliveryUnknown,
+  InvalidInput,
+  RequestNotPending,
+  type RequestError
+} from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as WorkerId from "@mcp-worker/core/WorkerId"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import { types } from "node:util"
+import { budgetOf, invalidTimeout } from "./budget.js"
+import { lookup, type Registry } from "./registry.js"
+import { traced } from "./traced.js"
+import { type Entry, refusal } from "./workerEntry.js"
+
+const isProxy = (u: unknown) => types.isProxy(u)
+
+/**
+ * Posts the request and waits for its answer, its timeout or its caller's interruption. Runs in the register
+ * callback of `Effect.async`, so the busy check and taking the slot are one synchronous step.
+ */
+const send = (
+  entry: Entry,
+  method: OwnerProtocol.Method,
+  params: string,
+  left: number,
+  resume: (effect: Effect.Effect<unknown, RequestError>) => void
+): Effect.Effect<void> => {
+  const requestId = WorkerId.makeRequestId()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const cancel = (reason: "timeout" | "interrupted") => {
+    if (entry.pending?.requestId !== requestId) return
+    entry.pending = undefined
+    entry.port.postMessage({ _tag: "Cancel", requestId, reason })
+  }
+  entry.pending = {
+    requestId,
+    complete: (exit) => {
+      if (timer !== undefined) clearTimeout(timer)
+      resume(exit as Exit.Exit<unknown, RequestError>)
+    }
+  }
+  entry.port.postMessage({ _tag: "Request", requestId, method, params, timeoutMs: left })
+  timer = setTimeout(
+    () => {
+      cancel("timeout")
+      resume(
+        Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "timeout", delivery: "unknown" }))
+      )
+    },
+    Math.max(0, left)
+  )
+  return Effect.sync(() => {
+    if (timer !== undefined) clearTimeout(timer)
+    cancel("interrupted")
+  })
+}
+
+/** One MCP request on a worker, within `timeout` counted from `started`. @internal */
+export const request = (
+  registry: Registry,
+  id: string,
+  method: OwnerProtocol.Method,
+  params: string,
+  timeout: Duration.DurationInput | undefined,
+  started: number
+): Effect.Effect<unknown, RequestError> =>
+  Effect.suspend(() => {
+    const budget = budgetOf(timeout)
+    if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
+    // The busy check and taking the slot happen in one synchronous step (the register callback): a fiber may
+    // yield between any two Effect steps, and two requests must never both pass the check (C8).
+    return Effect.async<unknown, RequestError>((resume) => {
+      const entry = registry.entries.get(id)
+      const refused = refusal(id, entry)
+      if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
+      const left = (budget.right ?? entry.defaultTimeoutMs) - (Date.now() - started)
+      // The deadline passed before the request could go (a remote caller's budget spent between threads, or a
+      // zero budget): it is never sent (C22a).
+      if (left <= 0)
+        return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
+      return send(entry, method, params, left, resume)
+    })
+  })
+
+const invalidArguments = (path: string, message: string) =>
+  Effect.fail(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
+
+/** @internal */
+export const listTools =
+  (registry: Registry): McpWorkers.McpWorkersService["listTools"] =>
+  (id, options) =>
+    Effect.suspend(() => {
+      const started = Date.now()
+      const cursor = options?.cursor
+      if (cursor !== undefined && typeof cursor !== "string") {
+        return invalidArguments("cursor", "the cursor must be a string")
+      }
+      const params = cursor === undefined ? "{}" : JSON.stringify({ cursor })
+      return request(registry, id, "tools/list", params, options?.timeout, started)
+    }).pipe(traced("McpWorkers.listTools", { workerId: id })) as Effect.Effect<McpWorkers.ListToolsResult, RequestError>
+
+/** @internal */
+export const callTool =
+  (registry: Registry): McpWorkers.McpWorkersService["callTool"] =>
+  (id, name, args, options) =>
+    Effect.suspend(() => {
+      const started = Date.now()
+      if (typeof name !== "string" || name.length === 0) {
+        return invalidArguments("name", "the tool name must be a non-empty string")
+      }
+      if (args !== undefined && !JsonValue.isJsonObject(args)) {
+        return invalidArguments("args", "tool arguments must be a plain object")
+      }
+      const encoded = JsonValue.encode(args ?? {}, { where: "arguments", root: "args", isProxy })
+      if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
+      // Validated once, stringified once: the params are assembled around the arguments' JSON text.
+      const params = `{"name":${JSON.stringify(name)},"arguments":${encoded.right}}`
+      return request(registry, id, "tools/call", params, options?.timeout, started)
+    }).pipe(traced("McpWorkers.callTool", { workerId: id, tool: name })) as Effect.Effect<
+      McpWorkers.CallToolResult,
+      RequestError
+    >
+
+/** Cancels exactly the request in flight named (C12). @internal */
+export const cancel =
+  (registry: Registry): McpWorkers.McpWorkersService["cancel"] =>
+  (id, requestId) =>
+    Effect.flatMap(lookup(registry, id), (entry) => {
+      const pending = entry.pending
+      if (pending === undefined || pending.requestId !== requestId) {
+        return Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
+      }
+      entry.pending = undefined
+      entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
+      pending.complete(
+        Exit.fail(
+          new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "cancelled", delivery: "unknown" })
+        )
+      )
+      return Effect.void
+    })

@@ -1,0 +1,143 @@
+/**
+ * The host registry's shared state — every worker's record, the platform's worker manager, the reaper, the
+ * defaults — and what happens to a record when its owner thread speaks or dies. The operations live in
+ * `hostOpen.ts`, `hostRequest.ts` and `hostClose.ts`, each a function of this record; `host.ts` wires them.
+ */
+import type * as Worker from "@effect/platform/Worker"
+import {
+  type CleanupSummary,
+  type FailureKind,
+  OpenFailed,
+  UnknownWorker,
+  WorkerFailed
+} from "@mcp-worker/core/McpWorkerError"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import type * as LogLevel from "effect/LogLevel"
+import * as Scope from "effect/Scope"
+import type { Worker as NodeThread } from "node:worker_threads"
+import type * as ProcessJob from "../ProcessJob.js"
+import type * as Reaper from "./reaper.js"
+import { type Entry, resultOf, settle } from "./workerEntry.js"
+
+/** The registry's defaults, validated. @internal */
+export interface Defaults {
+  readonly requestMs: number
+  readonly openMs: number
+  readonly closeMs: number
+  readonly maxResultBytes: number | undefined
+  readonly logLevel: LogLevel.LogLevel
+}
+
+/** Everything the registry's operations share. @internal */
+export interface Registry {
+  readonly defaults: Defaults
+  /** How the host confirms that a worker's processes are gone (a test seam). */
+  readonly confirmCleanup: typeof ProcessJob.stopDetached
+  /** Sees every owner thread as it is spawned (a test seam). */
+  readonly onThread: ((thread: NodeThread, workerId: string) => void) | undefined
+  /** The parent of every worker's scope. */
+  readonly workersScope: Scope.Scope
+  /** Open workers, by id. */
+  readonly entries: Map<string, Entry>
+  /** Workers whose open has not finished: not reachable by id yet, but their processes exist already. */
+  readonly opening: Set<Entry>
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  readonly manager: Worker.WorkerManager
+  readonly reaper: Reaper.Reaper
+}
+
+/** The open worker with this id. @internal */
+export const lookup = (registry: Registry, id: string): Effect.Effect<Entry, UnknownWorker> => {
+  const entry = registry.entries.get(id)
+  return entry === undefined ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.succeed(entry)
+}
+
+/** A ready worker's connection is gone. @internal */
+export const markFailed = (
+  registry: Registry,
+  entry: Entry,
+  kind: FailureKind,
+  message: string,
+  at = new Date().toISOString()
+): void => {
+  if (entry.state !== "ready") return
+  entry.state = "failed"
+  entry.lastFailure = { kind, message, at }
+  registry.runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
+}
+
+/**
+ * Re-scans for what is left of a stdio worker's processes (C19) and, once nothing is, tells the reaper to forget
+ * the job.
+ *
+ * @internal
+ */
+export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
+  Effect.tap(
+    registry.confirmCleanup(
+      { pgid: entry.pid ?? undefined, marker: entry.marker },
+      budgetMs === undefined ? undefined : { budgetMs }
+    ),
+    (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
+  )
+
+/** Handles one data-plane message of a worker's owner. @internal */
+export const onOwnerMessage =
+  (registry: Registry, entry: Entry) =>
+  (raw: unknown): void => {
+    const decoded = OwnerProtocol.decodeOwnerMessage(raw)
+    if (Either.isLeft(decoded)) return
+    const message = decoded.right
+    switch (message._tag) {
+      case "Success":
+        return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
+      case "Failure":
+        if (message.error._tag === "WorkerFailed") {
+          markFailed(registry, entry, message.error.kind, message.error.message)
+        }
+        return settle(entry, message.requestId, Exit.fail(message.error))
+      case "Spawned":
+        entry.pid = message.pid
+        registry.reaper.group(entry.marker, message.pid)
+        return
+      case "Failed":
+        return markFailed(registry, entry, message.kind, message.message, message.at)
+    }
+  }
+
+/** The owner thread died on its own: the worker is failed, and the host itself ends its process tree (C20). @internal */
+export const onThreadExit =
+  (registry: Registry, entry: Entry) =>
+  (code: number): void => {
+    entry.threadAlive = false
+    if (entry.state === "opening") {
+      Deferred.unsafeDone(
+        entry.threadFailure,
+        Exit.fail(new OpenFailed({ stage: "thread", message: `the owner thread exited during open (code ${code})` }))
+      )
+      return
+    }
+    if (entry.closing !== undefined) return
+    markFailed(registry, entry, "thread", "the owner thread exited")
+    if (entry.pending !== undefined) {
+      const error = new WorkerFailed({
+        workerId: entry.workerId,
+        kind: "thread",
+        message: "the owner thread exited",
+        delivery: "unknown"
+      })
+      settle(entry, entry.pending.requestId, Exit.fail(error))
+    }
+    registry.runFork(
+      Effect.gen(function* () {
+        // Closing the worker's scope stops the platform Worker from respawning the thread (C3).
+        yield* Scope.close(entry.scope, Exit.void)
+        if (!entry.http) entry.cleanup = yield* confirmGone(registry, entry)
+      })
+    )
+  }
