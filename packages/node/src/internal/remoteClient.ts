@@ -1,0 +1,320 @@
+/**
+ * The calls a remote thread has in flight and what it knows of the host: one record per remote client, passed to
+ * the module-level functions below (the liveness of the host, the one timer, the handling of replies).
+ *
+ * How a remote knows the host is there, at no cost on the hot path: it asks the host to acknowledge a request only
+ * when it has not heard from a host lately, and only then arms the no-answer check that turns a missing host into
+ * `HostUnavailable` (C22, C22a). While calls are in flight it pings the host whenever it has posted nothing for
+ * `pingEveryMs`, which tells the host that this thread is still waiting, and checks that the host still
+ * acknowledges. A request with a budget also carries its deadline, and is given up here, without the host, shortly
+ * after it (C9).
+ *
+ * @internal
+ */
+import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
+import { BroadcastChannel } from "node:worker_threads"
+import * as Protocol from "./remoteProtocol.js"
+
+interface Pending {
+  readonly operation: Protocol.Operation
+  /** When this thread stops waiting without the host: the request's deadline plus `graceMs`, if it has one. */
+  readonly giveUpAt: number | undefined
+  /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
+  readonly ackBy: number | undefined
+  acked: boolean
+  readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+}
+
+/** One remote client's state. @internal */
+export interface Client {
+  /** This client's reply channel. */
+  readonly from: string
+  readonly replies: BroadcastChannel
+  readonly pending: Map<number, Pending>
+  nextCallId: number
+  lastHeard: number
+  lastSent: number
+  /** An acknowledgement asked for and not yet received: when it was asked, and how long it may take. */
+  probe: { readonly sentAt: number; readonly withinMs: number } | undefined
+  knownHost: string | undefined
+  hostGone: boolean
+  /** The one timer, and when it fires. */
+  timer: { readonly handle: ReturnType<typeof setTimeout>; readonly at: number } | undefined
+}
+
+/** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
+const noHost = () =>
+  new HostUnavailable({
+    message:
+      `no mcp-worker host acknowledged the request within ${Protocol.ackWithinMs} ms, so it was not sent (and a ` +
+      "host that reads it later refuses it): build NodeMcpWorkers.layer() in some thread of this process (normally " +
+      "the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient; if one runs, its event loop " +
+      "was blocked"
+  })
+
+/** A request the host may have sent before it fell silent. */
+const hostUnresponsive = (operation: Protocol.Operation): McpWorkerError =>
+  operation._tag === "Open"
+    ? new HostUnavailable({
+        message:
+          "the mcp-worker host stopped answering while it opened the worker; if it comes back, the open is " +
+          "interrupted and nothing of it is left"
+      })
+    : new DeliveryUnknown({
+        workerId: operation.workerId,
+        requestId: "",
+        reason: "host_unresponsive",
+        delivery: "unknown"
+      })
+
+// A fresh instance per message, closed at once: a remote holding a `host` instance would receive every other
+// remote's requests too (a BroadcastChannel delivers to all instances of its name but the sender).
+const post = (client: Client, message: Protocol.RemoteMessageEncoded) => {
+  const channel = new BroadcastChannel(Protocol.hostChannel)
+  channel.postMessage(message)
+  channel.close()
+  client.lastSent = Date.now()
+}
+
+const interrupt = (client: Client, callId: number, reply: boolean) =>
+  post(client, { _tag: "Interrupt", from: client.from, callId, reply })
+
+const settle = (client: Client, callId: number, exit: Exit.Exit<unknown, McpWorkerError>) => {
+  const call = client.pending.get(callId)
+  if (call === undefined) return
+  client.pending.delete(callId)
+  if (client.pending.size === 0) client.replies.unref()
+  call.resume(exit)
+}
+
+/** Ends the calls in flight (`which` of them) with `error`, and tells a host that may still run them to stop. */
+const failAll = (
+  client: Client,
+  error: (operation: Protocol.Operation) => McpWorkerError,
+  which: (call: Pending) => boolean = () => true
+) => {
+  for (const [callId, call] of Array.from(client.pending.entries())) {
+    if (!which(call)) continue
+    interrupt(client, callId, false)
+    settle(client, callId, Exit.fail(error(call.operation)))
+  }
+}
+
+/**
+ * Past its deadline and its grace, with no answer: the host is blocked or lost the call. The request may have
+ * reached the server, and the host is told to cancel it. Its request id was never sent here.
+ */
+const giveUp = (client: Client, callId: number, call: Pending) => {
+  interrupt(client, callId, false)
+  const workerId = call.operation._tag === "Open" ? "" : call.operation.workerId
+  settle(
+    client,
+    callId,
+    Exit.fail(new DeliveryUnknown({ workerId, requestId: "", reason: "timeout", delivery: "unknown" }))
+  )
+}
+
+const heard = (client: Client) => {
+  client.lastHeard = Date.now()
+  client.probe = undefined
+}
+
+/** When the timer must look next: the probe's deadline, the next keep-alive ping, a call's own deadlines. */
+const nextCheck = (client: Client): number => {
+  let at = client.probe !== undefined ? client.probe.sentAt + client.probe.withinMs : Number.POSITIVE_INFINITY
+  if (client.pending.size === 0) return at
+  at = Math.min(at, client.lastSent + Protocol.pingEveryMs)
+  for (const call of client.pending.values()) {
+    if (call.giveUpAt !== undefined && call.giveUpAt < at) at = call.giveUpAt
+    if (call.ackBy !== undefined && !call.acked && call.ackBy < at) at = call.ackBy
+  }
+  return at
+}
+
+// One timer at most, re-armed only when an earlier check is needed: a steady stream of calls arms it about once
+// per `pingEveryMs`, not once per call.
+const arm = (client: Client) => {
+  const at = nextCheck(client)
+  if (at === Number.POSITIVE_INFINITY || (client.timer !== undefined && client.timer.at <= at)) return
+  if (client.timer !== undefined) clearTimeout(client.timer.handle)
+  // After this thread's event loop was blocked, timers run before the messages that arrived meanwhile are read:
+  // the check waits for them (`setImmediate` runs after that turn's I/O), so that an answer or an `Ack` already
+  // here is not taken for silence.
+  const onTimer = () => {
+    client.timer = undefined
+    setImmediate(() => check(client))
+  }
+  // A timer holds at most 2^31 - 1 ms (longer ones fire at once); a later check re-arms it.
+  const handle = setTimeout(onTimer, Math.min(Math.max(0, at - Date.now()) + 1, ServerConfig.maxTimeoutMs))
+  handle.unref()
+  client.timer = { handle, at }
+}
+
+const check = (client: Client) => {
+  const now = Date.now()
+  for (const [callId, call] of Array.from(client.pending.entries())) {
+    // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read (see `arm`): no host took it.
+    if (call.ackBy !== undefined && !call.acked && now > call.ackBy) settle(client, callId, Exit.fail(noHost()))
+    else if (call.giveUpAt !== undefined && now >= call.giveUpAt) giveUp(client, callId, call)
+  }
+  const probe = client.probe
+  if (probe !== undefined && now - probe.sentAt >= probe.withinMs) {
+    client.probe = undefined
+    // The host fell silent with these calls in flight: each may have been sent before it did. A call still waiting
+    // for its own `Ack` is left to its `ackBy`, which proves it either way.
+    failAll(client, hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
+  }
+  if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
+    post(client, { _tag: "Ping", from: client.from })
+    // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
+    if (client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.pingAckWithinMs }
+  }
+  arm(client)
+}
+
+const onReply = (client: Client, data: unknown) => {
+  const decoded = Protocol.decodeReply(data)
+  if (Either.isLeft(decoded)) return
+  heard(client)
+  const reply = decoded.right
+  switch (reply._tag) {
+    case "Ack": {
+      client.knownHost = reply.hostId
+      client.hostGone = false
+      const call = reply.callId === undefined ? undefined : client.pending.get(reply.callId)
+      if (call !== undefined) call.acked = true
+      return
+    }
+    case "Success":
+      return settle(client, reply.callId, Exit.succeed(reply.value))
+    case "Failure":
+      return settle(client, reply.callId, Exit.fail(reply.error))
+    case "Defect":
+      return settle(client, reply.callId, Exit.die(new Error(reply.message)))
+  }
+}
+
+const onAnnouncement = (client: Client, data: unknown) => {
+  const decoded = Protocol.decodeAnnouncement(data)
+  if (Either.isLeft(decoded)) return
+  const announcement = decoded.right
+  if (announcement._tag === "Up") {
+    client.knownHost = announcement.hostId
+    client.hostGone = false
+    heard(client)
+    return
+  }
+  // Another host's `Gone` (a second host in the process, on standby) says nothing about ours.
+  if (client.knownHost !== undefined && announcement.hostId !== client.knownHost) return
+  client.knownHost = undefined
+  client.hostGone = true
+  // The host answered every call it ran before announcing; those answers travel on the reply channel and are read
+  // in this same turn of the event loop, so whatever is still pending after it was never going to be.
+  setImmediate(() => {
+    if (client.hostGone) failAll(client, Protocol.afterHostClosed)
+  })
+}
+
+/**
+ * A remote client in the current scope: its channels never keep the thread alive while no call is in flight, and
+ * are closed with the scope (calls still in flight are interrupted, and the host told so).
+ *
+ * @internal
+ */
+export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(function* () {
+  const from = Protocol.replyChannel(Protocol.randomId())
+  const client: Client = yield* Effect.acquireRelease(
+    Effect.sync((): Client => ({
+      from,
+      replies: Protocol.unrefChannel(from),
+      pending: new Map(),
+      nextCallId: 0,
+      lastHeard: Number.NEGATIVE_INFINITY,
+      lastSent: Number.NEGATIVE_INFINITY,
+      probe: undefined,
+      knownHost: undefined,
+      hostGone: false,
+      timer: undefined
+    })),
+    (client) =>
+      Effect.sync(() => {
+        if (client.timer !== undefined) clearTimeout(client.timer.handle)
+        client.timer = undefined
+        const left = Array.from(client.pending.entries())
+        client.pending.clear()
+        for (const [callId, call] of left) {
+          interrupt(client, callId, false)
+          call.resume(Exit.interrupt(FiberId.none))
+        }
+        client.replies.close()
+      })
+  )
+  client.replies.onmessage = (event) => onReply(client, event.data)
+  const announcements = yield* Effect.acquireRelease(
+    Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
+    (channel) => Effect.sync(() => channel.close())
+  )
+  announcements.onmessage = (event) => onAnnouncement(client, event.data)
+  return client
+})
+
+/**
+ * Sends one operation to the host and waits for its answer. With `signal`, aborting asks the host to interrupt
+ * exactly this call and answer `DeliveryUnknown{reason: "interrupted"}`.
+ *
+ * @internal
+ */
+export const send = (
+  client: Client,
+  operation: Protocol.Operation,
+  signal?: AbortSignal
+): Effect.Effect<unknown, McpWorkerError> =>
+  Effect.async<unknown, McpWorkerError>((resume) => {
+    // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
+    // nothing was sent, so nothing is.
+    if (signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
+    if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
+    const callId = ++client.nextCallId
+    const now = Date.now()
+    // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+    const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
+    if (ackBy !== undefined && client.probe === undefined)
+      client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
+    const onAbort = () => {
+      if (client.pending.has(callId)) interrupt(client, callId, true)
+    }
+    // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
+    // close is bounded by the host, and by the `Ack`s of a host that is gone.
+    const deadline = operation._tag === "ListTools" || operation._tag === "CallTool" ? operation.deadline : undefined
+    client.pending.set(callId, {
+      operation,
+      giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+      ackBy,
+      acked: false,
+      resume: (exit) => {
+        signal?.removeEventListener("abort", onAbort)
+        resume(exit)
+      }
+    })
+    if (client.pending.size === 1) client.replies.ref()
+    signal?.addEventListener("abort", onAbort, { once: true })
+    post(
+      client,
+      ackBy === undefined
+        ? { _tag: "Request", from: client.from, callId, operation }
+        : { _tag: "Request", from: client.from, callId, ackBy, operation }
+    )
+    arm(client)
+    return Effect.sync(() => {
+      signal?.removeEventListener("abort", onAbort)
+      if (!client.pending.delete(callId)) return
+      if (client.pending.size === 0) client.replies.unref()
+      interrupt(client, callId, false)
+    })
+  })
