@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -112,6 +113,200 @@ const interruptedError = (call: Call): McpWorkerError => {
     : new DeliveryUnknown({ workerId, requestId: call.requestId ?? "", reason: "interrupted", delivery: "unknown" })
 }
 
+/** One host server's state, passed to the module-level functions below. */
+interface Server {
+  readonly hostId: string
+  /** Hosts order themselves by start time: only the newest one in the process serves remote requests. */
+  readonly startedAt: number
+  /** Newer hosts that announced themselves: while one runs, this host stands by. */
+  readonly newer: Set<string>
+  readonly calls: Map<string, Call>
+  readonly remotes: Map<string, Remote>
+  /** Remote reply channels kept open, oldest first out. */
+  readonly replyChannels: Map<string, BroadcastChannel>
+  readonly announce: BroadcastChannel
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** Runs the watcher of silent remotes, once at a time. */
+  readonly runWatcher: (effect: Effect.Effect<void>, options: { readonly onlyIfMissing: boolean }) => unknown
+  registry: HostRegistry | undefined
+  closing: boolean
+  released: boolean
+}
+
+const serving = (server: Server) => server.registry !== undefined && server.newer.size === 0
+
+const reply = (server: Server, to: string, message: Protocol.Reply) => {
+  if (server.released) return
+  let channel = server.replyChannels.get(to)
+  if (channel === undefined) {
+    channel = Protocol.unrefChannel(to)
+    server.replyChannels.set(to, channel)
+    if (server.replyChannels.size > maxReplyChannels) {
+      const [oldest, evicted] = server.replyChannels.entries().next().value!
+      evicted.close()
+      server.replyChannels.delete(oldest)
+    }
+  }
+  // Only a failure has an encoded form that differs from its type (the error class); the rest is posted as is.
+  channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
+}
+
+const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerError>): Effect.Effect<void> => {
+  server.calls.delete(call.key)
+  // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
+  if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
+  const answer = (message: Protocol.Reply) => Effect.sync(() => reply(server, call.from, message))
+  const { callId } = call
+  if (Exit.isSuccess(exit)) return answer({ _tag: "Success", callId, value: exit.value })
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure)) return answer({ _tag: "Failure", callId, error: failure.value })
+  if (!Cause.isInterruptedOnly(exit.cause)) {
+    return answer({ _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" }).pipe(
+      Effect.zipRight(Effect.logError("a remote call failed with a defect", exit.cause))
+    )
+  }
+  if (call.interrupt === "silent") return Effect.void
+  // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
+  // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
+  return answer({
+    _tag: "Failure",
+    callId,
+    error: call.interrupt === undefined ? Protocol.afterHostClosed(call.operation) : interruptedError(call)
+  })
+}
+
+const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
+  if (call.interrupt !== undefined || call.fiber === undefined) return
+  call.interrupt = mode
+  const fiber = call.fiber
+  const workerId = workerIdOf(call.operation)
+  server.runFork(
+    Effect.gen(function* () {
+      // Read before interrupting: the request in flight on the worker is this call's while its fiber waits on it.
+      if (mode !== "silent" && workerId !== undefined && server.registry !== undefined) {
+        const status = yield* Effect.option(server.registry.status(workerId))
+        call.requestId = Option.match(status, { onNone: () => null, onSome: (s) => s.requestId })
+      }
+      yield* Fiber.interrupt(fiber)
+    })
+  )
+}
+
+// A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
+// means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
+// requests.
+const watch = (server: Server): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    while (server.remotes.size > 0) {
+      yield* Effect.sleep(watchEveryMs)
+      const now = Date.now()
+      for (const [from, remote] of server.remotes) {
+        if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
+        server.remotes.delete(from)
+        const abandoned = Array.from(server.calls.values()).filter((call) => call.remote === remote)
+        for (const call of abandoned) interrupt(server, call, "abandoned")
+        yield* Effect.logDebug("a remote thread went silent; its calls were interrupted").pipe(
+          Effect.annotateLogs({ calls: abandoned.length })
+        )
+      }
+    }
+  })
+
+const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.Request.Type) => {
+  const key = `${message.from}#${message.callId}`
+  if (server.calls.has(key)) return
+  let remote = server.remotes.get(message.from)
+  if (remote === undefined) {
+    remote = { lastHeard: Date.now(), calls: 0 }
+    server.remotes.set(message.from, remote)
+  }
+  const call: Call = {
+    key,
+    from: message.from,
+    remote,
+    callId: message.callId,
+    operation: message.operation,
+    fiber: undefined,
+    interrupt: undefined,
+    requestId: null
+  }
+  server.calls.set(key, call)
+  remote.calls++
+  server.runWatcher(watch(server), { onlyIfMissing: true })
+  // Runs synchronously up to the first wait, so a request that fails at once (unknown id, busy) is answered before
+  // this returns.
+  const fiber = server.runFork(run(active, message.operation).pipe(Effect.onExit((exit) => finish(server, call, exit))))
+  if (server.calls.has(key)) call.fiber = fiber
+}
+
+const onRequest = (server: Server, message: typeof Protocol.Request.Type) => {
+  const active = server.registry
+  if (active === undefined || !serving(server)) return
+  if (message.ackBy !== undefined) {
+    // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
+    if (Date.now() > message.ackBy) {
+      return reply(server, message.from, { _tag: "Failure", callId: message.callId, error: Protocol.arrivedLate() })
+    }
+    reply(server, message.from, { _tag: "Ack", hostId: server.hostId, callId: message.callId })
+  }
+  if (server.closing) {
+    return reply(server, message.from, {
+      _tag: "Failure",
+      callId: message.callId,
+      error: Protocol.afterHostClosed(message.operation)
+    })
+  }
+  dispatch(server, active, message)
+}
+
+const onRemoteMessage = (server: Server, data: unknown) => {
+  const decoded = Protocol.decodeRemoteMessage(data)
+  if (Either.isLeft(decoded)) {
+    // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
+    const raw = data as { from?: unknown; callId?: unknown } | null
+    if (serving(server) && typeof raw?.from === "string" && typeof raw.callId === "number") {
+      reply(server, raw.from, {
+        _tag: "Defect",
+        callId: raw.callId,
+        message: "the mcp-worker host could not read the request (another version of mcp-worker?)"
+      })
+    }
+    return
+  }
+  const message = decoded.right
+  const remote = server.remotes.get(message.from)
+  if (remote !== undefined) remote.lastHeard = Date.now()
+  switch (message._tag) {
+    case "Request":
+      return onRequest(server, message)
+    case "Interrupt": {
+      const call = server.calls.get(`${message.from}#${message.callId}`)
+      if (call !== undefined) interrupt(server, call, message.reply ? "reply" : "silent")
+      return
+    }
+    case "Ping":
+      if (serving(server)) reply(server, message.from, { _tag: "Ack", hostId: server.hostId })
+      return
+  }
+}
+
+const onAnnouncement = (server: Server, data: unknown) => {
+  const decoded = Protocol.decodeAnnouncement(data)
+  if (Either.isLeft(decoded) || decoded.right.hostId === server.hostId) return
+  const announcement = decoded.right
+  if (announcement._tag === "Up") {
+    const theirs = announcement.startedAt
+    if (theirs > server.startedAt || (theirs === server.startedAt && announcement.hostId > server.hostId)) {
+      server.newer.add(announcement.hostId)
+    }
+    return
+  }
+  if (server.newer.delete(announcement.hostId) && server.newer.size === 0 && server.registry !== undefined) {
+    // Serving again: remotes that saw the newer host go learn that a host is here.
+    if (!server.closing) server.announce.postMessage({ _tag: "Up", hostId: server.hostId, startedAt: server.startedAt })
+  }
+}
+
 /**
  * Opens the host's channels in the current scope. Requests are served once `serve` is called.
  *
@@ -119,233 +314,56 @@ const interruptedError = (call: Call): McpWorkerError => {
  */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
-  // Hosts order themselves by start time: only the newest one in the process serves remote requests, the others
-  // stand by until every newer host has gone. One host per process is the supported setup; this only keeps two
-  // hosts from answering the same request.
-  const startedAt = performance.timeOrigin + performance.now()
-  const newer = new Set<string>()
-  const calls = new Map<string, Call>()
-  const remotes = new Map<string, Remote>()
-  let registry: HostRegistry | undefined
-  let closing = false
-  let released = false
-  let watching = false
-
   // Acquired first, released last: `Gone` goes out after every call was answered.
   const announce = yield* Effect.acquireRelease(
     Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
     (channel) =>
       Effect.sync(() => {
-        if (registry !== undefined) channel.postMessage({ _tag: "Gone", hostId })
+        if (server.registry !== undefined) channel.postMessage({ _tag: "Gone", hostId })
         channel.close()
       })
   )
-
   const replyChannels = new Map<string, BroadcastChannel>()
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
-      released = true
+      server.released = true
       for (const channel of replyChannels.values()) channel.close()
       replyChannels.clear()
     })
   )
-
-  const reply = (to: string, message: Protocol.Reply) => {
-    if (released) return
-    let channel = replyChannels.get(to)
-    if (channel === undefined) {
-      channel = Protocol.unrefChannel(to)
-      replyChannels.set(to, channel)
-      if (replyChannels.size > maxReplyChannels) {
-        const [oldest, evicted] = replyChannels.entries().next().value!
-        evicted.close()
-        replyChannels.delete(oldest)
-      }
-    }
-    // Only a failure has an encoded form that differs from its type (the error class); the rest is posted as is.
-    channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
-  }
-
   const requests = yield* Effect.acquireRelease(
     Effect.sync(() => Protocol.unrefChannel(Protocol.hostChannel)),
     (channel) => Effect.sync(() => channel.close())
   )
-
-  // Released before the channels: call fibers still running when the host closes are interrupted and answered.
-  const runFork = yield* FiberSet.makeRuntime<never>()
-
-  const serving = () => registry !== undefined && newer.size === 0
-
-  const finish = (call: Call, exit: Exit.Exit<unknown, McpWorkerError>): Effect.Effect<void> => {
-    calls.delete(call.key)
-    // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
-    if (--call.remote.calls === 0 && remotes.get(call.from) === call.remote) remotes.delete(call.from)
-    const answer = (message: Protocol.Reply) => Effect.sync(() => reply(call.from, message))
-    const { callId } = call
-    if (Exit.isSuccess(exit)) return answer({ _tag: "Success", callId, value: exit.value })
-    const failure = Cause.failureOption(exit.cause)
-    if (Option.isSome(failure)) return answer({ _tag: "Failure", callId, error: failure.value })
-    if (!Cause.isInterruptedOnly(exit.cause)) {
-      return answer({ _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" }).pipe(
-        Effect.zipRight(Effect.logError("a remote call failed with a defect", exit.cause))
-      )
-    }
-    if (call.interrupt === "silent") return Effect.void
-    // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
-    // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
-    return answer({
-      _tag: "Failure",
-      callId,
-      error: call.interrupt === undefined ? Protocol.afterHostClosed(call.operation) : interruptedError(call)
-    })
+  const server: Server = {
+    hostId,
+    // One host per process is the supported setup; the ordering only keeps two hosts from answering one request.
+    startedAt: performance.timeOrigin + performance.now(),
+    newer: new Set(),
+    calls: new Map(),
+    remotes: new Map(),
+    replyChannels,
+    announce,
+    // Released before the channels: call fibers still running when the host closes are interrupted and answered.
+    runFork: yield* FiberSet.makeRuntime<never>(),
+    runWatcher: yield* FiberHandle.makeRuntime<never, never, void>(),
+    registry: undefined,
+    closing: false,
+    released: false
   }
-
-  const interrupt = (call: Call, mode: InterruptMode) => {
-    if (call.interrupt !== undefined || call.fiber === undefined) return
-    call.interrupt = mode
-    const fiber = call.fiber
-    const workerId = workerIdOf(call.operation)
-    runFork(
-      Effect.gen(function* () {
-        // Read before interrupting: the request in flight on the worker is this call's while its fiber waits on it.
-        if (mode !== "silent" && workerId !== undefined && registry !== undefined) {
-          const status = yield* Effect.option(registry.status(workerId))
-          call.requestId = Option.match(status, { onNone: () => null, onSome: (s) => s.requestId })
-        }
-        yield* Fiber.interrupt(fiber)
-      })
-    )
-  }
-
-  // A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
-  // means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
-  // requests.
-  const watch = Effect.gen(function* () {
-    while (remotes.size > 0) {
-      yield* Effect.sleep(watchEveryMs)
-      const now = Date.now()
-      for (const [from, remote] of remotes) {
-        if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
-        remotes.delete(from)
-        const abandoned = Array.from(calls.values()).filter((call) => call.remote === remote)
-        for (const call of abandoned) interrupt(call, "abandoned")
-        yield* Effect.logDebug("a remote thread went silent; its calls were interrupted").pipe(
-          Effect.annotateLogs({ calls: abandoned.length })
-        )
-      }
-    }
-  }).pipe(
-    Effect.ensuring(
-      Effect.sync(() => {
-        watching = false
-      })
-    )
-  )
-
-  const dispatch = (active: HostRegistry, message: typeof Protocol.Request.Type) => {
-    const key = `${message.from}#${message.callId}`
-    if (calls.has(key)) return
-    let remote = remotes.get(message.from)
-    if (remote === undefined) {
-      remote = { lastHeard: Date.now(), calls: 0 }
-      remotes.set(message.from, remote)
-    }
-    const call: Call = {
-      key,
-      from: message.from,
-      remote,
-      callId: message.callId,
-      operation: message.operation,
-      fiber: undefined,
-      interrupt: undefined,
-      requestId: null
-    }
-    calls.set(key, call)
-    remote.calls++
-    if (!watching) {
-      watching = true
-      runFork(watch)
-    }
-    // Runs synchronously up to the first wait, so a request that fails at once (unknown id, busy) is answered
-    // before this returns.
-    const fiber = runFork(run(active, message.operation).pipe(Effect.onExit((exit) => finish(call, exit))))
-    if (calls.has(key)) call.fiber = fiber
-  }
-
-  requests.onmessage = (event) => {
-    const decoded = Protocol.decodeRemoteMessage(event.data)
-    if (Either.isLeft(decoded)) {
-      // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
-      const data = event.data as { from?: unknown; callId?: unknown } | null
-      if (serving() && typeof data?.from === "string" && typeof data.callId === "number") {
-        reply(data.from, {
-          _tag: "Defect",
-          callId: data.callId,
-          message: "the mcp-worker host could not read the request (another version of mcp-worker?)"
-        })
-      }
-      return
-    }
-    const message = decoded.right
-    const remote = remotes.get(message.from)
-    if (remote !== undefined) remote.lastHeard = Date.now()
-    switch (message._tag) {
-      case "Request": {
-        const active = registry
-        if (active === undefined || !serving()) return
-        if (message.ackBy !== undefined) {
-          // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
-          if (Date.now() > message.ackBy) {
-            return reply(message.from, { _tag: "Failure", callId: message.callId, error: Protocol.arrivedLate() })
-          }
-          reply(message.from, { _tag: "Ack", hostId, callId: message.callId })
-        }
-        if (closing) {
-          return reply(message.from, {
-            _tag: "Failure",
-            callId: message.callId,
-            error: Protocol.afterHostClosed(message.operation)
-          })
-        }
-        return dispatch(active, message)
-      }
-      case "Interrupt": {
-        const call = calls.get(`${message.from}#${message.callId}`)
-        if (call !== undefined) interrupt(call, message.reply ? "reply" : "silent")
-        return
-      }
-      case "Ping":
-        if (serving()) reply(message.from, { _tag: "Ack", hostId })
-        return
-    }
-  }
-
-  announce.onmessage = (event) => {
-    const decoded = Protocol.decodeAnnouncement(event.data)
-    if (Either.isLeft(decoded) || decoded.right.hostId === hostId) return
-    const announcement = decoded.right
-    if (announcement._tag === "Up") {
-      const theirs = announcement.startedAt
-      if (theirs > startedAt || (theirs === startedAt && announcement.hostId > hostId)) newer.add(announcement.hostId)
-      return
-    }
-    if (newer.delete(announcement.hostId) && newer.size === 0 && registry !== undefined && !closing) {
-      // Serving again: remotes that saw the newer host go learn that a host is here.
-      announce.postMessage({ _tag: "Up", hostId, startedAt })
-    }
-  }
+  requests.onmessage = (event) => onRemoteMessage(server, event.data)
+  announce.onmessage = (event) => onAnnouncement(server, event.data)
 
   const serve: HostServer["serve"] = (active) =>
     Effect.gen(function* () {
-      registry = active
-      announce.postMessage({ _tag: "Up", hostId, startedAt })
+      server.registry = active
+      announce.postMessage({ _tag: "Up", hostId, startedAt: server.startedAt })
       // Runs before the registry closes its workers: from then on, new requests are refused at once.
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
-          closing = true
+          server.closing = true
         })
       )
     })
-
   return { serve }
 })
