@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -107,6 +108,23 @@ export interface Owner {
   readonly onMessage: (raw: unknown) => void
 }
 
+/**
+ * Creates the owner of one connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: { readonly port: OwnerPort; readonly factory: TransportFactory }): Owner => {
+  const machine: Machine = { state: State.Idle(), port: options.port }
+  return {
+    open: (request) => open(machine, options.factory, request),
+    close: (budgetMs) => close(machine, budgetMs),
+    onMessage: (raw) => onMessage(machine, raw)
+  }
+}
+
+// internal
+
 const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
@@ -116,6 +134,80 @@ const openFailureStopMs = 2_000
 
 // How long a failed open waits for a server that is going away to exit and flush its stderr.
 const exitInfoWaitMs = 1_000
+
+/** Why the connection is gone, as reported to the host once. */
+interface Failure {
+  readonly kind: FailureKind
+  readonly message: string
+}
+
+/** A connection that completed initialize, and the requests in flight over it. */
+interface Connection {
+  readonly workerId: string
+  readonly secrets: ReadonlyArray<string>
+  readonly transport: OwnerTransport
+  readonly client: Client
+  /** One controller per request, so that a cancel aborts exactly the request it names. */
+  readonly inflight: Map<string, AbortController>
+}
+
+/**
+ * Where the owner is. `Opening` and `Closed` keep whatever the open built (a transport, a client): `close` ends
+ * it in any state, and closing again is harmless. A failed open ends as `Closed`, having stopped its transport.
+ */
+type State = Data.TaggedEnum<{
+  Idle: {}
+  Opening: {
+    readonly workerId: string
+    readonly transport: OwnerTransport | undefined
+    readonly client: Client | undefined
+  }
+  Ready: { readonly connection: Connection }
+  Failed: { readonly connection: Connection; readonly failure: Failure }
+  Closed: {
+    readonly workerId: string
+    readonly failure: Failure | undefined
+    readonly transport: OwnerTransport | undefined
+    readonly client: Client | undefined
+  }
+}>
+
+const State = Data.taggedEnum<State>()
+
+/** The owner's one mutable cell, and the port it reports on. */
+interface Machine {
+  state: State
+  readonly port: OwnerPort
+}
+
+const workerIdOf: (state: State) => string = State.$match({
+  Idle: () => "",
+  Opening: ({ workerId }) => workerId,
+  Ready: ({ connection }) => connection.workerId,
+  Failed: ({ connection }) => connection.workerId,
+  Closed: ({ workerId }) => workerId
+})
+
+const failureOf = (state: State): Failure | undefined =>
+  state._tag === "Failed" || state._tag === "Closed" ? state.failure : undefined
+
+const inflightOf = (state: State): Map<string, AbortController> | undefined =>
+  state._tag === "Ready" || state._tag === "Failed" ? state.connection.inflight : undefined
+
+/** What `close` has to end. */
+const heldBy = (
+  state: State
+): { readonly transport: OwnerTransport | undefined; readonly client: Client | undefined } =>
+  State.$match(state, {
+    Idle: () => ({ transport: undefined, client: undefined }),
+    Opening: ({ client, transport }) => ({ transport, client }),
+    Ready: ({ connection }) => connection,
+    Failed: ({ connection }) => connection,
+    Closed: ({ client, transport }) => ({ transport, client })
+  })
+
+const closedFrom = (state: State): State =>
+  State.Closed({ workerId: workerIdOf(state), failure: failureOf(state), ...heldBy(state) })
 
 const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"
@@ -132,244 +224,265 @@ const schemaErrorSummary = (error: unknown): string => {
     .join("; ")
 }
 
-/**
- * Creates the owner of one connection.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make = (options: { readonly port: OwnerPort; readonly factory: TransportFactory }): Owner => {
-  const { factory, port } = options
-  let phase: "idle" | "opening" | "ready" | "failed" | "closed" = "idle"
-  let workerId = ""
-  let client: Client | undefined
-  let owned: OwnerTransport | undefined
-  let failure: { kind: FailureKind; message: string } | undefined
-  let secrets: ReadonlyArray<string> = []
-  const inflight = new Map<string, AbortController>()
+/** The connection failed: recorded and reported once, from `Ready`. Returns the failure on record. */
+const fail = (machine: Machine, kind: FailureKind, message: string): Failure => {
+  const state = machine.state
+  if (state._tag !== "Ready") return failureOf(state) ?? { kind, message }
+  const failure = { kind, message }
+  machine.state = State.Failed({ connection: state.connection, failure })
+  machine.port.post({ _tag: "Failed", kind, message, at: new Date().toISOString() })
+  return failure
+}
 
-  const fail = (kind: FailureKind, message: string) => {
-    if (phase !== "ready") return
-    phase = "failed"
-    failure = { kind, message }
-    port.post({ _tag: "Failed", kind, message, at: new Date().toISOString() })
+// The connection is gone: the recorded failure if there is one, else what the caller saw.
+const connectionGone = (state: State, delivery: "not_sent" | "unknown", kind: FailureKind, message: string) => {
+  const failure = failureOf(state)
+  return new WorkerFailed({
+    workerId: workerIdOf(state),
+    kind: failure?.kind ?? kind,
+    message: failure?.message ?? message,
+    delivery
+  })
+}
+
+const postFailure = (port: OwnerPort, requestId: string, error: ServerError | WorkerFailed | ResultTooLarge) =>
+  port.post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
+
+const onMessage = (machine: Machine, raw: unknown): void => {
+  const decoded = OwnerProtocol.decodeHostMessage(raw)
+  if (Either.isLeft(decoded)) return
+  const message = decoded.right
+  switch (message._tag) {
+    case "Request":
+      return startRequest(machine, message)
+    case "Cancel":
+      return cancel(machine.state, message.requestId, message.reason)
   }
+}
 
-  const classify = (error: unknown): FailureKind | undefined => owned?.classify?.(error)
+const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
+  const { requestId } = message
+  const state = machine.state
+  if (state._tag !== "Ready") {
+    return postFailure(
+      machine.port,
+      requestId,
+      connectionGone(state, "not_sent", "closing", "the connection is not ready")
+    )
+  }
+  const { connection } = state
+  const controller = new AbortController()
+  connection.inflight.set(requestId, controller)
+  const params = JSON.parse(message.params)
+  const requestOptions = {
+    signal: controller.signal,
+    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs)
+  }
+  // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
+  // schemas it validates results against, task requirements it refuses calls for), and descriptions and
+  // results are untrusted data the library does not interpret (C25). Results come back as the server sent
+  // them; the schema applied is the protocol's own.
+  const promise = connection.client.request(
+    { method: message.method, params },
+    message.method === "tools/call" ? CallToolResultSchema : ListToolsResultSchema,
+    requestOptions
+  )
+  promise.then(
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result)),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error))
+  )
+}
 
-  const post = (message: OwnerProtocol.OwnerMessageEncoded) => port.post(message)
+// Only the exact request named; an id that is no longer in flight changes nothing.
+const cancel = (state: State, requestId: string, reason: string): void => {
+  const inflight = inflightOf(state)
+  const controller = inflight?.get(requestId)
+  if (inflight === undefined || controller === undefined) return
+  inflight.delete(requestId)
+  controller.abort(reason)
+}
 
-  // The connection is gone: the recorded failure if there is one, else what the caller saw.
-  const connectionGone = (delivery: "not_sent" | "unknown", kind: FailureKind, message: string) =>
-    new WorkerFailed({
+const onSettled = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  controller: AbortController,
+  exit: Either.Either<unknown, unknown>
+): void => {
+  connection.inflight.delete(requestId)
+  // A cancelled request has already been answered by the host; its late outcome is dropped here.
+  if (controller.signal.aborted) return
+  if (Either.isLeft(exit))
+    return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
+  const line = connection.transport.takeResponseLine?.()
+  machine.port.post(
+    line !== undefined
+      ? { _tag: "Success", requestId, result: line, envelope: true }
+      : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
+  )
+}
+
+const requestError = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  error: unknown
+): ServerError | WorkerFailed => {
+  const { secrets, workerId } = connection
+  const kind = connection.transport.classify?.(error)
+  if (kind !== undefined) {
+    const failure = fail(machine, kind, Redact.redact(errorText(error), secrets))
+    return new WorkerFailed({ workerId, kind, message: failure.message, delivery: "unknown" })
+  }
+  if (machine.state._tag !== "Ready")
+    return connectionGone(machine.state, "unknown", "transport", "the connection closed")
+  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+    return new ServerError({
       workerId,
-      kind: failure?.kind ?? kind,
-      message: failure?.message ?? message,
-      delivery
+      requestId,
+      code: error.code,
+      message: Redact.redact(error.message, secrets),
+      ...(error.data !== undefined ? { data: error.data } : {})
     })
+  }
+  // The connection is still up: the result broke the protocol's schema, or the request failed in the client;
+  // neither is a dead connection (C15 is for a connection that is gone, which the transport reports by closing).
+  const message = isSchemaError(error)
+    ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
+    : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
+  return new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message })
+}
 
-  const postFailure = (requestId: string, error: ServerError | WorkerFailed | ResultTooLarge) =>
-    post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
-
-  const onSettled = (requestId: string, controller: AbortController, exit: Either.Either<unknown, unknown>) => {
-    inflight.delete(requestId)
-    // A cancelled request has already been answered by the host; its late outcome is dropped here.
-    if (controller.signal.aborted) return
-    if (Either.isRight(exit)) {
-      const line = owned?.takeResponseLine?.()
-      post(
-        line !== undefined
-          ? { _tag: "Success", requestId, result: line, envelope: true }
-          : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
-      )
-      return
-    }
-    const error = exit.left
-    const kind = classify(error)
-    if (kind !== undefined) {
-      fail(kind, Redact.redact(errorText(error), secrets))
-      return postFailure(
+// The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
+// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
+const refuseOversized = (port: OwnerPort, connection: Connection, error: OversizedMessage): void => {
+  for (const [requestId, controller] of connection.inflight) {
+    connection.inflight.delete(requestId)
+    postFailure(
+      port,
+      requestId,
+      new ResultTooLarge({
+        workerId: connection.workerId,
         requestId,
-        new WorkerFailed({ workerId, kind, message: failure!.message, delivery: "unknown" })
-      )
-    }
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && phase === "ready") {
-      return postFailure(
-        requestId,
-        new ServerError({
-          workerId,
-          requestId,
-          code: error.code,
-          message: Redact.redact(error.message, secrets),
-          ...(error.data !== undefined ? { data: error.data } : {})
-        })
-      )
-    }
-    if (phase === "ready") {
-      // The connection is still up: the result broke the protocol's schema, or the request failed in the
-      // client; neither is a dead connection (C15 is for a connection that is gone, which the transport
-      // reports by closing).
-      const message = isSchemaError(error)
-        ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
-        : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
-      return postFailure(requestId, new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message }))
-    }
-    postFailure(requestId, connectionGone("unknown", "transport", "the connection closed"))
-  }
-
-  // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
-  // makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
-  const refuseOversized = (error: OversizedMessage) => {
-    for (const [requestId, controller] of inflight) {
-      inflight.delete(requestId)
-      postFailure(
-        requestId,
-        new ResultTooLarge({ workerId, requestId, bytes: error.bytes, limit: error.limit, delivery: "unknown" })
-      )
-      controller.abort("too_large")
-    }
-  }
-
-  const startRequest = (message: typeof OwnerProtocol.RequestMessage.Type) => {
-    const { requestId } = message
-    if (phase !== "ready" || client === undefined) {
-      return postFailure(requestId, connectionGone("not_sent", "closing", "the connection is not ready"))
-    }
-    const controller = new AbortController()
-    inflight.set(requestId, controller)
-    const params = JSON.parse(message.params)
-    const requestOptions = {
-      signal: controller.signal,
-      timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs)
-    }
-    // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
-    // schemas it validates results against, task requirements it refuses calls for), and descriptions and
-    // results are untrusted data the library does not interpret (C25). Results come back as the server sent
-    // them; the schema applied is the protocol's own.
-    const promise = client.request(
-      { method: message.method, params },
-      message.method === "tools/call" ? CallToolResultSchema : ListToolsResultSchema,
-      requestOptions
-    )
-    promise.then(
-      (result) => onSettled(requestId, controller, Either.right(result)),
-      (error) => onSettled(requestId, controller, Either.left(error))
-    )
-  }
-
-  const onMessage = (raw: unknown): void => {
-    const decoded = OwnerProtocol.decodeHostMessage(raw)
-    if (Either.isLeft(decoded)) return
-    const message = decoded.right
-    switch (message._tag) {
-      case "Request":
-        return startRequest(message)
-      case "Cancel": {
-        // Only the exact request named; an id that is no longer in flight changes nothing.
-        const controller = inflight.get(message.requestId)
-        if (controller !== undefined) {
-          inflight.delete(message.requestId)
-          controller.abort(message.reason)
-        }
-        return
-      }
-    }
-  }
-
-  // Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
-  // status and last stderr lines are reported however early it died (C28).
-  const openFailure = (transport: OwnerTransport, error: unknown, elapsedMs: number) =>
-    Effect.gen(function* () {
-      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-      const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
-      const exited = info.exitCode !== undefined || info.signal !== undefined
-      const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
-      const message = timedOut
-        ? `the server did not complete initialize within ${elapsedMs} ms`
-        : exited
-          ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
-          : Redact.redact(errorText(error), secrets)
-      return yield* new OpenFailed({
-        stage,
-        message,
-        ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
-        ...(info.signal !== undefined ? { signal: info.signal } : {}),
-        ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
+        bytes: error.bytes,
+        limit: error.limit,
+        delivery: "unknown"
       })
+    )
+    controller.abort("too_large")
+  }
+}
+
+const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
+  if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
+  // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
+  const kind = connection.transport.classify?.(error)
+  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets))
+}
+
+// The version initialize settled on, as the client hands it to the transport.
+const recordProtocolVersion = (transport: Transport): { protocolVersion: string | null } => {
+  const negotiated: { protocolVersion: string | null } = { protocolVersion: null }
+  const setProtocolVersion = transport.setProtocolVersion?.bind(transport)
+  transport.setProtocolVersion = (version: string) => {
+    negotiated.protocolVersion = version
+    setProtocolVersion?.(version)
+  }
+  return negotiated
+}
+
+const open = (
+  machine: Machine,
+  factory: TransportFactory,
+  request: OwnerProtocol.Open
+): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
+  Effect.gen(function* () {
+    const { workerId } = request
+    machine.state = State.Opening({ workerId, transport: undefined, client: undefined })
+    // The host validated the config already; a broken wire form is a protocol fault of the host.
+    const config = yield* Effect.mapError(
+      ServerConfig.fromWire(request.config),
+      (error) => new OpenFailed({ stage: "thread", message: error.message })
+    )
+    const secrets = ServerConfig.secretsOf(config)
+    const transport = yield* factory(config, {
+      workerId,
+      marker: request.marker,
+      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid })
     })
-
-  const open = (request: OwnerProtocol.Open): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
-    Effect.gen(function* () {
-      phase = "opening"
-      workerId = request.workerId
-      // The host validated the config already; a broken wire form is a protocol fault of the host.
-      const config = yield* Effect.mapError(
-        ServerConfig.fromWire(request.config),
-        (error) => new OpenFailed({ stage: "thread", message: error.message })
-      )
-      secrets = ServerConfig.secretsOf(config)
-      owned = yield* factory(config, {
-        workerId: request.workerId,
-        marker: request.marker,
-        onSpawned: (pid) => post({ _tag: "Spawned", pid })
+    machine.state = State.Opening({ workerId, transport, client: undefined })
+    const negotiated = recordProtocolVersion(transport.transport)
+    const client = new Client(clientInfo, { capabilities: {} })
+    machine.state = State.Opening({ workerId, transport, client })
+    const started = Date.now()
+    yield* Effect.tryPromise({
+      try: () =>
+        client.connect(transport.transport, { timeout: Math.min(request.timeoutMs, ServerConfig.maxTimeoutMs) }),
+      catch: (error) => error
+    }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
+    const connection: Connection = { workerId, secrets, transport, client, inflight: new Map() }
+    client.onclose = () => fail(machine, "transport", "the connection closed")
+    client.onerror = (error: Error) => onClientError(machine, connection, error)
+    machine.state = State.Ready({ connection })
+    const server = client.getServerVersion()
+    return {
+      pid: transport.pid,
+      protocolVersion: negotiated.protocolVersion,
+      server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
+    }
+  }).pipe(
+    Effect.tapError(() =>
+      Effect.suspend(() => {
+        const { transport } = heldBy(machine.state)
+        machine.state = closedFrom(machine.state)
+        // A failed open leaves nothing running (C4); the host re-scans after the thread is gone.
+        return transport === undefined ? Effect.void : transport.stop(openFailureStopMs)
       })
-      const negotiated: { protocolVersion: string | null } = { protocolVersion: null }
-      const transport = owned.transport
-      const setProtocolVersion = transport.setProtocolVersion?.bind(transport)
-      transport.setProtocolVersion = (version: string) => {
-        negotiated.protocolVersion = version
-        setProtocolVersion?.(version)
-      }
-      const c = new Client(clientInfo, { capabilities: {} })
-      client = c
-      const started = Date.now()
-      yield* Effect.tryPromise({
-        try: () => c.connect(transport, { timeout: Math.min(request.timeoutMs, ServerConfig.maxTimeoutMs) }),
-        catch: (error) => error
-      }).pipe(Effect.catchAll((error) => openFailure(owned!, error, Date.now() - started)))
-      c.onclose = () => fail("transport", "the connection closed")
-      c.onerror = (error: Error) => {
-        if (error instanceof OversizedMessage) return refuseOversized(error)
-        // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
-        const kind = classify(error)
-        if (kind !== undefined) fail(kind, Redact.redact(errorText(error), secrets))
-      }
-      phase = "ready"
-      const server = c.getServerVersion()
-      return {
-        pid: owned.pid,
-        protocolVersion: negotiated.protocolVersion,
-        server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
-      }
-    }).pipe(
-      Effect.tapError(() =>
-        Effect.suspend(() => {
-          phase = "failed"
-          // A failed open leaves nothing running (C4); the host re-scans after the thread is gone.
-          return owned === undefined ? Effect.void : owned.stop(openFailureStopMs)
-        })
-      )
     )
+  )
 
-  const close = (budgetMs: number): Effect.Effect<CleanupSummary> =>
-    Effect.gen(function* () {
-      phase = "closed"
+// Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
+// status and last stderr lines are reported however early it died (C28).
+const openFailure = (transport: OwnerTransport, secrets: ReadonlyArray<string>, error: unknown, elapsedMs: number) =>
+  Effect.gen(function* () {
+    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
+    const exited = info.exitCode !== undefined || info.signal !== undefined
+    const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
+    const message = timedOut
+      ? `the server did not complete initialize within ${elapsedMs} ms`
+      : exited
+        ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
+        : Redact.redact(errorText(error), secrets)
+    return yield* new OpenFailed({
+      stage,
+      message,
+      ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
+      ...(info.signal !== undefined ? { signal: info.signal } : {}),
+      ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
+    })
+  })
+
+const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
+  Effect.gen(function* () {
+    const previous = machine.state
+    const { client, transport } = heldBy(previous)
+    machine.state = closedFrom(previous)
+    const inflight = inflightOf(previous)
+    if (inflight !== undefined) {
       for (const controller of inflight.values()) controller.abort("interrupted")
       inflight.clear()
-      const started = Date.now()
-      if (client !== undefined) {
-        const c = client
-        c.onclose = () => {}
-        c.onerror = () => {}
-        yield* Effect.promise(() => c.close()).pipe(
-          Effect.timeoutOption(Math.max(1, Math.floor(budgetMs / 2))),
-          Effect.catchAllCause(() => Effect.succeed(Option.none()))
-        )
-      }
-      if (owned === undefined) return emptyCleanup
-      const left = Math.max(1, budgetMs - (Date.now() - started))
-      return yield* owned.stop(left)
-    })
-
-  return { open, close, onMessage }
-}
+    }
+    const started = Date.now()
+    if (client !== undefined) {
+      client.onclose = () => {}
+      client.onerror = () => {}
+      yield* Effect.promise(() => client.close()).pipe(
+        Effect.timeoutOption(Math.max(1, Math.floor(budgetMs / 2))),
+        Effect.catchAllCause(() => Effect.succeed(Option.none()))
+      )
+    }
+    if (transport === undefined) return emptyCleanup
+    const left = Math.max(1, budgetMs - (Date.now() - started))
+    return yield* transport.stop(left)
+  })

@@ -20,6 +20,7 @@ import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/s
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { FetchLike, Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -135,8 +136,50 @@ const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOpt
         ...(options.onresumptiontoken !== undefined ? { onresumptiontoken: options.onresumptiontoken } : {})
       })
 
+const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
+
 const toError = (described: Described): HttpTransportError =>
   new HttpTransportError(described.message, described.expired ? "session_expired" : "transport", described.status)
+
+/**
+ * Where the transport is. `active` is which transport carries the connection: the configured one, else
+ * `undefined` until the initialize POST decides it. While `Starting` or `Probing`, inner errors come back as
+ * rejections, not through `onerror`. `Closed` and `Dead` are detached from the client; `Closed` keeps the inner
+ * transport so that `stop` can still end the session over it.
+ */
+type Phase = Data.TaggedEnum<{
+  New: {}
+  Starting: { readonly inner: Inner; readonly active: TransportName | undefined }
+  Open: { readonly inner: Inner; readonly active: TransportName | undefined }
+  /** The initialize POST, and after a 4xx the SSE fallback, is under way. */
+  Probing: { readonly inner: Inner; readonly active: TransportName | undefined }
+  /** The connection died (expired session, unreachable server, lost SSE stream); nothing can end its session. */
+  Dead: { readonly inner: Inner; readonly active: TransportName | undefined }
+  Closed: { readonly inner: Inner | undefined; readonly active: TransportName | undefined }
+}>
+
+const Phase = Data.taggedEnum<Phase>()
+
+type Attached = Data.TaggedEnum.Value<Phase, "Starting" | "Open" | "Probing">
+
+/** The client still hears from the transport. */
+const isAttached = (phase: Phase): phase is Attached =>
+  phase._tag === "Starting" || phase._tag === "Open" || phase._tag === "Probing"
+
+const innerOf = (phase: Phase): Inner | undefined => (phase._tag === "New" ? undefined : phase.inner)
+
+const activeOf = (phase: Phase): TransportName | undefined => (phase._tag === "New" ? undefined : phase.active)
+
+/** The same phase, with the carrying transport decided. */
+const decide = (phase: Phase, active: TransportName): Phase =>
+  Phase.$match(phase, {
+    New: () => phase,
+    Starting: ({ inner }) => Phase.Starting({ inner, active }),
+    Open: ({ inner }) => Phase.Open({ inner, active }),
+    Probing: ({ inner }) => Phase.Probing({ inner, active }),
+    Dead: () => phase,
+    Closed: ({ inner }) => Phase.Closed({ inner, active })
+  })
 
 /**
  * The transport the owner's client connects over.
@@ -153,16 +196,9 @@ class HttpClientTransport implements Transport {
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
 
-  private inner: Inner | undefined
+  private phase: Phase = Phase.New()
+  /** Transports the fallback replaced; `stop` closes them too. */
   private readonly dropped: Array<Inner> = []
-  /** Which transport carries the connection; `undefined` until the initialize POST decided it. */
-  private active: TransportName | undefined
-  private started = false
-  /** While starting or probing, inner errors come back as rejections, not through `onerror`. */
-  private quiet = false
-  private closed = false
-  /** The connection died (expired session, unreachable server, lost SSE stream); nothing can end its session. */
-  private dead = false
   private protocolVersion: string | undefined
   private deleteStatus: number | undefined
   private readonly fetch: FetchLike
@@ -181,39 +217,36 @@ class HttpClientTransport implements Transport {
         if (init?.method === "DELETE") this.deleteStatus = response.status
         return init?.method === "POST" ? this.limited(response) : response
       })
-    this.active = configured
   }
 
   get sessionId(): string | undefined {
-    return this.inner instanceof StreamableHTTPClientTransport ? this.inner.sessionId : undefined
+    const inner = innerOf(this.phase)
+    return inner instanceof StreamableHTTPClientTransport ? inner.sessionId : undefined
   }
 
   async start(): Promise<void> {
-    if (this.started) throw new Error("the HTTP transport was already started")
-    this.started = true
-    const inner = this.use(this.configured === "sse" ? this.makeSse() : this.makeStreamable())
-    this.quiet = true
+    if (this.phase._tag !== "New") throw new Error("the HTTP transport was already started")
+    const inner = this.listen(this.configured === "sse" ? this.makeSse() : this.makeStreamable())
+    this.phase = Phase.Starting({ inner, active: this.configured })
     await inner.start().then(
-      () => {
-        this.quiet = false
-      },
+      () => this.settle(),
       (error: unknown) => {
-        this.quiet = false
+        this.settle()
         throw toError(this.describe(error))
       }
     )
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const inner = this.inner
-    if (this.closed || inner === undefined) throw new Error("Not connected")
-    if (this.active === undefined) {
-      if ("method" in message && message.method === "initialize") {
-        return this.probe(inner as StreamableHTTPClientTransport, message, options)
+    const phase = this.phase
+    if (!isAttached(phase)) throw new Error("Not connected")
+    if (phase.active === undefined) {
+      if (isInitialize(message) && phase.inner instanceof StreamableHTTPClientTransport) {
+        return this.probe(phase.inner, message, options)
       }
-      this.active = "streamable-http"
+      this.phase = decide(phase, "streamable-http")
     }
-    return sendOn(inner, message, options).catch((error: unknown) => {
+    return sendOn(phase.inner, message, options).catch((error: unknown) => {
       throw toError(this.describe(error))
     })
   }
@@ -225,7 +258,7 @@ class HttpClientTransport implements Transport {
 
   setProtocolVersion(version: string): void {
     this.protocolVersion = version
-    this.inner?.setProtocolVersion(version)
+    innerOf(this.phase)?.setProtocolVersion(version)
   }
 
   /** Ends the session (DELETE) within `budgetMs`, then aborts every request and stream. */
@@ -265,7 +298,7 @@ class HttpClientTransport implements Transport {
           bytes += chunk.byteLength
           if (bytes <= limit) return controller.enqueue(chunk)
           const error = new Owner.OversizedMessage(bytes, limit)
-          if (!this.closed) this.onerror?.(error)
+          if (isAttached(this.phase)) this.onerror?.(error)
           controller.error(error)
         }
       })
@@ -286,21 +319,31 @@ class HttpClientTransport implements Transport {
     return new SSEClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
   }
 
-  private use<I extends Inner>(inner: I): I {
-    this.inner = inner
+  /** Hands on what `inner` reports while it carries the connection; a replaced transport is not heard. */
+  private listen<I extends Inner>(inner: I): I {
     inner.onmessage = (message: JSONRPCMessage) => {
-      if (this.inner === inner && !this.closed) this.onmessage?.(message)
+      const phase = this.phase
+      if (isAttached(phase) && phase.inner === inner) this.onmessage?.(message)
     }
     inner.onerror = (error) => this.onInnerError(inner, error)
     // The SSE transport closes itself when the server names an endpoint of another origin.
     inner.onclose = () => {
-      if (this.inner === inner && !this.quiet) this.markClosed()
+      const phase = this.phase
+      if (phase._tag === "Open" && phase.inner === inner) this.markClosed()
     }
     return inner
   }
 
   private describe(error: unknown): Described {
-    return describe(error, this.sessionId !== undefined || this.active === "sse", this.secrets)
+    return describe(error, this.sessionId !== undefined || activeOf(this.phase) === "sse", this.secrets)
+  }
+
+  /** A start or a probe ended: the client hears from the transport again, unless it closed it meanwhile. */
+  private settle(): void {
+    const phase = this.phase
+    if (phase._tag === "Starting" || phase._tag === "Probing") {
+      this.phase = Phase.Open({ inner: phase.inner, active: phase.active })
+    }
   }
 
   private async probe(
@@ -308,68 +351,82 @@ class HttpClientTransport implements Transport {
     message: JSONRPCMessage,
     options: TransportSendOptions | undefined
   ): Promise<void> {
-    this.quiet = true
+    this.phase = Phase.Probing({ inner: streamable, active: undefined })
     try {
       const refused = await sendOn(streamable, message, options).then(
         () => undefined,
         (error: unknown) => {
           const status = error instanceof StreamableHTTPError ? (error.code ?? 0) : 0
-          if (status >= 400 && status < 500 && !this.closed) return status
+          if (status >= 400 && status < 500 && this.phase._tag === "Probing") return status
           throw toError(this.describe(error))
         }
       )
       if (refused === undefined) {
-        this.active = "streamable-http"
+        this.phase = decide(this.phase, "streamable-http")
         return
       }
-      this.dropped.push(streamable)
-      await streamable.close()
-      // Stopped meanwhile: no new transport may start after `stop` aborted everything.
-      if (this.closed) throw new Error("Not connected")
-      const sse = this.use(this.makeSse())
-      const fallbackFailed = (error: unknown) => {
-        const reason = describe(error, false, this.secrets)
-        throw new HttpTransportError(
-          `the server answered the Streamable HTTP initialize with HTTP ${refused}, and the SSE fallback failed: ${reason.message}`,
-          "transport",
-          reason.status
-        )
-      }
-      await sse.start().catch(fallbackFailed)
-      if (this.closed) throw new Error("Not connected")
-      if (this.protocolVersion !== undefined) sse.setProtocolVersion(this.protocolVersion)
-      this.active = "sse"
-      await sse.send(message).catch(fallbackFailed)
+      await this.fallBack(streamable, message, refused)
     } finally {
-      this.quiet = false
+      this.settle()
     }
   }
 
+  private async fallBack(
+    streamable: StreamableHTTPClientTransport,
+    message: JSONRPCMessage,
+    refused: number
+  ): Promise<void> {
+    this.dropped.push(streamable)
+    await streamable.close()
+    // Stopped meanwhile: no new transport may start after `stop` aborted everything.
+    if (this.phase._tag !== "Probing") throw new Error("Not connected")
+    const sse = this.listen(this.makeSse())
+    this.phase = Phase.Probing({ inner: sse, active: undefined })
+    const fallbackFailed = (error: unknown) => {
+      const reason = describe(error, false, this.secrets)
+      throw new HttpTransportError(
+        `the server answered the Streamable HTTP initialize with HTTP ${refused}, and the SSE fallback failed: ${reason.message}`,
+        "transport",
+        reason.status
+      )
+    }
+    await sse.start().catch(fallbackFailed)
+    if (this.phase._tag !== "Probing") throw new Error("Not connected")
+    if (this.protocolVersion !== undefined) sse.setProtocolVersion(this.protocolVersion)
+    this.phase = decide(this.phase, "sse")
+    await sse.send(message).catch(fallbackFailed)
+  }
+
   private onInnerError(inner: Inner, error: Error): void {
-    if (inner !== this.inner || this.closed || this.quiet) return
+    const phase = this.phase
+    if (phase._tag !== "Open" || phase.inner !== inner) return
     const described = this.describe(error)
     // A lost SSE stream is never resumed: the SDK would open a fresh, uninitialized session behind the client.
     const fatal = described.expired || described.unreachable || error instanceof SseError
     if (!fatal) return this.onerror?.(new Error(described.message))
     this.onerror?.(toError(described))
-    this.dead = true
-    this.markClosed()
+    const attached = isAttached(this.phase)
+    this.phase = Phase.Dead({ inner, active: phase.active })
+    if (attached) this.onclose?.()
     // After the SDK's own handler returned: the event source arms its reconnect timer after reporting.
     queueMicrotask(() => void inner.close().catch(() => {}))
   }
 
+  /** Detaches from the client, once. */
   private markClosed(): void {
-    if (this.closed) return
-    this.closed = true
+    const phase = this.phase
+    if (!isAttached(phase) && phase._tag !== "New") return
+    this.phase = Phase.Closed({ inner: innerOf(phase), active: activeOf(phase) })
     this.onclose?.()
   }
 
   /** `true`: the server ended the session; `false`: it could not or would not; `null`: there was none. */
   private async terminate(): Promise<boolean | null> {
-    const inner = this.inner
-    if (!(inner instanceof StreamableHTTPClientTransport) || this.active !== "streamable-http") return null
+    const phase = this.phase
+    const inner = innerOf(phase)
+    if (!(inner instanceof StreamableHTTPClientTransport) || activeOf(phase) !== "streamable-http") return null
     if (inner.sessionId === undefined) return null
-    if (this.dead) return false
+    if (phase._tag === "Dead") return false
     return inner.terminateSession().then(
       () => this.deleteStatus !== undefined && this.deleteStatus >= 200 && this.deleteStatus < 300,
       () => false
@@ -377,7 +434,8 @@ class HttpClientTransport implements Transport {
   }
 
   private async abortAll(): Promise<void> {
-    const all = this.inner === undefined ? this.dropped : [...this.dropped, this.inner]
+    const inner = innerOf(this.phase)
+    const all = inner === undefined ? this.dropped : [...this.dropped, inner]
     await Promise.all(all.map((inner) => inner.close().catch(() => {})))
   }
 }
