@@ -12,6 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
+import { exercise } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -37,6 +38,7 @@ export type ScenarioName =
   | "envFrom"
   | "errorClasses"
   | "promiseClient"
+  | "operations"
   | "host"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
@@ -279,6 +281,17 @@ const scenarios: Record<ScenarioName, Scenario> = {
         (e: unknown) => ({ instance: e instanceof UnknownWorker, tag: (e as UnknownWorker)._tag })
       )
       return { count, error }
+    }),
+
+  /** Every request operation beyond tools, through the Promise client of this thread. */
+  operations: (data: { id: string }) =>
+    Effect.promise(async () => {
+      const mcp = makePromiseClient()
+      try {
+        return await exercise(mcp, data.id)
+      } finally {
+        await mcp.dispose()
+      }
     }),
 
   /** A host in this thread: opens a worker, reports its id, and runs until the test terminates the thread. */

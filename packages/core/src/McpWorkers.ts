@@ -8,16 +8,15 @@ import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type { JsonObject } from "./JsonValue.js"
 import type {
   CloseFailed,
   HostUnavailable,
   InvalidInput,
   OpenFailed,
-  RequestError,
   RequestNotPending,
   UnknownWorker
 } from "./McpWorkerError.js"
+import type * as Operations from "./Operations.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
@@ -28,10 +27,7 @@ import type { WorkerStatus } from "./WorkerStatus.js"
  * @since 0.1.0
  * @category models
  */
-export interface RequestOptions {
-  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: Duration.DurationInput | undefined
-}
+export type RequestOptions = Operations.RequestOptions
 
 /**
  * Options of `open`.
@@ -64,26 +60,16 @@ export interface CloseOptions {
 export type { CallToolResult, ListToolsResult }
 
 /**
- * The six operations, each by worker id, each with its typed failures.
+ * The life-cycle operations of the service: open, status, cancel, close.
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpWorkersService {
+export interface Lifecycle {
   readonly open: (
     config: ServerConfigInput,
     options?: OpenOptions
   ) => Effect.Effect<WorkerId, OpenFailed | InvalidInput | HostUnavailable>
-  readonly listTools: (
-    id: string,
-    options?: RequestOptions & { readonly cursor?: string | undefined }
-  ) => Effect.Effect<ListToolsResult, RequestError>
-  readonly callTool: (
-    id: string,
-    name: string,
-    args?: JsonObject,
-    options?: RequestOptions
-  ) => Effect.Effect<CallToolResult, RequestError>
   readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
   readonly cancel: (
     id: string,
@@ -94,6 +80,15 @@ export interface McpWorkersService {
     options?: CloseOptions
   ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
 }
+
+/**
+ * Every operation, each by worker id, each with its typed failures: the life cycle, and every request of the
+ * operation table (`Operations.requests`: `listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpWorkersService extends Lifecycle, Operations.Service<Operations.Requests> {}
 
 /**
  * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.

@@ -7,7 +7,19 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { CallToolResultSchema, ErrorCode, ListToolsResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolResultSchema,
+  CompleteResultSchema,
+  EmptyResultSchema,
+  ErrorCode,
+  GetPromptResultSchema,
+  ListPromptsResultSchema,
+  ListResourcesResultSchema,
+  ListResourceTemplatesResultSchema,
+  ListToolsResultSchema,
+  McpError,
+  ReadResourceResultSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -129,6 +141,22 @@ const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
+
+// The protocol's own result schema of each method the host may send: results are checked against the protocol,
+// never against what a server declared about itself (C25).
+const resultSchemas = {
+  "tools/list": ListToolsResultSchema,
+  "tools/call": CallToolResultSchema,
+  "resources/list": ListResourcesResultSchema,
+  "resources/templates/list": ListResourceTemplatesResultSchema,
+  "resources/read": ReadResourceResultSchema,
+  "resources/subscribe": EmptyResultSchema,
+  "resources/unsubscribe": EmptyResultSchema,
+  "prompts/list": ListPromptsResultSchema,
+  "prompts/get": GetPromptResultSchema,
+  "completion/complete": CompleteResultSchema,
+  ping: EmptyResultSchema
+} satisfies Record<OwnerProtocol.Method, unknown>
 
 const openFailureStopMs = 2_000
 
@@ -284,7 +312,7 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
   // them; the schema applied is the protocol's own.
   const promise = connection.client.request(
     { method: message.method, params },
-    message.method === "tools/call" ? CallToolResultSchema : ListToolsResultSchema,
+    resultSchemas[message.method],
     requestOptions
   )
   promise.then(

@@ -85,7 +85,19 @@ export type ControlRequest = typeof ControlRequest.Type
  * @since 0.1.0
  * @category data plane
  */
-export const Method = Schema.Literal("tools/list", "tools/call")
+export const Method = Schema.Literal(
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "ping"
+)
 
 /**
  * An MCP method a data-plane request may carry.

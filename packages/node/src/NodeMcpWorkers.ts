@@ -53,8 +53,8 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkers
     const server = yield* HostServer.make
     const registry = yield* Host.make(options)
     yield* server.serve(registry)
-    const { callTool, cancel, close, listTools, open, status } = registry
-    return McpWorkers.McpWorkers.of({ open, listTools, callTool, status, cancel, close })
+    const { openConfig: _openConfig, request: _request, ...service } = registry
+    return McpWorkers.McpWorkers.of(service)
   })
 
 /**

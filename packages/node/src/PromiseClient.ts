@@ -12,8 +12,7 @@
  *
  * @since 0.1.0
  */
-import type { JsonObject } from "@mcp-worker/core/JsonValue"
-import type { CallToolResult, ListToolsResult } from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Cause from "effect/Cause"
@@ -89,11 +88,29 @@ export interface CloseOptions {
  * @since 0.1.0
  * @category models
  */
-export interface PromiseClient {
+export type RequestFn<O> =
+  O extends Operations.Operation<infer Args, infer Options, infer A>
+    ? (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
+    : never
+
+/**
+ * Every request of the operation table (`listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…)
+ * as an async function: the same arguments as on `McpWorkers`, with `RequestOptions` last.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requests = { readonly [K in keyof Operations.Requests]: RequestFn<Operations.Requests[K]> }
+
+/**
+ * Every operation of `McpWorkers` as a Promise, rejecting with the same tagged errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PromiseClient extends Requests {
   /** Opens a worker owned by the host (it outlives this thread); resolves with its id. */
   readonly open: (config: ServerConfigInput, options?: OpenOptions) => Promise<string>
-  readonly listTools: (id: string, options?: ListToolsOptions) => Promise<ListToolsResult>
-  readonly callTool: (id: string, name: string, args?: JsonObject, options?: RequestOptions) => Promise<CallToolResult>
   readonly status: (id: string) => Promise<WorkerStatus>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly close: (id: string, options?: CloseOptions) => Promise<WorkerStatus>
@@ -150,16 +167,27 @@ export const makePromiseClient = (): PromiseClient => {
     return runtime.dispose()
   }
 
+  const requests = Object.fromEntries(
+    Object.entries(Operations.requests).map(([name, operation]) => [
+      name,
+      (id: string, ...rest: Array<unknown>) => {
+        const options = rest[operation.arity] as RequestOptions | undefined
+        // Every positional argument in its place (an optional one left out is `undefined`), then the options.
+        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
+        return abortable(options?.signal, (client) =>
+          (client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown, unknown>)(
+            id,
+            ...args,
+            { ...options, timeout: duration(options?.timeout) }
+          )
+        )
+      }
+    ])
+  ) as unknown as Requests
+
   return {
     open: (config, options) => run((client) => client.open(config, { timeout: duration(options?.timeout) })),
-    listTools: (id, options) =>
-      abortable(options?.signal, (client) =>
-        client.listTools(id, { timeout: duration(options?.timeout), cursor: options?.cursor, signal: options?.signal })
-      ),
-    callTool: (id, name, args, options) =>
-      abortable(options?.signal, (client) =>
-        client.callTool(id, name, args, { timeout: duration(options?.timeout), signal: options?.signal })
-      ),
+    ...requests,
     status: (id) => run((client) => client.status(id)),
     cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
     close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),

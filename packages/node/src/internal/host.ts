@@ -5,8 +5,9 @@
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
-import type { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
+import type { InvalidInput, OpenFailed, RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
@@ -50,6 +51,13 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
+  /** Any request of the table whose params were checked and encoded elsewhere (a remote thread). */
+  readonly request: (
+    id: string,
+    method: OwnerProtocol.Method,
+    params: string,
+    timeout: number | undefined
+  ) => Effect.Effect<unknown, RequestError>
 }
 
 const isProxy = (u: unknown) => types.isProxy(u)
@@ -118,8 +126,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
           openConfig(config, openOptions)
         ),
       openConfig,
-      listTools: HostRequest.listTools(registry),
-      callTool: HostRequest.callTool(registry),
+      ...HostRequest.requests(registry),
+      request: (id, method, params, timeout) => HostRequest.request(registry, id, method, params, timeout, Date.now()),
       status: (id) => Effect.map(lookup(registry, id), statusOf),
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry)

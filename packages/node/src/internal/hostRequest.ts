@@ -2,15 +2,14 @@
  * Requests from the host's side: the busy check and the request id (C8), the caller's whole budget (C9), the exact
  * cancel on timeout, interruption or `cancel` (C10–C12), and the plain-data check of arguments (C16).
  */
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import {
   DeadlineExceeded,
   DeliveryUnknown,
-  InvalidInput,
   RequestNotPending,
   type RequestError
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Duration from "effect/Duration"
@@ -93,44 +92,21 @@ export const request = (
     })
   })
 
-const invalidArguments = (path: string, message: string) =>
-  Effect.fail(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
-
-/** @internal */
-export const listTools =
-  (registry: Registry): McpWorkers.McpWorkersService["listTools"] =>
-  (id, options) =>
+/**
+ * Every request operation of the table, on the host's side: arguments checked and encoded here, then sent.
+ *
+ * @internal
+ */
+export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
+  Operations.derive((operation, id, args, options) =>
     Effect.suspend(() => {
       const started = Date.now()
-      const cursor = options?.cursor
-      if (cursor !== undefined && typeof cursor !== "string") {
-        return invalidArguments("cursor", "the cursor must be a string")
-      }
-      const params = cursor === undefined ? "{}" : JSON.stringify({ cursor })
-      return request(registry, id, "tools/list", params, options?.timeout, started)
-    }).pipe(traced("McpWorkers.listTools", { workerId: id })) as Effect.Effect<McpWorkers.ListToolsResult, RequestError>
-
-/** @internal */
-export const callTool =
-  (registry: Registry): McpWorkers.McpWorkersService["callTool"] =>
-  (id, name, args, options) =>
-    Effect.suspend(() => {
-      const started = Date.now()
-      if (typeof name !== "string" || name.length === 0) {
-        return invalidArguments("name", "the tool name must be a non-empty string")
-      }
-      if (args !== undefined && !JsonValue.isJsonObject(args)) {
-        return invalidArguments("args", "tool arguments must be a plain object")
-      }
-      const encoded = JsonValue.encode(args ?? {}, { where: "arguments", root: "args", isProxy })
-      if (Either.isLeft(encoded)) return Effect.fail(encoded.left)
-      // Validated once, stringified once: the params are assembled around the arguments' JSON text.
-      const params = `{"name":${JSON.stringify(name)},"arguments":${encoded.right}}`
-      return request(registry, id, "tools/call", params, options?.timeout, started)
-    }).pipe(traced("McpWorkers.callTool", { workerId: id, tool: name })) as Effect.Effect<
-      McpWorkers.CallToolResult,
-      RequestError
-    >
+      return Either.match(operation.params(args, options, { isProxy }), {
+        onLeft: Effect.fail,
+        onRight: (params) => request(registry, id, operation.method, params, options?.timeout, started)
+      })
+    }).pipe(traced(operation.span, { workerId: id, ...operation.attributes?.(args) }))
+  )
 
 /** Cancels exactly the request in flight named (C12). @internal */
 export const cancel =

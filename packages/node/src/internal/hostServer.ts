@@ -80,18 +80,14 @@ const run = (registry: HostRegistry, operation: Protocol.Operation): Effect.Effe
         onLeft: Effect.fail,
         onRight: (config) => registry.openConfig(config, { timeout: remaining(operation.deadline) })
       })
-    case "ListTools":
-      return registry.listTools(operation.workerId, {
-        timeout: remaining(operation.deadline),
-        cursor: operation.cursor
-      })
-    case "CallTool":
-      return Either.match(JsonValue.decode(operation.args, { where: "arguments", root: "args" }), {
+    case "Call":
+      // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
+      return Either.match(JsonValue.decode(operation.params, { where: "arguments", root: "params" }), {
         onLeft: Effect.fail,
-        onRight: (args) =>
-          JsonValue.isJsonObject(args)
-            ? registry.callTool(operation.workerId, operation.name, args, { timeout: remaining(operation.deadline) })
-            : Effect.fail(Protocol.invalidArguments("args", "tool arguments must be a plain object"))
+        onRight: (params) =>
+          JsonValue.isJsonObject(params)
+            ? registry.request(operation.workerId, operation.method, operation.params, remaining(operation.deadline))
+            : Effect.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
       })
     case "Status":
       return registry.status(operation.workerId)

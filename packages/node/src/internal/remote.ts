@@ -7,7 +7,6 @@
  *
  * @internal
  */
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import {
   type HostUnavailable,
   type InvalidInput,
@@ -16,6 +15,7 @@ import {
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
@@ -27,7 +27,6 @@ import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "./budget.js"
 import * as RemoteClient from "./remoteClient.js"
-import * as Protocol from "./remoteProtocol.js"
 import { traced } from "./traced.js"
 
 /**
@@ -46,18 +45,10 @@ export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
  *
  * @internal
  */
-export interface RemoteService extends McpWorkers.McpWorkersService {
-  readonly listTools: (
-    id: string,
-    options?: RemoteRequestOptions & { readonly cursor?: string | undefined }
-  ) => Effect.Effect<McpWorkers.ListToolsResult, RequestError>
-  readonly callTool: (
-    id: string,
-    name: string,
-    args?: JsonValue.JsonObject,
-    options?: RemoteRequestOptions
-  ) => Effect.Effect<McpWorkers.CallToolResult, RequestError>
-}
+export interface RemoteService
+  extends
+    McpWorkers.Lifecycle,
+    Operations.Service<Operations.Requests, { readonly signal?: AbortSignal | undefined }> {}
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -106,53 +97,30 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       )
     ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
 
-  const listTools: RemoteService["listTools"] = (id, options) =>
-    Effect.suspend(() => {
-      const cursor = options?.cursor
-      if (cursor !== undefined && typeof cursor !== "string") {
-        return Effect.fail(Protocol.invalidArguments("cursor", "the cursor must be a string"))
-      }
-      return Either.all([checkId(id), budgetOf(options?.timeout, "arguments")]).pipe(
-        Either.match({
-          onLeft: Effect.fail,
-          onRight: ([workerId, budget]) =>
-            RemoteClient.send(
-              client,
-              { _tag: "ListTools", workerId, cursor, deadline: deadlineOf(budget, Date.now()) },
-              options?.signal
-            )
-        })
-      )
-    }).pipe(span("McpWorkers.listTools", { workerId: id })) as Effect.Effect<McpWorkers.ListToolsResult, RequestError>
-
-  const callTool: RemoteService["callTool"] = (id, name, args, options) =>
-    Effect.suspend(() => {
-      const started = Date.now()
-      if (typeof name !== "string" || name.length === 0) {
-        return Effect.fail(Protocol.invalidArguments("name", "the tool name must be a non-empty string"))
-      }
-      if (args !== undefined && !JsonValue.isJsonObject(args)) {
-        return Effect.fail(Protocol.invalidArguments("args", "tool arguments must be a plain object"))
-      }
-      return Either.all([
-        checkId(id),
-        JsonValue.encode(args ?? {}, { where: "arguments", root: "args", isProxy }),
-        budgetOf(options?.timeout, "arguments")
-      ]).pipe(
-        Either.match({
-          onLeft: Effect.fail,
-          onRight: ([workerId, text, budget]) =>
-            RemoteClient.send(
-              client,
-              { _tag: "CallTool", workerId, name, args: text, deadline: deadlineOf(budget, started) },
-              options?.signal
-            )
-        })
-      )
-    }).pipe(span("McpWorkers.callTool", { workerId: id, tool: name })) as Effect.Effect<
-      McpWorkers.CallToolResult,
-      RequestError
-    >
+  const requests = Operations.derive<{ readonly signal?: AbortSignal | undefined }>(
+    (operation, id, args, options) =>
+      Effect.suspend(() => {
+        const started = Date.now()
+        return Either.all([
+          checkId(id),
+          operation.params(args, options, { isProxy }),
+          budgetOf(options?.timeout, "arguments")
+        ]).pipe(
+          Either.match({
+            onLeft: Effect.fail,
+            onRight: ([workerId, params, budget]) =>
+              RemoteClient.send(
+                client,
+                { _tag: "Call", workerId, method: operation.method, params, deadline: deadlineOf(budget, started) },
+                options?.signal
+              )
+          })
+        )
+      }).pipe(span(operation.span, { workerId: id, ...operation.attributes?.(args) })) as Effect.Effect<
+        unknown,
+        RequestError
+      >
+  )
 
   const status: McpWorkers.McpWorkersService["status"] = (id) =>
     Effect.suspend(() =>
@@ -184,7 +152,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
-  const service: RemoteService = { open, listTools, callTool, status, cancel, close }
+  const service: RemoteService = { open, ...requests, status, cancel, close }
   return service
 })
 /**

@@ -291,7 +291,7 @@ export const send = (
     }
     // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
     // close is bounded by the host, and by the `Ack`s of a host that is gone.
-    const deadline = operation._tag === "ListTools" || operation._tag === "CallTool" ? operation.deadline : undefined
+    const deadline = operation._tag === "Call" ? operation.deadline : undefined
     client.pending.set(callId, {
       operation,
       giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,

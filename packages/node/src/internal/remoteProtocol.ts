@@ -13,6 +13,7 @@
  * @internal
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { BroadcastChannel } from "node:worker_threads"
@@ -79,18 +80,16 @@ const workerId = Schema.String
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
 export const Open = Schema.TaggedStruct("Open", { config: Schema.String, deadline })
 
-/** @internal */
-export const ListTools = Schema.TaggedStruct("ListTools", {
+/**
+ * Any request of the operation table (`listTools`, `callTool`, `readResource`…): `params` is JSON text, checked as
+ * JSON plain data in the calling thread.
+ *
+ * @internal
+ */
+export const Call = Schema.TaggedStruct("Call", {
   workerId,
-  cursor: Schema.optional(Schema.String),
-  deadline
-})
-
-/** `callTool`: `args` is JSON text, checked as JSON plain data in the calling thread. @internal */
-export const CallTool = Schema.TaggedStruct("CallTool", {
-  workerId,
-  name: Schema.String,
-  args: Schema.String,
+  method: OwnerProtocol.Method,
+  params: Schema.String,
   deadline
 })
 
@@ -104,7 +103,7 @@ export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schem
 export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
 
 /** One operation of `McpWorkers`, as data. @internal */
-export const Operation = Schema.Union(Open, ListTools, CallTool, Status, Cancel, Close)
+export const Operation = Schema.Union(Open, Call, Status, Cancel, Close)
 
 /** @internal */
 export type Operation = typeof Operation.Type

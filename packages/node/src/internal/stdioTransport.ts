@@ -118,11 +118,7 @@ class ProcessTransport implements Transport {
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
-      if (
-        "method" in message &&
-        "id" in message &&
-        (message.method === "tools/call" || message.method === "tools/list")
-      ) {
+      if ("method" in message && "id" in message && message.method !== "initialize") {
         this.tracked = message.id
         this.answered = undefined
       }

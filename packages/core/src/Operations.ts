@@ -1,0 +1,357 @@
+/**
+ * The table of request operations: every MCP request a caller can make on a worker, defined once — its method,
+ * how its arguments become the request's params (checked as JSON plain data in the calling thread), its span, and
+ * its result type. The host service, the remote protocol and the Promise client are derived from it (`derive`),
+ * and the owner sends any method of it as a plain request. Adding an operation is one entry here.
+ *
+ * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
+ * sees it, an exact cancel on timeout, interruption or `cancel` (`DeliveryUnknown`), and results returned raw.
+ *
+ * @since 0.1.0
+ */
+import type {
+  CallToolResult,
+  CompleteResult,
+  EmptyResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ListToolsResult,
+  ReadResourceResult
+} from "@modelcontextprotocol/sdk/types.js"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as JsonValue from "./JsonValue.js"
+import { InvalidInput, type RequestError } from "./McpWorkerError.js"
+import type { Method } from "./OwnerProtocol.js"
+
+/**
+ * The options every request takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The options of a paginated list.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListOptions extends RequestOptions {
+  /** The `nextCursor` of the previous page. */
+  readonly cursor?: string | undefined
+}
+
+/**
+ * What the params builder of an operation gets besides its arguments.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ParamsContext {
+  /** Rejects proxies before any trap runs (Node: `util.types.isProxy`). */
+  readonly isProxy?: ((u: unknown) => boolean) | undefined
+}
+
+/**
+ * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
+ * `A` its raw MCP result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Operation<Args extends ReadonlyArray<unknown>, Options extends RequestOptions, A> {
+  /** The MCP method sent. */
+  readonly method: Method
+  /** The span name, `McpWorkers.<name>`. */
+  readonly span: string
+  /** How many positional arguments come before the options. */
+  readonly arity: Args["length"]
+  /** The request's params as JSON text, or why the arguments cannot be sent. */
+  readonly params: (
+    args: Args,
+    options: Options | undefined,
+    context: ParamsContext
+  ) => Either.Either<string, InvalidInput>
+  /** Span attributes read off the arguments (names only, never values that may be secret). */
+  readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
+  /** The result type (phantom). */
+  readonly "~result"?: A
+}
+
+/**
+ * Any operation of the table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Any = Operation<any, any, any>
+
+/**
+ * The function an operation becomes on a surface: the worker id, its arguments, then its options (`Extra` adds
+ * what a surface offers beyond the core options, such as an `AbortSignal`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fn<O, Extra = {}> =
+  O extends Operation<infer Args, infer Options, infer A>
+    ? (id: string, ...rest: [...Args, options?: Options & Extra]) => Effect.Effect<A, RequestError>
+    : never
+
+/**
+ * The request methods of a surface, derived from a table.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
+
+const invalid = (path: string, message: string): Either.Either<never, InvalidInput> =>
+  Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
+
+const string = (value: unknown, path: string, what: string): Either.Either<string, InvalidInput> =>
+  typeof value === "string" && value.length > 0
+    ? Either.right(value)
+    : invalid(path, `${what} must be a non-empty string`)
+
+const cursorParams = (options: ListOptions | undefined): Either.Either<string, InvalidInput> => {
+  const cursor = options?.cursor
+  if (cursor === undefined) return Either.right("{}")
+  return typeof cursor === "string"
+    ? Either.right(JSON.stringify({ cursor }))
+    : invalid("cursor", "the cursor must be a string")
+}
+
+/** An object argument, checked as JSON plain data (C16) and encoded once. */
+const object = (
+  value: unknown,
+  path: string,
+  what: string,
+  context: ParamsContext
+): Either.Either<string, InvalidInput> =>
+  JsonValue.isJsonObject(value)
+    ? JsonValue.encode(value, { where: "arguments", root: path, isProxy: context.isProxy })
+    : invalid(path, `${what} must be a plain object`)
+
+const list = <A>(method: Method, name: string): Operation<[], ListOptions, A> => ({
+  method,
+  span: `McpWorkers.${name}`,
+  arity: 0,
+  params: (_, options) => cursorParams(options)
+})
+
+const byUri = (method: Method, name: string): Operation<[uri: string], RequestOptions, any> => ({
+  method,
+  span: `McpWorkers.${name}`,
+  arity: 1,
+  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value }))
+})
+
+/**
+ * `tools/list`: one page of the server's tools.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const listTools: Operation<[], ListOptions, ListToolsResult> = list("tools/list", "listTools")
+
+/**
+ * `tools/call`: the server's raw result, `isError` included (a business result, C14).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], RequestOptions, CallToolResult> = {
+  method: "tools/call",
+  span: "McpWorkers.callTool",
+  arity: 2,
+  params: ([name, args], _, context) =>
+    Either.flatMap(string(name, "name", "the tool name"), (tool) =>
+      // Validated once, stringified once: the params are assembled around the arguments' JSON text.
+      Either.map(
+        args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", context),
+        (text) => `{"name":${JSON.stringify(tool)},"arguments":${text}}`
+      )
+    ),
+  attributes: ([name]) => ({ tool: name })
+}
+
+/**
+ * `resources/list`: one page of the server's resources.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const listResources: Operation<[], ListOptions, ListResourcesResult> = list("resources/list", "listResources")
+
+/**
+ * `resources/templates/list`: one page of the server's resource templates.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const listResourceTemplates: Operation<[], ListOptions, ListResourceTemplatesResult> = list(
+  "resources/templates/list",
+  "listResourceTemplates"
+)
+
+/**
+ * `resources/read`: the contents of one resource.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const readResource: Operation<[uri: string], RequestOptions, ReadResourceResult> = byUri(
+  "resources/read",
+  "readResource"
+)
+
+/**
+ * `resources/subscribe`: ask the server to announce updates of one resource.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+  "resources/subscribe",
+  "subscribeResource"
+)
+
+/**
+ * `resources/unsubscribe`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const unsubscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+  "resources/unsubscribe",
+  "unsubscribeResource"
+)
+
+/**
+ * `prompts/list`: one page of the server's prompts.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list("prompts/list", "listPrompts")
+
+/**
+ * `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const getPrompt: Operation<
+  [name: string, args?: Readonly<Record<string, string>>],
+  RequestOptions,
+  GetPromptResult
+> = {
+  method: "prompts/get",
+  span: "McpWorkers.getPrompt",
+  arity: 2,
+  params: ([name, args], _, context) =>
+    Either.flatMap(string(name, "name", "the prompt name"), (prompt) => {
+      if (args === undefined) return Either.right(JSON.stringify({ name: prompt }))
+      if (JsonValue.isJsonObject(args)) {
+        const bad = Object.keys(args).find((key) => typeof (args as Record<string, unknown>)[key] !== "string")
+        if (bad !== undefined) return invalid(JsonValue.appendPath("args", bad), "prompt arguments must be strings")
+      }
+      return Either.map(
+        object(args, "args", "prompt arguments", context),
+        (text) => `{"name":${JSON.stringify(prompt)},"arguments":${text}}`
+      )
+    }),
+  attributes: ([name]) => ({ prompt: name })
+}
+
+/**
+ * `completion/complete`: completions of one argument of a prompt or resource template. `params` is the request's
+ * params as the protocol has them: `{ ref, argument: { name, value }, context? }`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, CompleteResult> = {
+  method: "completion/complete",
+  span: "McpWorkers.complete",
+  arity: 1,
+  params: ([params], _, context) => object(params, "params", "the completion params", context)
+}
+
+/**
+ * `ping`: the server answers with an empty result.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const ping: Operation<[], RequestOptions, EmptyResult> = {
+  method: "ping",
+  span: "McpWorkers.ping",
+  arity: 0,
+  params: () => Either.right("{}")
+}
+
+/**
+ * Every request operation, by its name on `McpWorkers`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const requests = {
+  listTools,
+  callTool,
+  listResources,
+  listResourceTemplates,
+  readResource,
+  subscribeResource,
+  unsubscribeResource,
+  listPrompts,
+  getPrompt,
+  complete,
+  ping
+} as const
+
+/**
+ * The request operations.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requests = typeof requests
+
+/**
+ * The request methods of a surface, built from one function that runs any operation: it gets the operation, the
+ * worker id, the positional arguments and the options.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const derive = <Extra = {}>(
+  run: (
+    operation: Any,
+    id: string,
+    args: ReadonlyArray<unknown>,
+    options: (RequestOptions & Extra) | undefined
+  ) => Effect.Effect<unknown, RequestError>
+): Service<Requests, Extra> =>
+  Object.fromEntries(
+    Object.entries(requests).map(([name, operation]) => [
+      name,
+      (id: string, ...rest: Array<unknown>) =>
+        run(
+          operation,
+          id,
+          rest.slice(0, operation.arity),
+          rest[operation.arity] as (RequestOptions & Extra) | undefined
+        )
+    ])
+  ) as unknown as Service<Requests, Extra>

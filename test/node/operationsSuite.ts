@@ -1,0 +1,92 @@
+// One behaviour suite for the request operations of the table beyond tools, run against every surface that
+// offers them (the host service, the Promise client in the host's thread, the Promise client in a remote thread).
+// It runs against the stateful fixture's resources, template, prompt and completions, and returns what it saw as
+// plain data, so each surface's answers can be compared.
+
+/** The request operations as Promises, as the Promise client has them (the host service is adapted to this). */
+export interface Surface {
+  readonly callTool: (id: string, name: string, args?: any) => Promise<any>
+  readonly listResources: (id: string, options?: { cursor?: string }) => Promise<any>
+  readonly listResourceTemplates: (id: string) => Promise<any>
+  readonly readResource: (id: string, uri: string) => Promise<any>
+  readonly subscribeResource: (id: string, uri: string) => Promise<any>
+  readonly unsubscribeResource: (id: string, uri: string) => Promise<any>
+  readonly listPrompts: (id: string) => Promise<any>
+  readonly getPrompt: (id: string, name: string, args?: Record<string, string>) => Promise<any>
+  readonly complete: (id: string, params: any) => Promise<any>
+  readonly ping: (id: string) => Promise<any>
+}
+
+const failure = (promise: Promise<unknown>): Promise<{ _tag: string; path?: string }> =>
+  promise.then(
+    () => ({ _tag: "none" }),
+    (error: { _tag?: string; path?: string }) => ({
+      _tag: error._tag ?? "other",
+      ...(error.path === undefined ? {} : { path: error.path })
+    })
+  )
+
+/** Runs every operation on a fresh worker of the stateful fixture; returns what each answered. */
+export const exercise = async (mcp: Surface, id: string) => {
+  const resources = await mcp.listResources(id)
+  const templates = await mcp.listResourceTemplates(id)
+  const before = await mcp.readResource(id, "memo://count")
+  await mcp.callTool(id, "inc")
+  const after = await mcp.readResource(id, "memo://count")
+  const note = await mcp.readResource(id, "note://beta")
+  const subscribed = await mcp.subscribeResource(id, "memo://count")
+  const seen = (await mcp.callTool(id, "subscribed")).structuredContent.subscribed
+  await mcp.unsubscribeResource(id, "memo://count")
+  const seenAfter = (await mcp.callTool(id, "subscribed")).structuredContent.subscribed
+  const prompts = await mcp.listPrompts(id)
+  const prompt = await mcp.getPrompt(id, "greet", { name: "Ada" })
+  const promptCompletion = await mcp.complete(id, {
+    ref: { type: "ref/prompt", name: "greet" },
+    argument: { name: "name", value: "A" }
+  })
+  const templateCompletion = await mcp.complete(id, {
+    ref: { type: "ref/resource", uri: "note://{name}" },
+    argument: { name: "name", value: "b" }
+  })
+  const pong = await mcp.ping(id)
+  return {
+    resources: resources.resources.map((r: { uri: string; name: string }) => [r.uri, r.name]),
+    templates: templates.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate),
+    memo: [before.contents[0].text, after.contents[0].text],
+    note: note.contents[0].text,
+    subscribed,
+    seen,
+    seenAfter,
+    prompts: prompts.prompts.map((p: { name: string }) => p.name),
+    prompt: prompt.messages[0].content.text,
+    promptCompletion: promptCompletion.completion.values,
+    templateCompletion: templateCompletion.completion.values,
+    pong,
+    // Bad input is refused in the calling thread, with where it is, before anything is sent.
+    badUri: await failure(mcp.readResource(id, "")),
+    badPromptArgument: await failure(mcp.getPrompt(id, "greet", { name: 1 as unknown as string })),
+    badCompletion: await failure(mcp.complete(id, [] as unknown as Record<string, unknown>)),
+    // What the server says it does not have is its own answer.
+    unknownResource: await failure(mcp.readResource(id, "memo://nothing"))
+  }
+}
+
+/** What every surface must answer. */
+export const expected = {
+  resources: [["memo://count", "memo"]],
+  templates: ["note://{name}"],
+  memo: ["count=0", "count=1"],
+  note: "note beta",
+  subscribed: {},
+  seen: ["memo://count"],
+  seenAfter: [],
+  prompts: ["greet"],
+  prompt: "Hello Ada",
+  promptCompletion: ["Ada", "Alan"],
+  templateCompletion: ["beta"],
+  pong: {},
+  badUri: { _tag: "InvalidInput", path: "uri" },
+  badPromptArgument: { _tag: "InvalidInput", path: "args.name" },
+  badCompletion: { _tag: "InvalidInput", path: "params" },
+  unknownResource: { _tag: "ServerError" }
+}
