@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { statefulConfig } from "../fixtures/servers.js"
 import { withHost } from "./helpers.js"
-import { exercise, expected, type Surface } from "./operationsSuite.js"
+import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
 import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
 
 let entry = ""
@@ -19,7 +19,7 @@ beforeAll(async () => {
 })
 afterAll(() => remove())
 
-describe("request operations beyond tools", () => {
+describe("request operations beyond tools, and progress", () => {
   it.live("the host service", () =>
     withHost(
       Effect.gen(function* () {
@@ -35,6 +35,7 @@ describe("request operations beyond tools", () => {
           ])
         ) as unknown as Surface
         assert.deepStrictEqual(yield* Effect.promise(() => exercise(surface, id)), expected)
+        assert.deepStrictEqual(yield* Effect.promise(() => exerciseProgress(surface, id)), expectedProgress)
       })
     )
   )
@@ -45,8 +46,12 @@ describe("request operations beyond tools", () => {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const mcp = makePromiseClient()
-        const seen = yield* Effect.promise(() => exercise(mcp, id).finally(() => mcp.dispose()))
-        assert.deepStrictEqual(seen, expected)
+        const seen = yield* Effect.promise(() =>
+          exercise(mcp, id)
+            .then(async (operations) => [operations, await exerciseProgress(mcp, id)])
+            .finally(() => mcp.dispose())
+        )
+        assert.deepStrictEqual(seen, [expected, expectedProgress])
       })
     )
   )
@@ -58,7 +63,7 @@ describe("request operations beyond tools", () => {
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const outcome = yield* runInThread(entry, { scenario: "operations", data: { id } })
         assert.isTrue(outcome.ok)
-        assert.deepStrictEqual(outcome.ok ? outcome.value : null, expected)
+        assert.deepStrictEqual(outcome.ok ? outcome.value : null, { operations: expected, progress: expectedProgress })
       })
     )
   )

@@ -5,7 +5,7 @@
 
 /** The request operations as Promises, as the Promise client has them (the host service is adapted to this). */
 export interface Surface {
-  readonly callTool: (id: string, name: string, args?: any) => Promise<any>
+  readonly callTool: (id: string, name: string, args?: any, options?: any) => Promise<any>
   readonly listResources: (id: string, options?: { cursor?: string }) => Promise<any>
   readonly listResourceTemplates: (id: string) => Promise<any>
   readonly readResource: (id: string, uri: string) => Promise<any>
@@ -89,4 +89,36 @@ export const expected = {
   badPromptArgument: { _tag: "InvalidInput", path: "args.name" },
   badCompletion: { _tag: "InvalidInput", path: "params" },
   unknownResource: { _tag: "ServerError" }
+}
+
+/** `onProgress`: the server's notifications reach the caller's callback, in order; without it none is asked for. */
+export const exerciseProgress = async (mcp: Surface, id: string) => {
+  const events: Array<unknown> = []
+  const result = await mcp.callTool(id, "progress", { steps: 3 }, { onProgress: (p: unknown) => events.push(p) })
+  const without = await mcp.callTool(id, "progress", { steps: 2 })
+  // A callback that throws is the caller's problem: the call still gets its answer.
+  const throwing = await mcp.callTool(
+    id,
+    "progress",
+    { steps: 2 },
+    {
+      onProgress: () => {
+        throw new Error("caller bug")
+      }
+    }
+  )
+  return {
+    events,
+    result: result.structuredContent,
+    without: without.structuredContent,
+    throwing: throwing.structuredContent
+  }
+}
+
+/** What every surface must answer to `exerciseProgress`. */
+export const expectedProgress = {
+  events: [1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i}` })),
+  result: { steps: 3, hadToken: true },
+  without: { steps: 2, hadToken: false },
+  throwing: { steps: 2, hadToken: true }
 }

@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
-import { exercise } from "./operationsSuite.js"
+import { exercise, exerciseProgress } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -288,7 +288,7 @@ const scenarios: Record<ScenarioName, Scenario> = {
     Effect.promise(async () => {
       const mcp = makePromiseClient()
       try {
-        return await exercise(mcp, data.id)
+        return { operations: await exercise(mcp, data.id), progress: await exerciseProgress(mcp, data.id) }
       } finally {
         await mcp.dispose()
       }

@@ -36,6 +36,24 @@ import type { Method } from "./OwnerProtocol.js"
 export interface RequestOptions {
   /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * Called with each `notifications/progress` the server sends for this request, in the caller's own thread (the
+   * function is never serialized). Only with it does the request ask for progress. It does not extend the budget.
+   */
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+}
+
+/**
+ * One progress notification of a request: `progress` (and `total`, when the server knows it) as the server counts
+ * them, and its optional message.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
 }
 
 /**

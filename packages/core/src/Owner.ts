@@ -288,6 +288,17 @@ const onMessage = (machine: Machine, raw: unknown): void => {
   }
 }
 
+// Plain data of the server's progress notification: what the protocol defines, nothing else it may carry.
+const progressOf = (progress: {
+  progress: number
+  total?: number | undefined
+  message?: string | undefined
+}): OwnerProtocol.Progress => ({
+  progress: progress.progress,
+  ...(typeof progress.total === "number" ? { total: progress.total } : {}),
+  ...(typeof progress.message === "string" ? { message: progress.message } : {})
+})
+
 const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
   const { requestId } = message
   const state = machine.state
@@ -304,7 +315,16 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
   const params = JSON.parse(message.params)
   const requestOptions = {
     signal: controller.signal,
-    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs)
+    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs),
+    // Only when the caller asked: the request then carries a progress token. Progress never extends the budget.
+    ...(message.progress === true
+      ? {
+          onprogress: (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => {
+            if (controller.signal.aborted) return
+            machine.port.post({ _tag: "Progress", requestId, progress: progressOf(progress) })
+          }
+        }
+      : {})
   }
   // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
   // schemas it validates results against, task requirements it refuses calls for), and descriptions and

@@ -118,7 +118,9 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   requestId: Schema.String,
   method: Method,
   params: Schema.String,
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Number,
+  /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
+  progress: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -162,6 +164,34 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
 })
 
 /**
+ * One `notifications/progress` of a request in flight, as the server sent it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const Progress = Schema.Struct({
+  progress: Schema.Number,
+  total: Schema.optional(Schema.Number),
+  message: Schema.optional(Schema.String)
+})
+
+/**
+ * One `notifications/progress` of a request in flight, as the server sent it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type Progress = typeof Progress.Type
+
+/**
+ * Owner → host: the server reported progress on the request in flight.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
+
+/**
  * Owner → host: a request ended with a typed failure.
  *
  * @since 0.1.0
@@ -198,7 +228,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
  * @since 0.1.0
  * @category data plane
  */
-export const OwnerMessage = Schema.Union(SuccessMessage, FailureMessage, SpawnedMessage, FailedMessage)
+export const OwnerMessage = Schema.Union(SuccessMessage, FailureMessage, SpawnedMessage, FailedMessage, ProgressMessage)
 
 /**
  * A data-plane message from an owner to the host.

@@ -56,7 +56,8 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     id: string,
     method: OwnerProtocol.Method,
     params: string,
-    timeout: number | undefined
+    timeout: number | undefined,
+    onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
   ) => Effect.Effect<unknown, RequestError>
 }
 
@@ -127,7 +128,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
         ),
       openConfig,
       ...HostRequest.requests(registry),
-      request: (id, method, params, timeout) => HostRequest.request(registry, id, method, params, timeout, Date.now()),
+      request: (id, method, params, timeout, onProgress) =>
+        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress),
       status: (id) => Effect.map(lookup(registry, id), statusOf),
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry)

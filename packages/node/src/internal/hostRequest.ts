@@ -33,6 +33,7 @@ const send = (
   method: OwnerProtocol.Method,
   params: string,
   left: number,
+  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> => {
   const requestId = WorkerId.makeRequestId()
@@ -47,9 +48,14 @@ const send = (
     complete: (exit) => {
       if (timer !== undefined) clearTimeout(timer)
       resume(exit as Exit.Exit<unknown, RequestError>)
-    }
+    },
+    onProgress
   }
-  entry.port.postMessage({ _tag: "Request", requestId, method, params, timeoutMs: left })
+  entry.port.postMessage(
+    onProgress === undefined
+      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
+      : { _tag: "Request", requestId, method, params, timeoutMs: left, progress: true }
+  )
   timer = setTimeout(
     () => {
       cancel("timeout")
@@ -72,7 +78,8 @@ export const request = (
   method: OwnerProtocol.Method,
   params: string,
   timeout: Duration.DurationInput | undefined,
-  started: number
+  started: number,
+  onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
     const budget = budgetOf(timeout)
@@ -88,7 +95,7 @@ export const request = (
       // zero budget): it is never sent (C22a).
       if (left <= 0)
         return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
-      return send(entry, method, params, left, resume)
+      return send(entry, method, params, left, onProgress, resume)
     })
   })
 
@@ -103,7 +110,8 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
       const started = Date.now()
       return Either.match(operation.params(args, options, { isProxy }), {
         onLeft: Effect.fail,
-        onRight: (params) => request(registry, id, operation.method, params, options?.timeout, started)
+        onRight: (params) =>
+          request(registry, id, operation.method, params, options?.timeout, started, options?.onProgress)
       })
     }).pipe(traced(operation.span, { workerId: id, ...operation.attributes?.(args) }))
   )

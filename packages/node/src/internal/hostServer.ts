@@ -10,6 +10,7 @@
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -73,7 +74,11 @@ const workerIdOf = (operation: Protocol.Operation): string | undefined =>
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-const run = (registry: HostRegistry, operation: Protocol.Operation): Effect.Effect<unknown, McpWorkerError> => {
+const run = (
+  registry: HostRegistry,
+  operation: Protocol.Operation,
+  onProgress: (progress: OwnerProtocol.Progress) => void
+): Effect.Effect<unknown, McpWorkerError> => {
   switch (operation._tag) {
     case "Open":
       return Either.match(ServerConfig.fromWire(operation.config), {
@@ -86,7 +91,13 @@ const run = (registry: HostRegistry, operation: Protocol.Operation): Effect.Effe
         onLeft: Effect.fail,
         onRight: (params) =>
           JsonValue.isJsonObject(params)
-            ? registry.request(operation.workerId, operation.method, operation.params, remaining(operation.deadline))
+            ? registry.request(
+                operation.workerId,
+                operation.method,
+                operation.params,
+                remaining(operation.deadline),
+                operation.progress === true ? onProgress : undefined
+              )
             : Effect.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
       })
     case "Status":
@@ -231,7 +242,11 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
   server.runWatcher(watch(server), { onlyIfMissing: true })
   // Runs synchronously up to the first wait, so a request that fails at once (unknown id, busy) is answered before
   // this returns.
-  const fiber = server.runFork(run(active, message.operation).pipe(Effect.onExit((exit) => finish(server, call, exit))))
+  const onProgress = (progress: OwnerProtocol.Progress) =>
+    reply(server, message.from, { _tag: "Progress", callId: message.callId, progress })
+  const fiber = server.runFork(
+    run(active, message.operation, onProgress).pipe(Effect.onExit((exit) => finish(server, call, exit)))
+  )
   if (server.calls.has(key)) call.fiber = fiber
 }
 

@@ -86,6 +86,24 @@ export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number)
     (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
   )
 
+/**
+ * Hands a progress notification to the caller of the request in flight, if it is still that request. The callback
+ * is the caller's code: what it throws is logged, never allowed to reach the host's message handling.
+ */
+const reportProgress = (registry: Registry, entry: Entry, requestId: string, progress: OwnerProtocol.Progress) => {
+  const pending = entry.pending
+  if (pending?.onProgress === undefined || pending.requestId !== requestId) return
+  try {
+    pending.onProgress(progress)
+  } catch (error) {
+    registry.runFork(
+      Effect.logWarning("an onProgress callback threw").pipe(
+        Effect.annotateLogs({ workerId: entry.workerId, error: error instanceof Error ? error.name : typeof error })
+      )
+    )
+  }
+}
+
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
@@ -107,6 +125,8 @@ export const onOwnerMessage =
         return
       case "Failed":
         return markFailed(registry, entry, message.kind, message.message, message.at)
+      case "Progress":
+        return reportProgress(registry, entry, message.requestId, message.progress)
     }
   }
 

@@ -111,8 +111,16 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
             onRight: ([workerId, params, budget]) =>
               RemoteClient.send(
                 client,
-                { _tag: "Call", workerId, method: operation.method, params, deadline: deadlineOf(budget, started) },
-                options?.signal
+                {
+                  _tag: "Call",
+                  workerId,
+                  method: operation.method,
+                  params,
+                  deadline: deadlineOf(budget, started),
+                  ...(options?.onProgress === undefined ? {} : { progress: true })
+                },
+                options?.signal,
+                options?.onProgress
               )
           })
         )

@@ -12,6 +12,7 @@
  * @internal
  */
 import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -29,6 +30,8 @@ interface Pending {
   readonly ackBy: number | undefined
   acked: boolean
   readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+  /** The caller's progress callback, kept in this thread. */
+  readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
 }
 
 /** One remote client's state. @internal */
@@ -197,6 +200,17 @@ const onReply = (client: Client, data: unknown) => {
       return settle(client, reply.callId, Exit.fail(reply.error))
     case "Defect":
       return settle(client, reply.callId, Exit.die(new Error(reply.message)))
+    case "Progress": {
+      const onProgress = client.pending.get(reply.callId)?.onProgress
+      if (onProgress === undefined) return
+      // The caller's own code: what it throws must not reach this channel's message handling.
+      try {
+        onProgress(reply.progress)
+      } catch {
+        return
+      }
+      return
+    }
   }
 }
 
@@ -273,7 +287,8 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
 export const send = (
   client: Client,
   operation: Protocol.Operation,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  onProgress?: (progress: OwnerProtocol.Progress) => void
 ): Effect.Effect<unknown, McpWorkerError> =>
   Effect.async<unknown, McpWorkerError>((resume) => {
     // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
@@ -297,6 +312,7 @@ export const send = (
       giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
       ackBy,
       acked: false,
+      onProgress,
       resume: (exit) => {
         signal?.removeEventListener("abort", onAbort)
         resume(exit)

@@ -90,7 +90,9 @@ export const Call = Schema.TaggedStruct("Call", {
   workerId,
   method: OwnerProtocol.Method,
   params: Schema.String,
-  deadline
+  deadline,
+  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `Progress` replies. */
+  progress: Schema.optional(Schema.Boolean)
 })
 
 /** @internal */
@@ -162,8 +164,11 @@ export const Failure = Schema.TaggedStruct("Failure", { callId: Schema.Number, e
 /** Host → remote: the host hit a defect while running the call. @internal */
 export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, message: Schema.String })
 
+/** Host → remote: the server's progress on the request of `callId`. @internal */
+export const Progress = Schema.TaggedStruct("Progress", { callId: Schema.Number, progress: OwnerProtocol.Progress })
+
 /** @internal */
-export const Reply = Schema.Union(Ack, Success, Failure, Defect)
+export const Reply = Schema.Union(Ack, Success, Failure, Defect, Progress)
 
 /** @internal */
 export type Reply = typeof Reply.Type

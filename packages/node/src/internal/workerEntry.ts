@@ -25,6 +25,8 @@ import type { MessagePort, Worker as NodeThread } from "node:worker_threads"
 export interface Pending {
   readonly requestId: string
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
+  /** The caller's progress callback, when it asked for progress. */
+  readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
 }
 
 /** The host's record of one worker. @internal */
