@@ -74,10 +74,9 @@ const release = (job: ProcessJob.ProcessJob) =>
 // A job that is always stopped and whose pipes are always released when the test's scope closes.
 const start = (
   script: string,
-  marker = newMarker(),
-  seam?: ProcessJob.TestSeam
+  marker = newMarker()
 ): Effect.Effect<ProcessJob.ProcessJob, ProcessJob.SpawnError, Scope.Scope> =>
-  Effect.acquireRelease(ProcessJob.spawn({ command: "sh", args: ["-c", script], env, marker }, seam), release)
+  Effect.acquireRelease(ProcessJob.spawn({ command: "sh", args: ["-c", script], env, marker }), release)
 
 // Waits until the job has `n` live processes that are not `sh` any more (the shell forks before it execs).
 const settled = (job: ProcessJob.ProcessJob, n: number, comm = "sleep") =>
@@ -296,7 +295,7 @@ describe("ProcessJob", () => {
     })
   )
 
-  it.scopedLive("test seam: an unkillable survivor gives activeProcesses > 0, a second stop confirms 0", () =>
+  it.scopedLive("cleanup scan layer: an unkillable survivor gives activeProcesses > 0, a second stop confirms 0", () =>
     Effect.gen(function* () {
       // The "survivor" is a real unrelated process (own group, no marker): it must never be signalled.
       const bystander = yield* Effect.acquireRelease(
@@ -309,11 +308,12 @@ describe("ProcessJob", () => {
           })
       )
       let survivorScans = Number.POSITIVE_INFINITY
-      const seam: ProcessJob.TestSeam = {
+      const survivor = ProcessJob.layerCleanupScanTest({
         scan: (marker, pgid) =>
           Effect.map(ProcessJob.scan(marker, pgid), (pids) => (survivorScans-- > 0 ? [...pids, bystander.pid!] : pids))
-      }
-      const job = yield* start("sleep 300 & sleep 300 & wait", newMarker(), seam)
+      })
+      // The job keeps the scan it was started with: both stops below, and the release, count with it.
+      const job = yield* start("sleep 300 & sleep 300 & wait").pipe(Effect.provide(survivor))
       const pids = yield* settled(job, 2)
 
       const first = yield* job.stop({ budgetMs: 500 })

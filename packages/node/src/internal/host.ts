@@ -28,13 +28,11 @@ import { type Defaults, lookup, type Registry } from "./registry.js"
 import { statusOf } from "./workerEntry.js"
 
 /**
- * The registry's options, plus test seams: how the host confirms that a worker's processes are gone (defaults to
- * `ProcessJob.stopDetached`), and a look at every owner thread as it is spawned.
+ * The registry's options, plus a test seam: a look at every owner thread as it is spawned.
  *
  * @internal
  */
 export interface HostOptions extends Options {
-  readonly confirmCleanup?: typeof ProcessJob.stopDetached
   /** Test seam: sees every owner thread as it is spawned. */
   readonly onThread?: (thread: NodeThread, workerId: string) => void
 }
@@ -89,7 +87,8 @@ export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, nev
     const layerScope = yield* Effect.scope
     const registry: Registry = {
       defaults,
-      confirmCleanup: options.confirmCleanup ?? ProcessJob.stopDetached,
+      // Taken from the context the registry is built in: the host's confirmations run in many fibers.
+      cleanupScan: yield* ProcessJob.CleanupScan,
       onThread: options.onThread,
       // Every worker's scope is a child of this one, acquired before the close-all finalizer below, so on
       // shutdown the workers are closed politely first and only then are their scopes swept.

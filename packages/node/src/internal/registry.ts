@@ -20,7 +20,7 @@ import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import type { Worker as NodeThread } from "node:worker_threads"
-import type * as ProcessJob from "../ProcessJob.js"
+import * as ProcessJob from "../ProcessJob.js"
 import type * as Reaper from "./reaper.js"
 import { type Entry, resultOf, settle } from "./workerEntry.js"
 
@@ -36,8 +36,8 @@ export interface Defaults {
 /** Everything the registry's operations share. @internal */
 export interface Registry {
   readonly defaults: Defaults
-  /** How the host confirms that a worker's processes are gone (a test seam). */
-  readonly confirmCleanup: typeof ProcessJob.stopDetached
+  /** How the host counts what is left of a worker's processes. */
+  readonly cleanupScan: ProcessJob.CleanupScanService
   /** Sees every owner thread as it is spawned (a test seam). */
   readonly onThread: ((thread: NodeThread, workerId: string) => void) | undefined
   /** The parent of every worker's scope. */
@@ -79,10 +79,10 @@ export const markFailed = (
  */
 export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
   Effect.tap(
-    registry.confirmCleanup(
+    ProcessJob.stopDetached(
       { pgid: entry.pid ?? undefined, marker: entry.marker },
       budgetMs === undefined ? undefined : { budgetMs }
-    ),
+    ).pipe(Effect.provideService(ProcessJob.CleanupScan, registry.cleanupScan)),
     (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
   )
 
