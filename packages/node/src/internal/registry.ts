@@ -19,7 +19,6 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
-import type { Worker as NodeThread } from "node:worker_threads"
 import * as ProcessJob from "../ProcessJob.js"
 import type * as Reaper from "./reaper.js"
 import { type Entry, resultOf, settle } from "./workerEntry.js"
@@ -38,8 +37,6 @@ export interface Registry {
   readonly defaults: Defaults
   /** How the host counts what is left of a worker's processes. */
   readonly cleanupScan: ProcessJob.CleanupScanService
-  /** Sees every owner thread as it is spawned (a test seam). */
-  readonly onThread: ((thread: NodeThread, workerId: string) => void) | undefined
   /** The parent of every worker's scope. */
   readonly workersScope: Scope.Scope
   /** Open workers, by id. */
