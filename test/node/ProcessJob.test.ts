@@ -329,6 +329,32 @@ describe("ProcessJob", () => {
     })
   )
 
+  it.scopedLive("adopt takes over a process the caller started, described as a ProcessJob.Started", () =>
+    Effect.gen(function* () {
+      const marker = newMarker()
+      const child = NodeChildProcess.spawn("sh", ["-c", "sleep 300 & wait"], {
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { ...env, [ProcessJob.markerVariable]: marker }
+      })
+      // Listeners in the same tick as the spawn, so neither the start nor the exit can be missed.
+      const started: ProcessJob.Started = {
+        child,
+        started: new Promise((resolve) => {
+          child.once("spawn", () => resolve(undefined))
+          child.once("error", resolve)
+        }),
+        exited: new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
+      }
+      const job = yield* Effect.acquireRelease(ProcessJob.adopt(started, marker), release)
+      assert.strictEqual(job.pid, child.pid)
+      const pids = yield* settled(job, 1)
+      const summary = yield* job.stop({ budgetMs: 2000 })
+      assert.strictEqual(summary.activeProcesses, 0)
+      for (const pid of pids) assert.isFalse(isLive(pid))
+    })
+  )
+
   it.scopedLive("stopDetached ends a tree known only by { pgid, marker }", () =>
     Effect.gen(function* () {
       const job = yield* start("setsid sleep 300 & sleep 300 & wait")

@@ -112,6 +112,23 @@ export interface JobRef {
 }
 
 /**
+ * A process whose spawn was requested, as `adopt` takes it over. It was spawned `detached` (it leads its own process
+ * group) with `MCP_WORKER_JOB=<marker>` in its environment, and its listeners were attached in the same tick as the
+ * spawn, so neither its start nor its exit can be missed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Started {
+  /** Undefined when the spawn threw at once; `started` then settles with that error. */
+  readonly child: ChildProcess | undefined
+  /** Settles with `undefined` once the process runs, or with the spawn error. */
+  readonly started: Promise<Error | undefined>
+  /** Settles when the root process exits. */
+  readonly exited: Promise<ExitInfo>
+}
+
+/**
  * Counts what is left of a job: the live processes that carry its marker or belong to its process group.
  *
  * @since 0.1.0
@@ -177,7 +194,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnErr
  * @since 0.1.0
  * @category constructors
  */
-export const adopt = (started: ProcessStart.StartedProcess, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
+export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.gen(function* () {
     const { scan: count } = yield* CleanupScan
     const error = yield* Effect.promise(() => started.started)
