@@ -9,14 +9,22 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
-import type { Worker } from "node:worker_threads"
-import * as Host from "../../packages/node/src/internal/host.js"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, withHost } from "./helpers.js"
+import {
+  activePorts,
+  eventually,
+  isAlive,
+  ownerThread,
+  processesWithEnv,
+  startedThreads,
+  structured,
+  tag,
+  withHost
+} from "./helpers.js"
 import { bundleRemoteEntry, remoteThread } from "./remoteThread.js"
 
 let entry = ""
@@ -380,18 +388,18 @@ describe("faults", () => {
   })
 
   describe("hosts and threads that go away", () => {
-    it.live("the owner thread dies: the call in flight is WorkerFailed(thread), the host ends the tree", () =>
+    it.scopedLive("the owner thread dies: the call in flight is WorkerFailed(thread), the host ends the tree", () =>
       Effect.gen(function* () {
-        const threads: Array<Worker> = []
+        const threads = yield* startedThreads
         const testTag = tag()
         const ports = activePorts()
-        const layer = Layer.scoped(McpWorkers, Host.make({ onThread: (thread) => threads.push(thread) }))
         yield* Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: testTag } })
           const inflight = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 10_000 }))
           while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
-          yield* Effect.promise(() => threads[0]!.terminate())
+          const thread = yield* ownerThread(threads, (yield* workers.status(id)).threadId)
+          yield* Effect.promise(() => thread.terminate())
           const error = yield* Effect.flip(Fiber.join(inflight))
           assert.strictEqual(error._tag, "WorkerFailed")
           if (error._tag === "WorkerFailed") assert.deepInclude(error, { kind: "thread", delivery: "unknown" })
@@ -399,7 +407,7 @@ describe("faults", () => {
             yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", testTag).length === 0))
           )
           assert.strictEqual((yield* workers.close(id)).cleanup?.activeProcesses, 0)
-        }).pipe(Effect.provide(layer))
+        }).pipe(Effect.provide(NodeMcpWorkers.layer()))
         yield* nothingLeft(testTag, ports)
       })
     )

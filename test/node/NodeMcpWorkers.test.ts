@@ -1,7 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
-import * as Host from "../../packages/node/src/internal/host.js"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -15,9 +14,18 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
-import type { Worker } from "node:worker_threads"
 import { statefulConfig } from "../fixtures/servers.js"
-import { activePorts, eventually, isAlive, processesWithEnv, structured, tag, withHost } from "./helpers.js"
+import {
+  activePorts,
+  eventually,
+  isAlive,
+  ownerThread,
+  processesWithEnv,
+  startedThreads,
+  structured,
+  tag,
+  withHost
+} from "./helpers.js"
 
 describe("NodeMcpWorkers (stdio)", () => {
   it.live("C1: keeps state across separate runPromise calls of one runtime, in one server process", () =>
@@ -132,10 +140,9 @@ describe("NodeMcpWorkers (stdio)", () => {
     )
   )
 
-  it.live("C20: an owner thread that dies is not respawned, and the host ends its server tree", () =>
+  it.scopedLive("C20: an owner thread that dies is not respawned, and the host ends its server tree", () =>
     Effect.gen(function* () {
-      const threads: Array<Worker> = []
-      const layer = Layer.scoped(McpWorkers, Host.make({ onThread: (thread) => threads.push(thread) }))
+      const threads = yield* startedThreads
       yield* Effect.gen(function* () {
         const workers = yield* McpWorkers
         const t = tag()
@@ -146,7 +153,8 @@ describe("NodeMcpWorkers (stdio)", () => {
         const inflight = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 5000 }))
         yield* Effect.sleep(50)
         assert.strictEqual(threads.length, 1)
-        yield* Effect.promise(() => threads[0]!.terminate())
+        const thread = yield* ownerThread(threads, (yield* workers.status(id)).threadId)
+        yield* Effect.promise(() => thread.terminate())
         const error = yield* Effect.flip(Fiber.join(inflight))
         assert.strictEqual(error._tag, "WorkerFailed")
         if (error._tag === "WorkerFailed") assert.strictEqual(error.kind, "thread")
@@ -158,7 +166,7 @@ describe("NodeMcpWorkers (stdio)", () => {
         assert.isAtMost(activePorts(), portsBefore)
         const closed = yield* workers.close(id)
         assert.strictEqual(closed.cleanup?.activeProcesses, 0)
-      }).pipe(Effect.provide(layer))
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
     })
   )
 

@@ -74,10 +74,9 @@ const release = (job: ProcessJob.ProcessJob) =>
 // A job that is always stopped and whose pipes are always released when the test's scope closes.
 const start = (
   script: string,
-  marker = newMarker(),
-  seam?: ProcessJob.TestSeam
+  marker = newMarker()
 ): Effect.Effect<ProcessJob.ProcessJob, ProcessJob.SpawnError, Scope.Scope> =>
-  Effect.acquireRelease(ProcessJob.spawn({ command: "sh", args: ["-c", script], env, marker }, seam), release)
+  Effect.acquireRelease(ProcessJob.spawn({ command: "sh", args: ["-c", script], env, marker }), release)
 
 // Waits until the job has `n` live processes that are not `sh` any more (the shell forks before it execs).
 const settled = (job: ProcessJob.ProcessJob, n: number, comm = "sleep") =>
@@ -296,7 +295,7 @@ describe("ProcessJob", () => {
     })
   )
 
-  it.scopedLive("test seam: an unkillable survivor gives activeProcesses > 0, a second stop confirms 0", () =>
+  it.scopedLive("cleanup scan layer: an unkillable survivor gives activeProcesses > 0, a second stop confirms 0", () =>
     Effect.gen(function* () {
       // The "survivor" is a real unrelated process (own group, no marker): it must never be signalled.
       const bystander = yield* Effect.acquireRelease(
@@ -309,11 +308,12 @@ describe("ProcessJob", () => {
           })
       )
       let survivorScans = Number.POSITIVE_INFINITY
-      const seam: ProcessJob.TestSeam = {
+      const survivor = ProcessJob.layerCleanupScanTest({
         scan: (marker, pgid) =>
           Effect.map(ProcessJob.scan(marker, pgid), (pids) => (survivorScans-- > 0 ? [...pids, bystander.pid!] : pids))
-      }
-      const job = yield* start("sleep 300 & sleep 300 & wait", newMarker(), seam)
+      })
+      // The job keeps the scan it was started with: both stops below, and the release, count with it.
+      const job = yield* start("sleep 300 & sleep 300 & wait").pipe(Effect.provide(survivor))
       const pids = yield* settled(job, 2)
 
       const first = yield* job.stop({ budgetMs: 500 })
@@ -326,6 +326,32 @@ describe("ProcessJob", () => {
       const second = yield* job.stop({ budgetMs: 500 })
       assert.strictEqual(second.activeProcesses, 0)
       assert.isTrue(isLive(bystander.pid!))
+    })
+  )
+
+  it.scopedLive("adopt takes over a process the caller started, described as a ProcessJob.Started", () =>
+    Effect.gen(function* () {
+      const marker = newMarker()
+      const child = NodeChildProcess.spawn("sh", ["-c", "sleep 300 & wait"], {
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { ...env, [ProcessJob.markerVariable]: marker }
+      })
+      // Listeners in the same tick as the spawn, so neither the start nor the exit can be missed.
+      const started: ProcessJob.Started = {
+        child,
+        started: new Promise((resolve) => {
+          child.once("spawn", () => resolve(undefined))
+          child.once("error", resolve)
+        }),
+        exited: new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })))
+      }
+      const job = yield* Effect.acquireRelease(ProcessJob.adopt(started, marker), release)
+      assert.strictEqual(job.pid, child.pid)
+      const pids = yield* settled(job, 1)
+      const summary = yield* job.stop({ budgetMs: 2000 })
+      assert.strictEqual(summary.activeProcesses, 0)
+      for (const pid of pids) assert.isFalse(isLive(pid))
     })
   )
 

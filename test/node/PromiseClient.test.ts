@@ -21,8 +21,6 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { getEventListeners } from "node:events"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Host from "../../packages/node/src/internal/host.js"
-import * as HostServer from "../../packages/node/src/internal/hostServer.js"
 import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { processesWithEnv, structured, tag } from "./helpers.js"
@@ -44,18 +42,6 @@ const withClient = (
       await runtime.dispose()
     }
   })
-
-/** The host layer with test seams, served to remotes exactly as `NodeMcpWorkers.layer()` does. */
-const hostLayer = (options: Host.HostOptions) =>
-  Layer.scoped(
-    McpWorkers,
-    Effect.gen(function* () {
-      const server = yield* HostServer.make
-      const registry = yield* Host.make(options)
-      yield* server.serve(registry)
-      return registry
-    })
-  )
 
 /** The rejection of `promise`, which must reject. */
 const rejection = async (promise: Promise<unknown>): Promise<any> =>
@@ -172,31 +158,34 @@ describe("makePromiseClient", () => {
 
   it.live("open and close errors reject as instances of the core classes", () => {
     let claimSurvivor = false
-    // The tree really ends, but the armed confirmation claims a survivor.
-    const confirmCleanup: typeof ProcessJob.stopDetached = (ref, options, seam) =>
-      Effect.map(ProcessJob.stopDetached(ref, options, seam), (summary) => {
-        if (!claimSurvivor) return summary
+    // The tree really ends, but while armed the host's confirmation also counts this process, which no stop signals.
+    const survivor = ProcessJob.layerCleanupScanTest({
+      scan: (marker, pgid) =>
+        Effect.map(ProcessJob.scan(marker, pgid), (pids) => (claimSurvivor ? [...pids, process.pid] : pids))
+    })
+    return withClient(
+      async (mcp) => {
+        const badConfig = await rejection(mcp.open({ command: 42 } as any))
+        assert.instanceOf(badConfig, InvalidInput)
+        assert.strictEqual(badConfig.where, "config")
+
+        const missing = await rejection(mcp.open({ command: "/nonexistent/mcp-server-binary" }))
+        assert.instanceOf(missing, OpenFailed)
+        assert.strictEqual(missing.stage, "spawn")
+
+        const id = await mcp.open(statefulConfig())
+        claimSurvivor = true
+        // A survivor is waited for until the budget is spent: a short one keeps the test short.
+        const unconfirmed = await rejection(mcp.close(id, { timeout: "2 seconds" }))
         claimSurvivor = false
-        return { ...summary, activeProcesses: 1 }
-      })
-    return withClient(async (mcp) => {
-      const badConfig = await rejection(mcp.open({ command: 42 } as any))
-      assert.instanceOf(badConfig, InvalidInput)
-      assert.strictEqual(badConfig.where, "config")
-
-      const missing = await rejection(mcp.open({ command: "/nonexistent/mcp-server-binary" }))
-      assert.instanceOf(missing, OpenFailed)
-      assert.strictEqual(missing.stage, "spawn")
-
-      const id = await mcp.open(statefulConfig())
-      claimSurvivor = true
-      const unconfirmed = await rejection(mcp.close(id))
-      assert.instanceOf(unconfirmed, CloseFailed)
-      assert.strictEqual(unconfirmed.workerId, id)
-      assert.strictEqual(unconfirmed.cleanup.activeProcesses, 1)
-      assert.strictEqual((await mcp.close(id)).cleanup?.activeProcesses, 0)
-      assert.instanceOf(await rejection(mcp.close(id)), UnknownWorker)
-    }, hostLayer({ confirmCleanup }))
+        assert.instanceOf(unconfirmed, CloseFailed)
+        assert.strictEqual(unconfirmed.workerId, id)
+        assert.strictEqual(unconfirmed.cleanup.activeProcesses, 1)
+        assert.strictEqual((await mcp.close(id)).cleanup?.activeProcesses, 0)
+        assert.instanceOf(await rejection(mcp.close(id)), UnknownWorker)
+      },
+      NodeMcpWorkers.layer().pipe(Layer.provide(survivor))
+    )
   })
 
   it.live("AbortSignal: aborting cancels exactly that request and rejects with DeliveryUnknown{interrupted}", () =>

@@ -2,7 +2,10 @@
 import type { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as DiagnosticsChannel from "node:diagnostics_channel"
 import * as fs from "node:fs"
+import type { Worker } from "node:worker_threads"
 
 /** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
 export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) =>
@@ -53,3 +56,29 @@ export const eventually = async (check: () => boolean, ms = 3000): Promise<boole
 
 /** A unique value for tagging the processes of one test. */
 export const tag = (): string => `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`
+
+/**
+ * Every worker thread this thread starts while the scope is open, as Node's built-in `worker_threads` diagnostics
+ * channel announces it: how a test gets hold of an owner thread to end it from outside, as a crash would.
+ */
+export const startedThreads: Effect.Effect<ReadonlyArray<Worker>, never, Scope.Scope> = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const threads: Array<Worker> = []
+      const onStart = (message: unknown) => {
+        threads.push((message as { readonly worker: Worker }).worker)
+      }
+      DiagnosticsChannel.subscribe("worker_threads", onStart)
+      return { threads, onStart }
+    }),
+    ({ onStart }) => Effect.sync(() => DiagnosticsChannel.unsubscribe("worker_threads", onStart))
+  ),
+  ({ threads }) => threads
+)
+
+/** The owner thread of a worker, found among the started threads by the `threadId` its status reports. */
+export const ownerThread = (threads: ReadonlyArray<Worker>, threadId: number | null): Effect.Effect<Worker> =>
+  Effect.suspend(() => {
+    const thread = threads.find((candidate) => threadId !== null && candidate.threadId === threadId)
+    return thread === undefined ? Effect.dieMessage(`no started thread has the id ${threadId}`) : Effect.succeed(thread)
+  })

@@ -19,8 +19,10 @@
  */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type { ChildProcess } from "node:child_process"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as ProcessStart from "./internal/processStart.js"
 import * as internal from "./internal/processScan.js"
 import * as ProcessStop from "./internal/processStop.js"
@@ -110,15 +112,54 @@ export interface JobRef {
 }
 
 /**
- * TEST ONLY. Replaces the scan that counts what is left (never the one that picks what to signal), so a test
- * can report a survivor that cannot be killed and make `stop` answer `activeProcesses > 0`.
+ * A process whose spawn was requested, as `adopt` takes it over. It was spawned `detached` (it leads its own process
+ * group) with `MCP_WORKER_JOB=<marker>` in its environment, and its listeners were attached in the same tick as the
+ * spawn, so neither its start nor its exit can be missed.
  *
  * @since 0.1.0
- * @category testing
+ * @category models
  */
-export interface TestSeam {
-  readonly scan?: ((marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>) | undefined
+export interface Started {
+  /** Undefined when the spawn threw at once; `started` then settles with that error. */
+  readonly child: ChildProcess | undefined
+  /** Settles with `undefined` once the process runs, or with the spawn error. */
+  readonly started: Promise<Error | undefined>
+  /** Settles when the root process exits. */
+  readonly exited: Promise<ExitInfo>
 }
+
+/**
+ * Counts what is left of a job: the live processes that carry its marker or belong to its process group.
+ *
+ * @since 0.1.0
+ * @category cleanup scan
+ */
+export interface CleanupScanService {
+  readonly scan: (marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>
+}
+
+/**
+ * The scan that confirms a cleanup: `stop`, `stopDetached` and the host registry count what is left of a job with it
+ * (never what to signal). It defaults to the live `scan`, so it never has to be provided; tests replace it with
+ * `layerCleanupScanTest`. A job keeps the scan of the context it was started in, and the host registry the one of the
+ * context it was built in.
+ *
+ * @since 0.1.0
+ * @category cleanup scan
+ */
+export class CleanupScan extends Context.Reference<CleanupScan>()("@mcp-worker/node/ProcessJob/CleanupScan", {
+  defaultValue: (): CleanupScanService => ({ scan })
+}) {}
+
+/**
+ * TEST ONLY. The cleanup scan with the given operations in place of the live ones, so a test can report a survivor
+ * that cannot be killed (a pid no signal reaches) and make `stop` answer `activeProcesses > 0`.
+ *
+ * @since 0.1.0
+ * @category cleanup scan
+ */
+export const layerCleanupScanTest = (service: Partial<CleanupScanService>): Layer.Layer<CleanupScan> =>
+  Layer.succeed(CleanupScan, { scan: service.scan ?? CleanupScan.defaultValue().scan })
 
 /**
  * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
@@ -139,11 +180,11 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
  * @since 0.1.0
  * @category constructors
  */
-export const spawn = (options: SpawnOptions, seam?: TestSeam): Effect.Effect<ProcessJob, SpawnError> =>
+export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.suspend(() =>
     options.marker.length === 0
       ? Effect.fail(new SpawnError({ message: "the job marker must not be empty", code: null }))
-      : adopt(ProcessStart.start(options), options.marker, seam)
+      : adopt(ProcessStart.start(options), options.marker)
   )
 
 /**
@@ -153,17 +194,13 @@ export const spawn = (options: SpawnOptions, seam?: TestSeam): Effect.Effect<Pro
  * @since 0.1.0
  * @category constructors
  */
-export const adopt = (
-  started: ProcessStart.StartedProcess,
-  marker: string,
-  seam?: TestSeam
-): Effect.Effect<ProcessJob, SpawnError> =>
+export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.gen(function* () {
+    const { scan: count } = yield* CleanupScan
     const error = yield* Effect.promise(() => started.started)
     if (error !== undefined || started.child === undefined) return yield* spawnError(error)
     const child = started.child
     const pid = child.pid!
-    const count = seam?.scan ?? countScan
     return {
       child,
       pid,
@@ -194,14 +231,16 @@ export const scan = (marker: string, pgid?: number): Effect.Effect<ReadonlyArray
  * @since 0.1.0
  * @category destructors
  */
-export const stopDetached = (ref: JobRef, options?: StopOptions, seam?: TestSeam): Effect.Effect<CleanupSummary> =>
-  ProcessStop.stopSequence({
-    pgid: ref.pgid,
-    marker: ref.marker,
-    child: undefined,
-    count: seam?.scan ?? countScan,
-    budgetMs: options?.budgetMs
-  }).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
+export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<CleanupSummary> =>
+  Effect.flatMap(CleanupScan, ({ scan: count }) =>
+    ProcessStop.stopSequence({
+      pgid: ref.pgid,
+      marker: ref.marker,
+      child: undefined,
+      count,
+      budgetMs: options?.budgetMs
+    })
+  ).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
 
 /**
  * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group (and, with
@@ -230,8 +269,6 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
 }
 
 // internal
-
-const countScan = (marker: string, pgid: number | undefined): Effect.Effect<ReadonlyArray<number>> => scan(marker, pgid)
 
 const spawnError = (error: unknown): SpawnError => {
   const code =

@@ -17,7 +17,6 @@ import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
-import type { Worker as NodeThread } from "node:worker_threads"
 import type { Options } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
@@ -27,18 +26,6 @@ import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
 import { type Defaults, lookup, type Registry } from "./registry.js"
 import { statusOf } from "./workerEntry.js"
-
-/**
- * The registry's options, plus test seams: how the host confirms that a worker's processes are gone (defaults to
- * `ProcessJob.stopDetached`), and a look at every owner thread as it is spawned.
- *
- * @internal
- */
-export interface HostOptions extends Options {
-  readonly confirmCleanup?: typeof ProcessJob.stopDetached
-  /** Test seam: sees every owner thread as it is spawned. */
-  readonly onThread?: (thread: NodeThread, workerId: string) => void
-}
 
 /**
  * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
@@ -92,14 +79,14 @@ const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
  *
  * @internal
  */
-export const make = (options: HostOptions = {}): Effect.Effect<HostRegistry, never, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, Scope.Scope> =>
   Effect.gen(function* () {
     const defaults = yield* Effect.orDie(defaultsOf(options))
     const layerScope = yield* Effect.scope
     const registry: Registry = {
       defaults,
-      confirmCleanup: options.confirmCleanup ?? ProcessJob.stopDetached,
-      onThread: options.onThread,
+      // Taken from the context the registry is built in: the host's confirmations run in many fibers.
+      cleanupScan: yield* ProcessJob.CleanupScan,
       // Every worker's scope is a child of this one, acquired before the close-all finalizer below, so on
       // shutdown the workers are closed politely first and only then are their scopes swept.
       workersScope: yield* Scope.fork(layerScope, ExecutionStrategy.parallel),

@@ -55,7 +55,6 @@ const spawner = (registry: Registry, entry: Entry, port: MessagePort, config: st
     entry.threadId = thread.threadId
     entry.threadAlive = true
     thread.once("exit", onThreadExit(registry, entry))
-    registry.onThread?.(thread, entry.workerId)
     return thread
   }
 }

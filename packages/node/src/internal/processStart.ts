@@ -4,6 +4,7 @@
  */
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
+import type { Started } from "../ProcessJob.js"
 
 /** @internal */
 export const markerVariable = "MCP_WORKER_JOB" as const
@@ -17,13 +18,8 @@ export interface StartOptions {
   readonly marker: string
 }
 
-/** A process whose spawn was requested; its outcome is recorded from the first moment. @internal */
-export interface StartedProcess {
-  readonly child: ChildProcess | undefined
-  /** Settles with `undefined` once the process runs, or with the spawn error. */
-  readonly started: Promise<Error | undefined>
-  /** Settles when the root process exits. */
-  readonly exited: Promise<{ readonly code: number | null; readonly signal: string | null }>
+/** A process whose spawn was requested (what `ProcessJob.adopt` takes), with its stderr kept from the first byte. @internal */
+export interface StartedProcess extends Started {
   /** The last `stderrKeepBytes` the process wrote to stderr, kept from its first byte. */
   readonly stderr: () => Buffer
   /** Settles when stderr has ended (or was destroyed). */

@@ -19,8 +19,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
-import type { Worker as NodeThread } from "node:worker_threads"
-import type * as ProcessJob from "../ProcessJob.js"
+import * as ProcessJob from "../ProcessJob.js"
 import type * as Reaper from "./reaper.js"
 import { type Entry, resultOf, settle } from "./workerEntry.js"
 
@@ -36,10 +35,8 @@ export interface Defaults {
 /** Everything the registry's operations share. @internal */
 export interface Registry {
   readonly defaults: Defaults
-  /** How the host confirms that a worker's processes are gone (a test seam). */
-  readonly confirmCleanup: typeof ProcessJob.stopDetached
-  /** Sees every owner thread as it is spawned (a test seam). */
-  readonly onThread: ((thread: NodeThread, workerId: string) => void) | undefined
+  /** How the host counts what is left of a worker's processes. */
+  readonly cleanupScan: ProcessJob.CleanupScanService
   /** The parent of every worker's scope. */
   readonly workersScope: Scope.Scope
   /** Open workers, by id. */
@@ -79,10 +76,10 @@ export const markFailed = (
  */
 export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
   Effect.tap(
-    registry.confirmCleanup(
+    ProcessJob.stopDetached(
       { pgid: entry.pid ?? undefined, marker: entry.marker },
       budgetMs === undefined ? undefined : { budgetMs }
-    ),
+    ).pipe(Effect.provideService(ProcessJob.CleanupScan, registry.cleanupScan)),
     (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
   )
 
