@@ -4,11 +4,14 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { makePromiseClient } from "@mcp-worker/node"
+import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { statefulConfig } from "../fixtures/servers.js"
-import { withHost } from "./helpers.js"
+import { structured, withHost } from "./helpers.js"
+
+const textOf = (result: { content?: unknown }): string =>
+  ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
 import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
 import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
 
@@ -90,6 +93,67 @@ describe("request operations beyond tools, and progress", () => {
         const cancelled = yield* Effect.flip(workers.readResource(id, "memo://count", { timeout: "1 millis" }))
         assert.oneOf(cancelled._tag, ["DeliveryUnknown", "DeadlineExceeded"])
         assert.deepStrictEqual(yield* workers.ping(id), {})
+      })
+    )
+  )
+})
+
+describe("server requests: elicitation, sampling and roots answered by the host's handlers", () => {
+  const handlers: NodeMcpWorkers.Handlers = {
+    elicitation: (request) =>
+      Effect.succeed({ action: "accept", content: { name: `answered for ${request.workerId.slice(0, 5)}` } }),
+    sampling: () => Effect.succeed({ role: "assistant", content: { type: "text", text: "hi" }, model: "test-model" }),
+    roots: () => Effect.succeed({ roots: [{ uri: "file:///tmp/project", name: "project" }] })
+  }
+
+  it.live("each handler answers, even for a call made from a remote thread; capabilities follow the handlers", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+      const capabilities = structured(yield* workers.callTool(id, "capabilities")).capabilities
+      assert.deepStrictEqual(Object.keys(capabilities).sort(), ["elicitation", "roots", "sampling"])
+      const elicited = structured(yield* workers.callTool(id, "ask", { kind: "elicit" })).answer
+      // The handler left out `color`: the client applied the schema's default before answering the server.
+      assert.deepStrictEqual(elicited, { action: "accept", content: { name: "answered for mcpw_", color: "blue" } })
+      const sampled = structured(yield* workers.callTool(id, "ask", { kind: "sample" })).answer
+      assert.strictEqual(sampled.content.text, "hi")
+      const roots = structured(yield* workers.callTool(id, "ask", { kind: "roots" })).answer
+      assert.deepStrictEqual(roots.roots, [{ uri: "file:///tmp/project", name: "project" }])
+      // The call that made the server ask came from a remote thread: the host's handler still answers it.
+      const outcome = yield* runInThread(entry, { scenario: "ask", data: { id } })
+      assert.isTrue(outcome.ok)
+      assert.strictEqual(outcome.ok ? outcome.value.action : null, "accept")
+    }).pipe(Effect.provide(NodeMcpWorkers.layer({ handlers })))
+  )
+
+  it.live("a handler that fails or dies answers the server with an error; the worker stays ready", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+      const failed = yield* workers.callTool(id, "ask", { kind: "elicit" })
+      assert.isTrue(failed.isError)
+      assert.include(textOf(failed), "handler failed")
+      const died = yield* workers.callTool(id, "ask", { kind: "sample" })
+      assert.isTrue(died.isError)
+      assert.strictEqual((yield* workers.status(id)).state, "ready")
+      assert.deepStrictEqual(yield* workers.ping(id), {})
+    }).pipe(
+      Effect.provide(
+        NodeMcpWorkers.layer({
+          handlers: { elicitation: () => Effect.fail("no user here"), sampling: () => Effect.die("bug") }
+        })
+      )
+    )
+  )
+
+  it.live("without handlers the client declares no such capability and the server is told the method is unknown", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        assert.deepStrictEqual(structured(yield* workers.callTool(id, "capabilities")).capabilities, {})
+        const refused = yield* workers.callTool(id, "ask", { kind: "roots" })
+        assert.isTrue(refused.isError)
       })
     )
   )

@@ -39,6 +39,7 @@ export type ScenarioName =
   | "errorClasses"
   | "promiseClient"
   | "operations"
+  | "ask"
   | "host"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
@@ -293,6 +294,13 @@ const scenarios: Record<ScenarioName, Scenario> = {
         await mcp.dispose()
       }
     }),
+
+  /** Makes the server ask the client (an elicitation): the host's handler answers it. */
+  ask: (data: { id: string }) =>
+    Effect.map(
+      Effect.flatMap(McpWorkers, (workers) => workers.callTool(data.id, "ask", { kind: "elicit" })),
+      (result) => structured(result).answer
+    ),
 
   /** A host in this thread: opens a worker, reports its id, and runs until the test terminates the thread. */
   host: (data: { config: ServerConfigInput }) =>

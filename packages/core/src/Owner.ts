@@ -10,12 +10,15 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolResultSchema,
   CompleteResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
   EmptyResultSchema,
   ErrorCode,
   GetPromptResultSchema,
   ListPromptsResultSchema,
   ListResourcesResultSchema,
   ListResourceTemplatesResultSchema,
+  ListRootsRequestSchema,
   ListToolsResultSchema,
   McpError,
   ReadResourceResultSchema
@@ -127,7 +130,7 @@ export interface Owner {
  * @category constructors
  */
 export const make = (options: { readonly port: OwnerPort; readonly factory: TransportFactory }): Owner => {
-  const machine: Machine = { state: State.Idle(), port: options.port }
+  const machine: Machine = { state: State.Idle(), port: options.port, serverRequests: new Map(), nextServerRequest: 0 }
   return {
     open: (request) => open(machine, options.factory, request),
     close: (budgetMs) => close(machine, budgetMs),
@@ -202,10 +205,15 @@ type State = Data.TaggedEnum<{
 
 const State = Data.taggedEnum<State>()
 
-/** The owner's one mutable cell, and the port it reports on. */
+/** The owner's one mutable cell, the port it reports on, and the server's requests waiting for the host. */
 interface Machine {
   state: State
   readonly port: OwnerPort
+  readonly serverRequests: Map<
+    string,
+    { readonly resolve: (result: unknown) => void; readonly reject: (e: Error) => void }
+  >
+  nextServerRequest: number
 }
 
 const workerIdOf: (state: State) => string = State.$match({
@@ -285,6 +293,72 @@ const onMessage = (machine: Machine, raw: unknown): void => {
       return startRequest(machine, message)
     case "Cancel":
       return cancel(machine.state, message.requestId, message.reason)
+    case "ServerReply": {
+      const waiting = machine.serverRequests.get(message.serverRequestId)
+      if (waiting === undefined) return
+      machine.serverRequests.delete(message.serverRequestId)
+      if (message.result !== undefined) return waiting.resolve(JSON.parse(message.result))
+      return waiting.reject(
+        new McpError(message.error?.code ?? ErrorCode.InternalError, message.error?.message ?? "no answer")
+      )
+    }
+  }
+}
+
+// The capabilities the client declares: only those the host has a handler for, so a server is never told of a
+// feature nobody answers.
+const capabilitiesOf = (handlers: ReadonlyArray<string>) => ({
+  ...(handlers.includes("elicitation") ? { elicitation: { form: { applyDefaults: true } } } : {}),
+  ...(handlers.includes("sampling") ? { sampling: {} } : {}),
+  ...(handlers.includes("roots") ? { roots: {} } : {})
+})
+
+/**
+ * Hands a server's request to the host and answers the server with what the host's handler answered. A request
+ * the server cancels (or a connection that closes) stops waiting here; the host's late answer is dropped.
+ */
+const askHost = (
+  machine: Machine,
+  method: OwnerProtocol.ServerMethod,
+  params: unknown,
+  signal: AbortSignal
+): Promise<any> =>
+  new Promise((resolve, reject) => {
+    const serverRequestId = String(++machine.nextServerRequest)
+    const onAbort = () => {
+      machine.serverRequests.delete(serverRequestId)
+      reject(new McpError(ErrorCode.RequestTimeout, "the request was cancelled"))
+    }
+    if (signal.aborted) return onAbort()
+    signal.addEventListener("abort", onAbort, { once: true })
+    machine.serverRequests.set(serverRequestId, {
+      resolve: (result) => {
+        signal.removeEventListener("abort", onAbort)
+        resolve(result)
+      },
+      reject: (error) => {
+        signal.removeEventListener("abort", onAbort)
+        reject(error)
+      }
+    })
+    machine.port.post({ _tag: "ServerRequest", serverRequestId, method, params: JSON.stringify(params ?? {}) })
+  })
+
+const answerServerRequests = (machine: Machine, client: Client, handlers: ReadonlyArray<string>): void => {
+  if (handlers.includes("elicitation")) {
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+      askHost(machine, "elicitation/create", request.params, extra.signal)
+    )
+  }
+  if (handlers.includes("sampling")) {
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
+      askHost(machine, "sampling/createMessage", request.params, extra.signal)
+    )
+  }
+  if (handlers.includes("roots")) {
+    client.setRequestHandler(ListRootsRequestSchema, (request, extra) =>
+      askHost(machine, "roots/list", request.params, extra.signal)
+    )
   }
 }
 
@@ -460,7 +534,9 @@ const open = (
     })
     machine.state = State.Opening({ workerId, transport, client: undefined })
     const negotiated = recordProtocolVersion(transport.transport)
-    const client = new Client(clientInfo, { capabilities: {} })
+    const handlers = request.handlers ?? []
+    const client = new Client(clientInfo, { capabilities: capabilitiesOf(handlers) })
+    answerServerRequests(machine, client, handlers)
     machine.state = State.Opening({ workerId, transport, client })
     const started = Date.now()
     yield* Effect.tryPromise({
@@ -513,6 +589,10 @@ const openFailure = (transport: OwnerTransport, secrets: ReadonlyArray<string>, 
 
 const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
+    for (const waiting of machine.serverRequests.values()) {
+      waiting.reject(new McpError(ErrorCode.ConnectionClosed, "the connection is closing"))
+    }
+    machine.serverRequests.clear()
     const previous = machine.state
     const { client, transport } = heldBy(previous)
     machine.state = closedFrom(previous)

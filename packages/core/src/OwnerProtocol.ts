@@ -47,7 +47,9 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
     workerId: Schema.String,
     marker: Schema.String,
     config: Schema.String,
-    timeoutMs: Schema.Number
+    timeoutMs: Schema.Number,
+    /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
+    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots")))
   }
 }) {}
 
@@ -135,12 +137,40 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
 })
 
 /**
+ * The requests a server may send its client, which the host answers with its handlers.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const ServerMethod = Schema.Literal("elicitation/create", "sampling/createMessage", "roots/list")
+
+/**
+ * A request a server may send its client.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type ServerMethod = typeof ServerMethod.Type
+
+/**
+ * Host → owner: the answer to a server's request, as JSON text, or the error to answer it with.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
+  serverRequestId: Schema.String,
+  result: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
+})
+
+/**
  * Every data-plane message from the host to an owner.
  *
  * @since 0.1.0
  * @category data plane
  */
-export const HostMessage = Schema.Union(RequestMessage, CancelMessage)
+export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage)
 
 /**
  * A data-plane message from the host to an owner.
@@ -192,6 +222,18 @@ export type Progress = typeof Progress.Type
 export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
 
 /**
+ * Owner → host: the server asks the client something (`params` is JSON text); the host answers with `ServerReply`.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
+  serverRequestId: Schema.String,
+  method: ServerMethod,
+  params: Schema.String
+})
+
+/**
  * Owner → host: a request ended with a typed failure.
  *
  * @since 0.1.0
@@ -228,7 +270,14 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
  * @since 0.1.0
  * @category data plane
  */
-export const OwnerMessage = Schema.Union(SuccessMessage, FailureMessage, SpawnedMessage, FailedMessage, ProgressMessage)
+export const OwnerMessage = Schema.Union(
+  SuccessMessage,
+  FailureMessage,
+  SpawnedMessage,
+  FailedMessage,
+  ProgressMessage,
+  ServerRequestMessage
+)
 
 /**
  * A data-plane message from an owner to the host.

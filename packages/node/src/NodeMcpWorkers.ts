@@ -37,6 +37,45 @@ export interface Options {
    * `Debug`: a library keeps out of the application's log. Failures are logged as warnings or errors regardless.
    */
   readonly logLevel?: LogLevel.LogLevel | undefined
+  /**
+   * Answers to the requests a server may send its client, run in the host's thread. A worker's client declares a
+   * capability only when its handler is here; without one, servers are not told it exists. A handler's failure,
+   * defect or timeout (the request budget) answers the server with a JSON-RPC error; it never fails the worker.
+   */
+  readonly handlers?: Handlers | undefined
+}
+
+/**
+ * A server's request to its client, as the host's handler gets it: which worker, and the raw request params.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerRequest {
+  readonly workerId: string
+  readonly method: "elicitation/create" | "sampling/createMessage" | "roots/list"
+  readonly params: unknown
+}
+
+/**
+ * A handler: the raw result to answer with (JSON plain data: an `ElicitResult`, a `CreateMessageResult`, a
+ * `ListRootsResult`), or a failure.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Handler = (request: ServerRequest) => Effect.Effect<unknown, unknown>
+
+/**
+ * The host's handlers of server requests.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Handlers {
+  readonly elicitation?: Handler | undefined
+  readonly sampling?: Handler | undefined
+  readonly roots?: Handler | undefined
 }
 
 /**

@@ -70,7 +70,8 @@ const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
     openMs: budget("openTimeout", McpWorkers.defaultRequestTimeoutMs),
     closeMs: budget("closeTimeout", McpWorkers.defaultCloseTimeoutMs),
     maxResultBytes: Either.right(limit),
-    logLevel: Either.right(options.logLevel ?? LogLevel.Debug)
+    logLevel: Either.right(options.logLevel ?? LogLevel.Debug),
+    handlers: Either.right(options.handlers ?? {})
   })
 }
 

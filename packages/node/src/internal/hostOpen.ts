@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
+import type { Handlers } from "../NodeMcpWorkers.js"
 import { budgetOf } from "./budget.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
@@ -103,6 +104,9 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig) =>
     return { entry, ownerPort: channel.port2 }
   })
 
+const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
+  (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)
+
 /** Spawns the owner thread and runs the `Open` handshake, bounded by the budget and by the thread's own death. */
 const handshake = (
   registry: Registry,
@@ -122,7 +126,13 @@ const handshake = (
     entry.control = control
     const left = Math.max(1, budgetMs - (Date.now() - started))
     return yield* control.executeEffect(
-      new OwnerProtocol.Open({ workerId: entry.workerId, marker: entry.marker, config: wire, timeoutMs: left })
+      new OwnerProtocol.Open({
+        workerId: entry.workerId,
+        marker: entry.marker,
+        config: wire,
+        timeoutMs: left,
+        handlers: handlerNames(registry.defaults.handlers)
+      })
     )
   }).pipe(
     Effect.catchTags({
