@@ -167,101 +167,89 @@ describe("faults", () => {
         calls: structured(result).calls as Array<{ id: number; token?: string }>
       }))
 
-    it.scopedLive(
-      "C22a: a remote call during a host stall ends as the server saw it (not acknowledged: not sent)",
-      () =>
-        Effect.gen(function* () {
-          const testTag = tag()
-          yield* Effect.gen(function* () {
-            const workers = yield* McpWorkers
-            const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
-            // A thread that has never heard from the host: its request asks to be acknowledged in time.
-            const remote = yield* remoteThread(entry, {
-              scenario: "coldCall",
-              data: { id, token: "cold", ms: 10, timeout: 10_000 }
-            })
-            yield* Effect.promise(() => remote.event("ready"))
-            remote.send("go")
-            blockEventLoop(2_000)
-            const outcome = yield* Effect.promise(() => remote.outcome)
-            assert.isTrue(outcome.ok)
-            const { error, ms } = outcome.ok ? outcome.value : ({} as any)
-            assert.strictEqual(error?._tag, "HostUnavailable")
-            assert.strictEqual(error?.encoded?.delivery, "not_sent")
-            // Told while the host was still blocked, not after it.
-            assert.isBelow(ms, 1_900)
-            // The host read the request after it woke, and refused it: the server never saw it.
-            assert.notInclude((yield* serverSaw(workers, id)).tokens, "cold")
-            yield* workers.close(id)
-          }).pipe(Effect.provide(NodeMcpWorkers.layer()))
-        })
-    )
-
-    it.scopedLive(
-      "C22a: a remote call during a host stall ends as the server saw it (acknowledged: unknown, cancelled)",
-      () =>
-        Effect.gen(function* () {
-          const testTag = tag()
-          yield* Effect.gen(function* () {
-            const workers = yield* McpWorkers
-            const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
-            // A thread that has heard from the host lately: its request goes without asking for an acknowledgement.
-            const remote = yield* remoteThread(entry, {
-              scenario: "timedCall",
-              data: { id, token: "warm", ms: 1_000, timeout: 20_000 }
-            })
-            yield* Effect.promise(() => remote.event("ready"))
-            remote.send("go")
-            blockEventLoop(3_600)
-            const outcome = yield* Effect.promise(() => remote.outcome)
-            assert.isTrue(outcome.ok)
-            const { error } = outcome.ok ? outcome.value : ({} as any)
-            // The host may have sent it before it fell silent: unknown, never "no host".
-            assert.strictEqual(error?._tag, "DeliveryUnknown")
-            assert.strictEqual(error?.encoded?.reason, "host_unresponsive")
-            assert.strictEqual(error?.encoded?.delivery, "unknown")
-            // Whether the host got it to the server before the remote's interrupt caught up is not known; either way it was
-            // stopped: the server did not see it, or saw it and its cancellation.
-            const sent = (yield* serverSaw(workers, id)).calls.find((call) => call.token === "warm")
-            if (sent !== undefined) {
-              const cancelled = structured(yield* workers.callTool(id, "cancelled")).cancelled as Array<{
-                requestId: number
-              }>
-              assert.include(
-                cancelled.map((c) => c.requestId),
-                sent.id
-              )
-            }
-            yield* workers.close(id)
-          }).pipe(Effect.provide(NodeMcpWorkers.layer()))
-        })
-    )
-
-    it.scopedLive("C22a: a request whose deadline passed while the host was blocked is never sent", () =>
+    /**
+     * Opens a worker, starts a remote thread running `scenario`, lets it call and blocks this (the host's) thread for
+     * `blockMs` meanwhile; then runs `check` with what the remote was told. Nothing of ours is left afterwards.
+     */
+    const stallDuringRemoteCall = (
+      scenario: "coldCall" | "timedCall",
+      call: { readonly token: string; readonly ms: number; readonly timeout: number },
+      blockMs: number,
+      check: (
+        workers: Context.Tag.Service<McpWorkers>,
+        id: string,
+        told: { error: any; ms: number }
+      ) => Effect.Effect<void, unknown>
+    ) =>
       Effect.gen(function* () {
         const testTag = tag()
+        const ports = activePorts()
         yield* Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
-          const remote = yield* remoteThread(entry, {
-            scenario: "timedCall",
-            data: { id, token: "expired", ms: 10, timeout: 300 }
-          })
+          const remote = yield* remoteThread(entry, { scenario, data: { id, ...call } })
           yield* Effect.promise(() => remote.event("ready"))
           remote.send("go")
-          blockEventLoop(1_500)
+          blockEventLoop(blockMs)
           const outcome = yield* Effect.promise(() => remote.outcome)
-          const { error } = outcome.ok ? outcome.value : ({} as any)
-          assert.strictEqual(error?._tag, "DeliveryUnknown")
-          assert.strictEqual(error?.encoded?.reason, "timeout")
+          assert.isTrue(outcome.ok)
+          yield* check(workers, id, outcome.ok ? outcome.value : { error: null, ms: 0 })
+          yield* workers.close(id)
+        }).pipe(Effect.scoped, Effect.provide(NodeMcpWorkers.layer()))
+        yield* nothingLeft(testTag, ports)
+      })
+
+    it.live("C22a: a remote call during a host stall ends as the server saw it (not acknowledged: not sent)", () =>
+      // A thread that has never heard from the host: its request asks to be acknowledged in time.
+      stallDuringRemoteCall("coldCall", { token: "cold", ms: 10, timeout: 10_000 }, 2_000, (workers, id, told) =>
+        Effect.gen(function* () {
+          assert.strictEqual(told.error?._tag, "HostUnavailable")
+          assert.strictEqual(told.error?.encoded?.delivery, "not_sent")
+          // Told while the host was still blocked, not after it.
+          assert.isBelow(told.ms, 1_900)
+          // The host read the request after it woke, and refused it: the server never saw it.
+          assert.notInclude((yield* serverSaw(workers, id)).tokens, "cold")
+        })
+      )
+    )
+
+    it.live(
+      "C22a: a remote call during a host stall ends as the server saw it (acknowledged: unknown, cancelled)",
+      () =>
+        // A thread that has heard from the host lately: its request goes without asking for an acknowledgement.
+        stallDuringRemoteCall("timedCall", { token: "warm", ms: 1_000, timeout: 20_000 }, 3_600, (workers, id, told) =>
+          Effect.gen(function* () {
+            // The host may have sent it before it fell silent: unknown, never "no host".
+            assert.strictEqual(told.error?._tag, "DeliveryUnknown")
+            assert.strictEqual(told.error?.encoded?.reason, "host_unresponsive")
+            assert.strictEqual(told.error?.encoded?.delivery, "unknown")
+            // Whether the host got it to the server before the remote's interrupt caught up is not known; either way
+            // it was stopped: the server did not see it, or saw it and its cancellation.
+            const sent = (yield* serverSaw(workers, id)).calls.find((call) => call.token === "warm")
+            if (sent === undefined) return
+            const cancelled = structured(yield* workers.callTool(id, "cancelled")).cancelled as Array<{
+              requestId: number
+            }>
+            assert.include(
+              cancelled.map((c) => c.requestId),
+              sent.id
+            )
+          })
+        )
+    )
+
+    it.live("C22a: a request whose deadline passed while the host was blocked is never sent", () =>
+      stallDuringRemoteCall("timedCall", { token: "expired", ms: 10, timeout: 300 }, 1_500, (workers, id, told) =>
+        Effect.gen(function* () {
+          assert.strictEqual(told.error?._tag, "DeliveryUnknown")
+          assert.strictEqual(told.error?.encoded?.reason, "timeout")
           assert.notInclude((yield* serverSaw(workers, id)).tokens, "expired")
           // The same rule in the host's own thread: a spent budget sends nothing.
           const local = yield* Effect.flip(workers.callTool(id, "echo", { token: "zero" }, { timeout: 0 }))
           assert.strictEqual(local._tag, "DeadlineExceeded")
           assert.notInclude((yield* serverSaw(workers, id)).tokens, "zero")
-          yield* workers.close(id)
-        }).pipe(Effect.provide(NodeMcpWorkers.layer()))
-      })
+        })
+      )
     )
   })
 

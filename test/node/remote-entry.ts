@@ -80,6 +80,30 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return { exit, ms: Date.now() - started }
   })
 
+interface CallData {
+  readonly id: string
+  readonly token: string
+  readonly ms: number
+  readonly timeout: number
+}
+
+/** Waits for "go", then calls `sleep` of `ms` with the budget `timeout`, timed; `warm` asks the host first. */
+const callAfterGo = (data: CallData, warm: boolean) =>
+  Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    if (warm) yield* workers.status(data.id)
+    emit("ready")
+    yield* waitFor("go")
+    const { exit, ms } = yield* timed(
+      workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }, { timeout: data.timeout })
+    )
+    return {
+      ms,
+      result: exit._tag === "Success" ? structured(exit.value) : null,
+      error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null
+    }
+  })
+
 const scenarios: Record<ScenarioName, Scenario> = {
   /** Calls `inc` and `info` on an existing worker. */
   inc: (data: { id: string }) =>
@@ -171,37 +195,10 @@ const scenarios: Record<ScenarioName, Scenario> = {
     }),
 
   /** Warms up, waits for "go", then calls `sleep` of `ms` with the budget `timeout`, timed. */
-  timedCall: (data: { id: string; token: string; ms: number; timeout: number }) =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      yield* workers.status(data.id)
-      emit("ready")
-      yield* waitFor("go")
-      const { exit, ms } = yield* timed(
-        workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }, { timeout: data.timeout })
-      )
-      return {
-        ms,
-        result: exit._tag === "Success" ? structured(exit.value) : null,
-        error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null
-      }
-    }),
+  timedCall: (data: CallData) => callAfterGo(data, true),
 
   /** Like `timedCall`, without warming up: this thread has never heard from a host when it calls. */
-  coldCall: (data: { id: string; token: string; ms: number; timeout: number }) =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      emit("ready")
-      yield* waitFor("go")
-      const { exit, ms } = yield* timed(
-        workers.callTool(data.id, "sleep", { ms: data.ms, token: data.token }, { timeout: data.timeout })
-      )
-      return {
-        ms,
-        result: exit._tag === "Success" ? structured(exit.value) : null,
-        error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null
-      }
-    }),
+  coldCall: (data: CallData) => callAfterGo(data, false),
 
   /** Every operation with no host in the process, timed. */
   noHost: (data: { id: string; config: ServerConfigInput }) =>
