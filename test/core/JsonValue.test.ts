@@ -230,7 +230,8 @@ describe("JsonValue (C16, C17)", () => {
       assert.strictEqual(accepted(decoded), text)
       assert.isTrue(sameJson(JsonValue.decodeUnsafe(text), value))
     },
-    { fastCheck: { numRuns: 10_000 } }
+    // CPU-bound: a busy machine may take many times the usual ~3 s.
+    { fastCheck: { numRuns: 10_000 }, timeout: 120_000 }
   )
 
   it.prop(
@@ -272,7 +273,8 @@ describe("JsonValue (C16, C17)", () => {
       const error = rejection(root)
       assert.strictEqual(error.path, expected, `${injection.name}: ${error.message}`)
     },
-    { fastCheck: { numRuns: 10_000 } }
+    // CPU-bound: a busy machine may take many times the usual ~3 s.
+    { fastCheck: { numRuns: 10_000 }, timeout: 120_000 }
   )
 
   describe("rejections name the first offending path and the kind of value, never the value", () => {

@@ -171,6 +171,7 @@ export const makePromiseClient = (): PromiseClient => {
     Object.entries(Operations.requests).map(([name, operation]) => [
       name,
       (id: string, ...rest: Array<unknown>) => {
+        const startedAt = Date.now()
         const options = rest[operation.arity] as RequestOptions | undefined
         // Every positional argument in its place (an optional one left out is `undefined`), then the options.
         const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
@@ -178,7 +179,7 @@ export const makePromiseClient = (): PromiseClient => {
           (client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown, unknown>)(
             id,
             ...args,
-            { ...options, timeout: duration(options?.timeout) }
+            { ...options, timeout: duration(options?.timeout), startedAt }
           )
         )
       }

@@ -45,10 +45,18 @@ export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
  *
  * @internal
  */
-export interface RemoteService
-  extends
-    McpWorkers.Lifecycle,
-    Operations.Service<Operations.Requests, { readonly signal?: AbortSignal | undefined }> {}
+export interface RemoteService extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra> {}
+
+/**
+ * What a remote request takes beyond the core options: the caller-local `AbortSignal`, and when the caller made
+ * the call (`Date.now()`), if that was before this effect runs.
+ *
+ * @internal
+ */
+export interface RemoteExtra {
+  readonly signal?: AbortSignal | undefined
+  readonly startedAt?: number | undefined
+}
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -97,10 +105,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       )
     ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
 
-  const requests = Operations.derive<{ readonly signal?: AbortSignal | undefined }>(
+  const requests = Operations.derive<RemoteExtra>(
     (operation, id, args, options) =>
       Effect.suspend(() => {
-        const started = Date.now()
+        // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
+        // moment later).
+        const started = options?.startedAt ?? Date.now()
         return Either.all([
           checkId(id),
           operation.params(args, options, { isProxy }),
