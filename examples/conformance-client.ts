@@ -1,0 +1,65 @@
+/**
+ * The client the MCP conformance suite drives (`npm run conformance`): the runner starts a test server for one
+ * scenario, then runs this file with the server's URL as the last argument and the scenario's name in
+ * `MCP_CONFORMANCE_SCENARIO`. Every scenario goes through the public API only: one worker opened by URL in an owner
+ * thread, the scenario's requests, then close.
+ *
+ * Run one by hand: MCP_CONFORMANCE_SCENARIO=tools_call npx tsx examples/conformance-client.ts http://localhost:3000/mcp
+ */
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+
+type Scenario = (workers: McpWorkers["Type"], id: string) => Effect.Effect<void, unknown>
+
+const scenarios: Record<string, Scenario> = {
+  // The handshake is the whole test: open initializes, close ends the session.
+  initialize: () => Effect.void,
+  tools_call: (workers, id) =>
+    Effect.gen(function* () {
+      const { tools } = yield* workers.listTools(id)
+      yield* Console.log("tools:", tools.map((tool) => tool.name).join(", "))
+      const result = yield* workers.callTool(id, "add_numbers", { a: 5, b: 3 })
+      yield* Console.log("add_numbers:", JSON.stringify(result.content))
+    }),
+  // The server ends the call's stream before answering; the answer comes on the GET stream the client reopens
+  // after the `retry` the server asked for.
+  "sse-retry": (workers, id) =>
+    Effect.gen(function* () {
+      yield* workers.listTools(id)
+      const result = yield* workers.callTool(id, "test_reconnection")
+      yield* Console.log("test_reconnection:", JSON.stringify(result.content))
+    }),
+  // The server elicits during the call; the handler below accepts with no fields, and the client fills in the
+  // schema's defaults.
+  "elicitation-sep1034-client-defaults": (workers, id) =>
+    Effect.gen(function* () {
+      const result = yield* workers.callTool(id, "test_client_elicitation_defaults")
+      yield* Console.log("test_client_elicitation_defaults:", JSON.stringify(result.content))
+    })
+}
+
+const program = Effect.gen(function* () {
+  const name = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+  const url = process.argv.at(-1) ?? ""
+  const scenario = scenarios[name]
+  if (scenario === undefined || !URL.canParse(url)) {
+    return yield* Effect.fail(
+      `usage: MCP_CONFORMANCE_SCENARIO=<${Object.keys(scenarios).join("|")}> conformance-client.ts <server-url>`
+    )
+  }
+  const workers = yield* McpWorkers
+  const id = yield* workers.open({ type: "http", url })
+  yield* scenario(workers, id).pipe(Effect.ensuring(Effect.ignore(workers.close(id))))
+})
+
+program.pipe(
+  Effect.provide(
+    NodeMcpWorkers.layer({
+      handlers: { elicitation: () => Effect.succeed({ action: "accept", content: {} }) }
+    })
+  ),
+  NodeRuntime.runMain
+)
