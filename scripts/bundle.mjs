@@ -57,7 +57,9 @@ const lazyAjv = {
 /**
  * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
  * packages/node/owner/owner.mjs, the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
- * for that runtime, owner-runtime.cache (made here; rewritten by an owner whose V8 rejects it).
+ * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>.cache (named as
+ * `cacheFileOf` in packages/node/src/internal/ownerLoader.ts names it). Another Node writes its own cache on its
+ * first owner thread.
  */
 export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
@@ -80,13 +82,18 @@ export const bundleOwner = async () => {
       minify: true
     })
   ])
+  // Caches of the previous runtime, for whichever V8: V8 only checks a cache against the source's length.
+  for (const file of fs.readdirSync(dir)) if (/^owner-runtime\..*cache$/.test(file)) fs.rmSync(path.join(dir, file))
   const source = fs.readFileSync(runtime, "utf8")
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: runtime
   })
   const module = { exports: {} }
   script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, dir)
-  fs.writeFileSync(path.join(dir, "owner-runtime.cache"), script.createCachedData())
+  fs.writeFileSync(
+    path.join(dir, `owner-runtime.v8-${process.versions.v8}-${process.arch}.cache`),
+    script.createCachedData()
+  )
 }
 
 /** Every `test/fixtures/*.server.ts` to test/fixtures/dist/<name>.mjs. */

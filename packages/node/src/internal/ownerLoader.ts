@@ -2,6 +2,9 @@
  * Loads the owner runtime (one minified CommonJS file) through `vm.Script` with V8's code cache: compiling
  * the ~550 KB bundle is a third of an owner thread's start-up, and the cache removes most of it. Node
  * built-ins only: this runs before anything else in the thread.
+ *
+ * A cache is only valid for the V8 that made it, so there is one file per V8 version (and architecture):
+ * Node versions sharing one installed package then each keep theirs instead of rewriting one another's.
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -11,14 +14,25 @@ import * as vm from "node:vm"
 const wrap = (source: string) => `(function (exports, require, module, __filename, __dirname) {${source}\n})`
 
 /**
- * Compiles and runs the runtime at `file`, using the code cache beside it (`.cache`) when V8 accepts it.
- * Returns the runtime's exports, and `refresh` to rewrite a missing or rejected cache once the runtime has
- * run (functions compiled while running are then in it too).
+ * The code cache of the runtime at `file` for this thread's V8: `owner-runtime.cjs` →
+ * `owner-runtime.v8-<version>-<arch>.cache`. scripts/bundle.mjs names the one it builds the same way.
  *
  * @internal
  */
-export const load = <A>(file: string): { readonly exports: A; readonly refresh: () => void } => {
-  const cacheFile = file.replace(/\.cjs$/, ".cache")
+export const cacheFileOf = (file: string): string =>
+  file.replace(/\.cjs$/, `.v8-${process.versions.v8}-${process.arch}.cache`)
+
+/**
+ * Compiles and runs the runtime at `file`, using this V8's code cache beside it when V8 accepts it.
+ * Returns the runtime's exports, whether the cache was used (`cached`), and `refresh` to write a missing or
+ * rejected cache once the runtime has run (functions compiled while running are then in it too).
+ *
+ * @internal
+ */
+export const load = <A>(
+  file: string
+): { readonly exports: A; readonly cached: boolean; readonly refresh: () => void } => {
+  const cacheFile = cacheFileOf(file)
   const source = fs.readFileSync(file, "utf8")
   let cachedData: Buffer | undefined
   try {
@@ -32,6 +46,7 @@ export const load = <A>(file: string): { readonly exports: A; readonly refresh: 
   const stale = cachedData === undefined || script.cachedDataRejected === true
   return {
     exports: module.exports,
+    cached: !stale,
     refresh: () => {
       if (!stale) return
       // Best effort, atomic: many owners may start at once, and the package directory may be read-only.

@@ -1,0 +1,75 @@
+// The owner runtime's V8 code cache: one file per V8, built by scripts/bundle.mjs for the Node that runs it
+// (the suite's globalSetup) and written on first use by any other.
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as OwnerLoader from "../../packages/node/src/internal/ownerLoader.js"
+
+const runtime = fileURLToPath(new URL("../../packages/node/owner/owner-runtime.cjs", import.meta.url))
+
+// A copy of the built runtime in a directory of its own, so caches can be removed and spoiled freely.
+const copyOfRuntime = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "mcp-worker-loader-"))
+    const file = Path.join(dir, "owner-runtime.cjs")
+    Fs.copyFileSync(runtime, file)
+    return file
+  }),
+  (file) => Effect.sync(() => Fs.rmSync(Path.dirname(file), { recursive: true, force: true }))
+)
+
+// `refresh` writes in the background (to a temporary file, then renamed) and gives no signal: wait until the
+// cache file is there and is not the one it replaces.
+const cacheWritten = (file: string, replacedSize?: number) =>
+  Effect.gen(function* () {
+    const cache = OwnerLoader.cacheFileOf(file)
+    const written = () => Fs.existsSync(cache) && Fs.statSync(cache).size !== replacedSize
+    const until = Date.now() + 5000
+    while (!written()) {
+      if (Date.now() > until) return yield* Effect.dieMessage("no code cache was written")
+      yield* Effect.sleep("10 millis")
+    }
+  })
+
+describe("owner runtime code cache", () => {
+  it("is named after this thread's V8", () => {
+    assert.strictEqual(
+      Path.basename(OwnerLoader.cacheFileOf(runtime)),
+      `owner-runtime.v8-${process.versions.v8}-${process.arch}.cache`
+    )
+  })
+
+  it("the cache the build made for this Node is accepted", () => {
+    assert.isTrue(Fs.existsSync(OwnerLoader.cacheFileOf(runtime)))
+    const loaded = OwnerLoader.load<{ run: unknown }>(runtime)
+    assert.isTrue(loaded.cached)
+    assert.strictEqual(typeof loaded.exports.run, "function")
+  })
+
+  it.scopedLive("a missing cache is written on first use and accepted next time", () =>
+    Effect.gen(function* () {
+      const file = yield* copyOfRuntime
+      const first = OwnerLoader.load<{ run: unknown }>(file)
+      assert.isFalse(first.cached)
+      assert.strictEqual(typeof first.exports.run, "function")
+      first.refresh()
+      yield* cacheWritten(file)
+      assert.isTrue(OwnerLoader.load(file).cached)
+    })
+  )
+
+  it.scopedLive("a cache V8 rejects is rewritten", () =>
+    Effect.gen(function* () {
+      const file = yield* copyOfRuntime
+      Fs.writeFileSync(OwnerLoader.cacheFileOf(file), Fs.readFileSync(OwnerLoader.cacheFileOf(runtime)).subarray(0, 64))
+      const first = OwnerLoader.load(file)
+      assert.isFalse(first.cached)
+      first.refresh()
+      yield* cacheWritten(file, 64)
+      assert.isTrue(OwnerLoader.load(file).cached)
+    })
+  )
+})
