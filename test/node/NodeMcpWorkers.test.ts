@@ -221,7 +221,9 @@ describe("NodeMcpWorkers (stdio)", () => {
         )
         assert.strictEqual(error._tag, "OpenFailed")
         if (error._tag === "OpenFailed") assert.strictEqual(error.stage, "timeout")
-        assert.isBelow(Date.now() - started, 3000)
+        // The 800 ms budget ended it, not the 30 s default; the rest is ending the thread and the server, which a
+        // busy machine slows down.
+        assert.isBelow(Date.now() - started, 6000)
         assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
         assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
       })
