@@ -555,11 +555,12 @@ const open = (
       server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
     }
   }).pipe(
-    Effect.tapError(() =>
+    // On failure and on interruption alike (the host gives up on an open that outlives its budget): a failed open
+    // leaves nothing running (C4), and nothing that keeps this thread alive; the host re-scans once it is gone.
+    Effect.onError(() =>
       Effect.suspend(() => {
         const { transport } = heldBy(machine.state)
         machine.state = closedFrom(machine.state)
-        // A failed open leaves nothing running (C4); the host re-scans after the thread is gone.
         return transport === undefined ? Effect.void : transport.stop(openFailureStopMs)
       })
     )
