@@ -93,26 +93,24 @@ const string = (value: JsonValue.JsonValue | undefined, path: string, what: stri
         ? invalid(path, "must not contain a NUL character")
         : Either.right(value)
 
-const timeoutMs = (value: JsonValue.JsonValue, path: string): Result<number> =>
-  typeof value === "number" && Number.isInteger(value) && value > 0 && value <= maxTimeoutMs
-    ? Either.right(value)
-    : invalid(
-        path,
-        `must be a whole number of milliseconds from 1 to ${maxTimeoutMs}` +
-          (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
-      )
+/** A whole number of `unit` from 1 to `max`. */
+const wholeNumber =
+  (unit: string, max: number) =>
+  (value: JsonValue.JsonValue, path: string): Result<number> =>
+    typeof value === "number" && Number.isInteger(value) && value > 0 && value <= max
+      ? Either.right(value)
+      : invalid(
+          path,
+          `must be a whole number of ${unit} from 1 to ${max}` +
+            (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
+        )
+
+const timeoutMs = wholeNumber("milliseconds", maxTimeoutMs)
 
 /** @internal */
 export const maxMaxResultBytes = 500 * 1024 * 1024
 
-const maxResultBytes = (value: JsonValue.JsonValue, path: string): Result<number> =>
-  typeof value === "number" && Number.isInteger(value) && value > 0 && value <= maxMaxResultBytes
-    ? Either.right(value)
-    : invalid(
-        path,
-        `must be a whole number of bytes from 1 to ${maxMaxResultBytes}` +
-          (typeof value === "number" ? "" : ` (got ${kindOf(value)})`)
-      )
+const maxResultBytes = wholeNumber("bytes", maxMaxResultBytes)
 
 const stringArray = (value: JsonValue.JsonValue | undefined, path: string): Result<ReadonlyArray<string>> => {
   if (!Array.isArray(value)) return invalid(path, `must be an array of strings (got ${kindOf(value)})`)
