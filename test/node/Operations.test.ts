@@ -90,8 +90,9 @@ describe("request operations beyond tools, and progress", () => {
         yield* Fiber.interrupt(slow)
         const spent = yield* Effect.flip(workers.ping(id, { timeout: 0 }))
         assert.strictEqual(spent._tag, "DeadlineExceeded")
-        const cancelled = yield* Effect.flip(workers.readResource(id, "memo://count", { timeout: "1 millis" }))
-        assert.oneOf(cancelled._tag, ["DeliveryUnknown", "DeadlineExceeded"])
+        // A 1 ms budget: answered in time on a fast machine, else not sent or timed out, never anything else.
+        const short = yield* Effect.either(workers.readResource(id, "memo://count", { timeout: "1 millis" }))
+        if (short._tag === "Left") assert.oneOf(short.left._tag, ["DeliveryUnknown", "DeadlineExceeded"])
         assert.deepStrictEqual(yield* workers.ping(id), {})
       })
     )
