@@ -122,3 +122,99 @@ export const expectedProgress = {
   without: { steps: 2, hadToken: false },
   throwing: { steps: 2, hadToken: true }
 }
+
+/** `events` as the Promise client has it, and `status` (the host service is adapted to this). */
+export interface EventsSurface {
+  readonly callTool: (id: string, name: string, args?: any) => Promise<any>
+  readonly status: (id: string) => Promise<any>
+  readonly close: (id: string) => Promise<any>
+  readonly events: (id: string, options?: { capacity?: number }) => AsyncIterator<{ method: string; params: any }>
+}
+
+const listChanged = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/prompts/list_changed"
+]
+const every = [...listChanged, "notifications/resources/updated", "notifications/message"]
+
+const take = async (events: AsyncIterator<{ method: string; params: any }>, n: number) => {
+  const taken: Array<{ method: string; params: any }> = []
+  while (taken.length < n) {
+    const next = await events.next()
+    if (next.done === true) break
+    taken.push(next.value)
+  }
+  return taken
+}
+
+/**
+ * `events` on a fresh worker of the stateful fixture: every kind arrives in order; a subscriber that does not keep
+ * up keeps the newest and the rest are counted as dropped; one that left gets nothing and costs nothing; and every
+ * subscription ends when the worker closes. Closes the worker.
+ */
+export const exerciseEvents = async (mcp: EventsSurface, id: string) => {
+  const before = (await mcp.status(id)).notifications
+  const all = mcp.events(id)
+  await mcp.callTool(id, "notify", { methods: every })
+  const received = await take(all, every.length)
+  const after = (await mcp.status(id)).notifications
+
+  // Capacity 4, not read while 20 log lines arrive: one may already be on its way to the reader, the rest wait in
+  // a buffer of 4, and every other line is dropped and counted.
+  const slow = mcp.events(id, { capacity: 4 })
+  await mcp.callTool(id, "notify", { methods: ["notifications/message"], count: 20 })
+  const lines: Array<string> = []
+  for (const line of await take(all, 20)) lines.push(line.params.data)
+  const slowLines: Array<string> = []
+  while (!slowLines.includes("line 19") && slowLines.length < 21) {
+    const next = await take(slow, 1)
+    if (next.length === 0) break
+    slowLines.push(...next.map((e) => e.params.data))
+  }
+  const dropped = (await mcp.status(id)).notifications.dropped - after.dropped
+
+  // Both leave: from now on nobody buffers anything, so nothing is dropped however much arrives.
+  await all.return?.()
+  await slow.return?.()
+  await mcp.callTool(id, "notify", { methods: ["notifications/message"], count: 300 })
+  const afterLeaving = (await mcp.status(id)).notifications
+
+  const ending = mcp.events(id)
+  await mcp.callTool(id, "notify", { methods: ["notifications/tools/list_changed"] })
+  await mcp.close(id)
+  const rest = await take(ending, 10)
+  return {
+    before: { received: before.received, dropped: before.dropped, listChanged: before.listChanged },
+    received: received.map((e) => e.method),
+    updated: received.find((e) => e.method === "notifications/resources/updated")?.params,
+    message: received.find((e) => e.method === "notifications/message")?.params,
+    counted: after.received - before.received,
+    stamped: Object.values(after.listChanged).every((at) => typeof at === "string" && !Number.isNaN(Date.parse(at))),
+    lines: lines.length === 20 && lines.every((line, i) => line === `line ${i}`),
+    slowKeptNewest: slowLines.slice(-4),
+    slowAtMost: slowLines.length <= 5,
+    droppedIsTheRest: dropped === 20 - slowLines.length,
+    afterLeaving: {
+      received: afterLeaving.received - after.received,
+      dropped: afterLeaving.dropped - after.dropped - dropped
+    },
+    rest: rest.map((e) => e.method)
+  }
+}
+
+/** What every surface must answer to `exerciseEvents`. */
+export const expectedEvents = {
+  before: { received: 0, dropped: 0, listChanged: { tools: null, resources: null, prompts: null } },
+  received: every,
+  updated: { uri: "memo://count?0" },
+  message: { level: "info", logger: "fixture", data: "line 0" },
+  counted: 5,
+  stamped: true,
+  lines: true,
+  slowKeptNewest: ["line 16", "line 17", "line 18", "line 19"],
+  slowAtMost: true,
+  droppedIsTheRest: true,
+  afterLeaving: { received: 320, dropped: 0 },
+  rest: ["notifications/tools/list_changed"]
+}

@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
-import { exercise, exerciseProgress } from "./operationsSuite.js"
+import { exercise, exerciseEvents, exerciseProgress } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -39,6 +39,7 @@ export type ScenarioName =
   | "errorClasses"
   | "promiseClient"
   | "operations"
+  | "events"
   | "ask"
   | "host"
 
@@ -287,6 +288,17 @@ const scenarios: Record<ScenarioName, Scenario> = {
       const mcp = makePromiseClient()
       try {
         return { operations: await exercise(mcp, data.id), progress: await exerciseProgress(mcp, data.id) }
+      } finally {
+        await mcp.dispose()
+      }
+    }),
+
+  /** The worker's notifications, through the Promise client of this thread (closes the worker). */
+  events: (data: { id: string }) =>
+    Effect.promise(async () => {
+      const mcp = makePromiseClient()
+      try {
+        return await exerciseEvents(mcp, data.id)
       } finally {
         await mcp.dispose()
       }

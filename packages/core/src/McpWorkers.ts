@@ -8,6 +8,7 @@ import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type {
   CloseFailed,
   HostUnavailable,
@@ -17,6 +18,7 @@ import type {
   UnknownWorker
 } from "./McpWorkerError.js"
 import type * as Operations from "./Operations.js"
+import type { NotificationMethod } from "./OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
@@ -52,6 +54,47 @@ export interface CloseOptions {
 }
 
 /**
+ * Options of `events`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EventsOptions {
+  /**
+   * How many notifications wait for this subscriber at most; past it the oldest is dropped (and counted in the
+   * worker's `status().notifications.dropped`). A whole number from 1 to 65,536. Default: 256.
+   */
+  readonly capacity?: number | undefined
+}
+
+/**
+ * One server notification, as the server sent it: `params` is untrusted data the library does not interpret.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerNotification {
+  readonly method: NotificationMethod
+  readonly params: { readonly [key: string]: unknown }
+}
+
+/**
+ * The default number of notifications waiting for one `events` subscriber.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultEventsCapacity = 256
+
+/**
+ * The largest `events` capacity.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxEventsCapacity = 65_536
+
+/**
  * The raw MCP result types, as the SDK declares them.
  *
  * @since 0.1.0
@@ -79,6 +122,16 @@ export interface Lifecycle {
     id: string,
     options?: CloseOptions
   ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
+  /**
+   * The worker's server notifications from now on (`tools/list_changed`, `resources/list_changed`,
+   * `resources/updated`, `prompts/list_changed`, `notifications/message`), in the order the server sent them. Each
+   * subscriber has its own bounded buffer: one that does not keep up loses the oldest, never memory. The stream
+   * ends when the worker closes or its connection is gone.
+   */
+  readonly events: (
+    id: string,
+    options?: EventsOptions
+  ) => Stream.Stream<ServerNotification, UnknownWorker | InvalidInput | HostUnavailable>
 }
 
 /**

@@ -20,8 +20,13 @@ import {
   ListResourceTemplatesResultSchema,
   ListRootsRequestSchema,
   ListToolsResultSchema,
+  LoggingMessageNotificationSchema,
   McpError,
-  ReadResourceResultSchema
+  PromptListChangedNotificationSchema,
+  ReadResourceResultSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -362,6 +367,27 @@ const answerServerRequests = (machine: Machine, client: Client, handlers: Readon
   }
 }
 
+// The notifications handed on to the host, which counts them and gives them to whoever listens (`events`).
+const notificationSchemas = [
+  ToolListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  PromptListChangedNotificationSchema,
+  LoggingMessageNotificationSchema
+] as const
+
+const forwardNotifications = (machine: Machine, client: Client): void => {
+  for (const schema of notificationSchemas) {
+    client.setNotificationHandler(schema, (notification) => {
+      machine.port.post({
+        _tag: "Notification",
+        method: notification.method,
+        params: JSON.stringify(notification.params ?? {})
+      })
+    })
+  }
+}
+
 // Plain data of the server's progress notification: what the protocol defines, nothing else it may carry.
 const progressOf = (progress: {
   progress: number
@@ -537,6 +563,7 @@ const open = (
     const handlers = request.handlers ?? []
     const client = new Client(clientInfo, { capabilities: capabilitiesOf(handlers) })
     answerServerRequests(machine, client, handlers)
+    forwardNotifications(machine, client)
     machine.state = State.Opening({ workerId, transport, client })
     const started = Date.now()
     yield* Effect.tryPromise({

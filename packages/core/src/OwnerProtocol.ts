@@ -234,6 +234,40 @@ export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
 })
 
 /**
+ * The server notifications a worker hands on to its callers (`McpWorkers.events`): list changes, resource updates
+ * and log messages. Progress and cancellation belong to their request and are handled there.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const NotificationMethod = Schema.Literal(
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/resources/updated",
+  "notifications/prompts/list_changed",
+  "notifications/message"
+)
+
+/**
+ * A server notification a worker hands on to its callers.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type NotificationMethod = typeof NotificationMethod.Type
+
+/**
+ * Owner → host: the server sent a notification (`params` is its params' JSON text).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const NotificationMessage = Schema.TaggedStruct("Notification", {
+  method: NotificationMethod,
+  params: Schema.String
+})
+
+/**
  * Owner → host: a request ended with a typed failure.
  *
  * @since 0.1.0
@@ -276,7 +310,8 @@ export const OwnerMessage = Schema.Union(
   SpawnedMessage,
   FailedMessage,
   ProgressMessage,
-  ServerRequestMessage
+  ServerRequestMessage,
+  NotificationMessage
 )
 
 /**

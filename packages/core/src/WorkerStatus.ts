@@ -38,7 +38,19 @@ export const WorkerStatus = Schema.Struct({
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
   lastFailure: Schema.NullOr(Schema.Struct({ kind: FailureKind, message: Schema.String, at: Schema.String })),
-  cleanup: Schema.NullOr(CleanupSummary)
+  cleanup: Schema.NullOr(CleanupSummary),
+  notifications: Schema.Struct({
+    /** Server notifications received (list changes, resource updates, log messages). */
+    received: Schema.Number,
+    /** Notifications that an `events` subscriber did not take in time: the oldest go first. */
+    dropped: Schema.Number,
+    /** When the server last said that a list changed (ISO 8601), per kind: a cached list older than this is stale. */
+    listChanged: Schema.Struct({
+      tools: Schema.NullOr(Schema.String),
+      resources: Schema.NullOr(Schema.String),
+      prompts: Schema.NullOr(Schema.String)
+    })
+  })
 })
 
 /**

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
@@ -23,6 +24,8 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Remote from "./internal/remote.js"
 
 /**
@@ -114,6 +117,15 @@ export interface PromiseClient extends Requests {
   readonly status: (id: string) => Promise<WorkerStatus>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly close: (id: string, options?: CloseOptions) => Promise<WorkerStatus>
+  /**
+   * The worker's server notifications from this call on, as an async iterator (`for await`). Leaving the loop (or
+   * `return()`) unsubscribes; the iterator ends when the worker closes or its connection is gone. A subscriber that
+   * does not keep up loses the oldest notifications beyond `capacity` (counted in `status().notifications`).
+   */
+  readonly events: (
+    id: string,
+    options?: McpWorkers.EventsOptions
+  ) => AsyncIterableIterator<McpWorkers.ServerNotification> & AsyncDisposable
   /** Closes this client's channels (not the workers: they belong to the host). Calls in flight are interrupted. */
   readonly dispose: () => Promise<void>
   readonly [Symbol.asyncDispose]: () => Promise<void>
@@ -186,12 +198,60 @@ export const makePromiseClient = (): PromiseClient => {
     ])
   ) as unknown as Requests
 
+  const events: PromiseClient["events"] = (id, options) => {
+    // The stream runs in a scope of its own, closed when the caller is done. Its first read starts now, so the
+    // subscription exists from this call on, not from the first `next()`.
+    const scope = Effect.runSync(Scope.make())
+    const pull = run((client) => Scope.extend(Stream.toPull(client.events(id, options)), scope))
+    pull.catch(() => {})
+    const read = () => runtime.runPromiseExit(Effect.flatten(Effect.promise(() => pull)))
+    let ahead: ReturnType<typeof read> | undefined = read()
+    let buffered: Array<McpWorkers.ServerNotification> = []
+    let finished = false
+    const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+      if (!finished) {
+        finished = true
+        buffered = []
+        await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
+      }
+      return { done: true, value: undefined }
+    }
+    const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+      while (!finished) {
+        const item = buffered.shift()
+        if (item !== undefined) return { done: false, value: item }
+        const exit = await (ahead ?? read())
+        ahead = undefined
+        if (Exit.isSuccess(exit)) {
+          buffered = Array.from(exit.value)
+          continue
+        }
+        await finish()
+        const failure = Cause.failureOption(exit.cause)
+        // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
+        if (Option.isSome(failure) && Option.isNone(failure.value)) break
+        throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
+      }
+      return { done: true, value: undefined }
+    }
+    const iterator = {
+      next,
+      return: finish,
+      [Symbol.asyncIterator]: () => iterator,
+      [Symbol.asyncDispose]: async () => {
+        await finish()
+      }
+    }
+    return iterator
+  }
+
   return {
     open: (config, options) => run((client) => client.open(config, { timeout: duration(options?.timeout) })),
     ...requests,
     status: (id) => run((client) => client.status(id)),
     cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
     close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
+    events,
     dispose,
     [Symbol.asyncDispose]: dispose
   }

@@ -5,7 +5,7 @@
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
-import type { InvalidInput, OpenFailed, RequestError } from "@mcp-worker/core/McpWorkerError"
+import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
@@ -21,6 +21,7 @@ import type { Options } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import * as HostClose from "./hostClose.js"
+import * as HostEvents from "./hostEvents.js"
 import * as HostOpen from "./hostOpen.js"
 import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
@@ -46,6 +47,13 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     timeout: number | undefined,
     onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
   ) => Effect.Effect<unknown, RequestError>
+  /** One pull of a remote thread's `events` subscription. */
+  readonly pullEvents: (
+    id: string,
+    subscription: string,
+    capacity: number,
+    end: boolean
+  ) => Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput>
 }
 
 const isProxy = (u: unknown) => types.isProxy(u)
@@ -96,7 +104,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       runFork: yield* FiberSet.makeRuntime<never>(),
       manager: yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker)),
       // Acquired before the close-all finalizer below, so it ends after every worker was closed (C27).
-      reaper: yield* Reaper.make
+      reaper: yield* Reaper.make,
+      remoteSubscriptions: new Map()
     }
     yield* exitHook(registry)
     // C7: the host's finalizer closes every worker, in parallel.
@@ -120,7 +129,9 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress),
       status: (id) => Effect.map(lookup(registry, id), statusOf),
       cancel: HostRequest.cancel(registry),
-      close: HostClose.close(registry)
+      close: HostClose.close(registry),
+      events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions),
+      pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end)
     }
   })
 

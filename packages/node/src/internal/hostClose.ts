@@ -15,6 +15,7 @@ import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { budgetOf } from "./budget.js"
+import * as HostEvents from "./hostEvents.js"
 import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
 import { type Entry, settle, statusOf } from "./workerEntry.js"
 
@@ -79,6 +80,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       })
     }
     entry.state = "closed"
+    HostEvents.endAll(entry)
     registry.entries.delete(entry.workerId)
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker closed").pipe(
       Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })

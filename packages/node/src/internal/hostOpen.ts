@@ -17,6 +17,7 @@ import * as Scope from "effect/Scope"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import { budgetOf } from "./budget.js"
+import * as HostEvents from "./hostEvents.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
 import type { Entry } from "./workerEntry.js"
@@ -84,7 +85,10 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig) =>
       protocolVersion: null,
       server: null,
       lastFailure: null,
-      cleanup: null
+      cleanup: null,
+      notifications: HostEvents.counters(),
+      subscribers: new Set(),
+      ended: false
     }
     yield* Scope.addFinalizer(
       scope,

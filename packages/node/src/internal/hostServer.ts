@@ -106,6 +106,8 @@ const run = (
       return registry.cancel(operation.workerId, operation.requestId)
     case "Close":
       return registry.close(operation.workerId, { timeout: remaining(operation.deadline) })
+    case "Events":
+      return registry.pullEvents(operation.workerId, operation.subscription, operation.capacity, operation.end === true)
   }
 }
 

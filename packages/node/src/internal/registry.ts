@@ -23,6 +23,7 @@ import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
+import * as HostEvents from "./hostEvents.js"
 import type * as Reaper from "./reaper.js"
 import { type Entry, resultOf, settle } from "./workerEntry.js"
 
@@ -50,6 +51,8 @@ export interface Registry {
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   readonly manager: Worker.WorkerManager
   readonly reaper: Reaper.Reaper
+  /** The `events` subscriptions of remote threads, by the remote's id for each. */
+  readonly remoteSubscriptions: Map<string, HostEvents.RemoteSubscription>
 }
 
 /** The open worker with this id. @internal */
@@ -69,6 +72,7 @@ export const markFailed = (
   if (entry.state !== "ready") return
   entry.state = "failed"
   entry.lastFailure = { kind, message, at }
+  HostEvents.endAll(entry)
   registry.runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
 }
 
@@ -178,6 +182,8 @@ export const onOwnerMessage =
         return reportProgress(registry, entry, message.requestId, message.progress)
       case "ServerRequest":
         return answerServerRequest(registry, entry, message)
+      case "Notification":
+        return HostEvents.publish(entry, message)
     }
   }
 

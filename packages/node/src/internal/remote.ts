@@ -22,10 +22,16 @@ import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Chunk from "effect/Chunk"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "./budget.js"
+import * as HostEvents from "./hostEvents.js"
+import * as Protocol from "./remoteProtocol.js"
 import * as RemoteClient from "./remoteClient.js"
 import { traced } from "./traced.js"
 
@@ -170,7 +176,43 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
-  const service: RemoteService = { open, ...requests, status, cancel, close }
+  const events: McpWorkers.McpWorkersService["events"] = (id, options) =>
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const workerId = yield* checkId(id)
+        const capacity = yield* HostEvents.capacityOf(options)
+        const subscription = Protocol.randomId()
+        const pull = (end: boolean) =>
+          RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
+            HostEvents.Batch,
+            UnknownWorker | InvalidInput | HostUnavailable
+          >
+        // Subscribed as the stream starts, not when it is first read: what the server sends from now on is kept.
+        const first = yield* Effect.forkScoped(pull(false))
+        let taken = false
+        let done = false
+        // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
+        yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
+        const next = Effect.suspend(() => {
+          if (done) return Effect.fail(Option.none())
+          const batch = taken ? pull(false) : Fiber.join(first)
+          taken = true
+          return Effect.mapBoth(batch, {
+            onFailure: (error) => {
+              done = true
+              return Option.some(error)
+            },
+            onSuccess: (batch) => {
+              done = batch.done
+              return Chunk.unsafeFromArray(batch.items.slice())
+            }
+          })
+        })
+        return Stream.repeatEffectChunkOption(next)
+      })
+    )
+
+  const service: RemoteService = { open, ...requests, status, cancel, close, events }
   return service
 })
 /**

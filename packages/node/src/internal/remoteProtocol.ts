@@ -104,8 +104,22 @@ export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schem
 /** @internal */
 export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
 
+/**
+ * One pull of an `events` subscription (`subscription`: the remote's random id for it). The first pull subscribes;
+ * each is answered with what the host buffered for it, `{ items, done }`, once there is at least one; `end`
+ * unsubscribes.
+ *
+ * @internal
+ */
+export const Events = Schema.TaggedStruct("Events", {
+  workerId,
+  subscription: Schema.String,
+  capacity: Schema.Number,
+  end: Schema.optional(Schema.Boolean)
+})
+
 /** One operation of `McpWorkers`, as data. @internal */
-export const Operation = Schema.Union(Open, Call, Status, Cancel, Close)
+export const Operation = Schema.Union(Open, Call, Status, Cancel, Close, Events)
 
 /** @internal */
 export type Operation = typeof Operation.Type

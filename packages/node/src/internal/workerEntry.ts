@@ -19,6 +19,7 @@ import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Deferred from "effect/Deferred"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
+import type * as HostEvents from "./hostEvents.js"
 import type { MessagePort, Worker as NodeThread } from "node:worker_threads"
 
 /** The request in flight on a worker. @internal */
@@ -50,6 +51,12 @@ export interface Entry {
   server: { name: string; version: string } | null
   lastFailure: { kind: FailureKind; message: string; at: string } | null
   cleanup: CleanupSummary | null
+  /** The server's notifications so far, as `status` shows them. */
+  readonly notifications: HostEvents.Counters
+  /** Who listens to them (`events`). */
+  readonly subscribers: Set<HostEvents.Subscriber>
+  /** The worker closed or failed: a new subscription ends at once. */
+  ended: boolean
 }
 
 /** The raw result of a `Success` message. @internal */
@@ -69,7 +76,12 @@ export const statusOf = (entry: Entry): WorkerStatus => ({
   protocolVersion: entry.protocolVersion,
   server: entry.server,
   lastFailure: entry.lastFailure,
-  cleanup: entry.cleanup
+  cleanup: entry.cleanup,
+  notifications: {
+    received: entry.notifications.received,
+    dropped: entry.notifications.dropped,
+    listChanged: { ...entry.notifications.listChanged }
+  }
 })
 
 /** Completes the request in flight with `exit`, if it is still the one named. @internal */

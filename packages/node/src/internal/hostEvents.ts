@@ -1,0 +1,198 @@
+/**
+ * A worker's server notifications in the host: counted on the worker's record (its `status`), and handed to each
+ * subscriber of `events` through a bounded buffer of its own that drops its oldest notification when full. With
+ * nobody subscribed, a notification costs a counter and nothing is kept.
+ *
+ * A remote thread subscribes by pulling: each `Events` call takes what is buffered (waiting for at least one),
+ * so a remote holds at most one batch and the host at most `capacity` notifications per subscriber.
+ *
+ * @internal
+ */
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import type { Registry } from "./registry.js"
+import type { Entry } from "./workerEntry.js"
+
+/** Marks the end of a subscription: the worker closed or its connection is gone. */
+const end: unique symbol = Symbol.for("@mcp-worker/node/events/end")
+
+type Item = McpWorkers.ServerNotification | typeof end
+
+/** One subscriber of a worker's notifications. @internal */
+export interface Subscriber {
+  readonly queue: Queue.Queue<Item>
+  readonly capacity: number
+}
+
+/** A worker's notification counters, as its status shows them. @internal */
+export interface Counters {
+  received: number
+  dropped: number
+  readonly listChanged: { tools: string | null; resources: string | null; prompts: string | null }
+}
+
+/** Fresh counters of a new worker. @internal */
+export const counters = (): Counters => ({
+  received: 0,
+  dropped: 0,
+  listChanged: { tools: null, resources: null, prompts: null }
+})
+
+/** A remote's batch: what was buffered, and whether the subscription has ended. @internal */
+export interface Batch {
+  readonly items: ReadonlyArray<McpWorkers.ServerNotification>
+  readonly done: boolean
+}
+
+/** The most a remote takes in one pull. */
+const maxBatch = 64
+
+/** A subscriber's capacity, refused with where it is when it is not a whole number in range. @internal */
+export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Either.Either<number, InvalidInput> => {
+  const capacity: unknown = options?.capacity
+  if (capacity === undefined) return Either.right(McpWorkers.defaultEventsCapacity)
+  return typeof capacity === "number" &&
+    Number.isInteger(capacity) &&
+    capacity >= 1 &&
+    capacity <= McpWorkers.maxEventsCapacity
+    ? Either.right(capacity)
+    : Either.left(
+        new InvalidInput({
+          where: "arguments",
+          path: "options.capacity",
+          message: `must be a whole number from 1 to ${McpWorkers.maxEventsCapacity}`,
+          delivery: "not_sent"
+        })
+      )
+}
+
+const listOf = (method: OwnerProtocol.NotificationMethod): keyof Counters["listChanged"] | undefined =>
+  method === "notifications/tools/list_changed"
+    ? "tools"
+    : method === "notifications/resources/list_changed"
+      ? "resources"
+      : method === "notifications/prompts/list_changed"
+        ? "prompts"
+        : undefined
+
+// When the buffer is full, the oldest goes and is counted (a queue's own `unsafeOffer` would refuse the newest).
+const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
+  if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) >= subscriber.capacity) {
+    Effect.runSync(Queue.poll(subscriber.queue))
+    entry.notifications.dropped++
+  }
+  subscriber.queue.unsafeOffer(item)
+}
+
+/** A server notification from the owner: counted, and handed to every subscriber. @internal */
+export const publish = (entry: Entry, message: typeof OwnerProtocol.NotificationMessage.Type): void => {
+  entry.notifications.received++
+  const list = listOf(message.method)
+  if (list !== undefined) entry.notifications.listChanged[list] = new Date().toISOString()
+  if (entry.subscribers.size === 0) return
+  const params = JsonValue.decodeUnsafe(message.params)
+  const notification: McpWorkers.ServerNotification = {
+    method: message.method,
+    params: JsonValue.isJsonObject(params) ? params : {}
+  }
+  for (const subscriber of entry.subscribers) offer(entry, subscriber, notification)
+}
+
+/** The worker closed or failed: every subscription ends after what it has buffered. @internal */
+export const endAll = (entry: Entry): void => {
+  for (const subscriber of entry.subscribers) offer(entry, subscriber, end)
+  entry.subscribers.clear()
+  entry.ended = true
+}
+
+const subscribe = (entry: Entry, capacity: number): Subscriber => {
+  const subscriber: Subscriber = { queue: Effect.runSync(Queue.bounded<Item>(capacity)), capacity }
+  if (entry.ended) subscriber.queue.unsafeOffer(end)
+  else entry.subscribers.add(subscriber)
+  return subscriber
+}
+
+const unsubscribe = (entry: Entry, subscriber: Subscriber): void => {
+  entry.subscribers.delete(subscriber)
+}
+
+const lookup = (registry: Registry, id: string): Effect.Effect<Entry, UnknownWorker> => {
+  const entry = registry.entries.get(id)
+  return entry === undefined ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.succeed(entry)
+}
+
+const isNotification = (item: Item): item is McpWorkers.ServerNotification => item !== end
+
+/** `events` in the host thread. @internal */
+export const events = (
+  registry: Registry,
+  id: string,
+  options: McpWorkers.EventsOptions | undefined
+): Stream.Stream<McpWorkers.ServerNotification, UnknownWorker | InvalidInput> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const capacity = yield* capacityOf(options)
+      const entry = yield* lookup(registry, id)
+      const subscriber = yield* Effect.acquireRelease(
+        Effect.sync(() => subscribe(entry, capacity)),
+        (subscriber) => Effect.sync(() => unsubscribe(entry, subscriber))
+      )
+      return Stream.fromQueue(subscriber.queue).pipe(Stream.takeWhile(isNotification))
+    })
+  )
+
+/**
+ * One pull of a remote subscription (`subscription` is the remote's id for it): the first creates it, each takes
+ * what is buffered or waits for the next notification, `end` ends it. A pull that is interrupted (the remote's
+ * stream was interrupted, or its thread went silent) ends it too.
+ *
+ * @internal
+ */
+export const pull = (
+  registry: Registry,
+  id: string,
+  subscription: string,
+  capacity: number,
+  endIt: boolean
+): Effect.Effect<Batch, UnknownWorker | InvalidInput> =>
+  Effect.gen(function* () {
+    const known = registry.remoteSubscriptions.get(subscription)
+    if (endIt) {
+      if (known !== undefined) forget(registry, subscription, known)
+      return { items: [], done: true }
+    }
+    let current = known
+    if (current === undefined) {
+      const checked = yield* capacityOf({ capacity })
+      const entry = yield* lookup(registry, id)
+      current = { entry, subscriber: subscribe(entry, checked) }
+      registry.remoteSubscriptions.set(subscription, current)
+    }
+    const { subscriber } = current
+    const taken = yield* Queue.takeBetween(subscriber.queue, 1, Math.min(maxBatch, subscriber.capacity)).pipe(
+      Effect.onInterrupt(() => Effect.sync(() => forget(registry, subscription, current)))
+    )
+    const items = Chunk.toReadonlyArray(taken)
+    const done = items.length > 0 && !isNotification(items[items.length - 1]!)
+    if (done) forget(registry, subscription, current)
+    return { items: items.filter(isNotification), done }
+  })
+
+const forget = (registry: Registry, subscription: string, known: RemoteSubscription) => {
+  registry.remoteSubscriptions.delete(subscription)
+  unsubscribe(known.entry, known.subscriber)
+}
+
+/** A remote's subscription, by the remote's id for it. @internal */
+export interface RemoteSubscription {
+  readonly entry: Entry
+  readonly subscriber: Subscriber
+}
