@@ -1,9 +1,11 @@
 /**
- * Callers' time budgets: what a `timeout` option may be, and how it becomes milliseconds.
+ * Callers' time budgets: what a `timeout` option may be, how it becomes milliseconds, and how much of it is left.
  */
 import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import { maxTimeoutMs } from "@mcp-worker/core/ServerConfig"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 
@@ -38,3 +40,31 @@ export const budgetOf = (input: Duration.DurationInput | undefined): Either.Eith
 /** @internal */
 export const invalidTimeout = (where: "config" | "arguments", message: string) =>
   new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
+
+/**
+ * A budget being spent, as the `Clock` service tells time. Only for budgets that stay on one thread: a deadline
+ * handed to another thread is a `Date.now()` instant (remoteProtocol.ts), the one clock all threads share.
+ *
+ * @internal
+ */
+export interface Running {
+  readonly budgetMs: number
+  readonly startedMs: number
+}
+
+/** Starts spending `budgetMs` now. @internal */
+export const start = (budgetMs: number): Effect.Effect<Running> =>
+  Effect.map(Clock.currentTimeMillis, (startedMs) => ({ budgetMs, startedMs }))
+
+/** The milliseconds spent since the budget started. @internal */
+export const elapsed = (running: Running): Effect.Effect<number> =>
+  Effect.map(Clock.currentTimeMillis, (now) => now - running.startedMs)
+
+/**
+ * The milliseconds left, never below 1: what is left becomes the timeout of the next step, and a spent budget must
+ * still bound that step rather than read as no time at all.
+ *
+ * @internal
+ */
+export const left = (running: Running): Effect.Effect<number> =>
+  Effect.map(elapsed(running), (spent) => Math.max(1, running.budgetMs - spent))

@@ -163,6 +163,13 @@ export const parsePs = (output: string, pgid: number): Array<JobProcess> => {
   return found
 }
 
+// `ps` and `taskkill` run through `child_process`, not `@effect/platform` `Command`: measured on Linux (the same
+// `ps -axo` a Mac runs; 50 scans each, interleaved, median), `Command.string` with `NodeCommandExecutor.layer` +
+// `NodeFileSystem.layer` took 3–4 ms more per scan than `execFile` (about 36 ms against 33 ms) with the layer built
+// once, 5–7 ms more with the layer provided per scan, and it pulled its Stream/Sink machinery into the owner-thread
+// runtime: 561,369 → 601,631 bytes (+7%), loaded by every owner thread to serve a path only non-Linux POSIX systems
+// take. `Command.string` also ignores the exit code, which `execFile` reports as an error here.
+
 /**
  * Best effort on macOS and other POSIX systems without `/proc`: the process group only, since `ps` does not
  * show other processes' environments. A failing `ps` reports nothing.

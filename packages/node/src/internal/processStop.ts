@@ -5,7 +5,10 @@
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type { ChildProcess } from "node:child_process"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type { Predicate } from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
 import * as internal from "./processScan.js"
 
 const pollMs = 15
@@ -20,6 +23,18 @@ export interface StopContext {
   readonly child: ChildProcess | undefined
   readonly count: (marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>
   readonly budgetMs: number | undefined
+}
+
+/** One stop in progress: its job, its deadline (as `nowMs`) and what it has signalled so far. */
+interface Stop {
+  readonly ctx: StopContext
+  readonly budget: number
+  readonly deadline: number
+  readonly signalled: { term: number; kill: number }
+  /** Single processes already sent SIGKILL, so a later round does not count them again. */
+  readonly killed: Set<number>
+  escaped: number
+  groupKilled: boolean
 }
 
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
@@ -38,107 +53,138 @@ const groupIsOurs = (found: ReadonlyArray<internal.JobProcess>, ctx: StopContext
   found.some((p) => p.inGroup && p.marked) ||
   !found.some((p) => p.pid === ctx.pgid)
 
+// Processes usually go within a few ms of a signal or EOF: poll after 1, 2, 4 and 8 ms, then every pollMs.
+const backoff = Schedule.exponential(Duration.millis(1)).pipe(
+  Schedule.intersect(Schedule.recurs(4)),
+  Schedule.andThen(Schedule.spaced(pollMs))
+)
+
+/**
+ * Recurs with the delays of `delays` while the last result is `pending` and the clock (`nowMs`) is before `until`;
+ * its output is that last result.
+ */
+const whilePending = <A>(pending: Predicate<A>, until: number, delays: Schedule.Schedule<unknown>) =>
+  Schedule.recurWhile(pending).pipe(
+    Schedule.zipLeft(delays),
+    Schedule.checkEffect(() => Effect.map(nowMs, (now) => now < until))
+  )
+
+/** `whilePending` with `backoff`, the last wait cut short so that it ends at `until`, not after. */
+const pollUntil = <A>(pending: Predicate<A>, until: number): Schedule.Schedule<A, A> =>
+  whilePending(pending, until, backoff).pipe(
+    Schedule.modifyDelayEffect((_, delay) =>
+      Effect.map(nowMs, (now) => Duration.min(delay, Duration.millis(Math.max(0, until - now))))
+    )
+  )
+
+const isEmpty = (pids: ReadonlyArray<number>): boolean => pids.length === 0
+const someLeft = (pids: ReadonlyArray<number>): boolean => pids.length > 0
+
+const countLeft = (ctx: StopContext) => ctx.count(ctx.marker, ctx.pgid)
+const scan = (ctx: StopContext) => internal.scanJob(ctx.marker, ctx.pgid)
+const nothingLeft = (ctx: StopContext) => Effect.map(countLeft(ctx), isEmpty)
+const groupEmpty = (ctx: StopContext) => Effect.map(scan(ctx), (found) => !found.some((p) => p.inGroup))
+
+/** Checks `done` until it holds or `ms` (capped by the deadline) has passed; says whether it held. */
+const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
+  Effect.flatMap(nowMs, (now) =>
+    Effect.repeat(
+      done,
+      pollUntil((held: boolean) => !held, Math.min(stop.deadline, now + ms))
+    )
+  )
+
+const endStdin = (child: ChildProcess): void => {
+  const stdin = child.stdin
+  if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
+    stdin.on("error", () => {}) // EPIPE from a child that is already gone is expected here
+    stdin.end()
+  }
+}
+
+/** (1) Polite: end stdin and give the tree a short grace to go by itself. Says whether nothing is left. */
+const stepEof = (stop: Stop): Effect.Effect<boolean> => {
+  const { child } = stop.ctx
+  if (child === undefined) return nothingLeft(stop.ctx)
+  endStdin(child)
+  return waitFor(stop, nothingLeft(stop.ctx), Math.min(200, stop.budget * 0.1))
+}
+
+/**
+ * (2) SIGTERM the group and wait for it to empty (escaped processes get no SIGTERM, so they are not waited for
+ * here). Says whether nothing is left.
+ */
+const stepTerm = (stop: Stop): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const { ctx } = stop
+    const found = yield* scan(ctx)
+    if (
+      ctx.pgid !== undefined &&
+      found.some((p) => p.inGroup) &&
+      groupIsOurs(found, ctx) &&
+      internal.signalGroup(ctx.pgid, "SIGTERM")
+    ) {
+      stop.signalled.term++
+      yield* waitFor(stop, groupEmpty(ctx), stop.budget * 0.4)
+    }
+    return yield* nothingLeft(ctx)
+  })
+
+/** (3) SIGKILL the group and every process that still carries the marker; run again for late arrivals. */
+const killRound = (stop: Stop): Effect.Effect<void> =>
+  Effect.map(scan(stop.ctx), (found) => {
+    const { ctx } = stop
+    const signalGroup = found.some((p) => p.inGroup) && groupIsOurs(found, ctx)
+    if (signalGroup && ctx.pgid !== undefined && internal.signalGroup(ctx.pgid, "SIGKILL") && !stop.groupKilled) {
+      stop.groupKilled = true
+      stop.signalled.kill++
+    }
+    for (const p of found) {
+      if (!p.marked || (p.inGroup && signalGroup) || stop.killed.has(p.pid)) continue
+      if (internal.signalMarked(p.pid, ctx.marker, "SIGKILL")) {
+        stop.killed.add(p.pid)
+        stop.signalled.kill++
+        if (!p.inGroup) stop.escaped++
+      }
+    }
+  })
+
+/** (4) Confirm: re-scan until nothing is left or the budget ends; kill anything that appeared meanwhile. */
+const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.flatMap(countLeft(stop.ctx), (remaining) =>
+    countLeft(stop.ctx).pipe(
+      Effect.tap((pids) => (someLeft(pids) ? killRound(stop) : Effect.void)),
+      Effect.scheduleFrom(remaining, pollUntil(someLeft, stop.deadline))
+    )
+  )
+
 /** Runs the stop sequence within the budget and says what is left. @internal */
 export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     const budget =
       ctx.budgetMs !== undefined && Number.isFinite(ctx.budgetMs) ? Math.max(0, ctx.budgetMs) : defaultBudgetMs
     const start = yield* nowMs
-    const deadline = start + budget
-    const left = Effect.map(nowMs, (now) => Math.max(0, deadline - now))
-    const signalled = { term: 0, kill: 0 }
-    const killed = new Set<number>()
-    let escaped = 0
-    let groupKilled = false
-
     if (internal.platform === "win32") return yield* stopWindows(ctx, budget, start)
-
-    const countLeft = ctx.count(ctx.marker, ctx.pgid)
-    const detailed = internal.scanJob(ctx.marker, ctx.pgid)
-
-    // Polls `done` until it is true or `ms` (capped by the deadline) has passed. Processes usually go within
-    // a few ms of a signal or EOF, so the interval starts at 1 ms and doubles up to pollMs.
-    const waitUntil = (done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
-      Effect.gen(function* () {
-        const until = Math.min(deadline, (yield* nowMs) + ms)
-        let interval = 1
-        while (true) {
-          if (yield* done) return true
-          const now = yield* nowMs
-          if (now >= until) return false
-          yield* Effect.sleep(Math.min(interval, until - now))
-          interval = Math.min(pollMs, interval * 2)
-        }
-      })
-    const nothingLeft = Effect.map(countLeft, (pids) => pids.length === 0)
-    const groupEmpty = Effect.map(detailed, (found) => !found.some((p) => p.inGroup))
-
-    const killRound = Effect.gen(function* () {
-      const found = yield* detailed
-      const groupMembers = found.some((p) => p.inGroup)
-      const signalGroup = groupMembers && groupIsOurs(found, ctx)
-      if (signalGroup && ctx.pgid !== undefined && internal.signalGroup(ctx.pgid, "SIGKILL") && !groupKilled) {
-        groupKilled = true
-        signalled.kill++
-      }
-      for (const p of found) {
-        if (!p.marked || (p.inGroup && signalGroup) || killed.has(p.pid)) continue
-        if (internal.signalMarked(p.pid, ctx.marker, "SIGKILL")) {
-          killed.add(p.pid)
-          signalled.kill++
-          if (!p.inGroup) escaped++
-        }
-      }
-    })
-
-    // (1) polite: end stdin and give the tree a short grace to go by itself.
-    const t0 = yield* nowMs
-    let gone = false
-    if (ctx.child !== undefined) {
-      const stdin = ctx.child.stdin
-      if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
-        stdin.on("error", () => {}) // EPIPE from a child that is already gone is expected here
-        stdin.end()
-      }
-      gone = yield* waitUntil(nothingLeft, Math.min(200, budget * 0.1))
-    } else {
-      gone = yield* nothingLeft
+    const stop: Stop = {
+      ctx,
+      budget,
+      deadline: start + budget,
+      signalled: { term: 0, kill: 0 },
+      killed: new Set(),
+      escaped: 0,
+      groupKilled: false
     }
 
-    // (2) SIGTERM the group, wait for the group to empty (escaped processes get no SIGTERM, so they are not
-    // waited for here).
+    const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
-    if (!gone) {
-      const found = yield* detailed
-      if (
-        ctx.pgid !== undefined &&
-        found.some((p) => p.inGroup) &&
-        groupIsOurs(found, ctx) &&
-        internal.signalGroup(ctx.pgid, "SIGTERM")
-      ) {
-        signalled.term++
-        yield* waitUntil(groupEmpty, budget * 0.4)
-      }
-      gone = yield* nothingLeft
-    }
-
-    // (3) SIGKILL the group and every process that still carries the marker.
+    const gone = eofGone || (yield* stepTerm(stop))
     const t2 = yield* nowMs
-    if (!gone) yield* killRound
-
-    // (4) confirm: re-scan until nothing is left or the budget ends; kill anything that appeared meanwhile.
+    if (!gone) yield* killRound(stop)
     const t3 = yield* nowMs
-    let remaining: ReadonlyArray<number> = gone ? [] : yield* countLeft
-    let interval = 1
-    while (remaining.length > 0 && (yield* left) > 0) {
-      yield* Effect.sleep(Math.min(interval, yield* left))
-      interval = Math.min(pollMs, interval * 2)
-      remaining = yield* countLeft
-      if (remaining.length > 0) yield* killRound
-    }
+    const remaining = gone ? [] : yield* stepConfirm(stop)
     const end = yield* nowMs
 
-    if (remaining.length === 0 && ctx.child !== undefined) {
+    if (isEmpty(remaining) && ctx.child !== undefined) {
       // Nothing can write any more: release the read ends even if an untracked holder kept them open.
       ctx.child.stdout?.destroy()
       ctx.child.stderr?.destroy()
@@ -146,7 +192,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
     yield* Effect.logDebug("ProcessJob stop").pipe(
       Effect.annotateLogs({
         pgid: ctx.pgid,
-        eofMs: Math.round(t1 - t0),
+        eofMs: Math.round(t1 - start),
         termMs: Math.round(t2 - t1),
         killMs: Math.round(t3 - t2),
         confirmMs: Math.round(end - t3),
@@ -155,8 +201,8 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
     )
     return {
       activeProcesses: remaining.length,
-      signalled,
-      escaped,
+      signalled: stop.signalled,
+      escaped: stop.escaped,
       durationMs: Math.round(end - start),
       sessionTerminated: null
     }
@@ -168,11 +214,10 @@ const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Ef
     ctx.child?.stdin?.on("error", () => {})
     ctx.child?.stdin?.end()
     const killed = ctx.pgid === undefined ? false : yield* internal.taskkill(ctx.pgid, budget)
-    let remaining = yield* ctx.count(ctx.marker, ctx.pgid)
-    while (remaining.length > 0 && (yield* nowMs) - start < budget) {
-      yield* Effect.sleep(pollMs)
-      remaining = yield* ctx.count(ctx.marker, ctx.pgid)
-    }
+    const remaining = yield* Effect.repeat(
+      countLeft(ctx),
+      whilePending(someLeft, start + budget, Schedule.spaced(pollMs))
+    )
     const end = yield* nowMs
     return {
       activeProcesses: remaining.length,
