@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { budgetOf } from "./budget.js"
+import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
 import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
 import { type Entry, settle, statusOf } from "./workerEntry.js"
@@ -45,15 +45,16 @@ const merged = (confirmed: CleanupSummary, summary: CleanupSummary | undefined, 
 const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.gen(function* () {
     const started = Date.now()
-    const left = () => Math.max(1, budgetMs - (Date.now() - started))
+    const running = yield* Budget.start(budgetMs)
     endPending(entry)
     let summary: CleanupSummary | undefined
     if (entry.threadAlive && entry.control !== undefined) {
       // `close` runs uninterruptibly (a caller's interruption must not stop a cleanup half way), so each bounded
       // step is made interruptible again for its own timeout to take effect.
+      const left = yield* Budget.left(running)
       summary = yield* entry.control
-        .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left() * 0.8) }))
-        .pipe(Effect.interruptible, Effect.timeout(left()), Effect.option, Effect.map(Option.getOrUndefined))
+        .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
+        .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
     // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone (the polite path
     // then finishes in the background).
@@ -61,13 +62,13 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     yield* Scope.close(entry.scope, Exit.void).pipe(
       Effect.disconnect,
       Effect.interruptible,
-      Effect.timeout(left()),
+      Effect.timeout(yield* Budget.left(running)),
       Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
     )
     // Confirmed by re-scanning from the host, whatever the owner said (C19).
     const cleanup = entry.http
       ? (summary ?? emptyCleanup)
-      : merged(yield* confirmGone(registry, entry, left()), summary, started)
+      : merged(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
     entry.cleanup = cleanup
     if (cleanup.activeProcesses > 0) {
       // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a
@@ -98,7 +99,7 @@ export const close =
       const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
       entry.closing = closing
       // Close has no InvalidInput to report: an unusable budget falls back to the default one.
-      const budgetMs = Either.getOrUndefined(budgetOf(options?.timeout)) ?? registry.defaults.closeMs
+      const budgetMs = Either.getOrUndefined(Budget.budgetOf(options?.timeout)) ?? registry.defaults.closeMs
       return closeEntry(registry, entry, budgetMs).pipe(
         Effect.onExit((exit) =>
           Effect.sync(() => {

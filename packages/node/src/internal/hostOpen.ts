@@ -8,6 +8,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
@@ -16,7 +17,7 @@ import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import type { Handlers } from "../NodeMcpWorkers.js"
-import { budgetOf } from "./budget.js"
+import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
@@ -128,7 +129,7 @@ const handshake = (
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
     entry.control = control
-    const left = Math.max(1, budgetMs - (Date.now() - started))
+    const left = yield* Budget.left({ budgetMs, startedMs: started })
     return yield* control.executeEffect(
       new OwnerProtocol.Open({
         workerId: entry.workerId,
@@ -178,8 +179,9 @@ export const open = (
   options?: McpWorkers.OpenOptions
 ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
   Effect.gen(function* () {
-    const started = Date.now()
-    const budgetMs = (yield* Effect.orDie(budgetOf(options?.timeout))) ?? config.timeoutMs ?? registry.defaults.openMs
+    const started = yield* Clock.currentTimeMillis
+    const budgetMs =
+      (yield* Effect.orDie(Budget.budgetOf(options?.timeout))) ?? config.timeoutMs ?? registry.defaults.openMs
     if (!OwnerThread.bundleExists()) {
       return yield* new OpenFailed({
         stage: "thread",
@@ -201,8 +203,9 @@ export const open = (
     entry.state = "ready"
     registry.opening.delete(entry)
     registry.entries.set(entry.workerId, entry)
+    const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker opened").pipe(
-      Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
+      Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs })
     )
     return entry.workerId
   }).pipe(Effect.withSpan("McpWorkers.open"))
