@@ -107,8 +107,12 @@ export const exerciseProgress = async (mcp: Surface, id: string) => {
       }
     }
   )
+  // Progress and the answer in one write: every notification read before the answer reaches the callback.
+  const burst: Array<unknown> = []
+  await mcp.callTool(id, "progress_burst", { steps: 4 }, { onProgress: (p: unknown) => burst.push(p) })
   return {
     events,
+    burst,
     result: result.structuredContent,
     without: without.structuredContent,
     throwing: throwing.structuredContent
@@ -118,6 +122,7 @@ export const exerciseProgress = async (mcp: Surface, id: string) => {
 /** What every surface must answer to `exerciseProgress`. */
 export const expectedProgress = {
   events: [1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i}` })),
+  burst: [1, 2, 3, 4].map((i) => ({ progress: i, total: 4 })),
   result: { steps: 3, hadToken: true },
   without: { steps: 2, hadToken: false },
   throwing: { steps: 2, hadToken: true }

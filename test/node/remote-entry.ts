@@ -12,6 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
+import { exerciseEverything } from "./everythingSuite.js"
 import { exercise, exerciseEvents, exerciseProgress } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
@@ -40,6 +41,7 @@ export type ScenarioName =
   | "promiseClient"
   | "operations"
   | "events"
+  | "everything"
   | "ask"
   | "host"
 
@@ -299,6 +301,17 @@ const scenarios: Record<ScenarioName, Scenario> = {
       const mcp = makePromiseClient()
       try {
         return await exerciseEvents(mcp, data.id)
+      } finally {
+        await mcp.dispose()
+      }
+    }),
+
+  /** The server-everything suite through the Promise client of this thread. */
+  everything: (data: { id: string }) =>
+    Effect.promise(async () => {
+      const mcp = makePromiseClient()
+      try {
+        return await exerciseEverything(mcp, data.id)
       } finally {
         await mcp.dispose()
       }

@@ -22,6 +22,7 @@ import {
   ListToolsResultSchema,
   LoggingMessageNotificationSchema,
   McpError,
+  ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
   ReadResourceResultSchema,
   ResourceListChangedNotificationSchema,
@@ -185,6 +186,8 @@ interface Connection {
   readonly client: Client
   /** One controller per request, so that a cancel aborts exactly the request it names. */
   readonly inflight: Map<string, AbortController>
+  /** The requests that asked for progress, by the progress token they carry (their request id). */
+  readonly progress: Map<string, AbortController>
 }
 
 /**
@@ -399,6 +402,30 @@ const progressOf = (progress: {
   ...(typeof progress.message === "string" ? { message: progress.message } : {})
 })
 
+/**
+ * Progress is matched to its request here, not by the SDK's `onprogress`: the SDK hands a notification to its
+ * handler a microtask later but forgets the request's handler as soon as the response is read, so the last progress
+ * of a server that answers in the same write is lost. Here a request's token is forgotten only once its outcome was
+ * handled, which is after every notification read before its response.
+ */
+const forwardProgress = (machine: Machine, connection: Connection): void => {
+  connection.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+    const requestId = String(notification.params.progressToken)
+    const controller = connection.progress.get(requestId)
+    if (controller === undefined || controller.signal.aborted) return
+    machine.port.post({ _tag: "Progress", requestId, progress: progressOf(notification.params) })
+  })
+}
+
+// The request's params with its progress token, which is its request id (unique in this owner).
+const withProgressToken = (params: Record<string, unknown>, requestId: string) => ({
+  ...params,
+  _meta: {
+    ...(typeof params._meta === "object" && params._meta !== null ? params._meta : {}),
+    progressToken: requestId
+  }
+})
+
 const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
   const { requestId } = message
   const state = machine.state
@@ -412,19 +439,13 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
   const { connection } = state
   const controller = new AbortController()
   connection.inflight.set(requestId, controller)
-  const params = JSON.parse(message.params)
+  // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
+  const params =
+    message.progress === true ? withProgressToken(JSON.parse(message.params), requestId) : JSON.parse(message.params)
+  if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,
-    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs),
-    // Only when the caller asked: the request then carries a progress token. Progress never extends the budget.
-    ...(message.progress === true
-      ? {
-          onprogress: (progress: { progress: number; total?: number | undefined; message?: string | undefined }) => {
-            if (controller.signal.aborted) return
-            machine.port.post({ _tag: "Progress", requestId, progress: progressOf(progress) })
-          }
-        }
-      : {})
+    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, ServerConfig.maxTimeoutMs)
   }
   // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
   // schemas it validates results against, task requirements it refuses calls for), and descriptions and
@@ -458,6 +479,7 @@ const onSettled = (
   exit: Either.Either<unknown, unknown>
 ): void => {
   connection.inflight.delete(requestId)
+  connection.progress.delete(requestId)
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
   if (controller.signal.aborted) return
   if (Either.isLeft(exit))
@@ -571,9 +593,10 @@ const open = (
         client.connect(transport.transport, { timeout: Math.min(request.timeoutMs, ServerConfig.maxTimeoutMs) }),
       catch: (error) => error
     }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
-    const connection: Connection = { workerId, secrets, transport, client, inflight: new Map() }
+    const connection: Connection = { workerId, secrets, transport, client, inflight: new Map(), progress: new Map() }
     client.onclose = () => fail(machine, "transport", "the connection closed")
     client.onerror = (error: Error) => onClientError(machine, connection, error)
+    forwardProgress(machine, connection)
     machine.state = State.Ready({ connection })
     const server = client.getServerVersion()
     return {
