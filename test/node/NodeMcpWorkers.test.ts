@@ -54,32 +54,6 @@ describe("NodeMcpWorkers (stdio)", () => {
     })
   )
 
-  it.live("C8: a concurrent call fails at once with WorkerBusy and never reaches the server", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig())
-        const slow = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 400, token: "first" }))
-        yield* Effect.sleep(50)
-        const busyStatus = yield* workers.status(id)
-        assert.isTrue(busyStatus.busy)
-        const started = Date.now()
-        const second = yield* Effect.flip(workers.callTool(id, "echo", { token: "second" }))
-        assert.isBelow(Date.now() - started, 50)
-        assert.strictEqual(second._tag, "WorkerBusy")
-        if (second._tag === "WorkerBusy") {
-          assert.strictEqual(second.delivery, "not_sent")
-          assert.strictEqual(second.requestId, busyStatus.requestId)
-        }
-        const first = yield* Fiber.join(slow)
-        assert.strictEqual(structured(first).token, "first")
-        const calls = structured(yield* workers.callTool(id, "calls")).calls as Array<{ token?: string }>
-        assert.isFalse(calls.some((call) => call.token === "second"))
-        assert.isTrue(calls.some((call) => call.token === "first"))
-      })
-    )
-  )
-
   it.live("C14: isError is a normal result; the connection stays ready in the same process", () =>
     withHost(
       Effect.gen(function* () {

@@ -177,39 +177,6 @@ describe("NodeMcpWorkers.layerRemote", () => {
     )
   )
 
-  it.live("C10, C11: Effect.timeout around a remote call cancels exactly that request", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig())
-        const outcome = yield* run("effectTimeout", { id, token: "timed" })
-        if (!outcome.ok) return assert.fail(String(outcome.error))
-        assert.isTrue(outcome.value.timedOut)
-        assert.isAtLeast(outcome.value.ms, 195)
-        assert.isBelow(outcome.value.ms, 1000)
-        yield* expectCancelled(workers, id, "timed", "interrupted")
-        yield* idle(workers, id)
-      })
-    )
-  )
-
-  it.live("C9, C10: a remote request's own timeout is DeliveryUnknown{timeout} and cancels that request", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig())
-        const outcome = yield* run("requestTimeout", { id, token: "budget" })
-        if (!outcome.ok) return assert.fail(String(outcome.error))
-        assert.strictEqual(outcome.value.error._tag, "DeliveryUnknown")
-        assert.strictEqual(outcome.value.error.encoded.reason, "timeout")
-        assert.isAtLeast(outcome.value.ms, 195)
-        assert.isBelow(outcome.value.ms, 1000)
-        yield* expectCancelled(workers, id, "budget", "timeout")
-        yield* idle(workers, id)
-      })
-    )
-  )
-
   it.live(
     "a remote thread terminated mid-call: its request is cancelled long before its budget, the worker works",
     () =>

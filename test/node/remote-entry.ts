@@ -12,6 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
+import { effectSurface, exerciseBehaviour } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { exercise, exerciseEvents, exerciseProgress } from "./operationsSuite.js"
 
@@ -28,8 +29,6 @@ export type ScenarioName =
   | "close"
   | "race"
   | "interrupt"
-  | "effectTimeout"
-  | "requestTimeout"
   | "hang"
   | "stall"
   | "timedCall"
@@ -42,6 +41,7 @@ export type ScenarioName =
   | "operations"
   | "events"
   | "everything"
+  | "behaviour"
   | "ask"
   | "host"
 
@@ -144,26 +144,6 @@ const scenarios: Record<ScenarioName, Scenario> = {
       const started = Date.now()
       yield* Fiber.interrupt(fiber)
       return { interruptMs: Date.now() - started }
-    }),
-
-  /** `Effect.timeout` around a remote call. */
-  effectTimeout: (data: { id: string; token: string }) =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const { exit, ms } = yield* timed(
-        workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }).pipe(Effect.timeout("200 millis"))
-      )
-      return { timedOut: exit._tag === "Failure" && exit.cause._tag === "Fail", ms }
-    }),
-
-  /** The request's own `timeout` option. */
-  requestTimeout: (data: { id: string; token: string }) =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const { exit, ms } = yield* timed(
-        workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }, { timeout: "200 millis" })
-      )
-      return { error: exit._tag === "Failure" && exit.cause._tag === "Fail" ? describe(exit.cause.error) : null, ms }
     }),
 
   /** Starts a long call and never returns: the test terminates the thread. */
@@ -304,6 +284,22 @@ const scenarios: Record<ScenarioName, Scenario> = {
       } finally {
         await mcp.dispose()
       }
+    }),
+
+  /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
+  behaviour: (data: { effect: string; promise: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const effect = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), data.effect))
+      const promise = yield* Effect.promise(async () => {
+        const mcp = makePromiseClient()
+        try {
+          return await exerciseBehaviour(mcp, data.promise)
+        } finally {
+          await mcp.dispose()
+        }
+      })
+      return { effect, promise }
     }),
 
   /** The server-everything suite through the Promise client of this thread. */

@@ -1,0 +1,65 @@
+// The rules every request follows (busy, budget, cancel, a caller who stops waiting), one suite run against every
+// surface: the host service, the Promise client in the host's thread, and a remote thread's layerRemote and Promise
+// client.
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { makePromiseClient } from "@mcp-worker/node"
+import * as Effect from "effect/Effect"
+import { statefulConfig } from "../fixtures/servers.js"
+import {
+  abortedByInterruption,
+  abortedByPromise,
+  effectSurface,
+  exerciseBehaviour,
+  expectedBehaviour
+} from "./behaviourSuite.js"
+import { withHost } from "./helpers.js"
+import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+
+let entry = ""
+let remove = () => {}
+beforeAll(async () => {
+  ;({ entry, remove } = await bundleRemoteEntry())
+})
+afterAll(() => remove())
+
+describe("C8–C12: every surface follows the same request rules", () => {
+  it.live("the host service", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const seen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), id))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
+      })
+    )
+  )
+
+  it.live("the Promise client in the host's thread", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const mcp = makePromiseClient()
+        const seen = yield* Effect.promise(() => exerciseBehaviour(mcp, id).finally(() => mcp.dispose()))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
+      })
+    )
+  )
+
+  it.live("a remote thread: layerRemote and the Promise client", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const effect = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const promise = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const outcome = yield* runInThread(entry, { scenario: "behaviour", data: { effect, promise } })
+        assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
+        assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
+          effect: expectedBehaviour(abortedByInterruption),
+          promise: expectedBehaviour(abortedByPromise)
+        })
+      })
+    )
+  )
+})
