@@ -78,9 +78,54 @@ const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<
     Budget.invalidTimeout(where, message)
   )
 
+const checkWorkerId = (id: unknown): Either.Either<string, UnknownWorker> =>
+  typeof id === "string" ? Either.right(id) : Either.left(new UnknownWorker({ workerId: String(id) }))
+
 /** The deadline of a budget that started at `started` (`Date.now()`: one clock for all threads of the process). */
 const deadlineOf = (budget: number | undefined, started: number): number | undefined =>
   budget === undefined ? undefined : started + budget
+
+/**
+ * `events` from this thread: each pull of the stream takes one batch from the host, so this thread never holds
+ * more than that; the first pull goes out as the stream starts, and ending the stream early unsubscribes.
+ */
+const events =
+  (client: RemoteClient.Client): McpWorkers.McpWorkersService["events"] =>
+  (id, options) =>
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const workerId = yield* checkWorkerId(id)
+        const capacity = yield* HostEvents.capacityOf(options)
+        const subscription = Protocol.randomId()
+        const pull = (end: boolean) =>
+          RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
+            HostEvents.Batch,
+            UnknownWorker | InvalidInput | HostUnavailable
+          >
+        // Subscribed as the stream starts, not when it is first read: what the server sends from now on is kept.
+        const first = yield* Effect.forkScoped(pull(false))
+        let taken = false
+        let done = false
+        // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
+        yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
+        const next = Effect.suspend(() => {
+          if (done) return Effect.fail(Option.none())
+          const batch = taken ? pull(false) : Fiber.join(first)
+          taken = true
+          return Effect.mapBoth(batch, {
+            onFailure: (error) => {
+              done = true
+              return Option.some(error)
+            },
+            onSuccess: (batch) => {
+              done = batch.done
+              return Chunk.unsafeFromArray(batch.items.slice())
+            }
+          })
+        })
+        return Stream.repeatEffectChunkOption(next)
+      })
+    )
 
 /**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
@@ -93,8 +138,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   // Everything is validated here, in the calling thread, so that only plain data in the protocol's shape is ever
   // posted: the host drops a message it cannot read.
-  const checkId = (id: unknown): Either.Either<string, UnknownWorker> =>
-    typeof id === "string" ? Either.right(id) : Either.left(new UnknownWorker({ workerId: String(id) }))
+  const checkId = checkWorkerId
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
     Effect.suspend(() =>
@@ -176,43 +220,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
-  const events: McpWorkers.McpWorkersService["events"] = (id, options) =>
-    Stream.unwrapScoped(
-      Effect.gen(function* () {
-        const workerId = yield* checkId(id)
-        const capacity = yield* HostEvents.capacityOf(options)
-        const subscription = Protocol.randomId()
-        const pull = (end: boolean) =>
-          RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
-            HostEvents.Batch,
-            UnknownWorker | InvalidInput | HostUnavailable
-          >
-        // Subscribed as the stream starts, not when it is first read: what the server sends from now on is kept.
-        const first = yield* Effect.forkScoped(pull(false))
-        let taken = false
-        let done = false
-        // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
-        yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
-        const next = Effect.suspend(() => {
-          if (done) return Effect.fail(Option.none())
-          const batch = taken ? pull(false) : Fiber.join(first)
-          taken = true
-          return Effect.mapBoth(batch, {
-            onFailure: (error) => {
-              done = true
-              return Option.some(error)
-            },
-            onSuccess: (batch) => {
-              done = batch.done
-              return Chunk.unsafeFromArray(batch.items.slice())
-            }
-          })
-        })
-        return Stream.repeatEffectChunkOption(next)
-      })
-    )
-
-  const service: RemoteService = { open, ...requests, status, cancel, close, events }
+  const service: RemoteService = { open, ...requests, status, cancel, close, events: events(client) }
   return service
 })
 /**
