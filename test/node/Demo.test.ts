@@ -61,7 +61,8 @@ describe("examples/execute-code (npm run demo)", () => {
 
       assert.strictEqual(results[7], '   ⇒ {"state":"closed","activeProcesses":0}')
       assert.isFalse(isAlive(opened.pid))
-      assert.isBelow(ms, 15_000)
+      // A guard against a demo that hangs, not a speed check (about 4 s on a quiet machine; speed is the bench's).
+      assert.isBelow(ms, 30_000)
     })
   )
 })
