@@ -1,9 +1,8 @@
 // The rules every request follows (busy, budget, cancel, a caller who stops waiting), one suite run against every
 // surface: the host service, the Promise client in the host's thread, and a remote thread's layerRemote and Promise
 // client.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { makePromiseClient } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import { statefulConfig } from "../fixtures/servers.js"
 import {
@@ -13,15 +12,10 @@ import {
   exerciseBehaviour,
   expectedBehaviour
 } from "./behaviourSuite.js"
-import { withHost } from "./helpers.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { withHost, withPromiseClient } from "./helpers.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 describe("C8–C12: every surface follows the same request rules", () => {
   it.live("the host service", () =>
@@ -40,8 +34,7 @@ describe("C8–C12: every surface follows the same request rules", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const mcp = makePromiseClient()
-        const seen = yield* Effect.promise(() => exerciseBehaviour(mcp, id).finally(() => mcp.dispose()))
+        const seen = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, id))
         assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
       })
     )
@@ -53,7 +46,7 @@ describe("C8–C12: every surface follows the same request rules", () => {
         const workers = yield* McpWorkers
         const effect = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const promise = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const outcome = yield* runInThread(entry, { scenario: "behaviour", data: { effect, promise } })
+        const outcome = yield* runInThread(entry(), { scenario: "behaviour", data: { effect, promise } })
         assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
         assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
           effect: expectedBehaviour(abortedByInterruption),

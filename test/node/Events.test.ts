@@ -1,6 +1,6 @@
 // Server notifications (`events`) and their counters in `status`: one behaviour suite run through the Promise client
 // in the host's thread and in a remote thread, the host's own Stream, and what a flood costs with nobody reading.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { makePromiseClient } from "@mcp-worker/node"
 import * as Chunk from "effect/Chunk"
@@ -10,16 +10,11 @@ import * as Stream from "effect/Stream"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { statefulConfig } from "../fixtures/servers.js"
-import { withHost } from "./helpers.js"
+import { withHost, withPromiseClient } from "./helpers.js"
 import { exerciseEvents, expectedEvents } from "./operationsSuite.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 const every = [
   "notifications/tools/list_changed",
@@ -35,8 +30,7 @@ describe("events: the worker's server notifications, from any thread", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const mcp = makePromiseClient()
-        const seen = yield* Effect.promise(() => exerciseEvents(mcp, id).finally(() => mcp.dispose()))
+        const seen = yield* withPromiseClient((mcp) => exerciseEvents(mcp, id))
         assert.deepStrictEqual(seen, expectedEvents)
       })
     )
@@ -47,7 +41,7 @@ describe("events: the worker's server notifications, from any thread", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const outcome = yield* runInThread(entry, { scenario: "events", data: { id } })
+        const outcome = yield* runInThread(entry(), { scenario: "events", data: { id } })
         assert.isTrue(outcome.ok)
         assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedEvents)
       })

@@ -1,6 +1,6 @@
 // The operations beyond tools against something nobody here wrote: the published server-everything over stdio,
 // from the host and from a remote thread, with the server's requests answered by the host's handlers.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import { NodeMcpWorkers } from "@mcp-worker/node"
@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
 import { everythingAnswers, exerciseEverything, expectedEverything } from "./everythingSuite.js"
 import type { Surface } from "./operationsSuite.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const require = createRequire(import.meta.url)
 const everything = {
@@ -24,12 +24,7 @@ const layer = NodeMcpWorkers.layer({
   }
 })
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 describe("against the published server-everything", () => {
   it.live("from the host", () =>
@@ -55,7 +50,7 @@ describe("against the published server-everything", () => {
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const id = yield* workers.open(everything)
-      const outcome = yield* runInThread(entry, { scenario: "everything", data: { id } })
+      const outcome = yield* runInThread(entry(), { scenario: "everything", data: { id } })
       assert.isTrue(outcome.ok)
       assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedEverything)
     }).pipe(Effect.provide(layer))

@@ -1,26 +1,21 @@
 // The request operations of the table beyond tools (resources, templates, prompts, completions, ping), one
 // behaviour suite run against the host service, the Promise client in the host's thread, and the Promise client
 // in a remote thread; plus the rules every request shares.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { statefulConfig } from "../fixtures/servers.js"
-import { structured, withHost } from "./helpers.js"
+import { structured, withHost, withPromiseClient } from "./helpers.js"
 
 const textOf = (result: { content?: unknown }): string =>
   ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
 import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 describe("request operations beyond tools, and progress", () => {
   it.live("the host service", () =>
@@ -48,12 +43,7 @@ describe("request operations beyond tools, and progress", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const mcp = makePromiseClient()
-        const seen = yield* Effect.promise(() =>
-          exercise(mcp, id)
-            .then(async (operations) => [operations, await exerciseProgress(mcp, id)])
-            .finally(() => mcp.dispose())
-        )
+        const seen = yield* withPromiseClient(async (mcp) => [await exercise(mcp, id), await exerciseProgress(mcp, id)])
         assert.deepStrictEqual(seen, [expected, expectedProgress])
       })
     )
@@ -64,7 +54,7 @@ describe("request operations beyond tools, and progress", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const outcome = yield* runInThread(entry, { scenario: "operations", data: { id } })
+        const outcome = yield* runInThread(entry(), { scenario: "operations", data: { id } })
         assert.isTrue(outcome.ok)
         assert.deepStrictEqual(outcome.ok ? outcome.value : null, { operations: expected, progress: expectedProgress })
       })
@@ -121,7 +111,7 @@ describe("server requests: elicitation, sampling and roots answered by the host'
       const roots = structured(yield* workers.callTool(id, "ask", { kind: "roots" })).answer
       assert.deepStrictEqual(roots.roots, [{ uri: "file:///tmp/project", name: "project" }])
       // The call that made the server ask came from a remote thread: the host's handler still answers it.
-      const outcome = yield* runInThread(entry, { scenario: "ask", data: { id } })
+      const outcome = yield* runInThread(entry(), { scenario: "ask", data: { id } })
       assert.isTrue(outcome.ok)
       assert.strictEqual(outcome.ok ? outcome.value.action : null, "accept")
     }).pipe(Effect.provide(NodeMcpWorkers.layer({ handlers })))

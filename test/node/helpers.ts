@@ -1,6 +1,7 @@
 // Shared helpers for tests that run real owner threads and real server processes.
 import type { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { NodeMcpWorkers } from "@mcp-worker/node"
+import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import type { PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as DiagnosticsChannel from "node:diagnostics_channel"
@@ -10,6 +11,13 @@ import type { Worker } from "node:worker_threads"
 /** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
 export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) =>
   Effect.provide(effect, NodeMcpWorkers.layer())
+
+/** Runs `f` with a Promise client of this thread, disposed when it settles. */
+export const withPromiseClient = <A>(f: (mcp: PromiseClient) => Promise<A>): Effect.Effect<A> =>
+  Effect.promise(() => {
+    const mcp = makePromiseClient()
+    return f(mcp).finally(() => mcp.dispose())
+  })
 
 /** A tool result's `structuredContent`, for reading fixture answers. */
 export const structured = (result: { structuredContent?: unknown }) => result.structuredContent as Record<string, any>

@@ -14,6 +14,7 @@ import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
 import { effectSurface, exerciseBehaviour } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
+import { withPromiseClient } from "./helpers.js"
 import { exercise, exerciseEvents, exerciseProgress } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
@@ -266,52 +267,25 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** Every request operation beyond tools, through the Promise client of this thread. */
   operations: (data: { id: string }) =>
-    Effect.promise(async () => {
-      const mcp = makePromiseClient()
-      try {
-        return { operations: await exercise(mcp, data.id), progress: await exerciseProgress(mcp, data.id) }
-      } finally {
-        await mcp.dispose()
-      }
-    }),
+    withPromiseClient(async (mcp) => ({
+      operations: await exercise(mcp, data.id),
+      progress: await exerciseProgress(mcp, data.id)
+    })),
 
   /** The worker's notifications, through the Promise client of this thread (closes the worker). */
-  events: (data: { id: string }) =>
-    Effect.promise(async () => {
-      const mcp = makePromiseClient()
-      try {
-        return await exerciseEvents(mcp, data.id)
-      } finally {
-        await mcp.dispose()
-      }
-    }),
+  events: (data: { id: string }) => withPromiseClient((mcp) => exerciseEvents(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
   behaviour: (data: { effect: string; promise: string }) =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const effect = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), data.effect))
-      const promise = yield* Effect.promise(async () => {
-        const mcp = makePromiseClient()
-        try {
-          return await exerciseBehaviour(mcp, data.promise)
-        } finally {
-          await mcp.dispose()
-        }
-      })
+      const promise = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, data.promise))
       return { effect, promise }
     }),
 
   /** The server-everything suite through the Promise client of this thread. */
-  everything: (data: { id: string }) =>
-    Effect.promise(async () => {
-      const mcp = makePromiseClient()
-      try {
-        return await exerciseEverything(mcp, data.id)
-      } finally {
-        await mcp.dispose()
-      }
-    }),
+  everything: (data: { id: string }) => withPromiseClient((mcp) => exerciseEverything(mcp, data.id)),
 
   /** Makes the server ask the client (an elicitation): the host's handler answers it. */
   ask: (data: { id: string }) =>

@@ -1,6 +1,7 @@
 // Runs the scenarios of remote-entry.ts in fresh worker_threads. The entry is bundled with esbuild into a temp
 // directory (vitest's TypeScript transform does not reach worker threads, and one bundled file boots fast).
 import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import { afterAll, beforeAll } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -39,6 +40,16 @@ export const bundleRemoteEntry = async (): Promise<{ entry: string; remove: () =
     logLevel: "warning"
   })
   return { entry, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Bundles the remote entry before the file's tests and removes it after them; returns where it is. */
+export const remoteEntry = (): (() => string) => {
+  let bundled = { entry: "", remove: () => {} }
+  beforeAll(async () => {
+    bundled = await bundleRemoteEntry()
+  })
+  afterAll(() => bundled.remove())
+  return () => bundled.entry
 }
 
 /** How a thread's scenario ended: its value, or its error decoded into the core error class. */
