@@ -4,6 +4,7 @@
 // Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
 import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import type { SavedResult } from "@mcp-worker/core/Operations"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
@@ -326,7 +327,12 @@ const scenarios: Record<ScenarioName, Scenario> = {
     Effect.promise(async () => {
       const mcp = makePromiseClient()
       try {
-        const saved = await mcp.callTool(data.id, "big", { bytes: 5_000 }, { saveTo: `${data.dir}/remote.json` })
+        const saved: SavedResult = await mcp.callTool(
+          data.id,
+          "big",
+          { bytes: 5_000 },
+          { saveTo: `${data.dir}/remote.json` }
+        )
         const relative = await mcp.callTool(data.id, "big", { bytes: 1 }, { saveTo: "remote.json" }).then(
           () => null,
           (e: any) => ({ tag: e._tag, path: e.path, delivery: e.delivery })
