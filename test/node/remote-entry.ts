@@ -4,6 +4,7 @@
 // Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
 import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import type { SavedResult } from "@mcp-worker/core/Operations"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
@@ -44,6 +45,7 @@ export type ScenarioName =
   | "everything"
   | "behaviour"
   | "ask"
+  | "saveTo"
   | "host"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
@@ -293,6 +295,27 @@ const scenarios: Record<ScenarioName, Scenario> = {
       Effect.flatMap(McpWorkers, (workers) => workers.callTool(data.id, "ask", { kind: "elicit" })),
       (result) => structured(result).answer
     ),
+
+  /** `callTool` with `saveTo` through this thread's Promise client: a saved result, then a relative path refused. */
+  saveTo: (data: { id: string; dir: string }) =>
+    Effect.promise(async () => {
+      const mcp = makePromiseClient()
+      try {
+        const saved: SavedResult = await mcp.callTool(
+          data.id,
+          "big",
+          { bytes: 5_000 },
+          { saveTo: `${data.dir}/remote.json` }
+        )
+        const relative = await mcp.callTool(data.id, "big", { bytes: 1 }, { saveTo: "remote.json" }).then(
+          () => null,
+          (e: any) => ({ tag: e._tag, path: e.path, delivery: e.delivery })
+        )
+        return { saved, relative }
+      } finally {
+        await mcp.dispose()
+      }
+    }),
 
   /** A host in this thread: opens a worker, reports its id, and runs until the test terminates the thread. */
   host: (data: { config: ServerConfigInput }) =>

@@ -32,6 +32,22 @@ import type { WorkerStatus } from "./WorkerStatus.js"
 export type RequestOptions = Operations.RequestOptions
 
 /**
+ * Options of `callTool`: the request options and `saveTo`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CallToolOptions = Operations.CallToolOptions
+
+/**
+ * What `callTool` with `saveTo` answers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SavedResult = Operations.SavedResult
+
+/**
  * Options of `open`.
  *
  * @since 0.1.0

@@ -57,6 +57,36 @@ export interface Progress {
 }
 
 /**
+ * The options of `callTool`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallToolOptions extends RequestOptions {
+  /**
+   * An absolute file path: the owner thread writes the server's raw result there (the JSON text of the response's
+   * `result`, byte for byte) and the call answers a `SavedResult` instead. Not subject to `maxResultBytes`; stdio
+   * workers only.
+   */
+  readonly saveTo?: string | undefined
+}
+
+/**
+ * What `callTool` with `saveTo` answers: where the result is, its size and SHA-256 (of the file's bytes), its
+ * `isError`, and the start of its first `text` content (at most 1024 UTF-16 code units), or `null`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SavedResult {
+  readonly path: string
+  readonly bytes: number
+  readonly sha256: string
+  readonly isError: boolean
+  readonly preview: string | null
+}
+
+/**
  * The options of a paginated list.
  *
  * @since 0.1.0
@@ -76,6 +106,8 @@ export interface ListOptions extends RequestOptions {
 export interface ParamsContext {
   /** Rejects proxies before any trap runs (Node: `util.types.isProxy`). */
   readonly isProxy?: ((u: unknown) => boolean) | undefined
+  /** Why a `saveTo` path cannot be written, or `undefined`; a surface without it refuses `saveTo`. */
+  readonly checkSavePath?: ((path: string) => string | undefined) | undefined
 }
 
 /**
@@ -98,6 +130,10 @@ export interface Operation<Args extends ReadonlyArray<unknown>, Options extends 
     options: Options | undefined,
     context: ParamsContext
   ) => Either.Either<string, InvalidInput>
+  /** The file the result goes to (`saveTo`), checked; only operations that offer it have this. */
+  readonly saveTo?:
+    | ((options: Options | undefined, context: ParamsContext) => Either.Either<string | undefined, InvalidInput>)
+    | undefined
   /** Span attributes read off the arguments (names only, never values that may be secret). */
   readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
   /** The result type (phantom). */
@@ -121,7 +157,13 @@ export type Any = Operation<any, any, any>
  */
 export type Fn<O, Extra = {}> =
   O extends Operation<infer Args, infer Options, infer A>
-    ? (id: string, ...rest: [...Args, options?: Options & Extra]) => Effect.Effect<A, RequestError>
+    ? Options extends CallToolOptions
+      ? ((
+          id: string,
+          ...rest: [...Args, options: Options & Extra & { readonly saveTo: string }]
+        ) => Effect.Effect<SavedResult, RequestError>) &
+          ((id: string, ...rest: [...Args, options?: Options & Extra]) => Effect.Effect<A, RequestError>)
+      : (id: string, ...rest: [...Args, options?: Options & Extra]) => Effect.Effect<A, RequestError>
     : never
 
 /**
@@ -187,7 +229,7 @@ export const listTools: Operation<[], ListOptions, ListToolsResult> = list("tool
  * @since 0.1.0
  * @category operations
  */
-export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], RequestOptions, CallToolResult> = {
+export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, CallToolResult> = {
   method: "tools/call",
   span: "McpWorkers.callTool",
   arity: 2,
@@ -199,6 +241,14 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Re
         (text) => `{"name":${JSON.stringify(tool)},"arguments":${text}}`
       )
     ),
+  saveTo: (options, context) => {
+    const saveTo: unknown = options?.saveTo
+    if (saveTo === undefined) return Either.right(undefined)
+    if (typeof saveTo !== "string") return invalid("options.saveTo", "saveTo must be a string")
+    if (context.checkSavePath === undefined) return invalid("options.saveTo", "saveTo is not available here")
+    const problem = context.checkSavePath(saveTo)
+    return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
+  },
   attributes: ([name]) => ({ tool: name })
 }
 

@@ -34,7 +34,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
-import { emptyCleanup, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import { emptyCleanup, InvalidInput, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import type { SavedResult } from "./Operations.js"
 import * as OwnerProtocol from "./OwnerProtocol.js"
 import * as Redact from "./Redact.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -62,8 +63,27 @@ export interface OwnerTransport {
    * on as is, it spares serializing the parsed result again (and it is the server's result unchanged).
    */
   readonly takeResponseLine?: () => string | undefined
+  /**
+   * Starts a `saveTo`: the response to the next request sent goes to `path` as it arrives (its result, raw), never
+   * whole into memory; the request then answers with the save's summary. `Left` is why the file cannot be made.
+   * Transports without it refuse `saveTo`.
+   */
+  readonly saveResponse?: (path: string) => Either.Either<ResponseSave, string>
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
+}
+
+/**
+ * A pending `saveTo` of a transport.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResponseSave {
+  /** The summary, once the result was written whole and moved into place. */
+  readonly summary: () => SavedResult | undefined
+  /** Gives the save up: nothing of it is left. Harmless once done. */
+  readonly discard: () => void
 }
 
 /**
@@ -289,8 +309,11 @@ const connectionGone = (state: State, delivery: "not_sent" | "unknown", kind: Fa
   })
 }
 
-const postFailure = (port: OwnerPort, requestId: string, error: ServerError | WorkerFailed | ResultTooLarge) =>
-  port.post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
+const postFailure = (
+  port: OwnerPort,
+  requestId: string,
+  error: ServerError | WorkerFailed | ResultTooLarge | InvalidInput
+) => port.post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
 
 const onMessage = (machine: Machine, raw: unknown): void => {
   const decoded = OwnerProtocol.decodeHostMessage(raw)
@@ -437,8 +460,12 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
     )
   }
   const { connection } = state
+  const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
+  if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
   const controller = new AbortController()
   connection.inflight.set(requestId, controller)
+  // A cancelled, interrupted or closed request leaves no file behind.
+  if (save !== undefined) controller.signal.addEventListener("abort", save.right.discard, { once: true })
   // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
   const params =
     message.progress === true ? withProgressToken(JSON.parse(message.params), requestId) : JSON.parse(message.params)
@@ -456,11 +483,19 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
     resultSchemas[message.method],
     requestOptions
   )
+  const saving = save === undefined ? undefined : save.right
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result)),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error))
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving)
   )
 }
+
+// The transport makes the file before anything is sent: a failure here means the request was not sent.
+const startSave = (transport: OwnerTransport, path: string): Either.Either<ResponseSave, InvalidInput> =>
+  Either.mapLeft(
+    transport.saveResponse === undefined ? Either.left("saveTo is for stdio servers") : transport.saveResponse(path),
+    (message) => new InvalidInput({ where: "arguments", path: "options.saveTo", message, delivery: "not_sent" })
+  )
 
 // Only the exact request named; an id that is no longer in flight changes nothing.
 const cancel = (state: State, requestId: string, reason: string): void => {
@@ -476,19 +511,37 @@ const onSettled = (
   connection: Connection,
   requestId: string,
   controller: AbortController,
-  exit: Either.Either<unknown, unknown>
+  exit: Either.Either<unknown, unknown>,
+  save?: ResponseSave
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
+  if (Either.isLeft(exit)) save?.discard()
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
   if (controller.signal.aborted) return
   if (Either.isLeft(exit))
     return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
+  if (save !== undefined) return postSaved(machine.port, connection, requestId, save)
   const line = connection.transport.takeResponseLine?.()
   machine.port.post(
     line !== undefined
       ? { _tag: "Success", requestId, result: line, envelope: true }
       : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
+  )
+}
+
+// The result went to its file; the answer is the file's summary, which never carries the result itself.
+const postSaved = (port: OwnerPort, connection: Connection, requestId: string, save: ResponseSave): void => {
+  const summary = save.summary()
+  if (summary !== undefined) {
+    return port.post({ _tag: "Success", requestId, result: JSON.stringify(summary), envelope: false })
+  }
+  save.discard()
+  const message = "the server's result could not be saved"
+  postFailure(
+    port,
+    requestId,
+    new ServerError({ workerId: connection.workerId, requestId, code: ErrorCode.InternalError, message })
   )
 }
 

@@ -12,7 +12,15 @@
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
-import { CleanupSummary, FailureKind, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import {
+  CleanupSummary,
+  FailureKind,
+  InvalidInput,
+  OpenFailed,
+  ResultTooLarge,
+  ServerError,
+  WorkerFailed
+} from "./McpWorkerError.js"
 
 /**
  * What an owner reports once its connection is initialized.
@@ -122,7 +130,9 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   params: Schema.String,
   timeoutMs: Schema.Number,
   /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
-  progress: Schema.optional(Schema.Boolean)
+  progress: Schema.optional(Schema.Boolean),
+  /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
+  saveTo: Schema.optional(Schema.String)
 })
 
 /**
@@ -275,7 +285,7 @@ export const NotificationMessage = Schema.TaggedStruct("Notification", {
  */
 export const FailureMessage = Schema.TaggedStruct("Failure", {
   requestId: Schema.String,
-  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge)
+  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput)
 })
 
 /**

@@ -93,7 +93,13 @@ export interface CloseOptions {
  */
 export type RequestFn<O> =
   O extends Operations.Operation<infer Args, infer Options, infer A>
-    ? (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
+    ? Options extends Operations.CallToolOptions
+      ? ((
+          id: string,
+          ...rest: [...Args, options: Omit<Options, "timeout"> & RequestOptions & { readonly saveTo: string }]
+        ) => Promise<Operations.SavedResult>) &
+          ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>)
+      : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
     : never
 
 /**

@@ -45,7 +45,8 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     method: OwnerProtocol.Method,
     params: string,
     timeout: number | undefined,
-    onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
+    onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    saveTo?: string | undefined
   ) => Effect.Effect<unknown, RequestError>
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
@@ -125,8 +126,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         ),
       openConfig,
       ...HostRequest.requests(registry),
-      request: (id, method, params, timeout, onProgress) =>
-        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress),
+      request: (id, method, params, timeout, onProgress, saveTo) =>
+        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress, saveTo),
       status: (id) => Effect.map(lookup(registry, id), statusOf),
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry),

@@ -5,6 +5,7 @@
 import {
   DeadlineExceeded,
   DeliveryUnknown,
+  InvalidInput,
   RequestNotPending,
   type RequestError
 } from "@mcp-worker/core/McpWorkerError"
@@ -18,11 +19,15 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { types } from "node:util"
 import { budgetOf, invalidTimeout } from "./budget.js"
+import { checkSavePath } from "./responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { traced } from "./traced.js"
 import { type Entry, refusal } from "./workerEntry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
+
+// What the params builders get here, in the calling thread.
+const context = { isProxy, checkSavePath }
 
 /**
  * Posts the request and waits for its answer, its timeout or its caller's interruption. Runs in the register
@@ -34,6 +39,7 @@ const send = (
   params: string,
   left: number,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  saveTo: string | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> => {
   const requestId = WorkerId.makeRequestId()
@@ -51,11 +57,15 @@ const send = (
     },
     onProgress
   }
-  entry.port.postMessage(
-    onProgress === undefined
-      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
-      : { _tag: "Request", requestId, method, params, timeoutMs: left, progress: true }
-  )
+  entry.port.postMessage({
+    _tag: "Request",
+    requestId,
+    method,
+    params,
+    timeoutMs: left,
+    ...(onProgress === undefined ? {} : { progress: true }),
+    ...(saveTo === undefined ? {} : { saveTo })
+  })
   timer = setTimeout(
     () => {
       cancel("timeout")
@@ -79,7 +89,8 @@ export const request = (
   params: string,
   timeout: Duration.DurationInput | undefined,
   started: number,
-  onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
+  onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  saveTo?: string | undefined
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
     const budget = budgetOf(timeout)
@@ -95,7 +106,19 @@ export const request = (
       // zero budget): it is never sent (C22a).
       if (left <= 0)
         return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
-      return send(entry, method, params, left, onProgress, resume)
+      // The result is written where the server's bytes are read, which only the stdio transport does.
+      if (saveTo !== undefined && entry.http)
+        return resume(
+          Effect.fail(
+            new InvalidInput({
+              where: "arguments",
+              path: "options.saveTo",
+              message: "saveTo is for stdio servers",
+              delivery: "not_sent"
+            })
+          )
+        )
+      return send(entry, method, params, left, onProgress, saveTo, resume)
     })
   })
 
@@ -108,11 +131,17 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
   Operations.derive((operation, id, args, options) =>
     Effect.suspend(() => {
       const started = Date.now()
-      return Either.match(operation.params(args, options, { isProxy }), {
-        onLeft: Effect.fail,
-        onRight: (params) =>
-          request(registry, id, operation.method, params, options?.timeout, started, options?.onProgress)
-      })
+      return Either.match(
+        Either.all([
+          operation.params(args, options, context),
+          operation.saveTo?.(options, context) ?? Either.right(undefined)
+        ]),
+        {
+          onLeft: Effect.fail,
+          onRight: ([params, saveTo]) =>
+            request(registry, id, operation.method, params, options?.timeout, started, options?.onProgress, saveTo)
+        }
+      )
     }).pipe(traced(operation.span, { workerId: id, ...operation.attributes?.(args) }))
   )
 

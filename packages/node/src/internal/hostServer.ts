@@ -96,7 +96,8 @@ const run = (
                 operation.method,
                 operation.params,
                 remaining(operation.deadline),
-                operation.progress === true ? onProgress : undefined
+                operation.progress === true ? onProgress : undefined,
+                operation.saveTo
               )
             : Effect.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
       })

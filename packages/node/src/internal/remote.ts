@@ -30,6 +30,7 @@ import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "./budget.js"
+import { checkSavePath } from "./responseSave.js"
 import * as HostEvents from "./hostEvents.js"
 import * as Protocol from "./remoteProtocol.js"
 import * as RemoteClient from "./remoteClient.js"
@@ -65,6 +66,9 @@ export interface RemoteExtra {
 }
 
 const isProxy = (u: unknown) => types.isProxy(u)
+
+// What the params builders get here, in the calling thread.
+const context = { isProxy, checkSavePath }
 
 // Remote spans say so; like the host's, they are only opened when a real tracer is installed.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
@@ -163,12 +167,13 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         const started = options?.startedAt ?? Date.now()
         return Either.all([
           checkId(id),
-          operation.params(args, options, { isProxy }),
-          budgetOf(options?.timeout, "arguments")
+          operation.params(args, options, context),
+          budgetOf(options?.timeout, "arguments"),
+          operation.saveTo?.(options, context) ?? Either.right(undefined)
         ]).pipe(
           Either.match({
             onLeft: Effect.fail,
-            onRight: ([workerId, params, budget]) =>
+            onRight: ([workerId, params, budget, saveTo]) =>
               RemoteClient.send(
                 client,
                 {
@@ -177,7 +182,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
                   method: operation.method,
                   params,
                   deadline: deadlineOf(budget, started),
-                  ...(options?.onProgress === undefined ? {} : { progress: true })
+                  ...(options?.onProgress === undefined ? {} : { progress: true }),
+                  ...(saveTo === undefined ? {} : { saveTo })
                 },
                 options?.signal,
                 options?.onProgress

@@ -92,7 +92,9 @@ export const Call = Schema.TaggedStruct("Call", {
   params: Schema.String,
   deadline,
   /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `Progress` replies. */
-  progress: Schema.optional(Schema.Boolean)
+  progress: Schema.optional(Schema.Boolean),
+  /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
+  saveTo: Schema.optional(Schema.String)
 })
 
 /** @internal */

@@ -10,9 +10,24 @@ import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as ProcessJob from "../ProcessJob.js"
 import * as ProcessStart from "./processStart.js"
+import { ResponseScanner } from "./responseScanner.js"
+import { previewBytes, ResponseSave } from "./responseSave.js"
+
+/** A line read while a save is pending is kept in memory only up to this size, for the lines that are not its. */
+const spoolKeepBytes = 1024 * 1024
+
+/** One line read while a save was pending: scanned as it arrives, its result going to the save's file. */
+interface Spool {
+  readonly save: ResponseSave
+  readonly scanner: ResponseScanner
+  /** The line so far, while it is small enough to be parsed as a message after all. */
+  kept: Array<Buffer> | undefined
+  bytes: number
+}
 
 /** A send to a server whose stdin is gone: the connection is dead. */
 class TransportClosed extends Error {}
@@ -29,6 +44,9 @@ class ProcessTransport implements Transport {
   // The JSON-RPC id of the request in flight, and the raw line that answered it.
   private tracked: string | number | undefined
   private answered: { readonly id: string | number; readonly line: string } | undefined
+  /** The `saveTo` of the request in flight, and the line being scanned for it. */
+  private save: ResponseSave | undefined
+  private spool: Spool | undefined
 
   constructor(
     private readonly job: ProcessJob.ProcessJob,
@@ -45,38 +63,17 @@ class ProcessTransport implements Transport {
     return answered !== undefined && answered.id === this.tracked ? answered.line : undefined
   }
 
+  /** The response to the next request sent goes to `target`: its temporary file is made now. */
+  saveResponse(target: string): Either.Either<ResponseSave, string> {
+    this.save?.discard()
+    const opened = ResponseSave.open(target)
+    this.save = Either.getOrUndefined(opened)
+    return opened
+  }
+
   start(): Promise<void> {
     const { child } = this.job
-    // Lines are cut without re-concatenating the buffer on every chunk (a 1 MiB result arrives in ~16).
-    child.stdout!.on("data", (chunk: Buffer) => {
-      let from = 0
-      let newline = chunk.indexOf(10)
-      while (newline !== -1) {
-        if (this.skipping) {
-          // The oversized line ends here; what follows is the next message.
-          this.skipping = false
-        } else if (this.pendingBytes + newline - from > this.maxLineBytes) {
-          this.oversized(this.pendingBytes + newline - from)
-        } else {
-          const piece = chunk.subarray(from, newline)
-          this.onLine((this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])).toString("utf8"))
-        }
-        this.pending = []
-        this.pendingBytes = 0
-        from = newline + 1
-        newline = chunk.indexOf(10, from)
-      }
-      if (from === chunk.length || this.skipping) return
-      this.pendingBytes += chunk.length - from
-      if (this.pendingBytes > this.maxLineBytes) {
-        this.oversized(this.pendingBytes)
-        this.pending = []
-        this.pendingBytes = 0
-        this.skipping = true
-      } else {
-        this.pending.push(chunk.subarray(from))
-      }
-    })
+    child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
     // Wait for stderr to drain (bounded: a grandchild may hold it open) so an exit during initialize can
@@ -91,6 +88,93 @@ class ProcessTransport implements Transport {
       })
     })
     return Promise.resolve()
+  }
+
+  // Lines are cut without re-concatenating the buffer on every chunk (a 1 MiB result arrives in ~16).
+  private onData(chunk: Buffer) {
+    let from = 0
+    while (from < chunk.length) {
+      const newline = chunk.indexOf(10, from)
+      const to = newline === -1 ? chunk.length : newline
+      const lineStart = this.pendingBytes === 0 && !this.skipping && this.spool === undefined
+      if (lineStart && this.save?.live === true) this.spool = this.startSpool(this.save)
+      if (this.spool !== undefined) {
+        this.feedSpool(this.spool, chunk, from, to)
+        if (newline !== -1) this.endSpool(this.spool)
+      } else if (newline !== -1) {
+        if (this.skipping) {
+          // The oversized line ends here; what follows is the next message.
+          this.skipping = false
+        } else if (this.pendingBytes + to - from > this.maxLineBytes) {
+          this.oversized(this.pendingBytes + to - from)
+        } else {
+          const piece = chunk.subarray(from, to)
+          this.onLine((this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])).toString("utf8"))
+        }
+        this.pending = []
+        this.pendingBytes = 0
+      } else if (!this.skipping) {
+        this.pendingBytes += to - from
+        if (this.pendingBytes > this.maxLineBytes) {
+          this.oversized(this.pendingBytes)
+          this.pending = []
+          this.pendingBytes = 0
+          this.skipping = true
+        } else {
+          this.pending.push(chunk.subarray(from))
+        }
+      }
+      if (newline === -1) return
+      from = newline + 1
+    }
+  }
+
+  private startSpool(save: ResponseSave): Spool {
+    save.reset()
+    const scanner = new ResponseScanner((bytes) => save.write(bytes), previewBytes)
+    return { save, scanner, kept: [], bytes: 0 }
+  }
+
+  // While a save is pending, no line is held whole beyond `spoolKeepBytes`, nor refused for its size: the result
+  // goes to the file as it arrives.
+  private feedSpool(spool: Spool, chunk: Buffer, from: number, to: number) {
+    spool.bytes += to - from
+    if (spool.kept !== undefined) {
+      if (spool.bytes <= spoolKeepBytes) spool.kept.push(chunk.subarray(from, to))
+      else spool.kept = undefined
+    }
+    spool.scanner.feed(chunk, from, to)
+  }
+
+  private endSpool(spool: Spool) {
+    this.spool = undefined
+    const { save, scanner } = spool
+    scanner.end()
+    const id = save.id
+    const mine = id !== undefined && scanner.id === JSON.stringify(id)
+    if (mine && save.live && scanner.resultComplete && !scanner.hasError) {
+      if (this.save === save) this.save = undefined
+      // The client gets a minimal result in place of the one saved; the owner answers with the save's summary.
+      const committed = save.commit(scanner)
+      return this.onmessage?.(
+        Either.isRight(committed)
+          ? { jsonrpc: "2.0", id, result: { content: [] } }
+          : { jsonrpc: "2.0", id, error: { code: -32603, message: committed.left } }
+      )
+    }
+    // Not the saved result: what was written belongs to no one.
+    save.reset()
+    if (spool.kept !== undefined) {
+      return this.onLine(Buffer.concat(spool.kept).toString("utf8"))
+    }
+    // A line too long to have been kept. The request's own answer (an error, or a result that is not an object)
+    // fails the request; anything else is skipped, as a line past the limit is.
+    if (mine && save.live) {
+      const message = `the server's ${spool.bytes}-byte answer has no result to save`
+      return this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32603, message } })
+    }
+    if (!mine)
+      this.onerror?.(new Error(`a ${spool.bytes}-byte message arrived during a saveTo request and was skipped`))
   }
 
   /** Reported at once, without waiting for the rest of the line: the caller need not wait for what it cannot get. */
@@ -121,6 +205,7 @@ class ProcessTransport implements Transport {
       if ("method" in message && "id" in message && message.method !== "initialize") {
         this.tracked = message.id
         this.answered = undefined
+        if (this.save !== undefined && this.save.id === undefined) this.save.id = message.id
       }
       if (stdin.write(serializeMessage(message))) return resolve()
       // Wait for the pipe to drain, or for the server to go away (then the send failed).
@@ -146,6 +231,8 @@ class ProcessTransport implements Transport {
     if (this.closed) return
     this.closed = true
     this.pending = []
+    this.save?.discard()
+    this.save = undefined
     this.onclose?.()
   }
 }
@@ -182,6 +269,11 @@ export const make = (
       transport,
       pid: job.pid,
       takeResponseLine: () => transport.takeResponseLine(),
+      saveResponse: (target) =>
+        Either.map(transport.saveResponse(target), (save) => ({
+          summary: () => save.summary,
+          discard: () => save.discard()
+        })),
       classify: (error) => (error instanceof TransportClosed ? "transport" : undefined),
       stop: (budgetMs) =>
         job.stop({ budgetMs }).pipe(

@@ -1,0 +1,160 @@
+/**
+ * `saveTo` on the owner's side: the file a result goes to. The result is written to a temporary file next to the
+ * target as it arrives, hashed on the way, and renamed into place only once it is whole, so that the target is
+ * either untouched or complete; a save that is given up removes its temporary file.
+ *
+ * Node built-ins only, synchronous: writing as the bytes are read keeps nothing in memory (the pipe is not read
+ * while a piece is written), and a rename or unlink is one call.
+ *
+ * @internal
+ */
+import type * as Operations from "@mcp-worker/core/Operations"
+import * as Either from "effect/Either"
+import { createHash, type Hash, randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { decodeStringStart, type ResponseScanner } from "./responseScanner.js"
+
+/** How much of the first text the summary previews, in UTF-16 code units. */
+export const previewUnits = 1024
+
+/** The raw bytes kept of the first text: enough for `previewUnits` units written as `\uXXXX` escapes. */
+export const previewBytes = previewUnits * 6 + 2
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/**
+ * Why a `saveTo` path cannot be written, checked before anything is sent; `undefined` when it can.
+ *
+ * @internal
+ */
+export const checkSavePath = (target: string): string | undefined => {
+  if (!path.isAbsolute(target)) return "saveTo must be an absolute path"
+  if (target.includes("\0")) return "saveTo must not contain NUL characters"
+  const dir = path.dirname(target)
+  const existing = statOf(target)
+  if (existing?.isDirectory() === true) return "saveTo names an existing directory"
+  const parent = statOf(dir)
+  if (parent === undefined) return `the directory of saveTo does not exist (${dir})`
+  if (!parent.isDirectory()) return `the parent of saveTo is not a directory (${dir})`
+  try {
+    fs.accessSync(dir, fs.constants.W_OK)
+  } catch {
+    return `the directory of saveTo is not writable (${dir})`
+  }
+  return undefined
+}
+
+const statOf = (file: string): fs.Stats | undefined => {
+  try {
+    return fs.statSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One pending save: its temporary file, open, and the hash of what was written to it.
+ *
+ * @internal
+ */
+export class ResponseSave {
+  /** The JSON-RPC id of the request whose result this is, once the request was sent. */
+  id: string | number | undefined
+  /** Neither committed nor discarded. */
+  live = true
+  summary: Operations.SavedResult | undefined
+  private hash: Hash = createHash("sha256")
+  private bytes = 0
+  private failure: string | undefined
+
+  private constructor(
+    readonly target: string,
+    readonly temp: string,
+    private fd: number
+  ) {}
+
+  /** Creates the temporary file next to `target`. */
+  static open(target: string): Either.Either<ResponseSave, string> {
+    const temp = path.join(
+      path.dirname(target),
+      `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString("hex")}.part`
+    )
+    try {
+      return Either.right(new ResponseSave(target, temp, fs.openSync(temp, "wx")))
+    } catch (error) {
+      return Either.left(`could not create a file next to saveTo: ${errorText(error)}`)
+    }
+  }
+
+  /** Appends the next bytes of the result. A write that fails ends the save; the failure is reported at commit. */
+  write(bytes: Buffer): void {
+    if (!this.live || this.failure !== undefined) return
+    try {
+      let done = 0
+      while (done < bytes.length) {
+        done += fs.writeSync(this.fd, bytes, done, bytes.length - done, this.bytes + done)
+      }
+      this.hash.update(bytes)
+      this.bytes += bytes.length
+    } catch (error) {
+      this.failure = `could not write the result to ${this.target}: ${errorText(error)}`
+    }
+  }
+
+  /** What was written belongs to another message: start over. */
+  reset(): void {
+    if (!this.live || this.bytes === 0) return
+    this.hash = createHash("sha256")
+    this.bytes = 0
+    try {
+      fs.ftruncateSync(this.fd)
+    } catch (error) {
+      this.failure = `could not write the result to ${this.target}: ${errorText(error)}`
+    }
+  }
+
+  /** The result ended: the file is renamed into place and summed up, or the failure is returned. */
+  commit(scanner: ResponseScanner): Either.Either<Operations.SavedResult, string> {
+    if (!this.live) return Either.left("the save was given up")
+    if (this.failure !== undefined) {
+      const failure = this.failure
+      this.discard()
+      return Either.left(failure)
+    }
+    try {
+      fs.closeSync(this.fd)
+      this.fd = -1
+      fs.renameSync(this.temp, this.target)
+    } catch (error) {
+      this.discard()
+      return Either.left(`could not move the result into place at ${this.target}: ${errorText(error)}`)
+    }
+    this.live = false
+    this.summary = {
+      path: this.target,
+      bytes: this.bytes,
+      sha256: this.hash.digest("hex"),
+      isError: scanner.isErrorText === "true",
+      preview: scanner.textRaw === undefined ? null : decodeStringStart(scanner.textRaw, previewUnits)
+    }
+    return Either.right(this.summary)
+  }
+
+  /** Gives up the save: its temporary file is removed. Harmless after a commit or a discard. */
+  discard(): void {
+    if (!this.live) return
+    this.live = false
+    try {
+      if (this.fd !== -1) fs.closeSync(this.fd)
+    } catch {
+      // already closed
+    }
+    this.fd = -1
+    try {
+      fs.unlinkSync(this.temp)
+    } catch {
+      // already gone
+    }
+  }
+}
