@@ -7,8 +7,11 @@ import { McpClient, PromiseClient } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { statefulConfig } from "../fixtures/servers.js"
-import { isAlive, processesWithEnv, structured, tag } from "./helpers.js"
+import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
 import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
 
 const config = (t: string, ...flags: Array<string>) => ({
@@ -349,6 +352,69 @@ describe("PromiseClient.withClient", () => {
         (error: unknown) => error
       )
       assert.deepInclude(invalid, { _tag: "InvalidInput", where: "config" })
+    })
+  )
+})
+
+// The process that holds the client ending without its finalizers: a real Node program
+// (test/fixtures/client-program.ts).
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** Runs the client program until it printed its server's tree; released by SIGKILL and a sweep of its tag. */
+const clientProgram = (mode: "wait" | "exit", t: string) =>
+  Effect.acquireRelease(
+    Effect.promise(
+      () =>
+        new Promise<{ tree: Array<number>; kill: () => void; exited: Promise<unknown> }>((resolve, reject) => {
+          const child = spawn(
+            process.execPath,
+            ["--import", "tsx", path.join(root, "test/fixtures/client-program.ts"), mode, t],
+            { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
+          )
+          const exited = new Promise((done) => child.on("close", done))
+          let stdout = ""
+          let stderr = ""
+          child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+          child.stdout.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString("utf8")
+            if (!stdout.includes(`READY ${t}\n`)) return
+            const tree = (/^TREE ([\d ]+)$/m.exec(stdout)?.[1] ?? "").split(" ").filter(Boolean).map(Number)
+            resolve({ tree, kill: () => child.kill("SIGKILL"), exited })
+          })
+          void exited.then(() => reject(new Error(`the client program exited before READY:\n${stdout}\n${stderr}`)))
+        })
+    ),
+    (program) =>
+      Effect.promise(async () => {
+        program.kill()
+        await program.exited
+        for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
+      })
+  )
+
+describe("McpClient when its process dies", () => {
+  it.scopedLive("SIGKILL: the reaper ends the whole tree, the setsid escapee included (C27)", () =>
+    Effect.gen(function* () {
+      const t = tag()
+      const program = yield* clientProgram("wait", t)
+      assert.strictEqual(program.tree.length, 4, "server, 2 grandchildren, 1 setsid escapee")
+      assert.sameMembers(processesWithEnv("TEST_TAG", t), program.tree)
+      program.kill()
+      yield* Effect.promise(() => program.exited)
+      assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 0, 3000)))
+      assert.isFalse(program.tree.some(isAlive))
+    })
+  )
+
+  it.scopedLive("process.exit(0) without finalizers: the exit hook ends the group and the marked escapee", () =>
+    Effect.gen(function* () {
+      const t = tag()
+      const program = yield* clientProgram("exit", t)
+      yield* Effect.promise(() => program.exited)
+      assert.strictEqual(program.tree.length, 4)
+      assert.isTrue(yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", t).length === 0, 1000)))
+      assert.isFalse(program.tree.some(isAlive))
     })
   )
 })

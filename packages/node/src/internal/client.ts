@@ -513,6 +513,19 @@ const abandon = (client: Client) =>
     }
   })
 
+/** Last resort for an exit that skips finalizers (`process.exit`): no server tree may outlive its client. */
+const exitHook = (client: Client) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const onExit = () => {
+        if (client.pid !== null && client.state !== "closed") ProcessJob.killGroupSync(client.pid, client.marker)
+      }
+      process.on("exit", onExit)
+      return onExit
+    }),
+    (onExit) => Effect.sync(() => process.off("exit", onExit))
+  )
+
 /**
  * Opens one connection in the current scope: validated and normalized as `open` does, closed (cleanup confirmed)
  * when the scope closes, however it closes.
@@ -555,7 +568,10 @@ export const make = (
       factory: factory.make
     })
     // Before the server starts: a process that dies from here on leaves nothing running (C27).
-    if (!client.http) client.reaper.watch(client.marker)
+    if (!client.http) {
+      client.reaper.watch(client.marker)
+      yield* exitHook(client)
+    }
     // Registered before the open runs, so an interruption at any point still ends up here; an open that failed has
     // already cleaned up (and the record says `closed`).
     yield* Effect.addFinalizer(() =>
