@@ -3,6 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { DeliveryUnknown } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as WorkerId from "@mcp-worker/core/WorkerId"
 import { McpClient, PromiseClient } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -169,6 +170,8 @@ describe("McpClient", () => {
 
       const target = yield* Effect.fork(client.callTool("sleep", { ms: 5_000, token: "target" }))
       const requestId = yield* inFlight(client)
+      // In the form every request id has, and never the id of the request before it.
+      assert.isTrue(WorkerId.isRequestId(requestId))
       yield* client.cancel(requestId)
       const cancelled = yield* Effect.flip(Fiber.join(target))
       assert.strictEqual(cancelled._tag, "DeliveryUnknown")

@@ -77,6 +77,9 @@ export interface Client {
   readonly reaper: Reaper.Reaper
   readonly cleanupScan: ProcessJob.CleanupScanService
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** The random part of this client's request ids; a counter makes the rest. */
+  readonly requestIdStem: string
+  requestCount: number
   state: WorkerState
   pending: Pending | undefined
   closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
@@ -93,6 +96,25 @@ export interface Client {
 }
 
 const isProxy = (u: unknown) => types.isProxy(u)
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/**
+ * The next request id of a client, in the form of `WorkerId.makeRequestId`: 72 random bits drawn once per client,
+ * then a 24-bit counter. Ids of one client never repeat while a request could still be named (one is in flight at
+ * a time), and two clients' ids differ by their random part; drawing from the random source for each request
+ * costs more than the rest of the client's own work per call.
+ */
+const nextRequestId = (client: Client): string => {
+  const n = client.requestCount++ & 0xffffff
+  return (
+    client.requestIdStem +
+    alphabet[n >>> 18]! +
+    alphabet[(n >>> 12) & 63]! +
+    alphabet[(n >>> 6) & 63]! +
+    alphabet[n & 63]!
+  )
+}
 
 /**
  * The reaper of every client of this process. It has work to do only when the process dies (its pipe reaches EOF),
@@ -272,7 +294,7 @@ const send = (
   signal: AbortSignal | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> => {
-  const requestId = WorkerId.makeRequestId()
+  const requestId = nextRequestId(client)
   let timer: ReturnType<typeof setTimeout> | undefined
   const stop = (reason: "timeout" | "interrupted") => {
     if (client.pending?.requestId !== requestId) return false
@@ -553,6 +575,9 @@ export const make = (
       reaper: sharedReaper(),
       cleanupScan: yield* ProcessJob.CleanupScan,
       runFork: yield* FiberSet.makeRuntime<never>(),
+      // `req_` and the first 12 of the 16 digits of a fresh random request id.
+      requestIdStem: WorkerId.makeRequestId().slice(0, 16),
+      requestCount: 0,
       state: "opening",
       pending: undefined,
       closing: undefined,
