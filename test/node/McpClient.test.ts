@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { statefulConfig } from "../fixtures/servers.js"
+import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
 import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
 
@@ -219,6 +219,40 @@ describe("McpClient", () => {
       assert.isFalse(isAlive(pid))
       const after = yield* Effect.flip(client.callTool("inc"))
       assert.deepInclude(after, { _tag: "WorkerFailed", kind: "closing", delivery: "not_sent" })
+    })
+  )
+
+  it.scopedLive("over streamable HTTP: one session for the scope, cancelled exactly, ended with DELETE", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture("http")),
+        (fixture: HttpFixture) => Effect.promise(() => fixture.stop())
+      )
+      const sessions = yield* McpClient.withClient({ url: server.url }, (client) =>
+        Effect.gen(function* () {
+          const status = yield* client.status
+          assert.strictEqual(status.state, "ready")
+          assert.isNull(status.pid)
+          assert.strictEqual(structured(yield* client.callTool("inc")).count, 1)
+          const error = yield* Effect.flip(client.callTool("sleep", { ms: 5_000, token: "slow" }, { timeout: 150 }))
+          assert.strictEqual(error._tag, "DeliveryUnknown")
+          assert.strictEqual(structured(yield* client.callTool("inc")).count, 2)
+          return (yield* Effect.promise(() => server.log())).sessions.map((session) => session.id)
+        })
+      )
+      assert.strictEqual(sessions.length, 1)
+      const log = yield* Effect.promise(() => server.log())
+      const slow = log.calls.find((call) => call.token === "slow")
+      assert.isDefined(slow)
+      assert.deepStrictEqual(
+        log.cancelled.map((cancel) => cancel.requestId),
+        [slow!.id]
+      )
+      // The scope's end closed the session.
+      assert.deepStrictEqual(
+        log.deletes.map((d) => d.sessionId),
+        sessions
+      )
     })
   )
 

@@ -92,12 +92,8 @@ export interface McpClient extends Requests {
   readonly close: (options?: McpWorkers.CloseOptions) => Effect.Effect<WorkerStatus, CloseFailed>
 }
 
-/**
- * The client of an open connection record.
- *
- * @internal
- */
-export const fromRecord = (record: internal.Client): McpClient => {
+// The client of an open connection record.
+const fromRecord = (record: internal.Client): McpClient => {
   const derived = Operations.derive<{ readonly signal?: AbortSignal | undefined }>((operation, _id, args, options) =>
     internal.run(record, operation, args, options)
   ) as unknown as Record<string, (id: string, ...rest: Array<unknown>) => Effect.Effect<unknown, RequestError>>
