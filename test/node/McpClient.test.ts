@@ -13,6 +13,13 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
+import {
+  abortedByInterruption,
+  abortedByPromise,
+  effectSurface,
+  exerciseBehaviour,
+  expectedBehaviour
+} from "./behaviourSuite.js"
 import { exercise, exerciseProgress, expected, expectedProgress, type Surface } from "./operationsSuite.js"
 
 const config = (t: string, ...flags: Array<string>) => ({
@@ -295,6 +302,21 @@ describe("McpClient", () => {
     )
   )
 
+  it.live("the request rules every surface follows (busy, budget, cancel, a caller who stops waiting)", () =>
+    McpClient.withClient(statefulConfig("--exit-on-stdin-eof"), (client) =>
+      Effect.gen(function* () {
+        // The suite passes an id first: the client has none, so it is dropped here.
+        const surface = effectSurface({
+          callTool: (_id, name, args, options) => client.callTool(name, args, options),
+          cancel: (_id, requestId) => client.cancel(requestId),
+          status: () => client.status
+        })
+        const seen = yield* Effect.promise(() => exerciseBehaviour(surface, client.workerId))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
+      })
+    )
+  )
+
   it.live("server requests go to the handlers given; capabilities follow them", () =>
     Effect.gen(function* () {
       const handlers = {
@@ -323,6 +345,22 @@ describe("McpClient", () => {
 })
 
 describe("PromiseClient.withClient", () => {
+  it.live("the request rules every surface follows, with an AbortSignal", () =>
+    Effect.promise(async () => {
+      const seen = await PromiseClient.withClient(statefulConfig("--exit-on-stdin-eof"), (client) =>
+        exerciseBehaviour(
+          {
+            callTool: (_id, name, args, options) => client.callTool(name, args, options),
+            cancel: (_id, requestId) => client.cancel(requestId),
+            status: () => client.status()
+          },
+          client.workerId
+        )
+      )
+      assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
+    })
+  )
+
   it.live("the callback gets the operations as Promises; the connection closes once it settles", () =>
     Effect.promise(async () => {
       const t = tag()
