@@ -3,8 +3,12 @@
 import type { McpWorkers, McpWorkersService } from "@mcp-worker/core/McpWorkers"
 import type { StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
+// From its source, as the bench runs it: the package name would resolve to a built `dist`.
+import * as McpClient from "../packages/node/src/McpClient.js"
 import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
 import { benchProcesses, type FoundProcess } from "./procs.js"
 import { compare, type Comparison, median, summarize, type Summary } from "./stats.js"
@@ -405,4 +409,79 @@ export const fanOutRow = async (ctx: Context, n = 32, rounds = 1): Promise<FanOu
     direct: b,
     ratio: median(a.map((p) => p.total)) / median(b.map((p) => p.total))
   }
+}
+
+// McpClient: the same connection in the calling thread, against the SDK used directly in that thread
+
+/** One McpClient held open in a scope of its own, as a long-lived caller holds it. */
+export interface HeldClient {
+  readonly client: McpClient.McpClient
+  readonly close: () => Promise<void>
+}
+
+export const openClient = async (config: StdioConfigInput): Promise<HeldClient> => {
+  const scope = Effect.runSync(Scope.make())
+  const client = await Effect.runPromise(Scope.extend(McpClient.make(config), scope))
+  return { client, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+}
+
+const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): Promise<Array<number>> =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const out: Array<number> = []
+      for (let i = 0; i < n; i++) {
+        const token = `${tag}${i}`
+        const t0 = performance.now()
+        const result = yield* client.callTool("echo", { token })
+        out.push(performance.now() - t0)
+        if ((result.structuredContent as { token?: unknown } | undefined)?.token !== token) {
+          return yield* Effect.dieMessage("client echo returned the wrong token")
+        }
+      }
+      return out
+    })
+  )
+
+export const clientCallRow = async (ctx: Context, blocks = 5, perBlock = 200): Promise<Comparison> => {
+  const held = await openClient(ctx.config)
+  const direct = await connectDirect(ctx.server)
+  try {
+    const client = (i: number) => clientEchoBlock(held.client, perBlock, `c${i}_`)
+    const sdk = (i: number) => directEchoBlock(direct.client, perBlock, `d${i}_`)
+    ctx.progress(`McpClient call: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
+    await client(-1)
+    await sdk(-1)
+    const { a, b } = await interleave(blocks, client, sdk)
+    return compare(a, b)
+  } finally {
+    await Promise.all([held.close(), closeDirect(direct)])
+  }
+}
+
+export const clientOpenRow = async (ctx: Context, rounds = 10): Promise<OpenRow> => {
+  const closeC: Array<number> = []
+  const closeD: Array<number> = []
+  const client = async () => {
+    const t0 = performance.now()
+    const held = await openClient(ctx.config)
+    const t1 = performance.now()
+    await held.close()
+    closeC.push(performance.now() - t1)
+    return [t1 - t0]
+  }
+  const direct = async () => {
+    const t0 = performance.now()
+    const d = await connectDirect(ctx.server)
+    const t1 = performance.now()
+    await closeDirect(d)
+    closeD.push(performance.now() - t1)
+    return [t1 - t0]
+  }
+  ctx.progress(`McpClient open: 1 warm-up round, then ${rounds} alternating rounds`)
+  await client()
+  await direct()
+  closeC.length = 0
+  closeD.length = 0
+  const { a, b } = await interleave(rounds, client, direct)
+  return { comparison: compare(a, b), workerClose: summarize(closeC), directClose: summarize(closeD) }
 }

@@ -58,6 +58,8 @@ interface Results {
   rss?: Rows.RssRow
   fanOut?: Rows.FanOutRow
   profile?: ProfileResult
+  clientCall?: Comparison
+  clientOpen?: Rows.OpenRow
 }
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -102,6 +104,35 @@ const render = (r: Results): string => {
       verdict(c.ratio <= 1.25)
     ])
     rows.push(["  close (not in the ratio)", "", fmtMs(r.open.workerClose), fmtMs(r.open.directClose), "", "(info)"])
+  }
+  if (r.clientCall) {
+    rows.push([
+      "McpClient callTool echo, same thread",
+      "≤ 1.05×",
+      fmtUs(r.clientCall.variant),
+      fmtUs(r.clientCall.direct),
+      fmtRatio(r.clientCall),
+      verdict(r.clientCall.ratio <= 1.05)
+    ])
+  }
+  if (r.clientOpen) {
+    const c = r.clientOpen.comparison
+    rows.push([
+      "McpClient open vs connect",
+      "≤ 1.10×",
+      fmtMs(c.variant),
+      fmtMs(c.direct),
+      fmtRatio(c),
+      verdict(c.ratio <= 1.1)
+    ])
+    rows.push([
+      "  close (not in the ratio)",
+      "",
+      fmtMs(r.clientOpen.workerClose),
+      fmtMs(r.clientOpen.directClose),
+      "",
+      "(info)"
+    ])
   }
   if (r.rss) {
     const w = mean(r.rss.worker)
@@ -221,21 +252,26 @@ const main = async () => {
   try {
     const workers = await runtime.runPromise(McpWorkers)
     const ctx: Rows.Context = { runtime, workers, server, config, runId, progress, gc }
-    const pair = await Rows.openPair(ctx)
-    try {
-      results.call = await Rows.callRow(ctx, pair)
-      results.remote = remoteAvailable
-        ? await Rows.remoteRow(ctx, pair, bundles.remote)
-        : { available: false, note: "n/a (layerRemote not available)" }
-      results.payload = await Rows.payloadRow(ctx, pair)
-      results.cancel = await Rows.cancelRow(ctx, pair)
-    } finally {
-      await Rows.closePair(ctx, pair)
+    results.clientCall = await Rows.clientCallRow(ctx)
+    results.clientOpen = await Rows.clientOpenRow(ctx)
+    // `BENCH_ROWS=client` measures the McpClient rows alone.
+    if (process.env.BENCH_ROWS !== "client") {
+      const pair = await Rows.openPair(ctx)
+      try {
+        results.call = await Rows.callRow(ctx, pair)
+        results.remote = remoteAvailable
+          ? await Rows.remoteRow(ctx, pair, bundles.remote)
+          : { available: false, note: "n/a (layerRemote not available)" }
+        results.payload = await Rows.payloadRow(ctx, pair)
+        results.cancel = await Rows.cancelRow(ctx, pair)
+      } finally {
+        await Rows.closePair(ctx, pair)
+      }
+      results.open = await Rows.openRow(ctx)
+      results.rss = await Rows.rssRow(ctx)
+      results.profile = await profileRow(ctx, bundles.probe, server)
+      results.fanOut = await Rows.fanOutRow(ctx, 32, 2)
     }
-    results.open = await Rows.openRow(ctx)
-    results.rss = await Rows.rssRow(ctx)
-    results.profile = await profileRow(ctx, bundles.probe, server)
-    results.fanOut = await Rows.fanOutRow(ctx, 32, 2)
   } catch (error) {
     failure = error
   } finally {

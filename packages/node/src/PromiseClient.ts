@@ -27,6 +27,8 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Remote from "./internal/remote.js"
+import * as McpClient from "./McpClient.js"
+import type { Handlers } from "./NodeMcpWorkers.js"
 
 /**
  * A budget: milliseconds, or a duration string such as `"5 seconds"` or `"300 millis"`.
@@ -262,3 +264,107 @@ export const makePromiseClient = (): PromiseClient => {
     [Symbol.asyncDispose]: dispose
   }
 }
+
+/**
+ * A request of the operation table on one connection, as an async function: its arguments, then `RequestOptions`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ClientRequestFn<O> =
+  O extends Operations.Operation<infer Args, infer Options, infer A>
+    ? (...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
+    : never
+
+/**
+ * The connection `withClient` hands its callback: every request of the operation table as a Promise (the same
+ * options, budgets and signal as the Promise client), its status and `cancel`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ScopedClient = { readonly [K in keyof Operations.Requests]: ClientRequestFn<Operations.Requests[K]> } & {
+  /** A fresh id naming this connection in errors and its status (it is not registered anywhere). */
+  readonly workerId: string
+  readonly status: () => Promise<WorkerStatus>
+  readonly cancel: (requestId: string) => Promise<void>
+}
+
+/**
+ * Options of `withClient`. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over these.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WithClientOptions {
+  /** Budget for the server to start and complete `initialize`. */
+  readonly timeout?: Timeout | undefined
+  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
+  readonly requestTimeout?: Timeout | undefined
+  /** The budget of the close once the callback settled (default 5 s). */
+  readonly closeTimeout?: Timeout | undefined
+  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
+  readonly maxResultBytes?: number | undefined
+  /** Answers to the requests the server may send its client, run in this thread. */
+  readonly handlers?: Handlers | undefined
+}
+
+const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
+  Effect.runPromiseExit(effect).then((exit) =>
+    Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
+  )
+
+const scopedClient = (client: McpClient.McpClient): ScopedClient => {
+  const requests = Object.fromEntries(
+    Object.entries(Operations.requests).map(([name, operation]) => [
+      name,
+      (...rest: Array<unknown>) => {
+        const options = rest[operation.arity] as RequestOptions | undefined
+        const signal = options?.signal
+        // Aborted before the call: nothing is sent. Aborted later: the request is cancelled at the server.
+        if (signal?.aborted === true) return Promise.reject(signal.reason)
+        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
+        const run = client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown>
+        return settled(run(...args, { ...options, timeout: duration(options?.timeout) }), signal)
+      }
+    ])
+  )
+  return {
+    ...(requests as unknown as ScopedClient),
+    workerId: client.workerId,
+    status: () => settled(client.status, undefined),
+    cancel: (requestId) => settled(client.cancel(requestId), undefined)
+  }
+}
+
+/**
+ * Opens one connection in this thread (no host needed), runs `f` with it, and closes it once `f` settles, with the
+ * server's whole process tree ended and confirmed; resolves or rejects as `f` did. Opening rejects with the same
+ * tagged errors as `open` (`InvalidInput`, `OpenFailed`).
+ *
+ * ```ts
+ * const tools = await withClient(config, (client) => client.listTools({ timeout: 5_000 }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withClient = <A>(
+  config: ServerConfigInput,
+  f: (client: ScopedClient) => Promise<A>,
+  options?: WithClientOptions
+): Promise<A> =>
+  settled(
+    McpClient.withClient(
+      config,
+      (client) => Effect.tryPromise({ try: () => f(scopedClient(client)), catch: (error) => error }),
+      {
+        timeout: duration(options?.timeout),
+        requestTimeout: duration(options?.requestTimeout),
+        closeTimeout: duration(options?.closeTimeout),
+        maxResultBytes: options?.maxResultBytes,
+        handlers: options?.handlers
+      }
+    ),
+    undefined
+  )

@@ -5,6 +5,11 @@
 /**
  * @since 0.1.0
  */
+export * as McpClient from "./McpClient.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 
 /**

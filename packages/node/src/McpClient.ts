@@ -1,0 +1,145 @@
+/**
+ * One MCP connection for the life of a scope, in the calling thread: no owner thread, no id to pass around. It is
+ * the same connection a worker has — the core `Owner` state machine over the same stdio process job or HTTP
+ * transport — with the same rules: one request at a time (`WorkerBusy`), the caller's whole budget, an exact cancel
+ * on timeout, interruption or `cancel` (`DeliveryUnknown`), no reconnect (`WorkerFailed`), and, when the scope
+ * closes, the server's whole process tree ended and confirmed gone.
+ *
+ * ```ts
+ * const tools = yield* McpClient.withClient(config, (client) => client.listTools())
+ * ```
+ *
+ * @since 0.1.0
+ */
+import type {
+  CloseFailed,
+  InvalidInput,
+  OpenFailed,
+  RequestError,
+  RequestNotPending
+} from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
+import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import type { WorkerId } from "@mcp-worker/core/WorkerId"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/client.js"
+import type { Handlers } from "./NodeMcpWorkers.js"
+
+/**
+ * Options of `make` and `withClient`. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win
+ * over these.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Budget for the server to start and complete `initialize`. Default: the config's `timeoutMs`, else 30 s. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** The budget of the close when the scope ends (default 5 s). */
+  readonly closeTimeout?: Duration.DurationInput | undefined
+  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
+  readonly maxResultBytes?: number | undefined
+  /**
+   * Answers to the requests the server may send its client (elicitation, sampling, roots), run in this thread. The
+   * client declares a capability only when its handler is here.
+   */
+  readonly handlers?: Handlers | undefined
+}
+
+/**
+ * A request operation of the table on the client: its arguments, then its options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestFn<O> =
+  O extends Operations.Operation<infer Args, infer Options, infer A>
+    ? (...rest: [...Args, options?: Options]) => Effect.Effect<A, RequestError>
+    : never
+
+/**
+ * Every request of the operation table (`listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…),
+ * with the same arguments as on `McpWorkers`, without the id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requests = { readonly [K in keyof Operations.Requests]: RequestFn<Operations.Requests[K]> }
+
+/**
+ * One open connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpClient extends Requests {
+  /** A fresh id naming this connection in errors, logs and its status (it is not registered anywhere). */
+  readonly workerId: WorkerId
+  /** The connection's status, in the shape of a worker's (`threadId` is `null`: it runs in this thread). */
+  readonly status: Effect.Effect<WorkerStatus>
+  /** Cancels exactly the request in flight named (`DeliveryUnknown{reason: "cancelled"}` for its caller). */
+  readonly cancel: (requestId: string) => Effect.Effect<void, RequestNotPending>
+  /**
+   * Closes the connection now and confirms its cleanup, as `McpWorkers.close` does; the scope's end then has
+   * nothing left to do. A request after it fails with `WorkerFailed{kind: "closing", delivery: "not_sent"}`.
+   */
+  readonly close: (options?: McpWorkers.CloseOptions) => Effect.Effect<WorkerStatus, CloseFailed>
+}
+
+// The client of an open connection record.
+const fromRecord = (record: internal.Client): McpClient => {
+  const derived = Operations.derive<{ readonly signal?: AbortSignal | undefined }>((operation, _id, args, options) =>
+    internal.run(record, operation, args, options)
+  ) as unknown as Record<string, (id: string, ...rest: Array<unknown>) => Effect.Effect<unknown, RequestError>>
+  const requests = Object.fromEntries(
+    Object.keys(Operations.requests).map((name) => [
+      name,
+      (...rest: Array<unknown>) => derived[name]!(record.workerId, ...rest)
+    ])
+  ) as unknown as Requests
+  return {
+    ...requests,
+    workerId: record.workerId,
+    status: Effect.sync(() => internal.statusOf(record)),
+    cancel: (requestId) => internal.cancel(record, requestId),
+    close: (options) =>
+      Effect.suspend(() => {
+        // An unusable budget falls back to the client's own, as `McpWorkers.close` does.
+        const budget = internal.closeBudgetOf(options?.timeout)
+        return internal.close(record, budget)
+      })
+  }
+}
+
+/**
+ * Opens one connection in the current scope. The config is validated and normalized as `McpWorkers.open` does it
+ * (`InvalidInput` with where it is); the connection closes when the scope closes — success, failure or
+ * interruption — with the server's whole process tree ended and confirmed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  config: ServerConfigInput,
+  options?: Options
+): Effect.Effect<McpClient, OpenFailed | InvalidInput, Scope.Scope> =>
+  Effect.map(internal.make(config, options), fromRecord)
+
+/**
+ * Runs `f` with a connection open for it alone, closed (cleanup confirmed) as soon as `f` ends, however it ends.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withClient = <A, E, R>(
+  config: ServerConfigInput,
+  f: (client: McpClient) => Effect.Effect<A, E, R>,
+  options?: Options
+): Effect.Effect<A, E | OpenFailed | InvalidInput, Exclude<R, Scope.Scope>> =>
+  Effect.scoped(Effect.flatMap(make(config, options), f))

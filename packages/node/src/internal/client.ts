@@ -1,0 +1,640 @@
+/**
+ * One MCP connection in the calling thread, for the life of a scope (`McpClient`). It runs the same core `Owner`
+ * state machine and the same node transport factory as an owner thread does, and plays the host's part itself: the
+ * owner's messages are handled here as they are posted (no port, no thread), and requests go to the owner as the
+ * same `Request`/`Cancel` messages the host would post. The host's rules apply unchanged: one request at a time
+ * (C8), the caller's whole budget (C9), the exact cancel (C10–C12), no reconnect (C15), cleanup confirmed (C19),
+ * and host-death cleanup by the reaper (C27).
+ */
+import {
+  type CleanupSummary,
+  CloseFailed,
+  DeadlineExceeded,
+  DeliveryUnknown,
+  emptyCleanup,
+  type FailureKind,
+  InvalidInput,
+  OpenFailed,
+  type RequestError,
+  RequestNotPending,
+  WorkerBusy,
+  WorkerFailed
+} from "@mcp-worker/core/McpWorkerError"
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as Owner from "@mcp-worker/core/Owner"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as WorkerId from "@mcp-worker/core/WorkerId"
+import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import type * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import { globalValue } from "effect/GlobalValue"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { types } from "node:util"
+import type { Handlers } from "../NodeMcpWorkers.js"
+import * as ProcessJob from "../ProcessJob.js"
+import * as Budget from "./budget.js"
+import * as Reaper from "./reaper.js"
+import { traced } from "./traced.js"
+import { makeFactory } from "./transportFactory.js"
+import { resultOf } from "./workerEntry.js"
+
+/** The options of one client. @internal */
+export interface Options {
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly closeTimeout?: Duration.DurationInput | undefined
+  readonly maxResultBytes?: number | undefined
+  readonly handlers?: Handlers | undefined
+}
+
+/** The request in flight. */
+interface Pending {
+  readonly requestId: string
+  readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
+  readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+}
+
+/** The record of one client: the owner it drives and what the host would keep about it. @internal */
+export interface Client {
+  readonly workerId: WorkerId.WorkerId
+  readonly marker: string
+  readonly http: boolean
+  readonly defaultTimeoutMs: number
+  readonly closeMs: number
+  readonly handlers: Handlers
+  readonly owner: Owner.Owner
+  readonly reaper: Reaper.Reaper
+  readonly cleanupScan: ProcessJob.CleanupScanService
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  /** The random part of this client's request ids; a counter makes the rest. */
+  readonly requestIdStem: string
+  requestCount: number
+  state: WorkerState
+  pending: Pending | undefined
+  closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
+  pid: number | null
+  protocolVersion: string | null
+  server: { name: string; version: string } | null
+  lastFailure: { kind: FailureKind; message: string; at: string } | null
+  cleanup: CleanupSummary | null
+  readonly notifications: {
+    received: number
+    dropped: number
+    readonly listChanged: { tools: string | null; resources: string | null; prompts: string | null }
+  }
+}
+
+const isProxy = (u: unknown) => types.isProxy(u)
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/**
+ * The next request id of a client, in the form of `WorkerId.makeRequestId`: 72 random bits drawn once per client,
+ * then a 24-bit counter. Ids of one client never repeat while a request could still be named (one is in flight at
+ * a time), and two clients' ids differ by their random part; drawing from the random source for each request
+ * costs more than the rest of the client's own work per call.
+ */
+const nextRequestId = (client: Client): string => {
+  const n = client.requestCount++ & 0xffffff
+  return (
+    client.requestIdStem +
+    alphabet[n >>> 18]! +
+    alphabet[(n >>> 12) & 63]! +
+    alphabet[(n >>> 6) & 63]! +
+    alphabet[n & 63]!
+  )
+}
+
+/**
+ * The reaper of every client of this process. It has work to do only when the process dies (its pipe reaches EOF),
+ * so it lives as long as the process: one shell, started on the first stdio client, instead of one per scope.
+ * Each job is forgotten once its end is confirmed.
+ */
+const sharedReaper: () => Reaper.Reaper = () =>
+  globalValue(Symbol.for("@mcp-worker/node/McpClient/reaper"), () =>
+    Effect.runSync(Effect.flatMap(Scope.make(), (scope) => Scope.extend(Reaper.make, scope)))
+  )
+
+/** The status of a client, in the shape of a worker's. @internal */
+export const statusOf = (client: Client): WorkerStatus => ({
+  workerId: client.workerId,
+  state: client.state,
+  busy: client.pending !== undefined,
+  requestId: client.pending?.requestId ?? null,
+  pid: client.pid,
+  threadId: null,
+  protocolVersion: client.protocolVersion,
+  server: client.server,
+  lastFailure: client.lastFailure,
+  cleanup: client.cleanup,
+  notifications: {
+    received: client.notifications.received,
+    dropped: client.notifications.dropped,
+    listChanged: { ...client.notifications.listChanged }
+  }
+})
+
+const markFailed = (client: Client, kind: FailureKind, message: string, at = new Date().toISOString()) => {
+  if (client.state !== "ready") return
+  client.state = "failed"
+  client.lastFailure = { kind, message, at }
+}
+
+const settle = (client: Client, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
+  const pending = client.pending
+  // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
+  if (pending === undefined || pending.requestId !== requestId) return
+  client.pending = undefined
+  pending.complete(exit)
+}
+
+const reportProgress = (client: Client, requestId: string, progress: OwnerProtocol.Progress) => {
+  const pending = client.pending
+  if (pending?.onProgress === undefined || pending.requestId !== requestId) return
+  try {
+    pending.onProgress(progress)
+  } catch (error) {
+    // The callback is the caller's code: what it throws is logged, never allowed into the owner's message handling.
+    client.runFork(
+      Effect.logWarning("an onProgress callback threw").pipe(
+        Effect.annotateLogs({ workerId: client.workerId, error: error instanceof Error ? error.name : typeof error })
+      )
+    )
+  }
+}
+
+const countNotification = (client: Client, method: OwnerProtocol.NotificationMethod) => {
+  client.notifications.received++
+  const list =
+    method === "notifications/tools/list_changed"
+      ? "tools"
+      : method === "notifications/resources/list_changed"
+        ? "resources"
+        : method === "notifications/prompts/list_changed"
+          ? "prompts"
+          : undefined
+  if (list !== undefined) client.notifications.listChanged[list] = new Date().toISOString()
+}
+
+const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
+  method === "elicitation/create"
+    ? handlers.elicitation
+    : method === "sampling/createMessage"
+      ? handlers.sampling
+      : handlers.roots
+
+/**
+ * Runs the caller's handler of a server's request and hands its answer to the owner. Whatever goes wrong with the
+ * handler (a failure, a defect, an answer that is not JSON plain data, no answer within the request budget) answers
+ * the server with a JSON-RPC error and leaves the connection as it was.
+ */
+const answerServerRequest = (client: Client, message: typeof OwnerProtocol.ServerRequestMessage.Type) => {
+  const { method, serverRequestId } = message
+  const reply = (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => client.owner.onMessage(answer)
+  const refuse = (text: string) =>
+    Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
+  const handler = handlerOf(client.handlers, method)
+  if (handler === undefined) {
+    client.runFork(refuse(`the client has no handler for ${method}`))
+    return
+  }
+  client.runFork(
+    Effect.suspend(() =>
+      handler({ workerId: client.workerId, method, params: JsonValue.decodeUnsafe(message.params) })
+    ).pipe(
+      Effect.timeoutFail({ duration: client.defaultTimeoutMs, onTimeout: () => "timeout" as const }),
+      Effect.flatMap((result) =>
+        Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
+          onLeft: () => refuse(`the client's ${method} handler answered with something that is not JSON data`),
+          onRight: (text) => Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, result: text }))
+        })
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("a server request handler failed").pipe(
+          Effect.annotateLogs({ workerId: client.workerId, method }),
+          Effect.zipRight(refuse(`the client's ${method} handler failed`)),
+          Effect.when(() => !Cause.isInterruptedOnly(cause))
+        )
+      )
+    )
+  )
+}
+
+/**
+ * Handles one message of the owner, as the host's port listener does. A `Success` is plain data already (no thread
+ * was crossed), so it is taken as is; everything else goes through the protocol's schema, which turns encoded
+ * errors back into their classes.
+ */
+const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded): void => {
+  if (raw._tag === "Success") return settle(client, raw.requestId, Exit.succeed(resultOf(raw)))
+  const decoded = OwnerProtocol.decodeOwnerMessage(raw)
+  if (Either.isLeft(decoded)) return
+  const message = decoded.right
+  switch (message._tag) {
+    case "Success":
+      return settle(client, message.requestId, Exit.succeed(resultOf(message)))
+    case "Failure":
+      if (message.error._tag === "WorkerFailed") markFailed(client, message.error.kind, message.error.message)
+      return settle(client, message.requestId, Exit.fail(message.error))
+    case "Spawned":
+      client.pid = message.pid
+      client.reaper.group(client.marker, message.pid)
+      return
+    case "Failed":
+      return markFailed(client, message.kind, message.message, message.at)
+    case "Progress":
+      return reportProgress(client, message.requestId, message.progress)
+    case "ServerRequest":
+      return answerServerRequest(client, message)
+    case "Notification":
+      return countNotification(client, message.method)
+  }
+}
+
+/** Why a request must be refused before anything is sent, or `undefined` when it may go. */
+const refusal = (client: Client): RequestError | undefined => {
+  if (client.pending !== undefined) {
+    return new WorkerBusy({ workerId: client.workerId, requestId: client.pending.requestId, delivery: "not_sent" })
+  }
+  if (client.state !== "ready" || client.closing !== undefined) {
+    const closing = client.closing !== undefined || client.state === "closed"
+    return new WorkerFailed({
+      workerId: client.workerId,
+      kind: closing ? "closing" : (client.lastFailure?.kind ?? "transport"),
+      message: closing ? "the client is closed" : (client.lastFailure?.message ?? "failed"),
+      delivery: "not_sent"
+    })
+  }
+  return undefined
+}
+
+/**
+ * Hands the request to the owner and waits for its answer, its timeout, its signal or its caller's interruption.
+ * Runs in the register callback of `Effect.async`, so the busy check and taking the slot are one synchronous step.
+ * The owner may answer before `onMessage` returns (a connection that is not ready), so everything that completes
+ * the request is in place before the request is handed over.
+ */
+const send = (
+  client: Client,
+  method: OwnerProtocol.Method,
+  params: string,
+  left: number,
+  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  signal: AbortSignal | undefined,
+  resume: (effect: Effect.Effect<unknown, RequestError>) => void
+): Effect.Effect<void> => {
+  const requestId = nextRequestId(client)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const stop = (reason: "timeout" | "interrupted") => {
+    if (client.pending?.requestId !== requestId) return false
+    client.pending = undefined
+    client.owner.onMessage({ _tag: "Cancel", requestId, reason })
+    return true
+  }
+  const onAbort = () => {
+    if (!stop("interrupted")) return
+    if (timer !== undefined) clearTimeout(timer)
+    resume(
+      Exit.fail(
+        new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "interrupted", delivery: "unknown" })
+      )
+    )
+  }
+  client.pending = {
+    requestId,
+    complete: (exit) => {
+      if (timer !== undefined) clearTimeout(timer)
+      signal?.removeEventListener("abort", onAbort)
+      resume(exit)
+    },
+    onProgress
+  }
+  timer = setTimeout(
+    () => {
+      signal?.removeEventListener("abort", onAbort)
+      if (!stop("timeout")) return
+      resume(
+        Exit.fail(new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "timeout", delivery: "unknown" }))
+      )
+    },
+    Math.max(0, left)
+  )
+  signal?.addEventListener("abort", onAbort, { once: true })
+  client.owner.onMessage(
+    onProgress === undefined
+      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
+      : { _tag: "Request", requestId, method, params, timeoutMs: left, progress: true }
+  )
+  return Effect.sync(() => {
+    if (timer !== undefined) clearTimeout(timer)
+    signal?.removeEventListener("abort", onAbort)
+    stop("interrupted")
+  })
+}
+
+/** One MCP request, within `timeout` counted from `started`. @internal */
+export const request = (
+  client: Client,
+  method: OwnerProtocol.Method,
+  params: string,
+  timeout: Duration.DurationInput | undefined,
+  started: number,
+  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  signal: AbortSignal | undefined
+): Effect.Effect<unknown, RequestError> =>
+  Effect.suspend(() => {
+    const budget = Budget.budgetOf(timeout)
+    if (Either.isLeft(budget)) return Effect.fail(Budget.invalidTimeout("arguments", budget.left))
+    return Effect.async<unknown, RequestError>((resume) => {
+      const refused = refusal(client)
+      if (refused !== undefined) return resume(Effect.fail(refused))
+      const left = (budget.right ?? client.defaultTimeoutMs) - (Date.now() - started)
+      // A spent budget sends nothing (C22a).
+      if (left <= 0)
+        return resume(Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" })))
+      return send(client, method, params, left, onProgress, signal, resume)
+    })
+  })
+
+/** Any operation of the table: arguments checked and encoded here, then handed to the owner. @internal */
+export const run = (
+  client: Client,
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined
+): Effect.Effect<unknown, RequestError> =>
+  Effect.suspend(() => {
+    const started = Date.now()
+    return Either.match(operation.params(args, options, { isProxy }), {
+      onLeft: Effect.fail,
+      onRight: (params) =>
+        request(client, operation.method, params, options?.timeout, started, options?.onProgress, options?.signal)
+    })
+  }).pipe(traced(operation.span, { workerId: client.workerId, ...operation.attributes?.(args) }))
+
+/** Cancels exactly the request in flight named (C12). @internal */
+export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending> =>
+  Effect.suspend(() => {
+    const pending = client.pending
+    if (pending === undefined || pending.requestId !== requestId) {
+      return Effect.fail(new RequestNotPending({ workerId: client.workerId, requestId }))
+    }
+    client.pending = undefined
+    client.owner.onMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
+    pending.complete(
+      Exit.fail(new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "cancelled", delivery: "unknown" }))
+    )
+    return Effect.void
+  })
+
+/** Re-scans for what is left of a stdio client's processes (C19); once nothing is, the reaper forgets the job. */
+const confirmGone = (client: Client, budgetMs?: number): Effect.Effect<CleanupSummary> =>
+  Effect.tap(
+    ProcessJob.stopDetached(
+      { pgid: client.pid ?? undefined, marker: client.marker },
+      budgetMs === undefined ? undefined : { budgetMs }
+    ).pipe(Effect.provideService(ProcessJob.CleanupScan, client.cleanupScan)),
+    (left) => Effect.sync(() => left.activeProcesses === 0 && client.reaper.forget(client.marker))
+  )
+
+/** The owner's summary and the re-scan here, as one cleanup summary. */
+const merged = (confirmed: CleanupSummary, summary: CleanupSummary | undefined, started: number): CleanupSummary => ({
+  ...confirmed,
+  signalled: {
+    term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
+    kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
+  },
+  escaped: confirmed.escaped + (summary?.escaped ?? 0),
+  durationMs: Date.now() - started
+})
+
+const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    const running = yield* Budget.start(budgetMs)
+    // A request still in flight ends as interrupted: it was sent, and close cannot know its outcome.
+    const pending = client.pending
+    if (pending !== undefined) {
+      client.pending = undefined
+      client.owner.onMessage({ _tag: "Cancel", requestId: pending.requestId, reason: "interrupted" })
+      pending.complete(
+        Exit.fail(
+          new DeliveryUnknown({
+            workerId: client.workerId,
+            requestId: pending.requestId,
+            reason: "interrupted",
+            delivery: "unknown"
+          })
+        )
+      )
+    }
+    // `close` runs uninterruptibly (a cleanup must not stop half way), so its bounded step is made interruptible
+    // again for its own timeout to take effect.
+    const left = yield* Budget.left(running)
+    const summary = yield* client.owner
+      .close(Math.floor(left * 0.8))
+      .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
+    // Confirmed by re-scanning, whatever the owner said (C19).
+    const cleanup = client.http
+      ? (summary ?? emptyCleanup)
+      : merged(yield* confirmGone(client, yield* Budget.left(running)), summary, started)
+    client.cleanup = cleanup
+    if (cleanup.activeProcesses > 0) {
+      client.state = "failed"
+      client.lastFailure = {
+        kind: "closing",
+        message: "close could not confirm that every process of the client ended",
+        at: new Date().toISOString()
+      }
+      return yield* new CloseFailed({
+        workerId: client.workerId,
+        message: `${cleanup.activeProcesses} process(es) of the client are still alive; call close again`,
+        cleanup
+      })
+    }
+    client.state = "closed"
+    return statusOf(client)
+  })
+
+/** Closes the connection and confirms its cleanup; a second close while one runs joins it. @internal */
+export const close = (client: Client, budgetMs?: number): Effect.Effect<WorkerStatus, CloseFailed> =>
+  Effect.suspend(() => {
+    if (client.closing !== undefined) return Deferred.await(client.closing)
+    if (client.state === "closed") return Effect.succeed(statusOf(client))
+    const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
+    client.closing = closing
+    return closeClient(client, budgetMs ?? client.closeMs).pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          client.closing = undefined
+        }).pipe(Effect.zipRight(Deferred.done(closing, exit)))
+      ),
+      Effect.uninterruptible
+    )
+  }).pipe(Effect.withSpan("McpClient.close", { attributes: { workerId: client.workerId } }))
+
+/** The client's budgets and limit; an option that is not valid is refused with where it is. */
+const defaultsOf = (config: ServerConfig.ServerConfig, options: Options) =>
+  Effect.gen(function* () {
+    const budget = (name: "timeout" | "requestTimeout" | "closeTimeout") =>
+      Either.mapLeft(
+        Budget.budgetOf(options[name]),
+        (message) =>
+          new InvalidInput({
+            where: "config",
+            path: `options.${name}`,
+            message,
+            delivery: "not_sent"
+          })
+      )
+    const limit = options.maxResultBytes
+    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0 && limit <= ServerConfig.maxMaxResultBytes)) {
+      return yield* new InvalidInput({
+        where: "config",
+        path: "options.maxResultBytes",
+        message: `must be a whole number from 1 to ${ServerConfig.maxMaxResultBytes}`,
+        delivery: "not_sent"
+      })
+    }
+    const requestMs = (yield* budget("requestTimeout")) ?? McpWorkers.defaultRequestTimeoutMs
+    return {
+      openMs: (yield* budget("timeout")) ?? config.timeoutMs ?? requestMs,
+      requestMs: config.timeoutMs ?? requestMs,
+      closeMs: (yield* budget("closeTimeout")) ?? McpWorkers.defaultCloseTimeoutMs,
+      wire: ServerConfig.toWire(
+        config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
+      )
+    }
+  })
+
+const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
+  (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)
+
+/** Nothing of a failed or interrupted open is left (C4): end whatever the server started, even if the owner could not. */
+const abandon = (client: Client) =>
+  Effect.gen(function* () {
+    client.state = "closed"
+    if (client.http) return
+    const left = yield* confirmGone(client)
+    client.cleanup = left
+    if (left.activeProcesses > 0) {
+      yield* Effect.logError("processes of a failed open are still alive").pipe(
+        Effect.annotateLogs({ workerId: client.workerId, activeProcesses: left.activeProcesses })
+      )
+    }
+  })
+
+/** Last resort for an exit that skips finalizers (`process.exit`): no server tree may outlive its client. */
+const exitHook = (client: Client) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const onExit = () => {
+        if (client.pid !== null && client.state !== "closed") ProcessJob.killGroupSync(client.pid, client.marker)
+      }
+      process.on("exit", onExit)
+      return onExit
+    }),
+    (onExit) => Effect.sync(() => process.off("exit", onExit))
+  )
+
+/**
+ * Opens one connection in the current scope: validated and normalized as `open` does, closed (cleanup confirmed)
+ * when the scope closes, however it closes.
+ *
+ * @internal
+ */
+export const make = (
+  input: unknown,
+  options: Options = {}
+): Effect.Effect<Client, OpenFailed | InvalidInput, Scope.Scope> =>
+  Effect.gen(function* () {
+    const started = Date.now()
+    const config = yield* ServerConfig.normalize(input, process.env, { isProxy })
+    const defaults = yield* defaultsOf(config, options)
+    const factory = makeFactory(undefined)
+    const client: Client = {
+      workerId: WorkerId.make(),
+      marker: WorkerId.make(),
+      http: config._tag === "Http",
+      defaultTimeoutMs: defaults.requestMs,
+      closeMs: defaults.closeMs,
+      handlers: options.handlers ?? {},
+      // Replaced at once below: the owner posts to the record it is part of.
+      owner: undefined as unknown as Owner.Owner,
+      reaper: sharedReaper(),
+      cleanupScan: yield* ProcessJob.CleanupScan,
+      runFork: yield* FiberSet.makeRuntime<never>(),
+      // `req_` and the first 12 of the 16 digits of a fresh random request id.
+      requestIdStem: WorkerId.makeRequestId().slice(0, 16),
+      requestCount: 0,
+      state: "opening",
+      pending: undefined,
+      closing: undefined,
+      pid: null,
+      protocolVersion: null,
+      server: null,
+      lastFailure: null,
+      cleanup: null,
+      notifications: { received: 0, dropped: 0, listChanged: { tools: null, resources: null, prompts: null } }
+    }
+    ;(client as { owner: Owner.Owner }).owner = Owner.make({
+      port: { post: (message) => onOwnerMessage(client, message) },
+      factory: factory.make
+    })
+    // Before the server starts: a process that dies from here on leaves nothing running (C27).
+    if (!client.http) {
+      client.reaper.watch(client.marker)
+      yield* exitHook(client)
+    }
+    // Registered before the open runs, so an interruption at any point still ends up here; an open that failed has
+    // already cleaned up (and the record says `closed`).
+    yield* Effect.addFinalizer(() =>
+      close(client).pipe(
+        Effect.catchAll((error) =>
+          Effect.logError("the client could not be closed").pipe(
+            Effect.annotateLogs({ workerId: client.workerId, activeProcesses: error.cleanup.activeProcesses })
+          )
+        )
+      )
+    )
+    const info = yield* client.owner
+      .open(
+        new OwnerProtocol.Open({
+          workerId: client.workerId,
+          marker: client.marker,
+          config: defaults.wire,
+          timeoutMs: Math.max(1, defaults.openMs - (Date.now() - started)),
+          handlers: handlerNames(client.handlers)
+        })
+      )
+      .pipe(
+        // The owner bounds initialize itself and reports why; this outer bound only catches a stuck spawn.
+        Effect.timeoutFail({
+          duration: defaults.openMs + 1_000,
+          onTimeout: () =>
+            new OpenFailed({ stage: "timeout", message: `the client did not open within ${defaults.openMs} ms` })
+        }),
+        // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
+        Effect.onError(() => abandon(client))
+      )
+    client.pid = info.pid
+    client.protocolVersion = info.protocolVersion
+    client.server = info.server
+    client.state = "ready"
+    return client
+  }).pipe(Effect.withSpan("McpClient.open"))
+
+/** A close budget: an unusable one falls back to the client's own. @internal */
+export const closeBudgetOf = (timeout: Duration.DurationInput | undefined): number | undefined =>
+  Either.getOrUndefined(Budget.budgetOf(timeout))
