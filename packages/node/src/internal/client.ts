@@ -20,7 +20,6 @@ import {
   WorkerBusy,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Owner from "@mcp-worker/core/Owner"
@@ -28,7 +27,6 @@ import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -41,22 +39,18 @@ import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
+import type { Options as McpClientOptions } from "../McpClient.js"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import * as Budget from "./budget.js"
+import * as ServerRequests from "./serverRequests.js"
 import * as Reaper from "./reaper.js"
 import { traced } from "./traced.js"
 import { makeFactory } from "./transportFactory.js"
 import { resultOf } from "./workerEntry.js"
 
-/** The options of one client. @internal */
-export interface Options {
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly requestTimeout?: Duration.DurationInput | undefined
-  readonly closeTimeout?: Duration.DurationInput | undefined
-  readonly maxResultBytes?: number | undefined
-  readonly handlers?: Handlers | undefined
-}
+/** The options of one client: those of `McpClient.make`. @internal */
+export type Options = McpClientOptions
 
 /** The request in flight. */
 interface Pending {
@@ -176,59 +170,8 @@ const reportProgress = (client: Client, requestId: string, progress: OwnerProtoc
 
 const countNotification = (client: Client, method: OwnerProtocol.NotificationMethod) => {
   client.notifications.received++
-  const list =
-    method === "notifications/tools/list_changed"
-      ? "tools"
-      : method === "notifications/resources/list_changed"
-        ? "resources"
-        : method === "notifications/prompts/list_changed"
-          ? "prompts"
-          : undefined
+  const list = ServerRequests.listOf(method)
   if (list !== undefined) client.notifications.listChanged[list] = new Date().toISOString()
-}
-
-const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
-  method === "elicitation/create"
-    ? handlers.elicitation
-    : method === "sampling/createMessage"
-      ? handlers.sampling
-      : handlers.roots
-
-/**
- * Runs the caller's handler of a server's request and hands its answer to the owner. Whatever goes wrong with the
- * handler (a failure, a defect, an answer that is not JSON plain data, no answer within the request budget) answers
- * the server with a JSON-RPC error and leaves the connection as it was.
- */
-const answerServerRequest = (client: Client, message: typeof OwnerProtocol.ServerRequestMessage.Type) => {
-  const { method, serverRequestId } = message
-  const reply = (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => client.owner.onMessage(answer)
-  const refuse = (text: string) =>
-    Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
-  const handler = handlerOf(client.handlers, method)
-  if (handler === undefined) {
-    client.runFork(refuse(`the client has no handler for ${method}`))
-    return
-  }
-  client.runFork(
-    Effect.suspend(() =>
-      handler({ workerId: client.workerId, method, params: JsonValue.decodeUnsafe(message.params) })
-    ).pipe(
-      Effect.timeoutFail({ duration: client.defaultTimeoutMs, onTimeout: () => "timeout" as const }),
-      Effect.flatMap((result) =>
-        Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
-          onLeft: () => refuse(`the client's ${method} handler answered with something that is not JSON data`),
-          onRight: (text) => Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, result: text }))
-        })
-      ),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("a server request handler failed").pipe(
-          Effect.annotateLogs({ workerId: client.workerId, method }),
-          Effect.zipRight(refuse(`the client's ${method} handler failed`)),
-          Effect.when(() => !Cause.isInterruptedOnly(cause))
-        )
-      )
-    )
-  )
 }
 
 /**
@@ -256,7 +199,16 @@ const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded):
     case "Progress":
       return reportProgress(client, message.requestId, message.progress)
     case "ServerRequest":
-      return answerServerRequest(client, message)
+      return ServerRequests.answer(
+        {
+          workerId: client.workerId,
+          handlers: client.handlers,
+          timeoutMs: client.defaultTimeoutMs,
+          reply: (answer) => client.owner.onMessage(answer),
+          runFork: client.runFork
+        },
+        message
+      )
     case "Notification":
       return countNotification(client, message.method)
   }
@@ -408,17 +360,6 @@ const confirmGone = (client: Client, budgetMs?: number): Effect.Effect<CleanupSu
     (left) => Effect.sync(() => left.activeProcesses === 0 && client.reaper.forget(client.marker))
   )
 
-/** The owner's summary and the re-scan here, as one cleanup summary. */
-const merged = (confirmed: CleanupSummary, summary: CleanupSummary | undefined, started: number): CleanupSummary => ({
-  ...confirmed,
-  signalled: {
-    term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
-    kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
-  },
-  escaped: confirmed.escaped + (summary?.escaped ?? 0),
-  durationMs: Date.now() - started
-})
-
 const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.gen(function* () {
     const started = Date.now()
@@ -448,7 +389,7 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
     // Confirmed by re-scanning, whatever the owner said (C19).
     const cleanup = client.http
       ? (summary ?? emptyCleanup)
-      : merged(yield* confirmGone(client, yield* Budget.left(running)), summary, started)
+      : ServerRequests.mergedCleanup(yield* confirmGone(client, yield* Budget.left(running)), summary, started)
     client.cleanup = cleanup
     if (cleanup.activeProcesses > 0) {
       client.state = "failed"

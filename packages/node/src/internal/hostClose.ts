@@ -16,6 +16,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
+import * as ServerRequests from "./serverRequests.js"
 import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
 import { type Entry, settle, statusOf } from "./workerEntry.js"
 
@@ -30,17 +31,6 @@ const endPending = (entry: Entry) => {
   )
   entry.port.postMessage({ _tag: "Cancel", requestId, reason: "interrupted" })
 }
-
-/** The owner's summary and the host's own re-scan, as one cleanup summary. */
-const merged = (confirmed: CleanupSummary, summary: CleanupSummary | undefined, started: number): CleanupSummary => ({
-  ...confirmed,
-  signalled: {
-    term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
-    kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
-  },
-  escaped: confirmed.escaped + (summary?.escaped ?? 0),
-  durationMs: Date.now() - started
-})
 
 const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.gen(function* () {
@@ -68,7 +58,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     // Confirmed by re-scanning from the host, whatever the owner said (C19).
     const cleanup = entry.http
       ? (summary ?? emptyCleanup)
-      : merged(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
+      : ServerRequests.mergedCleanup(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
     entry.cleanup = cleanup
     if (cleanup.activeProcesses > 0) {
       // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a

@@ -19,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Registry } from "./registry.js"
+import * as ServerRequests from "./serverRequests.js"
 import type { Entry } from "./workerEntry.js"
 
 /** Marks the end of a subscription: the worker closed or its connection is gone. */
@@ -74,15 +75,6 @@ export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Eithe
       )
 }
 
-const listOf = (method: OwnerProtocol.NotificationMethod): keyof Counters["listChanged"] | undefined =>
-  method === "notifications/tools/list_changed"
-    ? "tools"
-    : method === "notifications/resources/list_changed"
-      ? "resources"
-      : method === "notifications/prompts/list_changed"
-        ? "prompts"
-        : undefined
-
 // When the buffer is full, the oldest goes and is counted (a queue's own `unsafeOffer` would refuse the newest).
 const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
   if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) >= subscriber.capacity) {
@@ -95,7 +87,7 @@ const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
 /** A server notification from the owner: counted, and handed to every subscriber. @internal */
 export const publish = (entry: Entry, message: typeof OwnerProtocol.NotificationMessage.Type): void => {
   entry.notifications.received++
-  const list = listOf(message.method)
+  const list = ServerRequests.listOf(message.method)
   if (list !== undefined) entry.notifications.listChanged[list] = new Date().toISOString()
   if (entry.subscribers.size === 0) return
   const params = JsonValue.decodeUnsafe(message.params)

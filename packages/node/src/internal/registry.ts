@@ -11,9 +11,7 @@ import {
   UnknownWorker,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -24,6 +22,7 @@ import * as Scope from "effect/Scope"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
+import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
 import { type Entry, resultOf, settle } from "./workerEntry.js"
 
@@ -109,54 +108,6 @@ const reportProgress = (registry: Registry, entry: Entry, requestId: string, pro
   }
 }
 
-const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
-  method === "elicitation/create"
-    ? handlers.elicitation
-    : method === "sampling/createMessage"
-      ? handlers.sampling
-      : handlers.roots
-
-/**
- * Runs the host's handler of a server's request and posts its answer to the owner. Whatever goes wrong with the
- * handler (a failure, a defect, a result that is not JSON plain data, no answer within the request budget) answers
- * the server with a JSON-RPC error and leaves the worker as it was.
- */
-const answerServerRequest = (
-  registry: Registry,
-  entry: Entry,
-  message: typeof OwnerProtocol.ServerRequestMessage.Type
-) => {
-  const { serverRequestId, method } = message
-  const handler = handlerOf(registry.defaults.handlers, method)
-  const post = (reply: typeof OwnerProtocol.ServerReplyMessage.Encoded) => entry.port.postMessage(reply)
-  const refuse = (text: string) =>
-    Effect.sync(() => post({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
-  if (handler === undefined) {
-    registry.runFork(refuse(`the client has no handler for ${method}`))
-    return
-  }
-  registry.runFork(
-    Effect.suspend(() =>
-      handler({ workerId: entry.workerId, method, params: JsonValue.decodeUnsafe(message.params) })
-    ).pipe(
-      Effect.timeoutFail({ duration: registry.defaults.requestMs, onTimeout: () => "timeout" as const }),
-      Effect.flatMap((result) =>
-        Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
-          onLeft: () => refuse(`the client's ${method} handler answered with something that is not JSON data`),
-          onRight: (text) => Effect.sync(() => post({ _tag: "ServerReply", serverRequestId, result: text }))
-        })
-      ),
-      Effect.catchAllCause((cause) =>
-        Effect.logWarning("a server request handler failed").pipe(
-          Effect.annotateLogs({ workerId: entry.workerId, method }),
-          Effect.zipRight(refuse(`the client's ${method} handler failed`)),
-          Effect.when(() => !Cause.isInterruptedOnly(cause))
-        )
-      )
-    )
-  )
-}
-
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
@@ -181,7 +132,16 @@ export const onOwnerMessage =
       case "Progress":
         return reportProgress(registry, entry, message.requestId, message.progress)
       case "ServerRequest":
-        return answerServerRequest(registry, entry, message)
+        return ServerRequests.answer(
+          {
+            workerId: entry.workerId,
+            handlers: registry.defaults.handlers,
+            timeoutMs: registry.defaults.requestMs,
+            reply: (answer) => entry.port.postMessage(answer),
+            runFork: registry.runFork
+          },
+          message
+        )
       case "Notification":
         return HostEvents.publish(entry, message)
     }

@@ -1,0 +1,93 @@
+/**
+ * What a connection's holder (the host registry, or an `McpClient`) does with the owner's reports that do not
+ * depend on where the connection lives: answering a server's request with the caller's handler, counting list
+ * changes, and summing up a cleanup.
+ *
+ * @internal
+ */
+import * as JsonValue from "@mcp-worker/core/JsonValue"
+import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
+import type { Handlers } from "../NodeMcpWorkers.js"
+
+const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
+  method === "elicitation/create"
+    ? handlers.elicitation
+    : method === "sampling/createMessage"
+      ? handlers.sampling
+      : handlers.roots
+
+/**
+ * Runs the caller's handler of a server's request and replies to the owner with its answer. Whatever goes wrong with
+ * the handler (a failure, a defect, an answer that is not JSON plain data, no answer within `timeoutMs`) answers the
+ * server with a JSON-RPC error and leaves the connection as it was.
+ *
+ * @internal
+ */
+export const answer = (
+  holder: {
+    readonly workerId: string
+    readonly handlers: Handlers
+    readonly timeoutMs: number
+    readonly reply: (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => void
+    readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+  },
+  message: typeof OwnerProtocol.ServerRequestMessage.Type
+): void => {
+  const { method, serverRequestId } = message
+  const { reply, workerId } = holder
+  const refuse = (text: string) =>
+    Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
+  const handler = handlerOf(holder.handlers, method)
+  if (handler === undefined) {
+    holder.runFork(refuse(`the client has no handler for ${method}`))
+    return
+  }
+  holder.runFork(
+    Effect.suspend(() => handler({ workerId, method, params: JsonValue.decodeUnsafe(message.params) })).pipe(
+      Effect.timeoutFail({ duration: holder.timeoutMs, onTimeout: () => "timeout" as const }),
+      Effect.flatMap((result) =>
+        Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
+          onLeft: () => refuse(`the client's ${method} handler answered with something that is not JSON data`),
+          onRight: (text) => Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, result: text }))
+        })
+      ),
+      Effect.catchAllCause((cause) =>
+        Effect.logWarning("a server request handler failed").pipe(
+          Effect.annotateLogs({ workerId, method }),
+          Effect.zipRight(refuse(`the client's ${method} handler failed`)),
+          Effect.when(() => !Cause.isInterruptedOnly(cause))
+        )
+      )
+    )
+  )
+}
+
+/** Which list a `list_changed` notification is about, if it is one. @internal */
+export const listOf = (method: OwnerProtocol.NotificationMethod): "tools" | "resources" | "prompts" | undefined =>
+  method === "notifications/tools/list_changed"
+    ? "tools"
+    : method === "notifications/resources/list_changed"
+      ? "resources"
+      : method === "notifications/prompts/list_changed"
+        ? "prompts"
+        : undefined
+
+/** The owner's cleanup summary and the holder's own re-scan, as one summary. @internal */
+export const mergedCleanup = (
+  confirmed: CleanupSummary,
+  summary: CleanupSummary | undefined,
+  started: number
+): CleanupSummary => ({
+  ...confirmed,
+  signalled: {
+    term: confirmed.signalled.term + (summary?.signalled.term ?? 0),
+    kill: confirmed.signalled.kill + (summary?.signalled.kill ?? 0)
+  },
+  escaped: confirmed.escaped + (summary?.escaped ?? 0),
+  durationMs: Date.now() - started
+})
