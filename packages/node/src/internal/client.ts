@@ -47,17 +47,10 @@ import * as ServerRequests from "./serverRequests.js"
 import * as Reaper from "./reaper.js"
 import { traced } from "./traced.js"
 import { makeFactory } from "./transportFactory.js"
-import { resultOf } from "./workerEntry.js"
+import { type Pending, reportProgress, resultOf, settle } from "./workerEntry.js"
 
 /** The options of one client: those of `McpClient.make`. @internal */
 export type Options = McpClientOptions
-
-/** The request in flight. */
-interface Pending {
-  readonly requestId: string
-  readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
-  readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
-}
 
 /** The record of one client: the owner it drives and what the host would keep about it. @internal */
 export interface Client {
@@ -145,29 +138,6 @@ const markFailed = (client: Client, kind: FailureKind, message: string, at = new
   client.lastFailure = { kind, message, at }
 }
 
-const settle = (client: Client, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
-  const pending = client.pending
-  // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
-  if (pending === undefined || pending.requestId !== requestId) return
-  client.pending = undefined
-  pending.complete(exit)
-}
-
-const reportProgress = (client: Client, requestId: string, progress: OwnerProtocol.Progress) => {
-  const pending = client.pending
-  if (pending?.onProgress === undefined || pending.requestId !== requestId) return
-  try {
-    pending.onProgress(progress)
-  } catch (error) {
-    // The callback is the caller's code: what it throws is logged, never allowed into the owner's message handling.
-    client.runFork(
-      Effect.logWarning("an onProgress callback threw").pipe(
-        Effect.annotateLogs({ workerId: client.workerId, error: error instanceof Error ? error.name : typeof error })
-      )
-    )
-  }
-}
-
 const countNotification = (client: Client, method: OwnerProtocol.NotificationMethod) => {
   client.notifications.received++
   const list = ServerRequests.listOf(method)
@@ -197,7 +167,7 @@ const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded):
     case "Failed":
       return markFailed(client, message.kind, message.message, message.at)
     case "Progress":
-      return reportProgress(client, message.requestId, message.progress)
+      return reportProgress(client, client.runFork, message.requestId, message.progress)
     case "ServerRequest":
       return ServerRequests.answer(
         {

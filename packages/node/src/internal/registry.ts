@@ -24,7 +24,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { type Entry, resultOf, settle } from "./workerEntry.js"
+import { type Entry, reportProgress, resultOf, settle } from "./workerEntry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -90,24 +90,6 @@ export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number)
     (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
   )
 
-/**
- * Hands a progress notification to the caller of the request in flight, if it is still that request. The callback
- * is the caller's code: what it throws is logged, never allowed to reach the host's message handling.
- */
-const reportProgress = (registry: Registry, entry: Entry, requestId: string, progress: OwnerProtocol.Progress) => {
-  const pending = entry.pending
-  if (pending?.onProgress === undefined || pending.requestId !== requestId) return
-  try {
-    pending.onProgress(progress)
-  } catch (error) {
-    registry.runFork(
-      Effect.logWarning("an onProgress callback threw").pipe(
-        Effect.annotateLogs({ workerId: entry.workerId, error: error instanceof Error ? error.name : typeof error })
-      )
-    )
-  }
-}
-
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
@@ -130,7 +112,7 @@ export const onOwnerMessage =
       case "Failed":
         return markFailed(registry, entry, message.kind, message.message, message.at)
       case "Progress":
-        return reportProgress(registry, entry, message.requestId, message.progress)
+        return reportProgress(entry, registry.runFork, message.requestId, message.progress)
       case "ServerRequest":
         return ServerRequests.answer(
           {

@@ -17,6 +17,7 @@ import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import type * as HostEvents from "./hostEvents.js"
@@ -84,8 +85,14 @@ export const statusOf = (entry: Entry): WorkerStatus => ({
   }
 })
 
+/** Who holds a request in flight: a worker's record in the host, or an `McpClient`. @internal */
+export interface Holder {
+  readonly workerId: string
+  pending: Pending | undefined
+}
+
 /** Completes the request in flight with `exit`, if it is still the one named. @internal */
-export const settle = (entry: Entry, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
+export const settle = (entry: Holder, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
   const pending = entry.pending
   // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
   if (pending === undefined || pending.requestId !== requestId) return
@@ -113,4 +120,29 @@ export const refusal = (id: string, entry: Entry | undefined): RequestError | un
     })
   }
   return undefined
+}
+
+/**
+ * Hands a progress notification to the caller of the request in flight, if it is still that request. The callback
+ * is the caller's code: what it throws is logged, never allowed into the handling of the owner's messages.
+ *
+ * @internal
+ */
+export const reportProgress = (
+  holder: Holder,
+  runFork: <A, E>(effect: Effect.Effect<A, E>) => unknown,
+  requestId: string,
+  progress: OwnerProtocol.Progress
+): void => {
+  const pending = holder.pending
+  if (pending?.onProgress === undefined || pending.requestId !== requestId) return
+  try {
+    pending.onProgress(progress)
+  } catch (error) {
+    runFork(
+      Effect.logWarning("an onProgress callback threw").pipe(
+        Effect.annotateLogs({ workerId: holder.workerId, error: error instanceof Error ? error.name : typeof error })
+      )
+    )
+  }
 }
