@@ -76,8 +76,10 @@ describe("saveTo", () => {
         })
         assert.strictEqual(fs.statSync(target).size, head.length + bytes + tail.length)
         assert.strictEqual(sha256(fs.readFileSync(target)), expected)
-        // Owner threads share this process's memory: a result held whole anywhere would show here.
-        assert.isBelow(peak - baseline, 64 * 1024 * 1024, `the process grew by ${peak - baseline} bytes`)
+        // Owner threads share this process's memory: a result held whole anywhere would show here as at least its
+        // 200 MB. Pieces already written are garbage, but V8 collects Buffers only once an isolate's external memory
+        // passes its 64 MiB soft limit, so up to that much of them can be alive at a time (68 MB was seen).
+        assert.isBelow(peak - baseline, 128 * 1024 * 1024, `the process grew by ${peak - baseline} bytes`)
         assert.deepStrictEqual(fs.readdirSync(where), ["big.json"])
         // The connection reads on: the next answer is its own.
         assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "after" })).token, "after")
