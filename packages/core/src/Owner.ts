@@ -198,6 +198,45 @@ interface Failure {
   readonly message: string
 }
 
+/**
+ * The abort of one request, given to the SDK's `request` as its `signal`. The client reads only what this has:
+ * `aborted`, `reason`, `throwIfAborted()` and one `abort` listener, added once per request and never removed. A
+ * Node `AbortController` with that listener costs 13–22 µs to make on Node 20, more than the rest of the owner's
+ * own work on a call; this costs well under 1 µs. Aborting is idempotent and runs each listener once.
+ */
+class RequestAbort {
+  aborted = false
+  reason: unknown = undefined
+  private listeners: Array<() => void> | undefined = undefined
+
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason
+  }
+
+  addEventListener(_type: "abort", listener: () => void): void {
+    if (!this.aborted) (this.listeners ??= []).push(listener)
+  }
+
+  removeEventListener(_type: "abort", listener: () => void): void {
+    const index = this.listeners?.indexOf(listener) ?? -1
+    if (index !== -1) this.listeners!.splice(index, 1)
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const listeners = this.listeners
+    this.listeners = undefined
+    if (listeners !== undefined) for (const listener of listeners) listener()
+  }
+
+  /** What the SDK's request options type it as. */
+  get signal(): AbortSignal {
+    return this as unknown as AbortSignal
+  }
+}
+
 /** A connection that completed initialize, and the requests in flight over it. */
 interface Connection {
   readonly workerId: string
@@ -205,9 +244,9 @@ interface Connection {
   readonly transport: OwnerTransport
   readonly client: Client
   /** One controller per request, so that a cancel aborts exactly the request it names. */
-  readonly inflight: Map<string, AbortController>
+  readonly inflight: Map<string, RequestAbort>
   /** The requests that asked for progress, by the progress token they carry (their request id). */
-  readonly progress: Map<string, AbortController>
+  readonly progress: Map<string, RequestAbort>
 }
 
 /**
@@ -255,7 +294,7 @@ const workerIdOf: (state: State) => string = State.$match({
 const failureOf = (state: State): Failure | undefined =>
   state._tag === "Failed" || state._tag === "Closed" ? state.failure : undefined
 
-const inflightOf = (state: State): Map<string, AbortController> | undefined =>
+const inflightOf = (state: State): Map<string, RequestAbort> | undefined =>
   state._tag === "Ready" || state._tag === "Failed" ? state.connection.inflight : undefined
 
 /** What `close` has to end. */
@@ -435,7 +474,7 @@ const forwardProgress = (machine: Machine, connection: Connection): void => {
   connection.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
     const requestId = String(notification.params.progressToken)
     const controller = connection.progress.get(requestId)
-    if (controller === undefined || controller.signal.aborted) return
+    if (controller === undefined || controller.aborted) return
     machine.port.post({ _tag: "Progress", requestId, progress: progressOf(notification.params) })
   })
 }
@@ -462,10 +501,10 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
   const { connection } = state
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
   if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
-  const controller = new AbortController()
+  const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
   // A cancelled, interrupted or closed request leaves no file behind.
-  if (save !== undefined) controller.signal.addEventListener("abort", save.right.discard, { once: true })
+  if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
   const params =
     message.progress === true ? withProgressToken(JSON.parse(message.params), requestId) : JSON.parse(message.params)
@@ -510,7 +549,7 @@ const onSettled = (
   machine: Machine,
   connection: Connection,
   requestId: string,
-  controller: AbortController,
+  controller: RequestAbort,
   exit: Either.Either<unknown, unknown>,
   save?: ResponseSave
 ): void => {
@@ -518,7 +557,7 @@ const onSettled = (
   connection.progress.delete(requestId)
   if (Either.isLeft(exit)) save?.discard()
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
-  if (controller.signal.aborted) return
+  if (controller.aborted) return
   if (Either.isLeft(exit))
     return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
   if (save !== undefined) return postSaved(machine.port, connection, requestId, save)
