@@ -41,6 +41,31 @@ const scenarios: Record<string, Scenario> = {
     })
 }
 
+// The auth scenarios pass what a configured client would know in `MCP_CONFORMANCE_CONTEXT`: its credentials.
+const authOf = (context: Record<string, unknown>) =>
+  typeof context.client_id !== "string"
+    ? undefined
+    : typeof context.private_key_pem === "string"
+      ? {
+          type: "client_credentials" as const,
+          clientId: context.client_id,
+          privateKey: context.private_key_pem,
+          algorithm: context.signing_algorithm === "ES256" ? ("ES256" as const) : ("RS256" as const)
+        }
+      : typeof context.client_secret === "string"
+        ? { type: "client_credentials" as const, clientId: context.client_id, clientSecret: context.client_secret }
+        : undefined
+
+// The client credentials scenarios: the whole flow happens during open; a call proves the token works.
+const authorized: Scenario = (workers, id) =>
+  Effect.gen(function* () {
+    const { tools } = yield* workers.listTools(id)
+    yield* Console.log("tools:", tools.map((tool) => tool.name).join(", "))
+  })
+
+scenarios["auth/client-credentials-basic"] = authorized
+scenarios["auth/client-credentials-jwt"] = authorized
+
 const program = Effect.gen(function* () {
   const name = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
   const url = process.argv.at(-1) ?? ""
@@ -51,7 +76,9 @@ const program = Effect.gen(function* () {
     )
   }
   const workers = yield* McpWorkers
-  const id = yield* workers.open({ type: "http", url })
+  const context: Record<string, unknown> = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
+  const auth = authOf(context)
+  const id = yield* workers.open({ type: "http", url, ...(auth !== undefined ? { auth } : {}) })
   yield* scenario(workers, id).pipe(Effect.ensuring(Effect.ignore(workers.close(id))))
 })
 

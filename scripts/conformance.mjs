@@ -9,7 +9,14 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const scenarios = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"]
+const scenarios = [
+  "initialize",
+  "tools_call",
+  "sse-retry",
+  "elicitation-sep1034-client-defaults",
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt"
+]
 const wanted = process.argv.length > 2 ? process.argv.slice(2) : scenarios
 
 const run = (command, args, options = {}) => {

@@ -71,6 +71,11 @@ export interface OwnerTransport {
   readonly saveResponse?: (path: string) => Either.Either<ResponseSave, string>
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
+  /**
+   * Every secret the transport holds, the config's and those it obtained since (access tokens): what never appears
+   * in a message. Without it, the config's secrets.
+   */
+  readonly secrets?: () => ReadonlyArray<string>
 }
 
 /**
@@ -201,7 +206,8 @@ interface Failure {
 /** A connection that completed initialize, and the requests in flight over it. */
 interface Connection {
   readonly workerId: string
-  readonly secrets: ReadonlyArray<string>
+  /** What never appears in a message; it grows as tokens are obtained. */
+  readonly secrets: () => ReadonlyArray<string>
   readonly transport: OwnerTransport
   readonly client: Client
   /** One controller per request, so that a cancel aborts exactly the request it names. */
@@ -551,11 +557,18 @@ const requestError = (
   requestId: string,
   error: unknown
 ): ServerError | WorkerFailed => {
-  const { secrets, workerId } = connection
+  const { workerId } = connection
+  const secrets = connection.secrets()
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) {
     const failure = fail(machine, kind, Redact.redact(errorText(error), secrets))
-    return new WorkerFailed({ workerId, kind, message: failure.message, delivery: "unknown" })
+    // A request refused for want of authorization was not run by the server (C34).
+    return new WorkerFailed({
+      workerId,
+      kind,
+      message: failure.message,
+      delivery: kind === "unauthorized" ? "not_sent" : "unknown"
+    })
   }
   if (machine.state._tag !== "Ready")
     return connectionGone(machine.state, "unknown", "transport", "the connection closed")
@@ -600,7 +613,7 @@ const onClientError = (machine: Machine, connection: Connection, error: Error): 
   if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
   // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
   const kind = connection.transport.classify?.(error)
-  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets))
+  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
 
 // The version initialize settled on, as the client hands it to the transport.
@@ -627,7 +640,7 @@ const open = (
       ServerConfig.fromWire(request.config),
       (error) => new OpenFailed({ stage: "thread", message: error.message })
     )
-    const secrets = ServerConfig.secretsOf(config)
+    const configured = ServerConfig.secretsOf(config)
     const transport = yield* factory(config, {
       workerId,
       marker: request.marker,
@@ -640,6 +653,7 @@ const open = (
     answerServerRequests(machine, client, handlers)
     forwardNotifications(machine, client)
     machine.state = State.Opening({ workerId, transport, client })
+    const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
     yield* Effect.tryPromise({
       try: () =>
@@ -671,17 +685,28 @@ const open = (
 
 // Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
 // status and last stderr lines are reported however early it died (C28).
-const openFailure = (transport: OwnerTransport, secrets: ReadonlyArray<string>, error: unknown, elapsedMs: number) =>
+const openFailure = (
+  transport: OwnerTransport,
+  secrets: () => ReadonlyArray<string>,
+  error: unknown,
+  elapsedMs: number
+) =>
   Effect.gen(function* () {
     const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
     const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
     const exited = info.exitCode !== undefined || info.signal !== undefined
-    const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
+    const stage = timedOut
+      ? "timeout"
+      : transport.classify?.(error) === "unauthorized"
+        ? "authorization"
+        : exited || error instanceof McpError
+          ? "initialize"
+          : "connect"
     const message = timedOut
       ? `the server did not complete initialize within ${elapsedMs} ms`
       : exited
         ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
-        : Redact.redact(errorText(error), secrets)
+        : Redact.redact(errorText(error), secrets())
     return yield* new OpenFailed({
       stage,
       message,

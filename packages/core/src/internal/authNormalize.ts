@@ -50,14 +50,18 @@ const algorithms: ReadonlyArray<JwtAlgorithm> = [
 // An HTTP header value cannot carry these, and the token endpoint would get something else than was configured.
 const badSecret = /[\r\n\u0000]/
 
+// A PEM key is lines of text; tokens and client secrets travel in headers and must be one line.
 const secret = (
   value: JsonValue.JsonValue | undefined,
   path: string,
-  environment: Environment
+  environment: Environment,
+  pem = false
 ): Result<Redacted.Redacted<string>> => {
+  const bad = pem ? /\u0000/ : badSecret
+  const what = pem ? "NUL" : "CR, LF or NUL"
   if (typeof value === "string") {
     if (value.length === 0) return invalid(path, "must not be empty")
-    return badSecret.test(value) ? invalid(path, "must not contain CR, LF or NUL") : Either.right(Redacted.make(value))
+    return bad.test(value) ? invalid(path, `must not contain ${what}`) : Either.right(Redacted.make(value))
   }
   if (!JsonValue.isJsonObject(value)) {
     return invalid(path, `must be a string or { env: NAME } (got ${kindOf(value)})`)
@@ -74,8 +78,8 @@ const secret = (
   if (typeof found !== "string" || found.length === 0) {
     return invalid(at, `names the environment variable ${JSON.stringify(name)}, which is not set`)
   }
-  if (badSecret.test(found) || hasNul(found)) {
-    return invalid(at, `names the environment variable ${JSON.stringify(name)}, which holds CR, LF or NUL`)
+  if (bad.test(found) || hasNul(found)) {
+    return invalid(at, `names the environment variable ${JSON.stringify(name)}, which holds ${what}`)
   }
   return Either.right(Redacted.make(found))
 }
@@ -117,7 +121,7 @@ const normalizeClientCredentials = (
     const optionalOf = <A>(key: string, check: (value: JsonValue.JsonValue, path: string) => Result<A>) =>
       Object.hasOwn(entry, key) ? check(entry[key], at(key)) : Either.right(undefined)
     const clientSecret = yield* optionalOf("clientSecret", (value, p) => secret(value, p, environment))
-    const privateKey = yield* optionalOf("privateKey", (value, p) => secret(value, p, environment))
+    const privateKey = yield* optionalOf("privateKey", (value, p) => secret(value, p, environment, true))
     const algorithm = yield* optionalOf("algorithm", (value, p) => oneOf(value, p, algorithms))
     const scope = yield* optionalOf("scope", (value, p) => string(value, p, "a space-separated list of scopes"))
     const given = yield* optionalOf("tokenEndpointAuthMethod", (value, p) => oneOf(value, p, methods))
