@@ -128,8 +128,28 @@ export interface ExitInfo {
  */
 export type TransportFactory = (
   config: ServerConfig.ServerConfig,
-  context: { readonly workerId: string; readonly marker: string; readonly onSpawned: (pid: number) => void }
+  context: {
+    readonly workerId: string
+    readonly marker: string
+    readonly onSpawned: (pid: number) => void
+    /** The host's interactive OAuth client, when it has one (C34). */
+    readonly oauth?: InteractiveOAuth | undefined
+  }
 ) => Effect.Effect<OwnerTransport, OpenFailed>
+
+/**
+ * The host's interactive OAuth client as the owner sees it: its plain-data settings, and the one thing only the host
+ * can do, taking the user through an authorization URL to the code its redirect brings back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InteractiveOAuth {
+  /** JSON text: `redirectUrl`, `clientMetadata`, `clientMetadataUrl?`, `clientInformation?`. */
+  readonly settings: string
+  /** The authorization code, or a rejection when the user's authorization did not come. */
+  readonly authorize: (authorizationUrl: string) => Promise<string>
+}
 
 /**
  * How the owner talks to its host on the data plane.
@@ -399,6 +419,19 @@ const answerServerRequests = (machine: Machine, client: Client, handlers: Readon
   }
 }
 
+// Nothing aborts the wait for the user's authorization but a close, which rejects every question to the host.
+const authorizing = new AbortController().signal
+
+const interactiveOAuth = (machine: Machine, settings: string): InteractiveOAuth => ({
+  settings,
+  authorize: (authorizationUrl) =>
+    askHost(machine, "oauth/authorize", { authorizationUrl }, authorizing).then((result: unknown) => {
+      const code = typeof result === "object" && result !== null ? (result as { code?: unknown }).code : undefined
+      if (typeof code !== "string" || code.length === 0) throw new Error("the host's OAuth client gave no code")
+      return code
+    })
+})
+
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`).
 const notificationSchemas = [
   ToolListChangedNotificationSchema,
@@ -644,7 +677,8 @@ const open = (
     const transport = yield* factory(config, {
       workerId,
       marker: request.marker,
-      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid })
+      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid }),
+      oauth: request.oauth === undefined ? undefined : interactiveOAuth(machine, request.oauth)
     })
     machine.state = State.Opening({ workerId, transport, client: undefined })
     const negotiated = recordProtocolVersion(transport.transport)

@@ -13,6 +13,7 @@
  * The SDK transports get no `authProvider`: their own 401 handling would re-authorize from inside a send with no
  * bound on how often, and report failures as untyped errors.
  */
+import type * as Owner from "@mcp-worker/core/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
@@ -60,6 +61,9 @@ interface Store {
   resourceMetadataUrl: URL | undefined
   scope: string | undefined
   readonly secrets: Array<string>
+  /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
+  redirect: URL | undefined
+  codeVerifier: string | undefined
 }
 
 const clientName = "mcp-worker"
@@ -130,6 +134,64 @@ const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, s
   }
 }
 
+/** The host's interactive client's settings, as the owner got them. */
+interface InteractiveSettings {
+  readonly redirectUrl: string
+  readonly clientMetadata: Record<string, unknown>
+  readonly clientMetadataUrl?: string
+  readonly clientInformation?: OAuthClientInformationMixed
+}
+
+/**
+ * The SDK's provider of the authorization code grant, over the owner's store: everything but taking the user through
+ * the authorization URL stays in the owner (client information, code verifier, tokens).
+ */
+const interactiveProvider = (settings: InteractiveSettings, store: Store): OAuthClientProvider => {
+  const metadata = {
+    client_name: clientName,
+    redirect_uris: [settings.redirectUrl],
+    ...settings.clientMetadata
+  } as OAuthClientMetadata
+  store.client = settings.clientInformation
+  remember(store, settings.clientInformation?.client_secret)
+  return {
+    get redirectUrl() {
+      return settings.redirectUrl
+    },
+    get clientMetadata() {
+      return metadata
+    },
+    ...(settings.clientMetadataUrl !== undefined ? { clientMetadataUrl: settings.clientMetadataUrl } : {}),
+    clientInformation: () => store.client,
+    saveClientInformation: (information) => {
+      store.client = information
+      remember(store, information.client_secret)
+    },
+    tokens: () => store.tokens,
+    saveTokens: (tokens) => saveTokens(store, tokens),
+    redirectToAuthorization: (url) => {
+      store.redirect = url
+    },
+    saveCodeVerifier: (verifier) => {
+      store.codeVerifier = verifier
+    },
+    codeVerifier: () => {
+      if (store.codeVerifier === undefined) throw new AuthorizationError("no authorization is under way")
+      return store.codeVerifier
+    },
+    invalidateCredentials: (scope) => {
+      if (scope === "all" || scope === "tokens") store.tokens = undefined
+      if (scope === "all" || scope === "client") store.client = settings.clientInformation
+      if (scope === "all" || scope === "verifier") store.codeVerifier = undefined
+      if (scope === "all" || scope === "discovery") store.discovery = undefined
+    },
+    discoveryState: () => store.discovery,
+    saveDiscoveryState: (state) => {
+      store.discovery = state
+    }
+  }
+}
+
 /** @internal */
 export const saveTokens = (store: Store, tokens: OAuthTokens): void => {
   store.tokens = tokens
@@ -147,7 +209,9 @@ const emptyStore = (): Store => ({
   client: undefined,
   resourceMetadataUrl: undefined,
   scope: undefined,
-  secrets: []
+  secrets: [],
+  redirect: undefined,
+  codeVerifier: undefined
 })
 
 const maxDetail = 200
@@ -175,21 +239,20 @@ const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; read
 }
 
 /**
- * The authorizer for a config's `auth`, or `undefined` when it has none. `serverUrl` is the MCP server's URL: the
- * protected resource.
+ * The authorizer for a config's `auth`, else for the host's interactive OAuth client, or `undefined` when there is
+ * neither. `serverUrl` is the MCP server's URL: the protected resource.
  *
  * @internal
  */
 export const make = (
   config: ServerConfig.AuthConfig | undefined,
   serverUrl: URL,
-  configured: ReadonlyArray<string>
+  configured: ReadonlyArray<string>,
+  interactive: Owner.InteractiveOAuth | undefined
 ): Authorizer | undefined => {
-  if (config === undefined) return undefined
   const store = emptyStore()
-  const aborter = new AbortController()
   const secrets = () => [...configured, ...store.secrets]
-  if (config.type === "bearer") {
+  if (config?.type === "bearer") {
     const token = Redacted.value(config.token)
     // A fixed token cannot be renewed: a refusal stands at once.
     return {
@@ -198,27 +261,56 @@ export const make = (
       stop: () => {}
     }
   }
-  const provider = clientCredentialsProvider(config, store)
+  if (config === undefined && interactive === undefined) return undefined
+  const provider =
+    config !== undefined
+      ? clientCredentialsProvider(config, store)
+      : interactiveProvider(JSON.parse(interactive!.settings) as InteractiveSettings, store)
+  return renewing(provider, store, serverUrl, secrets, interactive)
+}
+
+/** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
+const renewing = (
+  provider: OAuthClientProvider,
+  store: Store,
+  serverUrl: URL,
+  secrets: () => ReadonlyArray<string>,
+  interactive: Owner.InteractiveOAuth | undefined
+): Authorizer => {
+  const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
-  let running: Promise<void> | undefined
-  // One authorization at a time: requests that need it meanwhile wait for the same one.
-  const authorize = (): Promise<void> => {
-    running ??= auth(provider, {
+  const run = (authorizationCode?: string) =>
+    auth(provider, {
       serverUrl,
       fetchFn: baseFetch,
+      ...(authorizationCode !== undefined ? { authorizationCode } : {}),
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
       ...(store.scope !== undefined ? { scope: store.scope } : {})
     })
-      .then(
-        (result) => {
-          if (result !== "AUTHORIZED") throw new AuthorizationError("the authorization server did not authorize")
-        },
-        (error: unknown) => {
-          throw error instanceof AuthorizationError
-            ? error
-            : new AuthorizationError(`authorization failed: ${failureText(error, secrets())}`)
-        }
-      )
+  // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
+  const flow = async (): Promise<void> => {
+    store.redirect = undefined
+    const result = await run()
+    if (result === "AUTHORIZED") return
+    const redirect = store.redirect as URL | undefined
+    if (interactive === undefined || redirect === undefined) {
+      throw new AuthorizationError("the authorization server wants the user's authorization, and no one can ask")
+    }
+    const code = await interactive.authorize(redirect.href).catch((error: unknown) => {
+      throw new AuthorizationError(`the user's authorization did not come: ${failureText(error, secrets())}`)
+    })
+    remember(store, code)
+    if ((await run(code)) !== "AUTHORIZED") throw new AuthorizationError("the authorization server did not authorize")
+  }
+  let running: Promise<void> | undefined
+  // One authorization at a time: requests that need it meanwhile wait for the same one.
+  const authorize = (): Promise<void> => {
+    running ??= flow()
+      .catch((error: unknown) => {
+        throw error instanceof AuthorizationError
+          ? error
+          : new AuthorizationError(`authorization failed: ${failureText(error, secrets())}`)
+      })
       .finally(() => {
         running = undefined
       })

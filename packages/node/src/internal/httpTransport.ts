@@ -482,7 +482,7 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
  */
 export const make = (
   config: ServerConfig.HttpConfig,
-  _context: Parameters<Owner.TransportFactory>[1]
+  context: Parameters<Owner.TransportFactory>[1]
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
     const url = yield* parseUrl(config.url)
@@ -490,7 +490,7 @@ export const make = (
     const headers: Record<string, string> = Object.fromEntries(
       Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
     )
-    const authorizer = HttpAuth.make(config.auth, url, ServerConfig.secretsOf(config))
+    const authorizer = HttpAuth.make(config.auth, url, ServerConfig.secretsOf(config), context.oauth)
     const secrets = authorizer === undefined ? () => Object.values(headers) : authorizer.secrets
     const transport = new HttpClientTransport(
       url,

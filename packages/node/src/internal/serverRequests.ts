@@ -12,14 +12,28 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import type { Handlers } from "../NodeMcpWorkers.js"
+import type { Handler, Handlers, OAuthProvider, ServerRequest } from "../NodeMcpWorkers.js"
 
-const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
+// The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code }`.
+const authorizeWith =
+  (oauth: OAuthProvider): Handler =>
+  ({ params, workerId }) => {
+    const url = typeof params === "object" && params !== null ? (params as { authorizationUrl?: unknown }) : {}
+    return typeof url.authorizationUrl !== "string"
+      ? Effect.fail("no authorization URL")
+      : Effect.map(oauth.authorize({ workerId, authorizationUrl: url.authorizationUrl }), (code) => ({ code }))
+  }
+
+const handlerOf = (handlers: Handlers, oauth: OAuthProvider | undefined, method: OwnerProtocol.ServerMethod) =>
   method === "elicitation/create"
     ? handlers.elicitation
     : method === "sampling/createMessage"
       ? handlers.sampling
-      : handlers.roots
+      : method === "roots/list"
+        ? handlers.roots
+        : oauth === undefined
+          ? undefined
+          : authorizeWith(oauth)
 
 /**
  * Runs the caller's handler of a server's request and replies to the owner with its answer. Whatever goes wrong with
@@ -32,6 +46,7 @@ export const answer = (
   holder: {
     readonly workerId: string
     readonly handlers: Handlers
+    readonly oauth?: OAuthProvider | undefined
     readonly timeoutMs: number
     readonly reply: (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => void
     readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
@@ -42,13 +57,15 @@ export const answer = (
   const { reply, workerId } = holder
   const refuse = (text: string) =>
     Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
-  const handler = handlerOf(holder.handlers, method)
+  const handler = handlerOf(holder.handlers, holder.oauth, method)
   if (handler === undefined) {
     holder.runFork(refuse(`the client has no handler for ${method}`))
     return
   }
   holder.runFork(
-    Effect.suspend(() => handler({ workerId, method, params: JsonValue.decodeUnsafe(message.params) })).pipe(
+    Effect.suspend(() =>
+      handler({ workerId, method: method as ServerRequest["method"], params: JsonValue.decodeUnsafe(message.params) })
+    ).pipe(
       Effect.timeoutFail({ duration: holder.timeoutMs, onTimeout: () => "timeout" as const }),
       Effect.flatMap((result) =>
         Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
