@@ -99,9 +99,7 @@ const oauthOf = (
       redirectUrl: provider.redirectUrl,
       clientMetadata: provider.clientMetadata ?? {},
       ...(provider.clientMetadataUrl !== undefined ? { clientMetadataUrl: provider.clientMetadataUrl } : {}),
-      ...(provider.clientInformation !== undefined
-        ? { clientInformation: provider.clientInformation }
-        : {})
+      ...(provider.clientInformation !== undefined ? { clientInformation: provider.clientInformation } : {})
     },
     { where: "config", root: "options.oauth" }
   )
