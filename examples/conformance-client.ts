@@ -115,7 +115,10 @@ for (const name of [
   "auth/scope-step-up",
   "auth/scope-retry-limit",
   "auth/2025-03-26-oauth-metadata-backcompat",
-  "auth/2025-03-26-oauth-endpoint-fallback"
+  "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported"
 ]) {
   scenarios[name] = authorized
 }
