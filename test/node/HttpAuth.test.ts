@@ -209,4 +209,91 @@ describe("HTTP authorization (C34)", () => {
       assert.strictEqual((yield* logOf(server)).tokens, 2)
     })
   )
+
+  describe("the host's interactive OAuth client", () => {
+    // The "user": follows the authorization URL and reads the code from the redirect, as a consenting user would.
+    const follow = (authorizationUrl: string) =>
+      Effect.promise(async () => {
+        const response = await fetch(authorizationUrl, { redirect: "manual" })
+        await response.body?.cancel()
+        return new URL(response.headers.get("location") ?? "").searchParams.get("code") ?? ""
+      })
+
+    const provider = (authorize: NodeMcpWorkers.OAuthProvider["authorize"]): NodeMcpWorkers.OAuthProvider => ({
+      redirectUrl: "http://127.0.0.1:9/callback",
+      clientInformation: { client_id: "fixture-client", client_secret: secret },
+      authorize
+    })
+
+    it.scopedLive("C34: the user authorizes once; the owner exchanges the code, refreshes after a refusal", () => {
+      const logs = capture()
+      const asked: Array<{ workerId: string; authorizationUrl: string }> = []
+      const codes: Array<string> = []
+      const oauth = provider((request) =>
+        Effect.tap(
+          Effect.suspend(() => {
+            asked.push(request)
+            return follow(request.authorizationUrl)
+          }),
+          (code) => void codes.push(code)
+        )
+      )
+      return Effect.gen(function* () {
+        const server = yield* fixture()
+        const workers = yield* McpWorkers
+        const id = yield* workers.open({ url: server.url })
+        assert.strictEqual(asked.length, 1)
+        assert.strictEqual(asked[0]!.workerId, id)
+        const url = new URL(asked[0]!.authorizationUrl)
+        assert.strictEqual(url.searchParams.get("code_challenge_method"), "S256")
+        assert.strictEqual(url.searchParams.get("resource"), server.url)
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 1)
+        yield* admin(server, "/admin/revoke")
+        // A refusal mid-session is cured with the refresh token: the user is not asked again.
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 2)
+        assert.strictEqual(asked.length, 1)
+        const log = yield* logOf(server)
+        assert.deepInclude(log, { codes: 1, refreshes: 1, tokens: 2, calls: 2, sessions: 1 })
+        const status = yield* workers.status(id)
+        const closed = yield* workers.close(id)
+        const texts = [JSON.stringify(status), JSON.stringify(closed), ...logs.lines]
+        noSecret(texts)
+        for (const text of texts) {
+          assert.notInclude(text, codes[0]!)
+          assert.notInclude(text, "fixture-refresh-")
+        }
+      }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })), Effect.provide(logs.layer))
+    })
+
+    it.scopedLive(
+      "C34: no authorization within the open's budget, or a refusal: OpenFailed at stage authorization",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* fixture()
+          const never = yield* Effect.flip(
+            Effect.flatMap(McpWorkers, (workers) => workers.open({ url: server.url }, { timeout: "1 second" })).pipe(
+              Effect.provide(NodeMcpWorkers.layer({ oauth: provider(() => Effect.never) }))
+            )
+          )
+          assert.strictEqual(never._tag, "OpenFailed")
+          if (never._tag === "OpenFailed") assert.strictEqual(never.stage, "authorization")
+          const refused = yield* Effect.flip(
+            Effect.flatMap(McpWorkers, (workers) => workers.open({ url: server.url })).pipe(
+              Effect.provide(NodeMcpWorkers.layer({ oauth: provider(() => Effect.fail("the user said no")) }))
+            )
+          )
+          assert.strictEqual(refused._tag === "OpenFailed" && refused.stage, "authorization")
+          // Without a host client, a server that wants a user's authorization cannot be opened.
+          const nobody = yield* Effect.flip(
+            Effect.flatMap(McpWorkers, (workers) => workers.open({ url: server.url })).pipe(
+              Effect.provide(NodeMcpWorkers.layer())
+            )
+          )
+          assert.strictEqual(nobody._tag === "OpenFailed" && nobody.stage, "authorization")
+          const log = yield* logOf(server)
+          assert.strictEqual(log.tokens, 0)
+          assert.strictEqual(log.sessions, 0)
+        })
+    )
+  })
 })

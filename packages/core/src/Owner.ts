@@ -76,6 +76,8 @@ export interface OwnerTransport {
    * in a message. Without it, the config's secrets.
    */
   readonly secrets?: () => ReadonlyArray<string>
+  /** An authorization is waiting for the user (C34): an open that runs out of time then failed at `authorization`. */
+  readonly waitingForUser?: () => boolean
 }
 
 /**
@@ -729,18 +731,23 @@ const openFailure = (
     const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
     const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
     const exited = info.exitCode !== undefined || info.signal !== undefined
-    const stage = timedOut
-      ? "timeout"
-      : transport.classify?.(error) === "unauthorized"
-        ? "authorization"
-        : exited || error instanceof McpError
-          ? "initialize"
-          : "connect"
-    const message = timedOut
-      ? `the server did not complete initialize within ${elapsedMs} ms`
-      : exited
-        ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
-        : Redact.redact(errorText(error), secrets())
+    const waitedForUser = timedOut && transport.waitingForUser?.() === true
+    const stage = waitedForUser
+      ? "authorization"
+      : timedOut
+        ? "timeout"
+        : transport.classify?.(error) === "unauthorized"
+          ? "authorization"
+          : exited || error instanceof McpError
+            ? "initialize"
+            : "connect"
+    const message = waitedForUser
+      ? `the user's authorization did not come within ${elapsedMs} ms`
+      : timedOut
+        ? `the server did not complete initialize within ${elapsedMs} ms`
+        : exited
+          ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
+          : Redact.redact(errorText(error), secrets())
     return yield* new OpenFailed({
       stage,
       message,

@@ -49,6 +49,8 @@ export interface Authorizer {
   readonly secrets: () => ReadonlyArray<string>
   /** Aborts whatever authorization is under way; the connection is closing. */
   readonly stop: () => void
+  /** The host's client is taking the user through an authorization URL right now. */
+  readonly waitingForUser: () => boolean
 }
 
 /** What the authorizer keeps between requests. */
@@ -258,7 +260,8 @@ export const make = (
     return {
       wrap: (fetch) => (url, init) => fetch(url, withAuthorization(init, token)),
       secrets,
-      stop: () => {}
+      stop: () => {},
+      waitingForUser: () => false
     }
   }
   if (config === undefined && interactive === undefined) return undefined
@@ -287,6 +290,7 @@ const renewing = (
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
       ...(store.scope !== undefined ? { scope: store.scope } : {})
     })
+  let waiting = false
   // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
   const flow = async (): Promise<void> => {
     store.redirect = undefined
@@ -296,9 +300,15 @@ const renewing = (
     if (interactive === undefined || redirect === undefined) {
       throw new AuthorizationError("the authorization server wants the user's authorization, and no one can ask")
     }
-    const code = await interactive.authorize(redirect.href).catch((error: unknown) => {
-      throw new AuthorizationError(`the user's authorization did not come: ${failureText(error, secrets())}`)
-    })
+    waiting = true
+    const code = await interactive
+      .authorize(redirect.href)
+      .catch((error: unknown) => {
+        throw new AuthorizationError(`the user's authorization did not come: ${failureText(error, secrets())}`)
+      })
+      .finally(() => {
+        waiting = false
+      })
     remember(store, code)
     if ((await run(code)) !== "AUTHORIZED") throw new AuthorizationError("the authorization server did not authorize")
   }
@@ -333,6 +343,7 @@ const renewing = (
       return fetch(url, withAuthorization(init, store.tokens?.access_token))
     },
     secrets,
-    stop: () => aborter.abort()
+    stop: () => aborter.abort(),
+    waitingForUser: () => waiting
   }
 }

@@ -503,6 +503,7 @@ export const make = (
     return {
       transport,
       secrets,
+      waitingForUser: () => authorizer?.waitingForUser() ?? false,
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
       exitInfo: () => Effect.succeed({}),
