@@ -265,6 +265,18 @@ describe("HTTP authorization (C34)", () => {
       }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })), Effect.provide(logs.layer))
     })
 
+    it.scopedLive("C34, C33: McpClient takes the same OAuth client, run in the calling thread", () =>
+      Effect.gen(function* () {
+        const server = yield* fixture()
+        let asked = 0
+        const oauth = provider(({ authorizationUrl }) => Effect.suspend(() => (asked++, follow(authorizationUrl))))
+        const client = yield* McpClient.make({ url: server.url }, { oauth })
+        assert.strictEqual(structured(yield* client.callTool("inc")).count, 1)
+        assert.strictEqual(asked, 1)
+        assert.deepInclude(yield* logOf(server), { codes: 1, tokens: 1 })
+      })
+    )
+
     it.scopedLive(
       "C34: no authorization within the open's budget, or a refusal: OpenFailed at stage authorization",
       () =>

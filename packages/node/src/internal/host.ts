@@ -5,7 +5,6 @@
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -18,7 +17,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
-import type { OAuthProvider, Options } from "../NodeMcpWorkers.js"
+import type { Options } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import * as HostClose from "./hostClose.js"
@@ -26,6 +25,7 @@ import * as HostEvents from "./hostEvents.js"
 import * as HostOpen from "./hostOpen.js"
 import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
+import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry } from "./registry.js"
 import { statusOf } from "./workerEntry.js"
 
@@ -82,30 +82,7 @@ const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
     maxResultBytes: Either.right(limit),
     logLevel: Either.right(options.logLevel ?? LogLevel.Debug),
     handlers: Either.right(options.handlers ?? {}),
-    oauth: oauthOf(options.oauth)
-  })
-}
-
-// The owner's copy of the OAuth client's settings: plain data only, checked here once.
-const oauthOf = (
-  provider: OAuthProvider | undefined
-): Either.Either<{ readonly provider: OAuthProvider; readonly settings: string } | undefined, Error> => {
-  if (provider === undefined) return Either.right(undefined)
-  if (!URL.canParse(provider.redirectUrl)) {
-    return Either.left(new Error("NodeMcpWorkers.layer(): options.oauth.redirectUrl must be an absolute URL"))
-  }
-  const settings = JsonValue.encode(
-    {
-      redirectUrl: provider.redirectUrl,
-      clientMetadata: provider.clientMetadata ?? {},
-      ...(provider.clientMetadataUrl !== undefined ? { clientMetadataUrl: provider.clientMetadataUrl } : {}),
-      ...(provider.clientInformation !== undefined ? { clientInformation: provider.clientInformation } : {})
-    },
-    { where: "config", root: "options.oauth" }
-  )
-  return Either.match(settings, {
-    onLeft: (error) => Either.left(new Error(`NodeMcpWorkers.layer(): ${error.path} ${error.message}`)),
-    onRight: (text) => Either.right({ provider, settings: text })
+    oauth: ServerRequests.oauthSettings(options.oauth, "NodeMcpWorkers.layer()")
   })
 }
 

@@ -88,7 +88,8 @@ const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<st
     status,
     expired: status === 404 && hasSession,
     unreachable: false,
-    unauthorized: status === 401
+    // Refused before the server ran anything, after the one authorization the owner allows (C34).
+    unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
   if (error instanceof StreamableHTTPError) {

@@ -84,6 +84,35 @@ export const answer = (
   )
 }
 
+/**
+ * The owner's copy of an OAuth client's settings: plain data only (JSON text for `Open`), checked once where the
+ * holder is built. A setting that is not plain data is an `Error` naming `where` (a defect of the holder's options).
+ *
+ * @internal
+ */
+export const oauthSettings = (
+  provider: OAuthProvider | undefined,
+  where: string
+): Either.Either<{ readonly provider: OAuthProvider; readonly settings: string } | undefined, Error> => {
+  if (provider === undefined) return Either.right(undefined)
+  if (!URL.canParse(provider.redirectUrl)) {
+    return Either.left(new Error(`${where}: options.oauth.redirectUrl must be an absolute URL`))
+  }
+  const settings = JsonValue.encode(
+    {
+      redirectUrl: provider.redirectUrl,
+      clientMetadata: provider.clientMetadata ?? {},
+      ...(provider.clientMetadataUrl !== undefined ? { clientMetadataUrl: provider.clientMetadataUrl } : {}),
+      ...(provider.clientInformation !== undefined ? { clientInformation: provider.clientInformation } : {})
+    },
+    { where: "config", root: "options.oauth" }
+  )
+  return Either.match(settings, {
+    onLeft: (error) => Either.left(new Error(`${where}: ${error.path} ${error.message}`)),
+    onRight: (text) => Either.right({ provider, settings: text })
+  })
+}
+
 /** Which list a `list_changed` notification is about, if it is one. @internal */
 export const listOf = (method: OwnerProtocol.NotificationMethod): "tools" | "resources" | "prompts" | undefined =>
   method === "notifications/tools/list_changed"
