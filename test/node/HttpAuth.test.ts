@@ -265,6 +265,37 @@ describe("HTTP authorization (C34)", () => {
       }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })), Effect.provide(logs.layer))
     })
 
+    it.scopedLive(
+      "C34: tokens kept by the host's client: a second worker on the same server does not ask the user",
+      () => {
+        const kept = new Map<string, unknown>()
+        let asked = 0
+        const oauth: NodeMcpWorkers.OAuthProvider = {
+          ...provider(({ authorizationUrl }) => Effect.suspend(() => (asked++, follow(authorizationUrl)))),
+          tokens: (serverUrl) => Effect.sync(() => kept.get(serverUrl)),
+          saveTokens: (serverUrl, tokens) => Effect.sync(() => void kept.set(serverUrl, tokens))
+        }
+        return Effect.gen(function* () {
+          const server = yield* fixture()
+          const workers = yield* McpWorkers
+          const first = yield* workers.open({ url: server.url })
+          assert.strictEqual(asked, 1)
+          assert.deepStrictEqual([...kept.keys()], [server.url])
+          const second = yield* workers.open({ url: server.url })
+          assert.strictEqual(asked, 1)
+          assert.strictEqual(structured(yield* workers.callTool(second, "inc")).count, 1)
+          // The kept token is refused once revoked: the second worker refreshes it, and keeps the new one.
+          yield* admin(server, "/admin/revoke")
+          assert.strictEqual(structured(yield* workers.callTool(second, "inc")).count, 2)
+          assert.strictEqual(asked, 1)
+          const log = yield* logOf(server)
+          assert.deepInclude(log, { codes: 1, refreshes: 1, sessions: 2 })
+          yield* workers.close(first)
+          yield* workers.close(second)
+        }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })))
+      }
+    )
+
     it.scopedLive("C34, C33: McpClient takes the same OAuth client, run in the calling thread", () =>
       Effect.gen(function* () {
         const server = yield* fixture()

@@ -151,6 +151,10 @@ export interface InteractiveOAuth {
   readonly settings: string
   /** The authorization code, or a rejection when the user's authorization did not come. */
   readonly authorize: (authorizationUrl: string) => Promise<string>
+  /** The tokens the host's client keeps for this server (JSON plain data), if it keeps any. */
+  readonly loadTokens: (serverUrl: string) => Promise<unknown>
+  /** Hands newly obtained tokens to the host's client to keep; a failure to keep them is not the owner's. */
+  readonly saveTokens: (serverUrl: string, tokens: unknown) => Promise<void>
 }
 
 /**
@@ -431,7 +435,18 @@ const interactiveOAuth = (machine: Machine, settings: string): InteractiveOAuth 
       const code = typeof result === "object" && result !== null ? (result as { code?: unknown }).code : undefined
       if (typeof code !== "string" || code.length === 0) throw new Error("the host's OAuth client gave no code")
       return code
-    })
+    }),
+  loadTokens: (serverUrl) =>
+    askHost(machine, "oauth/tokens", { serverUrl }, authorizing).then(
+      (result: unknown) =>
+        typeof result === "object" && result !== null ? (result as { tokens?: unknown }).tokens : undefined,
+      () => undefined
+    ),
+  saveTokens: (serverUrl, tokens) =>
+    askHost(machine, "oauth/saveTokens", { serverUrl, tokens }, authorizing).then(
+      () => undefined,
+      () => undefined
+    )
 })
 
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`).

@@ -161,7 +161,9 @@ export const ServerMethod = Schema.Literal(
   "elicitation/create",
   "sampling/createMessage",
   "roots/list",
-  "oauth/authorize"
+  "oauth/authorize",
+  "oauth/tokens",
+  "oauth/saveTokens"
 )
 
 /**

@@ -77,6 +77,13 @@ export interface OAuthProvider {
     readonly workerId: string
     readonly authorizationUrl: string
   }) => Effect.Effect<string, unknown>
+  /**
+   * The tokens kept for the MCP server at `serverUrl` (the SDK's `OAuthTokens`, JSON plain data), if any: a worker
+   * that finds tokens here does not ask the user. Without it, tokens live in the owner for the worker's life.
+   */
+  readonly tokens?: ((serverUrl: string) => Effect.Effect<unknown, unknown>) | undefined
+  /** Keeps the tokens a worker obtained for the MCP server at `serverUrl`. */
+  readonly saveTokens?: ((serverUrl: string, tokens: unknown) => Effect.Effect<void, unknown>) | undefined
 }
 
 /**

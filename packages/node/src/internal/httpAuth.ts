@@ -66,6 +66,8 @@ interface Store {
   /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
   redirect: URL | undefined
   codeVerifier: string | undefined
+  /** The host's client was asked for the tokens it keeps. */
+  loaded: boolean
 }
 
 const clientName = "mcp-worker"
@@ -148,7 +150,12 @@ interface InteractiveSettings {
  * The SDK's provider of the authorization code grant, over the owner's store: everything but taking the user through
  * the authorization URL stays in the owner (client information, code verifier, tokens).
  */
-const interactiveProvider = (settings: InteractiveSettings, store: Store): OAuthClientProvider => {
+const interactiveProvider = (
+  settings: InteractiveSettings,
+  store: Store,
+  host: Owner.InteractiveOAuth,
+  serverUrl: URL
+): OAuthClientProvider => {
   const metadata = {
     client_name: clientName,
     redirect_uris: [settings.redirectUrl],
@@ -169,8 +176,23 @@ const interactiveProvider = (settings: InteractiveSettings, store: Store): OAuth
       store.client = information
       remember(store, information.client_secret)
     },
-    tokens: () => store.tokens,
-    saveTokens: (tokens) => saveTokens(store, tokens),
+    // The host's client may keep tokens across workers: asked once, before the first authorization.
+    tokens: async () => {
+      if (store.tokens === undefined && !store.loaded) {
+        store.loaded = true
+        const kept = await host.loadTokens(serverUrl.href)
+        if (isTokens(kept)) {
+          saveTokens(store, kept)
+          // Their age is unknown: they are used until the server refuses them, then refreshed.
+          store.renewAt = undefined
+        }
+      }
+      return store.tokens
+    },
+    saveTokens: async (tokens) => {
+      saveTokens(store, tokens)
+      await host.saveTokens(serverUrl.href, tokens)
+    },
     redirectToAuthorization: (url) => {
       store.redirect = url
     },
@@ -194,6 +216,12 @@ const interactiveProvider = (settings: InteractiveSettings, store: Store): OAuth
   }
 }
 
+const isTokens = (value: unknown): value is OAuthTokens =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as { access_token?: unknown }).access_token === "string" &&
+  typeof (value as { token_type?: unknown }).token_type === "string"
+
 /** @internal */
 export const saveTokens = (store: Store, tokens: OAuthTokens): void => {
   store.tokens = tokens
@@ -213,7 +241,8 @@ const emptyStore = (): Store => ({
   scope: undefined,
   secrets: [],
   redirect: undefined,
-  codeVerifier: undefined
+  codeVerifier: undefined,
+  loaded: false
 })
 
 const maxDetail = 200
@@ -264,12 +293,13 @@ export const make = (
       waitingForUser: () => false
     }
   }
-  if (config === undefined && interactive === undefined) return undefined
   const provider =
     config !== undefined
       ? clientCredentialsProvider(config, store)
-      : interactiveProvider(JSON.parse(interactive!.settings) as InteractiveSettings, store)
-  return renewing(provider, store, serverUrl, secrets, interactive)
+      : interactive !== undefined
+        ? interactiveProvider(JSON.parse(interactive.settings) as InteractiveSettings, store, interactive, serverUrl)
+        : undefined
+  return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
 /** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
@@ -327,6 +357,7 @@ const renewing = (
     return running
   }
   const current = async (): Promise<string | undefined> => {
+    if (store.tokens === undefined && interactive !== undefined) await provider.tokens()
     if (store.tokens !== undefined && store.renewAt !== undefined && Date.now() >= store.renewAt) await authorize()
     return store.tokens?.access_token
   }

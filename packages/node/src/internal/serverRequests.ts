@@ -12,28 +12,57 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import type { Handler, Handlers, OAuthProvider, ServerRequest } from "../NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
+
+/** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
+type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>
 
 // The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code }`.
 const authorizeWith =
-  (oauth: OAuthProvider): Handler =>
-  ({ params, workerId }) => {
+  (oauth: OAuthProvider): Answerer =>
+  (workerId, params) => {
     const url = typeof params === "object" && params !== null ? (params as { authorizationUrl?: unknown }) : {}
     return typeof url.authorizationUrl !== "string"
       ? Effect.fail("no authorization URL")
       : Effect.map(oauth.authorize({ workerId, authorizationUrl: url.authorizationUrl }), (code) => ({ code }))
   }
 
-const handlerOf = (handlers: Handlers, oauth: OAuthProvider | undefined, method: OwnerProtocol.ServerMethod) =>
-  method === "elicitation/create"
-    ? handlers.elicitation
-    : method === "sampling/createMessage"
-      ? handlers.sampling
-      : method === "roots/list"
-        ? handlers.roots
-        : oauth === undefined
-          ? undefined
-          : authorizeWith(oauth)
+// The owner asks for the tokens kept for a server, and hands over those it obtained; without storage, there are none.
+const tokensWith =
+  (oauth: OAuthProvider): Answerer =>
+  (_workerId, params) => {
+    const { serverUrl } = (typeof params === "object" && params !== null ? params : {}) as { serverUrl?: unknown }
+    if (typeof serverUrl !== "string" || oauth.tokens === undefined) return Effect.succeed({})
+    return Effect.map(oauth.tokens(serverUrl), (tokens) => (tokens === undefined || tokens === null ? {} : { tokens }))
+  }
+
+const saveTokensWith =
+  (oauth: OAuthProvider): Answerer =>
+  (_workerId, params) => {
+    const { serverUrl, tokens } = (typeof params === "object" && params !== null ? params : {}) as {
+      serverUrl?: unknown
+      tokens?: unknown
+    }
+    if (typeof serverUrl !== "string" || oauth.saveTokens === undefined) return Effect.succeed({})
+    return Effect.as(oauth.saveTokens(serverUrl, tokens), {})
+  }
+
+const handlerOf = (
+  handlers: Handlers,
+  oauth: OAuthProvider | undefined,
+  method: OwnerProtocol.ServerMethod
+): Answerer | undefined => {
+  if (method === "oauth/authorize") return oauth === undefined ? undefined : authorizeWith(oauth)
+  if (method === "oauth/tokens") return oauth === undefined ? undefined : tokensWith(oauth)
+  if (method === "oauth/saveTokens") return oauth === undefined ? undefined : saveTokensWith(oauth)
+  const handler =
+    method === "elicitation/create"
+      ? handlers.elicitation
+      : method === "sampling/createMessage"
+        ? handlers.sampling
+        : handlers.roots
+  return handler === undefined ? undefined : (workerId, params) => handler({ workerId, method, params })
+}
 
 /**
  * Runs the caller's handler of a server's request and replies to the owner with its answer. Whatever goes wrong with
@@ -63,9 +92,7 @@ export const answer = (
     return
   }
   holder.runFork(
-    Effect.suspend(() =>
-      handler({ workerId, method: method as ServerRequest["method"], params: JsonValue.decodeUnsafe(message.params) })
-    ).pipe(
+    Effect.suspend(() => handler(workerId, JsonValue.decodeUnsafe(message.params))).pipe(
       Effect.timeoutFail({ duration: holder.timeoutMs, onTimeout: () => "timeout" as const }),
       Effect.flatMap((result) =>
         Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
