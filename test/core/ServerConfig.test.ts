@@ -558,5 +558,36 @@ describe("ServerConfig", () => {
       },
       { fastCheck: { numRuns: 2_000 } }
     )
+
+    // One line of text, as a header or a token endpoint takes it.
+    const secretText = text.filter((s) => s.length > 0 && !/[\r\n\u0000]/.test(s))
+    const validAuth = fc.oneof(
+      fc.record({ type: fc.constant("bearer" as const), token: secretText }),
+      fc.record(
+        {
+          type: fc.constant("client_credentials" as const),
+          clientId: text.filter((s) => s.length > 0),
+          clientSecret: secretText,
+          scope: text.filter((s) => s.length > 0),
+          tokenEndpointAuthMethod: fc.constantFrom("client_secret_basic" as const, "client_secret_post" as const)
+        },
+        { requiredKeys: ["type", "clientId", "clientSecret"] }
+      )
+    )
+
+    it.prop(
+      "C34: random valid auth configs normalize, hold every secret Redacted and round-trip through the wire",
+      [validAuth],
+      ([auth]) => {
+        const config = http({ url: "https://e.com/mcp", auth: JSON.parse(JSON.stringify(auth)) })
+        const secrets = auth.type === "bearer" ? [auth.token] : [auth.clientSecret]
+        assert.sameMembers([...ServerConfig.secretsOf(config)], secrets)
+        for (const secret of secrets) assert.notInclude(util.inspect(config, { depth: 10 }), `'${secret}'`)
+        const back = Either.getOrThrow(ServerConfig.fromWire(ServerConfig.toWire(config)))
+        assert.strictEqual(ServerConfig.toWire(back), ServerConfig.toWire(config))
+        assert.sameMembers([...ServerConfig.secretsOf(back)], secrets)
+      },
+      { fastCheck: { numRuns: 500 } }
+    )
   })
 })
