@@ -71,6 +71,13 @@ export interface OwnerTransport {
   readonly saveResponse?: (path: string) => Either.Either<ResponseSave, string>
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
+  /**
+   * Every secret the transport holds, the config's and those it obtained since (access tokens): what never appears
+   * in a message. Without it, the config's secrets.
+   */
+  readonly secrets?: () => ReadonlyArray<string>
+  /** An authorization is waiting for the user (C34): an open that runs out of time then failed at `authorization`. */
+  readonly waitingForUser?: () => boolean
 }
 
 /**
@@ -123,8 +130,32 @@ export interface ExitInfo {
  */
 export type TransportFactory = (
   config: ServerConfig.ServerConfig,
-  context: { readonly workerId: string; readonly marker: string; readonly onSpawned: (pid: number) => void }
+  context: {
+    readonly workerId: string
+    readonly marker: string
+    readonly onSpawned: (pid: number) => void
+    /** The host's interactive OAuth client, when it has one (C34). */
+    readonly oauth?: InteractiveOAuth | undefined
+  }
 ) => Effect.Effect<OwnerTransport, OpenFailed>
+
+/**
+ * The host's interactive OAuth client as the owner sees it: its plain-data settings, and the one thing only the host
+ * can do, taking the user through an authorization URL to the code its redirect brings back.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InteractiveOAuth {
+  /** JSON text: `redirectUrl`, `clientMetadata`, `clientMetadataUrl?`, `clientInformation?`. */
+  readonly settings: string
+  /** The authorization code, or a rejection when the user's authorization did not come. */
+  readonly authorize: (authorizationUrl: string) => Promise<string>
+  /** The tokens the host's client keeps for this server (JSON plain data), if it keeps any. */
+  readonly loadTokens: (serverUrl: string) => Promise<unknown>
+  /** Hands newly obtained tokens to the host's client to keep; a failure to keep them is not the owner's. */
+  readonly saveTokens: (serverUrl: string, tokens: unknown) => Promise<void>
+}
 
 /**
  * How the owner talks to its host on the data plane.
@@ -240,7 +271,8 @@ class RequestAbort {
 /** A connection that completed initialize, and the requests in flight over it. */
 interface Connection {
   readonly workerId: string
-  readonly secrets: ReadonlyArray<string>
+  /** What never appears in a message; it grows as tokens are obtained. */
+  readonly secrets: () => ReadonlyArray<string>
   readonly transport: OwnerTransport
   readonly client: Client
   /** One controller per request, so that a cancel aborts exactly the request it names. */
@@ -432,6 +464,30 @@ const answerServerRequests = (machine: Machine, client: Client, handlers: Readon
   }
 }
 
+// Nothing aborts the wait for the user's authorization but a close, which rejects every question to the host.
+const authorizing = new AbortController().signal
+
+const interactiveOAuth = (machine: Machine, settings: string): InteractiveOAuth => ({
+  settings,
+  authorize: (authorizationUrl) =>
+    askHost(machine, "oauth/authorize", { authorizationUrl }, authorizing).then((result: unknown) => {
+      const code = typeof result === "object" && result !== null ? (result as { code?: unknown }).code : undefined
+      if (typeof code !== "string" || code.length === 0) throw new Error("the host's OAuth client gave no code")
+      return code
+    }),
+  loadTokens: (serverUrl) =>
+    askHost(machine, "oauth/tokens", { serverUrl }, authorizing).then(
+      (result: unknown) =>
+        typeof result === "object" && result !== null ? (result as { tokens?: unknown }).tokens : undefined,
+      () => undefined
+    ),
+  saveTokens: (serverUrl, tokens) =>
+    askHost(machine, "oauth/saveTokens", { serverUrl, tokens }, authorizing).then(
+      () => undefined,
+      () => undefined
+    )
+})
+
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`).
 const notificationSchemas = [
   ToolListChangedNotificationSchema,
@@ -590,11 +646,18 @@ const requestError = (
   requestId: string,
   error: unknown
 ): ServerError | WorkerFailed => {
-  const { secrets, workerId } = connection
+  const { workerId } = connection
+  const secrets = connection.secrets()
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) {
     const failure = fail(machine, kind, Redact.redact(errorText(error), secrets))
-    return new WorkerFailed({ workerId, kind, message: failure.message, delivery: "unknown" })
+    // A request refused for want of authorization was not run by the server (C34).
+    return new WorkerFailed({
+      workerId,
+      kind,
+      message: failure.message,
+      delivery: kind === "unauthorized" ? "not_sent" : "unknown"
+    })
   }
   if (machine.state._tag !== "Ready")
     return connectionGone(machine.state, "unknown", "transport", "the connection closed")
@@ -639,7 +702,7 @@ const onClientError = (machine: Machine, connection: Connection, error: Error): 
   if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
   // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
   const kind = connection.transport.classify?.(error)
-  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets))
+  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
 
 // The version initialize settled on, as the client hands it to the transport.
@@ -666,11 +729,12 @@ const open = (
       ServerConfig.fromWire(request.config),
       (error) => new OpenFailed({ stage: "thread", message: error.message })
     )
-    const secrets = ServerConfig.secretsOf(config)
+    const configured = ServerConfig.secretsOf(config)
     const transport = yield* factory(config, {
       workerId,
       marker: request.marker,
-      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid })
+      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid }),
+      oauth: request.oauth === undefined ? undefined : interactiveOAuth(machine, request.oauth)
     })
     machine.state = State.Opening({ workerId, transport, client: undefined })
     const negotiated = recordProtocolVersion(transport.transport)
@@ -679,6 +743,7 @@ const open = (
     answerServerRequests(machine, client, handlers)
     forwardNotifications(machine, client)
     machine.state = State.Opening({ workerId, transport, client })
+    const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
     yield* Effect.tryPromise({
       try: () =>
@@ -710,17 +775,33 @@ const open = (
 
 // Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
 // status and last stderr lines are reported however early it died (C28).
-const openFailure = (transport: OwnerTransport, secrets: ReadonlyArray<string>, error: unknown, elapsedMs: number) =>
+const openFailure = (
+  transport: OwnerTransport,
+  secrets: () => ReadonlyArray<string>,
+  error: unknown,
+  elapsedMs: number
+) =>
   Effect.gen(function* () {
     const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
     const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
     const exited = info.exitCode !== undefined || info.signal !== undefined
-    const stage = timedOut ? "timeout" : exited || error instanceof McpError ? "initialize" : "connect"
-    const message = timedOut
-      ? `the server did not complete initialize within ${elapsedMs} ms`
-      : exited
-        ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
-        : Redact.redact(errorText(error), secrets)
+    const waitedForUser = timedOut && transport.waitingForUser?.() === true
+    const stage = waitedForUser
+      ? "authorization"
+      : timedOut
+        ? "timeout"
+        : transport.classify?.(error) === "unauthorized"
+          ? "authorization"
+          : exited || error instanceof McpError
+            ? "initialize"
+            : "connect"
+    const message = waitedForUser
+      ? `the user's authorization did not come within ${elapsedMs} ms`
+      : timedOut
+        ? `the server did not complete initialize within ${elapsedMs} ms`
+        : exited
+          ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
+          : Redact.redact(errorText(error), secrets())
     return yield* new OpenFailed({
       stage,
       message,

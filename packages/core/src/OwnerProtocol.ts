@@ -59,7 +59,12 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
     config: Schema.String,
     timeoutMs: Schema.Number,
     /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
-    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots")))
+    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
+    /**
+     * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
+     * client. Used for a server that asks for authorization when the config has no `auth` of its own.
+     */
+    oauth: Schema.optional(Schema.String)
   }
 }) {}
 
@@ -154,7 +159,14 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
  * @since 0.1.0
  * @category data plane
  */
-export const ServerMethod = Schema.Literal("elicitation/create", "sampling/createMessage", "roots/list")
+export const ServerMethod = Schema.Literal(
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+  "oauth/authorize",
+  "oauth/tokens",
+  "oauth/saveTokens"
+)
 
 /**
  * A request a server may send its client.

@@ -136,7 +136,8 @@ const handshake = (
         marker: entry.marker,
         config: wire,
         timeoutMs: left,
-        handlers: handlerNames(registry.defaults.handlers)
+        handlers: handlerNames(registry.defaults.handlers),
+        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
       })
     )
   }).pipe(
