@@ -1,0 +1,127 @@
+/**
+ * The data plane of an owner process: one JSON line per message each way over a pipe of its own. The IPC channel
+ * cannot carry it: the platform's runner in a child process takes any IPC message that is not a runner request for
+ * a close. It has the shape of the `MessagePort` the thread owner uses (`postMessage`, `on("message")`, `close`), so
+ * the owner runtime and the host's record take either. Node built-ins only: the owner process's entry uses it before
+ * it loads anything else.
+ *
+ * Every data-plane message is plain data whose strings carry the JSON text of params and results
+ * (`OwnerProtocol.ts`), so JSON keeps what the structured clone of a `MessagePort` keeps; `undefined` fields are
+ * dropped, which the protocol's optional fields allow.
+ */
+import type { Duplex } from "node:stream"
+
+/** A data port over a byte stream, as the host and the owner process each hold one end of it. @internal */
+export interface LinePort {
+  readonly postMessage: (message: unknown) => void
+  readonly on: (event: "message", listener: (message: unknown) => void) => LinePort
+  readonly off: (event: "message", listener: (message: unknown) => void) => LinePort
+  readonly close: () => void
+  /** Starts reading and writing `stream`; what was posted before is written first. */
+  readonly attach: (stream: Duplex) => void
+  /** Called once when the stream ends or fails (the other side is gone). */
+  readonly onEnd: (listener: () => void) => void
+}
+
+/**
+ * A port not attached to a stream yet: messages posted before `attach` wait for it, and messages that arrive while
+ * nobody listens wait for the first listener (the owner loads its runtime after it read its first message).
+ *
+ * @internal
+ */
+export const make = (): LinePort => {
+  let stream: Duplex | undefined
+  let closed = false
+  let outbox: Array<string> = []
+  let inbox: Array<unknown> = []
+  const listeners: Array<(message: unknown) => void> = []
+  let ended: (() => void) | undefined
+  let endedOnce = false
+
+  const deliver = (message: unknown) => {
+    if (listeners.length === 0) {
+      inbox.push(message)
+      return
+    }
+    for (const listener of listeners.length === 1 ? listeners : [...listeners]) listener(message)
+  }
+  // Chunks of a line that is not complete yet: joined once, when its newline comes (a big result is many chunks).
+  let partial: Array<string> = []
+  const onData = (chunk: string) => {
+    let start = 0
+    let newline = chunk.indexOf("\n")
+    while (newline !== -1) {
+      const piece = chunk.slice(start, newline)
+      const line = partial.length === 0 ? piece : partial.join("") + piece
+      partial = []
+      start = newline + 1
+      newline = chunk.indexOf("\n", start)
+      let message: unknown
+      try {
+        message = JSON.parse(line)
+      } catch {
+        // Not a line of this protocol: dropped, as a port drops what it cannot read.
+        continue
+      }
+      deliver(message)
+    }
+    if (start < chunk.length) partial.push(start === 0 ? chunk : chunk.slice(start))
+  }
+  const end = () => {
+    if (endedOnce) return
+    endedOnce = true
+    ended?.()
+  }
+
+  const port: LinePort = {
+    postMessage: (message) => {
+      if (closed) return
+      const line = JSON.stringify(message) + "\n"
+      if (stream === undefined) outbox.push(line)
+      else stream.write(line)
+    },
+    on: (_event, listener) => {
+      listeners.push(listener)
+      if (inbox.length > 0) {
+        const waiting = inbox
+        inbox = []
+        for (const message of waiting) deliver(message)
+      }
+      return port
+    },
+    off: (_event, listener) => {
+      const at = listeners.indexOf(listener)
+      if (at !== -1) listeners.splice(at, 1)
+      return port
+    },
+    close: () => {
+      if (closed) return
+      closed = true
+      outbox = []
+      inbox = []
+      listeners.length = 0
+      stream?.end()
+      stream?.destroy()
+    },
+    attach: (attached) => {
+      if (closed) {
+        attached.destroy()
+        return
+      }
+      stream = attached
+      attached.setEncoding("utf8")
+      attached.on("data", onData)
+      attached.on("end", end)
+      attached.on("close", end)
+      // A write to a peer that is gone fails here; its exit is what the host and the owner act on.
+      attached.on("error", end)
+      for (const line of outbox) attached.write(line)
+      outbox = []
+    },
+    onEnd: (listener) => {
+      ended = listener
+      if (endedOnce) listener()
+    }
+  }
+  return port
+}
