@@ -60,6 +60,7 @@ interface Results {
   profile?: ProfileResult
   clientCall?: Comparison
   clientOpen?: Rows.OpenRow
+  isolation?: Rows.IsolationRow
 }
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -175,6 +176,34 @@ const render = (r: Results): string => {
       "(info)"
     ])
   }
+  if (r.isolation) {
+    // No target: what crossing a process boundary costs, the thread owner in the baseline column.
+    const i = r.isolation
+    rows.push([
+      "callTool echo, owner process vs owner thread",
+      "report",
+      fmtUs(i.call.variant),
+      `${fmtUs(i.call.direct)} (thread)`,
+      fmtRatio(i.call),
+      "(info)"
+    ])
+    rows.push([
+      "callTool 1 MiB, owner process vs owner thread",
+      "report",
+      fmtMs(i.payload.variant),
+      `${fmtMs(i.payload.direct)} (thread)`,
+      fmtRatio(i.payload),
+      "(info)"
+    ])
+    rows.push([
+      "open → ready, owner process vs owner thread",
+      "report",
+      fmtMs(i.open.variant),
+      `${fmtMs(i.open.direct)} (thread)`,
+      fmtRatio(i.open),
+      "(info)"
+    ])
+  }
   if (r.fanOut) {
     const f = r.fanOut
     const phases = (p: Rows.FanOutPhases) =>
@@ -252,10 +281,13 @@ const main = async () => {
   try {
     const workers = await runtime.runPromise(McpWorkers)
     const ctx: Rows.Context = { runtime, workers, server, config, runId, progress, gc }
-    results.clientCall = await Rows.clientCallRow(ctx)
-    results.clientOpen = await Rows.clientOpenRow(ctx)
+    const only = process.env.BENCH_ROWS
+    if (only === undefined || only === "client") {
+      results.clientCall = await Rows.clientCallRow(ctx)
+      results.clientOpen = await Rows.clientOpenRow(ctx)
+    }
     // `BENCH_ROWS=client` measures the McpClient rows alone.
-    if (process.env.BENCH_ROWS !== "client") {
+    if (only === undefined) {
       const pair = await Rows.openPair(ctx)
       try {
         results.call = await Rows.callRow(ctx, pair)
@@ -272,6 +304,9 @@ const main = async () => {
       results.profile = await profileRow(ctx, bundles.probe, server)
       results.fanOut = await Rows.fanOutRow(ctx, 32, 2)
     }
+    // `BENCH_ROWS=isolation` measures the process-vs-thread owner rows alone; last otherwise, so that they do not
+    // change what the rows above have always measured.
+    if (only === undefined || only === "isolation") results.isolation = await Rows.isolationRow(ctx)
   } catch (error) {
     failure = error
   } finally {
