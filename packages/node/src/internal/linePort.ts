@@ -100,8 +100,9 @@ export const make = (): LinePort => {
       outbox = []
       inbox = []
       listeners.length = 0
-      stream?.end()
-      stream?.destroy()
+      // What was written already still goes out; the stream is released once it has.
+      const ending = stream
+      ending?.end(() => ending.destroy())
     },
     attach: (attached) => {
       if (closed) {
