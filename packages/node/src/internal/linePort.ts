@@ -8,6 +8,12 @@
  * Every data-plane message is plain data whose strings carry the JSON text of params and results
  * (`OwnerProtocol.ts`), so JSON keeps what the structured clone of a `MessagePort` keeps; `undefined` fields are
  * dropped, which the protocol's optional fields allow.
+ *
+ * One message has a line of its own shape: a `Success`, whose result is already JSON text (the server's response
+ * line, usually), goes as `S[requestId,envelope]<TAB><result>` instead of being escaped into a JSON string and
+ * parsed back, which for a large result was most of its cost. Only a well-formed result with no newline takes that
+ * path (a JSON text may hold newlines as whitespace); any other line is a JSON object, so the first character tells
+ * them apart.
  */
 import type { Duplex } from "node:stream"
 
@@ -21,6 +27,30 @@ export interface LinePort {
   readonly attach: (stream: Duplex) => void
   /** Called once when the stream ends or fails (the other side is gone). */
   readonly onEnd: (listener: () => void) => void
+}
+
+const successMark = 83 // "S"
+
+/** The line of one message: a `Success` with its result as is, anything else as JSON. */
+const lineOf = (message: unknown): string => {
+  const success = message as { _tag?: unknown; requestId?: unknown; result?: unknown; envelope?: unknown }
+  if (
+    success._tag === "Success" &&
+    typeof success.result === "string" &&
+    success.result.indexOf("\n") === -1 &&
+    // A lone surrogate would not survive UTF-8 as is; JSON escapes it (a result read from a pipe never has one).
+    (success.result as { isWellFormed?: () => boolean }).isWellFormed?.() === true
+  ) {
+    return `S${JSON.stringify([success.requestId, success.envelope])}\t${success.result}\n`
+  }
+  return JSON.stringify(message) + "\n"
+}
+
+/** Reads a `Success` line back; a tab inside the header would be escaped, so the first tab ends it. */
+const successOf = (line: string): unknown => {
+  const tab = line.indexOf("\t")
+  const [requestId, envelope] = JSON.parse(line.slice(1, tab)) as [unknown, unknown]
+  return { _tag: "Success", requestId, result: line.slice(tab + 1), envelope }
 }
 
 /**
@@ -58,7 +88,7 @@ export const make = (): LinePort => {
       newline = chunk.indexOf("\n", start)
       let message: unknown
       try {
-        message = JSON.parse(line)
+        message = line.charCodeAt(0) === successMark ? successOf(line) : JSON.parse(line)
       } catch {
         // Not a line of this protocol: dropped, as a port drops what it cannot read.
         continue
@@ -76,7 +106,7 @@ export const make = (): LinePort => {
   const port: LinePort = {
     postMessage: (message) => {
       if (closed) return
-      const line = JSON.stringify(message) + "\n"
+      const line = lineOf(message)
       if (stream === undefined) outbox.push(line)
       else stream.write(line)
     },
