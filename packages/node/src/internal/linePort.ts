@@ -75,17 +75,23 @@ export const make = (): LinePort => {
     }
     for (const listener of listeners.length === 1 ? listeners : [...listeners]) listener(message)
   }
-  // Chunks of a line that is not complete yet: joined once, when its newline comes (a big result is many chunks).
-  let partial: Array<string> = []
-  const onData = (chunk: string) => {
+  // Chunks of a line that is not complete yet: joined and decoded once, when its newline comes (a big result is many
+  // chunks). Bytes, not strings: decoding each chunk as it came cost a fifth more on a 1 MiB result.
+  let partial: Array<Buffer> = []
+  const onData = (chunk: Buffer) => {
     let start = 0
-    let newline = chunk.indexOf("\n")
+    let newline = chunk.indexOf(10)
     while (newline !== -1) {
-      const piece = chunk.slice(start, newline)
-      const line = partial.length === 0 ? piece : partial.join("") + piece
-      partial = []
+      let line: string
+      if (partial.length === 0) {
+        line = chunk.toString("utf8", start, newline)
+      } else {
+        partial.push(chunk.subarray(start, newline))
+        line = Buffer.concat(partial).toString("utf8")
+        partial = []
+      }
       start = newline + 1
-      newline = chunk.indexOf("\n", start)
+      newline = chunk.indexOf(10, start)
       let message: unknown
       try {
         message = line.charCodeAt(0) === successMark ? successOf(line) : JSON.parse(line)
@@ -95,7 +101,7 @@ export const make = (): LinePort => {
       }
       deliver(message)
     }
-    if (start < chunk.length) partial.push(start === 0 ? chunk : chunk.slice(start))
+    if (start < chunk.length) partial.push(start === 0 ? chunk : chunk.subarray(start))
   }
   const end = () => {
     if (endedOnce) return
@@ -140,7 +146,6 @@ export const make = (): LinePort => {
         return
       }
       stream = attached
-      attached.setEncoding("utf8")
       attached.on("data", onData)
       attached.on("end", end)
       attached.on("close", end)
