@@ -38,7 +38,7 @@ const reapersOf = (hostPid: number): Array<number> =>
     .map(Number)
 
 describe("C34: isolation", () => {
-  it.live("a process owner: its own pid in status, the same answers, and nothing left after close", () =>
+  it.live("a process owner: its own pid in status, the same answers, SIGINT ignored, nothing left after close", () =>
     withHost(
       Effect.gen(function* () {
         const workers = yield* McpWorkers
@@ -53,6 +53,10 @@ describe("C34: isolation", () => {
         assert.isNull(status.threadId)
         assert.isTrue(isAlive(status.ownerPid!))
         assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "a" })).token, "a")
+        // A terminal's Ctrl-C reaches the owner too: the host decides when it ends.
+        process.kill(status.ownerPid!, "SIGINT")
+        yield* Effect.sleep("100 millis")
+        assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "b" })).token, "b")
         const closed = yield* workers.close(id)
         assert.strictEqual(closed.cleanup?.activeProcesses, 0)
         assert.isTrue(yield* Effect.promise(() => eventually(() => !isAlive(status.ownerPid!))), "the owner is left")

@@ -23,6 +23,10 @@ interface Init {
   readonly config: string
 }
 
+// A terminal's Ctrl-C reaches the whole foreground process group, this process included: the host closes its
+// workers then, and an owner that died first would turn each polite close into a failure.
+process.on("SIGINT", () => {})
+
 const port = LinePort.make()
 port.attach(new net.Socket({ fd: dataFd, readable: true, writable: true }))
 
