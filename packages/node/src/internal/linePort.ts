@@ -25,8 +25,6 @@ export interface LinePort {
   readonly close: () => void
   /** Starts reading and writing `stream`; what was posted before is written first. */
   readonly attach: (stream: Duplex) => void
-  /** Called once when the stream ends or fails (the other side is gone). */
-  readonly onEnd: (listener: () => void) => void
 }
 
 const successMark = 83 // "S"
@@ -65,8 +63,6 @@ export const make = (): LinePort => {
   let outbox: Array<string> = []
   let inbox: Array<unknown> = []
   const listeners: Array<(message: unknown) => void> = []
-  let ended: (() => void) | undefined
-  let endedOnce = false
 
   const deliver = (message: unknown) => {
     if (listeners.length === 0) {
@@ -103,12 +99,6 @@ export const make = (): LinePort => {
     }
     if (start < chunk.length) partial.push(start === 0 ? chunk : chunk.subarray(start))
   }
-  const end = () => {
-    if (endedOnce) return
-    endedOnce = true
-    ended?.()
-  }
-
   const port: LinePort = {
     postMessage: (message) => {
       if (closed) return
@@ -147,16 +137,11 @@ export const make = (): LinePort => {
       }
       stream = attached
       attached.on("data", onData)
-      attached.on("end", end)
-      attached.on("close", end)
-      // A write to a peer that is gone fails here; its exit is what the host and the owner act on.
-      attached.on("error", end)
+      // A write to a peer that is gone fails here (EPIPE); the peer's exit, or the IPC channel's end, is what the
+      // host and the owner act on.
+      attached.on("error", () => {})
       for (const line of outbox) attached.write(line)
       outbox = []
-    },
-    onEnd: (listener) => {
-      ended = listener
-      if (endedOnce) listener()
     }
   }
   return port
