@@ -4,6 +4,7 @@
 // under both isolations are in Behaviour.test.ts.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
@@ -13,6 +14,14 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag, withHost, withPromiseClient } from "./helpers.js"
+import {
+  exercise,
+  exerciseEvents,
+  exerciseProgress,
+  expected,
+  expectedEvents,
+  expectedProgress
+} from "./operationsSuite.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -67,6 +76,36 @@ describe("C34: isolation", () => {
         assert.isNull(threadStatus.ownerPid)
         assert.isNumber(threadStatus.threadId)
       })
+    )
+  )
+
+  // Every kind of data-plane message crosses the owner's pipe: requests and their results, progress, notifications,
+  // and a server's requests answered by the host's handlers.
+  it.live("a process owner carries every operation, progress, events and server requests", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"), { isolation: "process" })
+      // The events suite wants a fresh worker, and closes it.
+      const fresh = yield* workers.open(statefulConfig("--exit-on-stdin-eof"), { isolation: "process" })
+      const seen = yield* withPromiseClient(async (mcp) => ({
+        operations: await exercise(mcp, id),
+        progress: await exerciseProgress(mcp, id),
+        events: await exerciseEvents(mcp, fresh)
+      }))
+      assert.deepStrictEqual(seen, { operations: expected, progress: expectedProgress, events: expectedEvents })
+      const elicited = structured(yield* workers.callTool(id, "ask", { kind: "elicit" })).answer
+      assert.deepStrictEqual(elicited, { action: "accept", content: { name: "from the host", color: "blue" } })
+      const roots = structured(yield* workers.callTool(id, "ask", { kind: "roots" })).answer
+      assert.deepStrictEqual(roots.roots, [{ uri: "file:///tmp/project", name: "project" }])
+    }).pipe(
+      Effect.provide(
+        NodeMcpWorkers.layer({
+          handlers: {
+            elicitation: () => Effect.succeed({ action: "accept", content: { name: "from the host" } }),
+            roots: () => Effect.succeed({ roots: [{ uri: "file:///tmp/project", name: "project" }] })
+          }
+        })
+      )
     )
   )
 
