@@ -1,6 +1,6 @@
 // The rules every request follows (busy, budget, cancel, a caller who stops waiting), one suite run against every
 // surface: the host service, the Promise client in the host's thread, and a remote thread's layerRemote and Promise
-// client; and against both places an owner runs, a thread of the host and a process of its own (C34). McpClient,
+// client; and against both places an owner runs, a thread of the host and a process of its own (C35). McpClient,
 // which has no owner, runs it in McpClient.test.ts.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
@@ -19,7 +19,7 @@ import { remoteEntry, runInThread } from "./remoteThread.js"
 const entry = remoteEntry()
 
 describe.each(["thread", "process"] as const)(
-  "C8–C12, C34: every surface follows the same request rules (%s)",
+  "C8–C12, C35: every surface follows the same request rules (%s)",
   (isolation) => {
     const stateful = () => statefulConfig("--exit-on-stdin-eof")
     it.live("the host service", () =>

@@ -1,4 +1,4 @@
-// C34: where an owner runs. `isolation: "process"` puts it in a child process of its own: the same id, operations
+// C35: where an owner runs. `isolation: "process"` puts it in a child process of its own: the same id, operations
 // and errors as a thread, plus `status.ownerPid`; an owner that dies — killed from outside, out of memory — fails
 // its worker and never the host; and an owner whose host died ends its server's tree itself. The request rules
 // under both isolations are in Behaviour.test.ts.
@@ -46,7 +46,7 @@ const reapersOf = (hostPid: number): Array<number> =>
     })
     .map(Number)
 
-describe("C34: isolation", () => {
+describe("C35: isolation", () => {
   it.live("a process owner: its own pid in status, the same answers, SIGINT ignored, nothing left after close", () =>
     withHost(
       Effect.gen(function* () {
@@ -185,7 +185,7 @@ describe("C34: isolation", () => {
   )
 
   // A thread's heap limit stops an owner that grows past it; one allocation far past it (a 48 MB string under a
-  // 32 MB limit) makes V8 abort the whole host process, which only a process owner survives (measured; see C34).
+  // 32 MB limit) makes V8 abort the whole host process, which only a process owner survives (measured; see C35).
   it.live.each([
     { isolation: "thread", bytes: 24 * MiB },
     { isolation: "process", bytes: 96 * MiB }
@@ -210,7 +210,7 @@ describe("C34: isolation", () => {
     )
   )
 
-  it.scopedLive("C27, C34: with its host and the reaper SIGKILLed, an owner process ends its tree and exits", () =>
+  it.scopedLive("C27, C35: with its host and the reaper SIGKILLed, an owner process ends its tree and exits", () =>
     Effect.gen(function* () {
       const testTag = tag()
       const host = yield* Effect.acquireRelease(
