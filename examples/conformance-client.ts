@@ -41,8 +41,90 @@ const scenarios: Record<string, Scenario> = {
     })
 }
 
+// The auth scenarios pass what a configured client would know in `MCP_CONFORMANCE_CONTEXT`: its credentials.
+const context: Record<string, unknown> = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
+const scenarioName = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+
+// The client credentials scenarios: a config's `auth`, the whole flow in the owner.
+const authOf = () =>
+  !scenarioName.startsWith("auth/client-credentials") || typeof context.client_id !== "string"
+    ? undefined
+    : typeof context.private_key_pem === "string"
+      ? {
+          type: "client_credentials" as const,
+          clientId: context.client_id,
+          privateKey: context.private_key_pem,
+          algorithm: context.signing_algorithm === "ES256" ? ("ES256" as const) : ("RS256" as const)
+        }
+      : typeof context.client_secret === "string"
+        ? { type: "client_credentials" as const, clientId: context.client_id, clientSecret: context.client_secret }
+        : undefined
+
+// The interactive scenarios: the host's OAuth client. The suite's authorization endpoint redirects at once, so the
+// "user" here follows the authorization URL and reads the code from the redirect.
+const oauth: NodeMcpWorkers.OAuthProvider = {
+  redirectUrl: "http://127.0.0.1:3000/callback",
+  clientMetadata: {
+    client_name: "mcp-worker conformance client",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"]
+  },
+  clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+  ...(typeof context.client_id === "string" && !scenarioName.startsWith("auth/client-credentials")
+    ? {
+        clientInformation: {
+          client_id: context.client_id,
+          ...(typeof context.client_secret === "string" ? { client_secret: context.client_secret } : {})
+        }
+      }
+    : {}),
+  authorize: ({ authorizationUrl }) =>
+    Effect.tryPromise(async () => {
+      const response = await fetch(authorizationUrl, { redirect: "manual" })
+      await response.body?.cancel()
+      const location = response.headers.get("location")
+      const code = location === null ? null : new URL(location).searchParams.get("code")
+      if (code === null) throw new Error(`no code in the redirect (HTTP ${response.status})`)
+      return code
+    })
+}
+
+// The auth scenarios: the flow happens during open (and again when a call needs more scope); calls prove the token.
+const authorized: Scenario = (workers, id) =>
+  Effect.gen(function* () {
+    const { tools } = yield* workers.listTools(id)
+    yield* Console.log("tools:", tools.map((tool) => tool.name).join(", "))
+    if (tools[0] !== undefined) yield* workers.callTool(id, tools[0].name, {})
+  })
+
+for (const name of [
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/2025-03-26-oauth-metadata-backcompat",
+  "auth/2025-03-26-oauth-endpoint-fallback",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported"
+]) {
+  scenarios[name] = authorized
+}
+
 const program = Effect.gen(function* () {
-  const name = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+  const name = scenarioName
   const url = process.argv.at(-1) ?? ""
   const scenario = scenarios[name]
   if (scenario === undefined || !URL.canParse(url)) {
@@ -51,14 +133,16 @@ const program = Effect.gen(function* () {
     )
   }
   const workers = yield* McpWorkers
-  const id = yield* workers.open({ type: "http", url })
+  const auth = authOf()
+  const id = yield* workers.open({ type: "http", url, ...(auth !== undefined ? { auth } : {}) })
   yield* scenario(workers, id).pipe(Effect.ensuring(Effect.ignore(workers.close(id))))
 })
 
 program.pipe(
   Effect.provide(
     NodeMcpWorkers.layer({
-      handlers: { elicitation: () => Effect.succeed({ action: "accept", content: {} }) }
+      handlers: { elicitation: () => Effect.succeed({ action: "accept", content: {} }) },
+      oauth
     })
   ),
   NodeRuntime.runMain

@@ -9,7 +9,33 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const scenarios = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"]
+const scenarios = [
+  "initialize",
+  "tools_call",
+  "sse-retry",
+  "elicitation-sep1034-client-defaults",
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/2025-03-26-oauth-metadata-backcompat",
+  "auth/2025-03-26-oauth-endpoint-fallback"
+]
 const wanted = process.argv.length > 2 ? process.argv.slice(2) : scenarios
 
 const run = (command, args, options = {}) => {

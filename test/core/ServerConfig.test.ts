@@ -112,6 +112,7 @@ describe("ServerConfig", () => {
         _tag: "Http",
         url: "https://example.com/mcp",
         headers: { Authorization: `Bearer ${canary}` },
+        auth: undefined,
         transport: "streamable-http",
         timeoutMs: 5000,
         maxResultBytes: undefined
@@ -374,6 +375,107 @@ describe("ServerConfig", () => {
     })
   })
 
+  describe("auth (C34)", () => {
+    const authOf = (input: unknown) => {
+      const auth = http({ url: "https://e.com/mcp", auth: input }).auth
+      if (auth === undefined) return assert.fail("expected an auth")
+      return auth
+    }
+
+    it("bearer: the token as is or from the caller's environment, held in Redacted", () => {
+      const given = authOf({ type: "bearer", token: `${canary}-token` })
+      assert.strictEqual(given.type, "bearer")
+      if (given.type !== "bearer") return
+      assert.isTrue(Redacted.isRedacted(given.token))
+      assert.strictEqual(Redacted.value(given.token), `${canary}-token`)
+      const fromEnv = authOf({ type: "bearer", token: { env: "API_KEY" } })
+      assert.strictEqual(fromEnv.type === "bearer" && Redacted.value(fromEnv.token), `${canary}-env`)
+    })
+
+    it("client_credentials: the method follows the secret given, every secret Redacted", () => {
+      const basic = authOf({ type: "client_credentials", clientId: "c", clientSecret: { env: "GITHUB_TOKEN" } })
+      assert.deepInclude(basic, {
+        type: "client_credentials",
+        clientId: "c",
+        tokenEndpointAuthMethod: "client_secret_basic"
+      })
+      if (basic.type !== "client_credentials" || basic.clientSecret === undefined) return assert.fail("no secret")
+      assert.strictEqual(Redacted.value(basic.clientSecret), `${canary}-gh`)
+      const jwt = authOf({ type: "client_credentials", clientId: "c", privateKey: `${canary}-pem`, algorithm: "ES256" })
+      assert.deepInclude(jwt, { tokenEndpointAuthMethod: "private_key_jwt", algorithm: "ES256" })
+      const post = authOf({
+        type: "client_credentials",
+        clientId: "c",
+        clientSecret: "s",
+        scope: "read write",
+        tokenEndpointAuthMethod: "client_secret_post"
+      })
+      assert.deepInclude(post, { tokenEndpointAuthMethod: "client_secret_post", scope: "read write" })
+      assert.deepInclude(authOf({ type: "client_credentials", clientId: "c" }), { tokenEndpointAuthMethod: "none" })
+    })
+
+    it("secrets never print, are listed by secretsOf and round-trip through the wire form", () => {
+      const config = http({
+        url: "https://e.com/mcp",
+        auth: { type: "client_credentials", clientId: "c", clientSecret: `${canary}-secret`, scope: "s" }
+      })
+      assert.notInclude(JSON.stringify(config), canary)
+      assert.notInclude(util.inspect(config, { depth: 10 }), canary)
+      assert.sameMembers([...ServerConfig.secretsOf(config)], [`${canary}-secret`])
+      const text = roundTrip(config)
+      assert.include(text, `${canary}-secret`)
+      const bearer = http({ url: "https://e.com/mcp", auth: { type: "bearer", token: { env: "API_KEY" } } })
+      assert.sameMembers([...ServerConfig.secretsOf(bearer)], [`${canary}-env`])
+      roundTrip(bearer)
+    })
+
+    const cases: ReadonlyArray<readonly [string, unknown, string, RegExp?]> = [
+      ["not an object", "token", "config.auth", /object/],
+      ["unknown type", { type: "basic" }, "config.auth.type", /"bearer" or "client_credentials"/],
+      ["bearer without a token", { type: "bearer" }, "config.auth.token", /required/],
+      ["an empty token", { type: "bearer", token: "" }, "config.auth.token", /empty/],
+      ["a token with a newline", { type: "bearer", token: `${canary}\n` }, "config.auth.token", /CR, LF/],
+      ["a token of the wrong kind", { type: "bearer", token: 3 }, "config.auth.token", /a number/],
+      ["an unknown key in { env }", { type: "bearer", token: { name: "X" } }, "config.auth.token.name"],
+      ["an unset variable", { type: "bearer", token: { env: "NOPE" } }, "config.auth.token.env", /not set/],
+      ["an empty variable", { type: "bearer", token: { env: "EMPTY" } }, "config.auth.token.env", /not set/],
+      ["an unknown auth key", { type: "bearer", token: "t", scope: "x" }, "config.auth.scope", /not a known/],
+      ["no clientId", { type: "client_credentials" }, "config.auth.clientId", /client id/],
+      [
+        "a method without its secret",
+        { type: "client_credentials", clientId: "c", tokenEndpointAuthMethod: "client_secret_post" },
+        "config.auth.clientSecret",
+        /required/
+      ],
+      [
+        "private_key_jwt without a key",
+        { type: "client_credentials", clientId: "c", clientSecret: "s", tokenEndpointAuthMethod: "private_key_jwt" },
+        "config.auth.privateKey",
+        /required/
+      ],
+      [
+        "an unknown method",
+        { type: "client_credentials", clientId: "c", tokenEndpointAuthMethod: "tls" },
+        "config.auth.tokenEndpointAuthMethod"
+      ],
+      [
+        "an unknown algorithm",
+        { type: "client_credentials", clientId: "c", privateKey: "k", algorithm: "none" },
+        "config.auth.algorithm"
+      ],
+      ["auth on a stdio server", { command: "x", auth: { type: "bearer", token: "t" } }, "config.auth", /HTTP/]
+    ]
+    for (const [name, input, path, message] of cases) {
+      it(`rejects ${name} at ${path}`, () => {
+        const config =
+          typeof input === "object" && input !== null && "command" in input
+            ? input
+            : { url: "https://e.com/mcp", auth: input }
+        rejected(config, path, message)
+      })
+    }
+  })
+
   describe("wire form", () => {
     it("round-trips every shape exactly, secrets wrapped again", () => {
       const configs = [
@@ -454,7 +556,39 @@ describe("ServerConfig", () => {
         assert.deepStrictEqual(revealed(config.env), Object.fromEntries(Object.entries(expectedEnv)))
         roundTrip(config)
       },
-      { fastCheck: { numRuns: 2_000 } }
+      // CPU-bound: on a machine whose cores are busy it takes several times its quiet ≈ 5 s.
+      { fastCheck: { numRuns: 2_000 }, timeout: 120_000 }
+    )
+
+    // One line of text, as a header or a token endpoint takes it.
+    const secretText = text.filter((s) => s.length > 0 && !/[\r\n\u0000]/.test(s))
+    const validAuth = fc.oneof(
+      fc.record({ type: fc.constant("bearer" as const), token: secretText }),
+      fc.record(
+        {
+          type: fc.constant("client_credentials" as const),
+          clientId: text.filter((s) => s.length > 0),
+          clientSecret: secretText,
+          scope: text.filter((s) => s.length > 0),
+          tokenEndpointAuthMethod: fc.constantFrom("client_secret_basic" as const, "client_secret_post" as const)
+        },
+        { requiredKeys: ["type", "clientId", "clientSecret"] }
+      )
+    )
+
+    it.prop(
+      "C34: random valid auth configs normalize, hold every secret Redacted and round-trip through the wire",
+      [validAuth],
+      ([auth]) => {
+        const config = http({ url: "https://e.com/mcp", auth: JSON.parse(JSON.stringify(auth)) })
+        const secrets = auth.type === "bearer" ? [auth.token] : [auth.clientSecret]
+        assert.sameMembers([...ServerConfig.secretsOf(config)], secrets)
+        for (const secret of secrets) assert.notInclude(util.inspect(config, { depth: 10 }), `'${secret}'`)
+        const back = Either.getOrThrow(ServerConfig.fromWire(ServerConfig.toWire(config)))
+        assert.strictEqual(ServerConfig.toWire(back), ServerConfig.toWire(config))
+        assert.sameMembers([...ServerConfig.secretsOf(back)], secrets)
+      },
+      { fastCheck: { numRuns: 500 } }
     )
   })
 })

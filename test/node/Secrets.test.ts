@@ -6,7 +6,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
-import { statefulConfig } from "../fixtures/servers.js"
+import { startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { tag } from "./helpers.js"
 
 // Records every log line (message and annotations) and every span (name, attributes, events).
@@ -84,4 +84,51 @@ describe("secrets (C24)", () => {
       Effect.provide(Logger.replace(Logger.defaultLogger, logger))
     )
   })
+
+  it.live(
+    "C34: client secrets and the tokens the owner obtains never reach status, logs, spans or error messages",
+    () => {
+      const { lines, logger, tracer } = capture()
+      const canary = `CANARY${tag()}`
+      return Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => startHttpFixture("oauth", `--secret=${canary}-secret`)),
+          (fixture) => Effect.promise(() => fixture.stop())
+        )
+        const workers = yield* McpWorkers
+        const auth = {
+          type: "client_credentials" as const,
+          clientId: "fixture-client",
+          clientSecret: `${canary}-secret`
+        }
+        const id = yield* workers.open({ url: server.url, auth })
+        const texts: Array<string> = []
+        yield* workers.callTool(id, "inc")
+        texts.push(JSON.stringify(yield* workers.status(id)))
+        // A renewal after a refusal, then a renewal the authorization server refuses.
+        yield* Effect.promise(() => server.admin("POST", "/admin/revoke"))
+        yield* workers.callTool(id, "inc")
+        yield* Effect.promise(() => server.admin("POST", "/admin/revoke"))
+        yield* Effect.promise(() => server.admin("POST", "/admin/refuse"))
+        const refused = yield* Effect.flip(workers.callTool(id, "inc"))
+        texts.push(refused.message, JSON.stringify(refused), JSON.stringify(yield* workers.status(id)))
+        const wrong = yield* Effect.flip(
+          workers.open({ url: server.url, auth: { ...auth, clientSecret: `${canary}-x` } })
+        )
+        texts.push(wrong.message, JSON.stringify(wrong))
+        texts.push(JSON.stringify(yield* workers.close(id)))
+        for (const text of [...texts, ...lines]) {
+          assert.notInclude(text, canary)
+          assert.notInclude(text, "fixture-token-")
+        }
+        assert.isAbove(lines.length, 3)
+      }).pipe(
+        Effect.provide(NodeMcpWorkers.layer()),
+        Effect.scoped,
+        Effect.withTracer(tracer),
+        Logger.withMinimumLogLevel(LogLevel.All),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+    }
+  )
 })

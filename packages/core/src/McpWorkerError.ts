@@ -121,7 +121,14 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
  * @since 0.1.0
  * @category models
  */
-export const FailureKind = Schema.Literal("transport", "protocol", "thread", "closing", "session_expired")
+export const FailureKind = Schema.Literal(
+  "transport",
+  "protocol",
+  "thread",
+  "closing",
+  "session_expired",
+  "unauthorized"
+)
 
 /**
  * Why a connection is dead.
@@ -193,7 +200,7 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>("@mcp-worker/
  * @since 0.1.0
  * @category models
  */
-export const OpenStage = Schema.Literal("thread", "spawn", "connect", "initialize", "timeout")
+export const OpenStage = Schema.Literal("thread", "spawn", "connect", "authorization", "initialize", "timeout")
 
 /**
  * The worker could not be started; no thread and no process of the attempt is left.

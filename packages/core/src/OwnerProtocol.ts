@@ -11,6 +11,8 @@
  * @since 0.1.0
  */
 import { WorkerError } from "@effect/platform/WorkerError"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
   CleanupSummary,
@@ -57,7 +59,12 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
     config: Schema.String,
     timeoutMs: Schema.Number,
     /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
-    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots")))
+    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
+    /**
+     * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
+     * client. Used for a server that asks for authorization when the config has no `auth` of its own.
+     */
+    oauth: Schema.optional(Schema.String)
   }
 }) {}
 
@@ -152,7 +159,14 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
  * @since 0.1.0
  * @category data plane
  */
-export const ServerMethod = Schema.Literal("elicitation/create", "sampling/createMessage", "roots/list")
+export const ServerMethod = Schema.Literal(
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+  "oauth/authorize",
+  "oauth/tokens",
+  "oauth/saveTokens"
+)
 
 /**
  * A request a server may send its client.
@@ -346,7 +360,28 @@ export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
  * @since 0.1.0
  * @category data plane
  */
-export const decodeHostMessage = Schema.decodeUnknownEither(HostMessage)
+export const decodeHostMessage = (raw: unknown): Either.Either<HostMessage, ParseResult.ParseError> =>
+  isPlainRequest(raw) ? Either.right(raw) : decodeHostMessageSchema(raw)
+
+const decodeHostMessageSchema = Schema.decodeUnknownEither(HostMessage)
+
+const methods: ReadonlySet<unknown> = new Set(Method.literals)
+
+// The message of every call, checked by hand: the same rules as `RequestMessage`, without building a parse tree.
+// Anything else, or anything that does not pass, goes through the Schema and its errors.
+const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  return (
+    message._tag === "Request" &&
+    typeof message.requestId === "string" &&
+    methods.has(message.method) &&
+    typeof message.params === "string" &&
+    typeof message.timeoutMs === "number" &&
+    (message.progress === undefined || typeof message.progress === "boolean") &&
+    (message.saveTo === undefined || typeof message.saveTo === "string")
+  )
+}
 
 /**
  * Validates a message that arrived at the host.
@@ -354,7 +389,22 @@ export const decodeHostMessage = Schema.decodeUnknownEither(HostMessage)
  * @since 0.1.0
  * @category data plane
  */
-export const decodeOwnerMessage = Schema.decodeUnknownEither(OwnerMessage)
+export const decodeOwnerMessage = (raw: unknown): Either.Either<OwnerMessage, ParseResult.ParseError> =>
+  isPlainSuccess(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
+
+const decodeOwnerMessageSchema = Schema.decodeUnknownEither(OwnerMessage)
+
+// The answer of every call, checked by hand as `SuccessMessage` would check it.
+const isPlainSuccess = (raw: unknown): raw is typeof SuccessMessage.Type => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  return (
+    message._tag === "Success" &&
+    typeof message.requestId === "string" &&
+    typeof message.result === "string" &&
+    typeof message.envelope === "boolean"
+  )
+}
 
 /**
  * Encodes a message for the host (tagged errors become plain data).

@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "./JsonValue.js"
 import type { InvalidInput } from "./McpWorkerError.js"
+import * as AuthNormalize from "./internal/authNormalize.js"
 import * as internal from "./internal/configNormalize.js"
 
 /**
@@ -50,11 +51,93 @@ export interface HttpConfig {
   readonly _tag: "Http"
   readonly url: string
   readonly headers: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** How the owner authorizes its requests, if the server asks for it (C34). */
+  readonly auth: AuthConfig | undefined
   readonly transport: HttpTransport | undefined
   readonly timeoutMs: number | undefined
   /** The largest result (one response message, in bytes) delivered; `undefined` means `defaultMaxResultBytes`. */
   readonly maxResultBytes: number | undefined
 }
+
+/**
+ * How a client authenticates itself at the token endpoint.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
+
+/**
+ * The algorithms a `private_key_jwt` client assertion may be signed with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type JwtAlgorithm = "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512"
+
+/**
+ * A fixed access token, sent as `Authorization: Bearer`. It cannot be refreshed: a 401 fails the worker.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BearerAuth {
+  readonly type: "bearer"
+  readonly token: Redacted.Redacted<string>
+}
+
+/**
+ * The OAuth client credentials grant: the owner obtains its tokens from the authorization server the MCP server
+ * names, and obtains a new one before the old one expires or when the server refuses it (C34).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientCredentialsAuth {
+  readonly type: "client_credentials"
+  readonly clientId: string
+  readonly clientSecret: Redacted.Redacted<string> | undefined
+  /** A PKCS#8 PEM private key, for `private_key_jwt`. */
+  readonly privateKey: Redacted.Redacted<string> | undefined
+  readonly algorithm: JwtAlgorithm | undefined
+  readonly scope: string | undefined
+  readonly tokenEndpointAuthMethod: TokenEndpointAuthMethod
+}
+
+/**
+ * The authorization of an HTTP server's config.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AuthConfig = BearerAuth | ClientCredentialsAuth
+
+/**
+ * A secret of an `auth` input: the value itself, or `{ env: NAME }`, read from the caller's environment as `envFrom`
+ * is (C18).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SecretInput = string | { readonly env: string }
+
+/**
+ * `auth` as `open` accepts it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AuthInput =
+  | { readonly type: "bearer"; readonly token: SecretInput }
+  | {
+      readonly type: "client_credentials"
+      readonly clientId: string
+      readonly clientSecret?: SecretInput
+      readonly privateKey?: SecretInput
+      readonly algorithm?: JwtAlgorithm
+      readonly scope?: string
+      readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod
+    }
 
 /**
  * A normalized config, secrets held in `Redacted`.
@@ -120,6 +203,8 @@ export interface HttpConfigInput extends IgnoredKeysInput {
   readonly type?: "http" | "sse"
   readonly url: string
   readonly headers?: Readonly<Record<string, string>>
+  /** Authorization for a server that asks for it: a fixed bearer token, or the OAuth client credentials grant. */
+  readonly auth?: AuthInput
   readonly transport?: HttpTransport
   readonly timeoutMs?: number
   /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
@@ -234,13 +319,15 @@ export const normalize = (
 }
 
 /**
- * Every secret of a config, revealed: the `env` and `headers` values, for `Redact`.
+ * Every secret of a config, revealed: the `env` and `headers` values and the `auth` secrets, for `Redact`.
  *
  * @since 0.1.0
  * @category accessors
  */
 export const secretsOf = (config: ServerConfig): ReadonlyArray<string> =>
-  Object.values(config._tag === "Stdio" ? config.env : config.headers).map(Redacted.value)
+  config._tag === "Stdio"
+    ? Object.values(config.env).map(Redacted.value)
+    : [...Object.values(config.headers), ...AuthNormalize.secrets(config.auth)].map(Redacted.value)
 
 /**
  * What a config may say about itself in logs and spans: its transport, nothing else.
@@ -266,6 +353,7 @@ export const toWire = (config: ServerConfig): string => {
       : { url: config.url, headers: internal.reveal(config.headers) }
   if (config._tag === "Stdio" && config.cwd !== undefined) wire.cwd = config.cwd
   if (config._tag === "Http" && config.transport !== undefined) wire.transport = config.transport
+  if (config._tag === "Http" && config.auth !== undefined) wire.auth = AuthNormalize.toWire(config.auth)
   if (config.timeoutMs !== undefined) wire.timeoutMs = config.timeoutMs
   if (config.maxResultBytes !== undefined) wire.maxResultBytes = config.maxResultBytes
   return JSON.stringify(wire)

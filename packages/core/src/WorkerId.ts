@@ -101,15 +101,27 @@ export const parseRequestId = (input: unknown): Option.Option<RequestId> =>
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
+// Random bytes are drawn from the platform a pool at a time: one `getRandomValues` per id cost more than the rest
+// of a call's host-side work. Every byte is used once.
+const pool = new Uint8Array(16 * 48)
+let poolAt = pool.length
+
 const randomBase64url = (byteCount: number): string => {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(byteCount))
+  if (poolAt + byteCount > pool.length) {
+    globalThis.crypto.getRandomValues(pool)
+    poolAt = 0
+  }
+  const bytes = pool
+  const start = poolAt
+  const end = start + byteCount
+  poolAt = end
   let out = ""
-  let i = 0
-  for (; i + 3 <= bytes.length; i += 3) {
+  let i = start
+  for (; i + 3 <= end; i += 3) {
     const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2]
     out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63] + alphabet[(n >>> 6) & 63] + alphabet[n & 63]
   }
-  const rest = bytes.length - i
+  const rest = end - i
   if (rest === 1) {
     const n = bytes[i]
     out += alphabet[n >>> 2] + alphabet[(n & 3) << 4]

@@ -27,7 +27,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/client.js"
-import type { Handlers } from "./NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "./NodeMcpWorkers.js"
 
 /**
  * Options of `make` and `withClient`. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win
@@ -50,6 +50,8 @@ export interface Options {
    * client declares a capability only when its handler is here.
    */
   readonly handlers?: Handlers | undefined
+  /** The interactive OAuth client, run in this thread, as `NodeMcpWorkers.layer({ oauth })` has it (C34). */
+  readonly oauth?: OAuthProvider | undefined
 }
 
 /**

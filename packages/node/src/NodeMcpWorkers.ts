@@ -43,6 +43,47 @@ export interface Options {
    * defect or timeout (the request budget) answers the server with a JSON-RPC error; it never fails the worker.
    */
   readonly handlers?: Handlers | undefined
+  /**
+   * The interactive OAuth client of the host (C34): for an HTTP server that asks for authorization and whose config
+   * has no `auth`, the owner discovers, registers and exchanges codes for tokens itself, and asks this client only to
+   * take the user through the authorization URL. Tokens and codes never leave the owner but as that one answer.
+   */
+  readonly oauth?: OAuthProvider | undefined
+}
+
+/**
+ * The host's interactive OAuth client: plain-data settings for the owner, and `authorize`, which runs in the host's
+ * thread.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OAuthProvider {
+  /** Where the authorization server sends the user back; the client's registered redirect URI. */
+  readonly redirectUrl: string
+  /** The client's metadata for dynamic registration (RFC 7591), JSON plain data; `redirect_uris` defaults to `[redirectUrl]`. */
+  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
+  /** An `https:` URL of a client ID metadata document, used as the client id where the authorization server supports it. */
+  readonly clientMetadataUrl?: string | undefined
+  /** A client registered beforehand: its id (and secret); nothing is registered then. */
+  readonly clientInformation?:
+    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
+    | undefined
+  /**
+   * Takes the user through `authorizationUrl` and succeeds with the authorization code the redirect to `redirectUrl`
+   * brought back. A failure, or no answer within the open's budget, fails the open at stage `authorization`.
+   */
+  readonly authorize: (request: {
+    readonly workerId: string
+    readonly authorizationUrl: string
+  }) => Effect.Effect<string, unknown>
+  /**
+   * The tokens kept for the MCP server at `serverUrl` (the SDK's `OAuthTokens`, JSON plain data), if any: a worker
+   * that finds tokens here does not ask the user. Without it, tokens live in the owner for the worker's life.
+   */
+  readonly tokens?: ((serverUrl: string) => Effect.Effect<unknown, unknown>) | undefined
+  /** Keeps the tokens a worker obtained for the MCP server at `serverUrl`. */
+  readonly saveTokens?: ((serverUrl: string, tokens: unknown) => Effect.Effect<void, unknown>) | undefined
 }
 
 /**

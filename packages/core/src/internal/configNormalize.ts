@@ -6,7 +6,8 @@ import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../JsonValue.js"
 import { InvalidInput } from "../McpWorkerError.js"
-import type { HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../ServerConfig.js"
+import type { AuthConfig, HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../ServerConfig.js"
+import * as AuthNormalize from "./authNormalize.js"
 
 /** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
 export const maxTimeoutMs = 2147483647
@@ -57,12 +58,22 @@ const stdioKeys: ReadonlySet<string> = new Set([
   "maxResultBytes"
 ])
 
-const httpKeys: ReadonlySet<string> = new Set(["type", "url", "headers", "transport", "timeoutMs", "maxResultBytes"])
+const httpKeys: ReadonlySet<string> = new Set([
+  "type",
+  "url",
+  "headers",
+  "auth",
+  "transport",
+  "timeoutMs",
+  "maxResultBytes"
+])
 
 // Node rejects NUL bytes in spawn arguments and environments with an error that quotes the value.
-const hasNul = (text: string): boolean => text.includes("\u0000")
+/** @internal */
+export const hasNul = (text: string): boolean => text.includes("\u0000")
 
-const isEnvName = (name: string): boolean => name.length > 0 && !name.includes("=") && !hasNul(name)
+/** @internal */
+export const isEnvName = (name: string): boolean => name.length > 0 && !name.includes("=") && !hasNul(name)
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
@@ -70,7 +81,8 @@ const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const badHeaderValue = /[\r\n\u0000]/
 
 // Own data only: a key such as "__proto__" or "constructor" must never reach a prototype.
-const own = (object: JsonValue.JsonObject, key: string): JsonValue.JsonValue | undefined =>
+/** @internal */
+export const own = (object: JsonValue.JsonObject, key: string): JsonValue.JsonValue | undefined =>
   Object.hasOwn(object, key) ? object[key] : undefined
 
 const setOwn = <A>(record: Record<string, A>, key: string, value: A): void => {
@@ -84,7 +96,8 @@ export const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>
   return out
 }
 
-const string = (value: JsonValue.JsonValue | undefined, path: string, what: string): Result<string> =>
+/** @internal */
+export const string = (value: JsonValue.JsonValue | undefined, path: string, what: string): Result<string> =>
   typeof value !== "string"
     ? invalid(path, `must be ${what} (got ${kindOf(value)})`)
     : value.length === 0
@@ -154,7 +167,8 @@ const stringRecord = (
   return Either.right(entries)
 }
 
-type Environment = Readonly<Record<string, string | undefined>>
+/** @internal */
+export type Environment = Readonly<Record<string, string | undefined>>
 
 /** @internal */
 export const normalizeEntry = (
@@ -192,7 +206,7 @@ export const normalizeEntry = (
   }
   return kind === "stdio"
     ? normalizeStdio(entry, path, environment)
-    : normalizeHttp(entry, path, type === "http" ? "streamable-http" : type === "sse" ? "sse" : undefined)
+    : normalizeHttp(entry, path, environment, type === "http" ? "streamable-http" : type === "sse" ? "sse" : undefined)
 }
 
 const optional = <A>(
@@ -245,6 +259,7 @@ const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: 
 const normalizeHttp = (
   entry: JsonValue.JsonObject,
   path: string,
+  environment: Environment,
   typeTransport: HttpTransport | undefined
 ): Result<HttpConfig> =>
   Either.gen(function* () {
@@ -268,10 +283,14 @@ const normalizeHttp = (
     const headers: Record<string, Redacted.Redacted<string>> = {}
     const explicit = yield* optional(entry, path, "headers", (value, at) => stringRecord(value, at, "header"))
     for (const [name, value] of explicit ?? []) setOwn(headers, name, Redacted.make(value))
+    const auth: AuthConfig | undefined = yield* optional(entry, path, "auth", (value, at) =>
+      AuthNormalize.normalize(value, at, environment)
+    )
     return {
       _tag: "Http",
       url,
       headers,
+      auth,
       transport: given ?? typeTransport,
       timeoutMs: timeout,
       maxResultBytes: resultLimit

@@ -40,7 +40,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
 import type { Options as McpClientOptions } from "../McpClient.js"
-import type { Handlers } from "../NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import * as Budget from "./budget.js"
 import * as ServerRequests from "./serverRequests.js"
@@ -60,6 +60,8 @@ export interface Client {
   readonly defaultTimeoutMs: number
   readonly closeMs: number
   readonly handlers: Handlers
+  /** The interactive OAuth client and its settings for the owner. */
+  readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
   readonly owner: Owner.Owner
   readonly reaper: Reaper.Reaper
   readonly cleanupScan: ProcessJob.CleanupScanService
@@ -174,6 +176,7 @@ const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded):
         {
           workerId: client.workerId,
           handlers: client.handlers,
+          oauth: client.oauth?.provider,
           timeoutMs: client.defaultTimeoutMs,
           reply: (answer) => client.owner.onMessage(answer),
           runFork: client.runFork
@@ -482,6 +485,7 @@ export const make = (
       defaultTimeoutMs: defaults.requestMs,
       closeMs: defaults.closeMs,
       handlers: options.handlers ?? {},
+      oauth: yield* Effect.orDie(ServerRequests.oauthSettings(options.oauth, "McpClient.make")),
       // Replaced at once below: the owner posts to the record it is part of.
       owner: undefined as unknown as Owner.Owner,
       reaper: sharedReaper(),
@@ -527,7 +531,8 @@ export const make = (
           marker: client.marker,
           config: defaults.wire,
           timeoutMs: Math.max(1, defaults.openMs - (Date.now() - started)),
-          handlers: handlerNames(client.handlers)
+          handlers: handlerNames(client.handlers),
+          ...(client.oauth !== undefined ? { oauth: client.oauth.settings } : {})
         })
       )
       .pipe(

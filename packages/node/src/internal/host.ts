@@ -25,6 +25,7 @@ import * as HostEvents from "./hostEvents.js"
 import * as HostOpen from "./hostOpen.js"
 import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
+import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry } from "./registry.js"
 import { statusOf } from "./workerEntry.js"
 
@@ -80,7 +81,8 @@ const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
     closeMs: budget("closeTimeout", McpWorkers.defaultCloseTimeoutMs),
     maxResultBytes: Either.right(limit),
     logLevel: Either.right(options.logLevel ?? LogLevel.Debug),
-    handlers: Either.right(options.handlers ?? {})
+    handlers: Either.right(options.handlers ?? {}),
+    oauth: ServerRequests.oauthSettings(options.oauth, "NodeMcpWorkers.layer()")
   })
 }
 

@@ -187,7 +187,8 @@ const handshake = (
         marker: entry.marker,
         config: placement.wire,
         timeoutMs: left,
-        handlers: handlerNames(registry.defaults.handlers)
+        handlers: handlerNames(registry.defaults.handlers),
+        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
       })
     )
   }).pipe(

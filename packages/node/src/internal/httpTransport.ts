@@ -24,6 +24,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as HttpAuth from "./httpAuth.js"
 
 /**
  * A failure of the HTTP connection itself. Its message is already redacted and safe to show.
@@ -34,7 +35,7 @@ export class HttpTransportError extends Error {
   override readonly name = "HttpTransportError"
   constructor(
     message: string,
-    readonly kind: Extract<FailureKind, "transport" | "session_expired">,
+    readonly kind: Extract<FailureKind, "transport" | "session_expired" | "unauthorized">,
     readonly status: number | undefined
   ) {
     super(message)
@@ -53,6 +54,8 @@ interface Described {
   readonly expired: boolean
   /** No HTTP answer at all: refused, reset, unreachable. */
   readonly unreachable: boolean
+  /** Refused with 401 after the one authorization allowed, or no authorization could be obtained (C34). */
+  readonly unauthorized: boolean
 }
 
 const maxDetail = 200
@@ -84,8 +87,11 @@ const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<st
     message,
     status,
     expired: status === 404 && hasSession,
-    unreachable: false
+    unreachable: false,
+    // Refused before the server ran anything, after the one authorization the owner allows (C34).
+    unauthorized: status === 401 || status === 403
   })
+  if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
   if (error instanceof StreamableHTTPError) {
     const status = error.code !== undefined && error.code > 0 ? error.code : undefined
     if (status === 404 && hasSession) return plain(expiredMessage, 404)
@@ -102,7 +108,7 @@ const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<st
         : detail === "" || detail === "undefined"
           ? "the server closed the SSE stream"
           : `the SSE stream failed: ${clip(detail, secrets)}`
-    return { message, status, expired: false, unreachable: false }
+    return { message, status, expired: false, unreachable: false, unauthorized: false }
   }
   const code = networkCode(error)
   if (code !== undefined) {
@@ -110,7 +116,8 @@ const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<st
       message: `cannot reach the server (${clip(code, secrets)})`,
       status: undefined,
       expired: false,
-      unreachable: true
+      unreachable: true,
+      unauthorized: false
     }
   }
   if (error instanceof Error) {
@@ -139,7 +146,11 @@ const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOpt
 const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
 
 const toError = (described: Described): HttpTransportError =>
-  new HttpTransportError(described.message, described.expired ? "session_expired" : "transport", described.status)
+  new HttpTransportError(
+    described.message,
+    described.unauthorized ? "unauthorized" : described.expired ? "session_expired" : "transport",
+    described.status
+  )
 
 /**
  * Where the transport is. `active` is which transport carries the connection: the configured one, else
@@ -207,13 +218,16 @@ class HttpClientTransport implements Transport {
     private readonly url: URL,
     private readonly headers: Record<string, string>,
     private readonly configured: TransportName | undefined,
-    private readonly secrets: ReadonlyArray<string>,
-    private readonly maxResultBytes: number
+    private readonly secretsOf: () => ReadonlyArray<string>,
+    private readonly maxResultBytes: number,
+    private readonly authorizer: HttpAuth.Authorizer | undefined
   ) {
+    // Authorizes every request when the config says how (C34).
+    const send: FetchLike = authorizer === undefined ? fetch : authorizer.wrap(fetch)
     // Observes statuses the SDK does not report (a DELETE answered 405 resolves like a 200), and bounds what a
     // POST's answer (a JSON body or the SSE stream of one request) may bring.
     this.fetch = (input, init) =>
-      fetch(input, init).then((response) => {
+      send(input, init).then((response) => {
         if (init?.method === "DELETE") this.deleteStatus = response.status
         return init?.method === "POST" ? this.limited(response) : response
       })
@@ -270,6 +284,7 @@ class HttpClientTransport implements Transport {
         Effect.timeoutOption(Math.max(1, budgetMs)),
         Effect.map(Option.getOrElse(() => false))
       )
+      this.authorizer?.stop()
       yield* Effect.promise(() => this.abortAll())
       return {
         activeProcesses: 0,
@@ -335,7 +350,7 @@ class HttpClientTransport implements Transport {
   }
 
   private describe(error: unknown): Described {
-    return describe(error, this.sessionId !== undefined || activeOf(this.phase) === "sse", this.secrets)
+    return describe(error, this.sessionId !== undefined || activeOf(this.phase) === "sse", this.secretsOf())
   }
 
   /** A start or a probe ended: the client hears from the transport again, unless it closed it meanwhile. */
@@ -357,7 +372,9 @@ class HttpClientTransport implements Transport {
         () => undefined,
         (error: unknown) => {
           const status = error instanceof StreamableHTTPError ? (error.code ?? 0) : 0
-          if (status >= 400 && status < 500 && this.phase._tag === "Probing") return status
+          // A refusal for want of authorization is not a server that does not speak Streamable HTTP.
+          const refused = status >= 400 && status < 500 && status !== 401 && status !== 403
+          if (refused && this.phase._tag === "Probing") return status
           throw toError(this.describe(error))
         }
       )
@@ -383,7 +400,7 @@ class HttpClientTransport implements Transport {
     const sse = this.listen(this.makeSse())
     this.phase = Phase.Probing({ inner: sse, active: undefined })
     const fallbackFailed = (error: unknown) => {
-      const reason = describe(error, false, this.secrets)
+      const reason = describe(error, false, this.secretsOf())
       throw new HttpTransportError(
         `the server answered the Streamable HTTP initialize with HTTP ${refused}, and the SSE fallback failed: ${reason.message}`,
         "transport",
@@ -466,7 +483,7 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
  */
 export const make = (
   config: ServerConfig.HttpConfig,
-  _context: Parameters<Owner.TransportFactory>[1]
+  context: Parameters<Owner.TransportFactory>[1]
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
     const url = yield* parseUrl(config.url)
@@ -474,15 +491,20 @@ export const make = (
     const headers: Record<string, string> = Object.fromEntries(
       Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
     )
+    const authorizer = HttpAuth.make(config.auth, url, ServerConfig.secretsOf(config), context.oauth)
+    const secrets = authorizer === undefined ? () => Object.values(headers) : authorizer.secrets
     const transport = new HttpClientTransport(
       url,
       headers,
       config.transport,
-      Object.values(headers),
-      ServerConfig.maxResultBytesOf(config)
+      secrets,
+      ServerConfig.maxResultBytesOf(config),
+      authorizer
     )
     return {
       transport,
+      secrets,
+      waitingForUser: () => authorizer?.waitingForUser() ?? false,
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
       exitInfo: () => Effect.succeed({}),

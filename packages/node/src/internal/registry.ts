@@ -19,7 +19,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
-import type { Handlers } from "../NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
@@ -34,6 +34,8 @@ export interface Defaults {
   readonly maxResultBytes: number | undefined
   readonly logLevel: LogLevel.LogLevel
   readonly handlers: Handlers
+  /** The interactive OAuth client, and its settings as the owner gets them (JSON text). */
+  readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
 }
 
 /** Everything the registry's operations share. @internal */
@@ -118,7 +120,12 @@ export const onOwnerMessage =
           {
             workerId: entry.workerId,
             handlers: registry.defaults.handlers,
-            timeoutMs: registry.defaults.requestMs,
+            oauth: registry.defaults.oauth?.provider,
+            // The user's authorization may take as long as an open may.
+            timeoutMs:
+              message.method === "oauth/authorize"
+                ? Math.max(registry.defaults.openMs, registry.defaults.requestMs)
+                : registry.defaults.requestMs,
             reply: (answer) => entry.port.postMessage(answer),
             runFork: registry.runFork
           },

@@ -12,14 +12,57 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import type { Handlers } from "../NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
 
-const handlerOf = (handlers: Handlers, method: OwnerProtocol.ServerMethod) =>
-  method === "elicitation/create"
-    ? handlers.elicitation
-    : method === "sampling/createMessage"
-      ? handlers.sampling
-      : handlers.roots
+/** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
+type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>
+
+// The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code }`.
+const authorizeWith =
+  (oauth: OAuthProvider): Answerer =>
+  (workerId, params) => {
+    const url = typeof params === "object" && params !== null ? (params as { authorizationUrl?: unknown }) : {}
+    return typeof url.authorizationUrl !== "string"
+      ? Effect.fail("no authorization URL")
+      : Effect.map(oauth.authorize({ workerId, authorizationUrl: url.authorizationUrl }), (code) => ({ code }))
+  }
+
+// The owner asks for the tokens kept for a server, and hands over those it obtained; without storage, there are none.
+const tokensWith =
+  (oauth: OAuthProvider): Answerer =>
+  (_workerId, params) => {
+    const { serverUrl } = (typeof params === "object" && params !== null ? params : {}) as { serverUrl?: unknown }
+    if (typeof serverUrl !== "string" || oauth.tokens === undefined) return Effect.succeed({})
+    return Effect.map(oauth.tokens(serverUrl), (tokens) => (tokens === undefined || tokens === null ? {} : { tokens }))
+  }
+
+const saveTokensWith =
+  (oauth: OAuthProvider): Answerer =>
+  (_workerId, params) => {
+    const { serverUrl, tokens } = (typeof params === "object" && params !== null ? params : {}) as {
+      serverUrl?: unknown
+      tokens?: unknown
+    }
+    if (typeof serverUrl !== "string" || oauth.saveTokens === undefined) return Effect.succeed({})
+    return Effect.as(oauth.saveTokens(serverUrl, tokens), {})
+  }
+
+const handlerOf = (
+  handlers: Handlers,
+  oauth: OAuthProvider | undefined,
+  method: OwnerProtocol.ServerMethod
+): Answerer | undefined => {
+  if (method === "oauth/authorize") return oauth === undefined ? undefined : authorizeWith(oauth)
+  if (method === "oauth/tokens") return oauth === undefined ? undefined : tokensWith(oauth)
+  if (method === "oauth/saveTokens") return oauth === undefined ? undefined : saveTokensWith(oauth)
+  const handler =
+    method === "elicitation/create"
+      ? handlers.elicitation
+      : method === "sampling/createMessage"
+        ? handlers.sampling
+        : handlers.roots
+  return handler === undefined ? undefined : (workerId, params) => handler({ workerId, method, params })
+}
 
 /**
  * Runs the caller's handler of a server's request and replies to the owner with its answer. Whatever goes wrong with
@@ -32,6 +75,7 @@ export const answer = (
   holder: {
     readonly workerId: string
     readonly handlers: Handlers
+    readonly oauth?: OAuthProvider | undefined
     readonly timeoutMs: number
     readonly reply: (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => void
     readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
@@ -42,13 +86,13 @@ export const answer = (
   const { reply, workerId } = holder
   const refuse = (text: string) =>
     Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
-  const handler = handlerOf(holder.handlers, method)
+  const handler = handlerOf(holder.handlers, holder.oauth, method)
   if (handler === undefined) {
     holder.runFork(refuse(`the client has no handler for ${method}`))
     return
   }
   holder.runFork(
-    Effect.suspend(() => handler({ workerId, method, params: JsonValue.decodeUnsafe(message.params) })).pipe(
+    Effect.suspend(() => handler(workerId, JsonValue.decodeUnsafe(message.params))).pipe(
       Effect.timeoutFail({ duration: holder.timeoutMs, onTimeout: () => "timeout" as const }),
       Effect.flatMap((result) =>
         Either.match(JsonValue.encode(result, { where: "arguments", root: "result" }), {
@@ -65,6 +109,35 @@ export const answer = (
       )
     )
   )
+}
+
+/**
+ * The owner's copy of an OAuth client's settings: plain data only (JSON text for `Open`), checked once where the
+ * holder is built. A setting that is not plain data is an `Error` naming `where` (a defect of the holder's options).
+ *
+ * @internal
+ */
+export const oauthSettings = (
+  provider: OAuthProvider | undefined,
+  where: string
+): Either.Either<{ readonly provider: OAuthProvider; readonly settings: string } | undefined, Error> => {
+  if (provider === undefined) return Either.right(undefined)
+  if (!URL.canParse(provider.redirectUrl)) {
+    return Either.left(new Error(`${where}: options.oauth.redirectUrl must be an absolute URL`))
+  }
+  const settings = JsonValue.encode(
+    {
+      redirectUrl: provider.redirectUrl,
+      clientMetadata: provider.clientMetadata ?? {},
+      ...(provider.clientMetadataUrl !== undefined ? { clientMetadataUrl: provider.clientMetadataUrl } : {}),
+      ...(provider.clientInformation !== undefined ? { clientInformation: provider.clientInformation } : {})
+    },
+    { where: "config", root: "options.oauth" }
+  )
+  return Either.match(settings, {
+    onLeft: (error) => Either.left(new Error(`${where}: ${error.path} ${error.message}`)),
+    onRight: (text) => Either.right({ provider, settings: text })
+  })
 }
 
 /** Which list a `list_changed` notification is about, if it is one. @internal */

@@ -1,0 +1,380 @@
+/**
+ * Authorization of an owner's HTTP requests (C34), with the MCP SDK's own OAuth client: `auth()` discovers the
+ * protected resource's and the authorization server's metadata, registers or uses the configured client, and
+ * obtains or refreshes tokens. What this module adds is the policy, in one place, for every request the
+ * transports make (POSTs, the GET stream, the DELETE):
+ *
+ * - the access token is added to each request, and obtained anew shortly before it expires;
+ * - a request refused with 401 (or 403 `insufficient_scope`) was not run by the server: the owner authorizes once
+ *   and sends it once more; refused again, the refusal stands (the worker fails `unauthorized`), never a loop;
+ * - a failed authorization is an `AuthorizationError`, whose message holds no secret;
+ * - every token obtained is added to the secrets the transport and the owner redact.
+ *
+ * The SDK transports get no `authProvider`: their own 401 handling would re-authorize from inside a send with no
+ * bound on how often, and report failures as untyped errors.
+ */
+import type * as Owner from "@mcp-worker/core/Owner"
+import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as Redact from "@mcp-worker/core/Redact"
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
+import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
+import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
+import * as Redacted from "effect/Redacted"
+
+/**
+ * Authorization could not be obtained: the authorization server refused, could not be found, or did not answer.
+ * Its message is redacted and safe to show.
+ *
+ * @internal
+ */
+export class AuthorizationError extends Error {
+  override readonly name = "AuthorizationError"
+}
+
+/**
+ * The authorization of one connection.
+ *
+ * @internal
+ */
+export interface Authorizer {
+  /** `fetch` with authorization: the token added, refreshed before expiry, one retry after a refusal. */
+  readonly wrap: (fetch: FetchLike) => FetchLike
+  /** The tokens obtained so far (and the configured ones): what must never be shown. */
+  readonly secrets: () => ReadonlyArray<string>
+  /** Aborts whatever authorization is under way; the connection is closing. */
+  readonly stop: () => void
+  /** The host's client is taking the user through an authorization URL right now. */
+  readonly waitingForUser: () => boolean
+}
+
+/** What the authorizer keeps between requests. */
+interface Store {
+  tokens: OAuthTokens | undefined
+  /** When the access token should be replaced (ms since the epoch): a little before it expires. */
+  renewAt: number | undefined
+  discovery: OAuthDiscoveryState | undefined
+  client: OAuthClientInformationMixed | undefined
+  resourceMetadataUrl: URL | undefined
+  scope: string | undefined
+  readonly secrets: Array<string>
+  /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
+  redirect: URL | undefined
+  codeVerifier: string | undefined
+  /** The host's client was asked for the tokens it keeps. */
+  loaded: boolean
+}
+
+const clientName = "mcp-worker"
+
+// A token is replaced when a tenth of its lifetime, at most a minute, is left: a request never leaves with a token
+// that expires on its way.
+const renewMargin = (lifetimeMs: number): number => Math.min(60_000, lifetimeMs / 10)
+
+const remember = (store: Store, secret: string | undefined): void => {
+  if (secret !== undefined && secret.length > 0 && !store.secrets.includes(secret)) store.secrets.push(secret)
+}
+
+/** The SDK's provider of the client credentials grant, over the owner's store. */
+const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, store: Store): OAuthClientProvider => {
+  const method = config.tokenEndpointAuthMethod
+  const metadata: OAuthClientMetadata = {
+    client_name: clientName,
+    redirect_uris: [],
+    grant_types: ["client_credentials"],
+    token_endpoint_auth_method: method,
+    ...(config.scope !== undefined ? { scope: config.scope } : {})
+  }
+  store.client = {
+    client_id: config.clientId,
+    ...(config.clientSecret !== undefined ? { client_secret: Redacted.value(config.clientSecret) } : {}),
+    ...(method !== "private_key_jwt" ? { token_endpoint_auth_method: method } : {})
+  }
+  const privateKey = config.privateKey
+  return {
+    get redirectUrl() {
+      return undefined
+    },
+    get clientMetadata() {
+      return metadata
+    },
+    clientInformation: () => store.client,
+    saveClientInformation: (information) => {
+      store.client = information
+    },
+    tokens: () => store.tokens,
+    saveTokens: (tokens) => saveTokens(store, tokens),
+    redirectToAuthorization: () => {
+      throw new AuthorizationError("the client credentials grant has no interactive authorization")
+    },
+    saveCodeVerifier: () => {},
+    codeVerifier: () => {
+      throw new AuthorizationError("the client credentials grant has no code verifier")
+    },
+    prepareTokenRequest: (scope) => {
+      const params = new URLSearchParams({ grant_type: "client_credentials" })
+      if (scope !== undefined) params.set("scope", scope)
+      return params
+    },
+    ...(privateKey !== undefined
+      ? {
+          addClientAuthentication: createPrivateKeyJwtAuth({
+            issuer: config.clientId,
+            subject: config.clientId,
+            privateKey: Redacted.value(privateKey),
+            alg: config.algorithm ?? "RS256"
+          })
+        }
+      : {}),
+    discoveryState: () => store.discovery,
+    saveDiscoveryState: (state) => {
+      store.discovery = state
+    }
+  }
+}
+
+/** The host's interactive client's settings, as the owner got them. */
+interface InteractiveSettings {
+  readonly redirectUrl: string
+  readonly clientMetadata: Record<string, unknown>
+  readonly clientMetadataUrl?: string
+  readonly clientInformation?: OAuthClientInformationMixed
+}
+
+/**
+ * The SDK's provider of the authorization code grant, over the owner's store: everything but taking the user through
+ * the authorization URL stays in the owner (client information, code verifier, tokens).
+ */
+const interactiveProvider = (
+  settings: InteractiveSettings,
+  store: Store,
+  host: Owner.InteractiveOAuth,
+  serverUrl: URL
+): OAuthClientProvider => {
+  const metadata = {
+    client_name: clientName,
+    redirect_uris: [settings.redirectUrl],
+    ...settings.clientMetadata
+  } as OAuthClientMetadata
+  store.client = settings.clientInformation
+  remember(store, settings.clientInformation?.client_secret)
+  return {
+    get redirectUrl() {
+      return settings.redirectUrl
+    },
+    get clientMetadata() {
+      return metadata
+    },
+    ...(settings.clientMetadataUrl !== undefined ? { clientMetadataUrl: settings.clientMetadataUrl } : {}),
+    clientInformation: () => store.client,
+    saveClientInformation: (information) => {
+      store.client = information
+      remember(store, information.client_secret)
+    },
+    // The host's client may keep tokens across workers: asked once, before the first authorization.
+    tokens: async () => {
+      if (store.tokens === undefined && !store.loaded) {
+        store.loaded = true
+        const kept = await host.loadTokens(serverUrl.href)
+        if (isTokens(kept)) {
+          saveTokens(store, kept)
+          // Their age is unknown: they are used until the server refuses them, then refreshed.
+          store.renewAt = undefined
+        }
+      }
+      return store.tokens
+    },
+    saveTokens: async (tokens) => {
+      saveTokens(store, tokens)
+      await host.saveTokens(serverUrl.href, tokens)
+    },
+    redirectToAuthorization: (url) => {
+      store.redirect = url
+    },
+    saveCodeVerifier: (verifier) => {
+      store.codeVerifier = verifier
+    },
+    codeVerifier: () => {
+      if (store.codeVerifier === undefined) throw new AuthorizationError("no authorization is under way")
+      return store.codeVerifier
+    },
+    invalidateCredentials: (scope) => {
+      if (scope === "all" || scope === "tokens") store.tokens = undefined
+      if (scope === "all" || scope === "client") store.client = settings.clientInformation
+      if (scope === "all" || scope === "verifier") store.codeVerifier = undefined
+      if (scope === "all" || scope === "discovery") store.discovery = undefined
+    },
+    discoveryState: () => store.discovery,
+    saveDiscoveryState: (state) => {
+      store.discovery = state
+    }
+  }
+}
+
+const isTokens = (value: unknown): value is OAuthTokens =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as { access_token?: unknown }).access_token === "string" &&
+  typeof (value as { token_type?: unknown }).token_type === "string"
+
+/** @internal */
+export const saveTokens = (store: Store, tokens: OAuthTokens): void => {
+  store.tokens = tokens
+  remember(store, tokens.access_token)
+  remember(store, tokens.refresh_token)
+  remember(store, tokens.id_token)
+  const lifetimeMs = typeof tokens.expires_in === "number" ? tokens.expires_in * 1000 : undefined
+  store.renewAt = lifetimeMs === undefined ? undefined : Date.now() + lifetimeMs - renewMargin(lifetimeMs)
+}
+
+const emptyStore = (): Store => ({
+  tokens: undefined,
+  renewAt: undefined,
+  discovery: undefined,
+  client: undefined,
+  resourceMetadataUrl: undefined,
+  scope: undefined,
+  secrets: [],
+  redirect: undefined,
+  codeVerifier: undefined,
+  loaded: false
+})
+
+const maxDetail = 200
+
+/** Why an authorization failed, in words that hold no secret. */
+const failureText = (error: unknown, secrets: ReadonlyArray<string>): string => {
+  const text =
+    error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : "unknown error"
+  const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
+  return line.length <= maxDetail ? line : `${line.slice(0, maxDetail)}…`
+}
+
+const withAuthorization = (init: RequestInit | undefined, token: string | undefined): RequestInit => {
+  const headers = new Headers(init?.headers)
+  if (token !== undefined) headers.set("authorization", `Bearer ${token}`)
+  return { ...init, headers }
+}
+
+/** A refusal that authorizing (again) may cure: 401, or 403 asking for more scope. */
+const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
+  if (response.status !== 401 && response.status !== 403) return undefined
+  const params = extractWWWAuthenticateParams(response)
+  if (response.status === 403 && params.error !== "insufficient_scope") return undefined
+  return params
+}
+
+/**
+ * The authorizer for a config's `auth`, else for the host's interactive OAuth client, or `undefined` when there is
+ * neither. `serverUrl` is the MCP server's URL: the protected resource.
+ *
+ * @internal
+ */
+export const make = (
+  config: ServerConfig.AuthConfig | undefined,
+  serverUrl: URL,
+  configured: ReadonlyArray<string>,
+  interactive: Owner.InteractiveOAuth | undefined
+): Authorizer | undefined => {
+  const store = emptyStore()
+  const secrets = () => [...configured, ...store.secrets]
+  if (config?.type === "bearer") {
+    const token = Redacted.value(config.token)
+    // A fixed token cannot be renewed: a refusal stands at once.
+    return {
+      wrap: (fetch) => (url, init) => fetch(url, withAuthorization(init, token)),
+      secrets,
+      stop: () => {},
+      waitingForUser: () => false
+    }
+  }
+  const provider =
+    config !== undefined
+      ? clientCredentialsProvider(config, store)
+      : interactive !== undefined
+        ? interactiveProvider(JSON.parse(interactive.settings) as InteractiveSettings, store, interactive, serverUrl)
+        : undefined
+  return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
+}
+
+/** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
+const renewing = (
+  provider: OAuthClientProvider,
+  store: Store,
+  serverUrl: URL,
+  secrets: () => ReadonlyArray<string>,
+  interactive: Owner.InteractiveOAuth | undefined
+): Authorizer => {
+  const aborter = new AbortController()
+  const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
+  const run = (authorizationCode?: string) =>
+    auth(provider, {
+      serverUrl,
+      fetchFn: baseFetch,
+      ...(authorizationCode !== undefined ? { authorizationCode } : {}),
+      ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
+      ...(store.scope !== undefined ? { scope: store.scope } : {})
+    })
+  let waiting = false
+  // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
+  const flow = async (): Promise<void> => {
+    store.redirect = undefined
+    const result = await run()
+    if (result === "AUTHORIZED") return
+    const redirect = store.redirect as URL | undefined
+    if (interactive === undefined || redirect === undefined) {
+      throw new AuthorizationError("the authorization server wants the user's authorization, and no one can ask")
+    }
+    waiting = true
+    const code = await interactive
+      .authorize(redirect.href)
+      .catch((error: unknown) => {
+        throw new AuthorizationError(`the user's authorization did not come: ${failureText(error, secrets())}`)
+      })
+      .finally(() => {
+        waiting = false
+      })
+    remember(store, code)
+    if ((await run(code)) !== "AUTHORIZED") throw new AuthorizationError("the authorization server did not authorize")
+  }
+  let running: Promise<void> | undefined
+  // One authorization at a time: requests that need it meanwhile wait for the same one.
+  const authorize = (): Promise<void> => {
+    running ??= flow()
+      .catch((error: unknown) => {
+        throw error instanceof AuthorizationError
+          ? error
+          : new AuthorizationError(`authorization failed: ${failureText(error, secrets())}`)
+      })
+      .finally(() => {
+        running = undefined
+      })
+    return running
+  }
+  const current = async (): Promise<string | undefined> => {
+    if (store.tokens === undefined && interactive !== undefined) await provider.tokens()
+    if (store.tokens !== undefined && store.renewAt !== undefined && Date.now() >= store.renewAt) await authorize()
+    return store.tokens?.access_token
+  }
+  return {
+    wrap: (fetch) => async (url, init) => {
+      const first = await fetch(url, withAuthorization(init, await current()))
+      const refused = refusal(first)
+      if (refused === undefined) return first
+      // The server did not run a refused request: authorize, then send it once more, and only once.
+      await first.body?.cancel().catch(() => {})
+      if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
+      if (refused.scope !== undefined) store.scope = refused.scope
+      await authorize()
+      return fetch(url, withAuthorization(init, store.tokens?.access_token))
+    },
+    secrets,
+    stop: () => aborter.abort(),
+    waitingForUser: () => waiting
+  }
+}

@@ -1,0 +1,99 @@
+// The data plane's hand-written checks of its two hot messages (a request, a success) against the Schemas they
+// stand for: any value is accepted by one exactly when the other accepts it, with the same fields.
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import { assert, describe, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import * as fc from "fast-check"
+
+/** Any value a field could hold, right or wrong. */
+const anyField = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.boolean(),
+  fc.double(),
+  fc.string(),
+  fc.constantFrom("tools/call", "tools/list", "ping", "tools/cal", "Request", "Success"),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })
+)
+
+/** An object with some of the message's fields, each of the right type or of any other. */
+const messageLike = (tag: string, fields: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.record(
+    {
+      _tag: fc.oneof(fc.constant(tag), anyField),
+      ...Object.fromEntries(Object.entries(fields).map(([key, right]) => [key, fc.oneof(right, right, anyField)])),
+      extra: anyField
+    },
+    { requiredKeys: ["_tag"] }
+  )
+
+const request = messageLike("Request", {
+  requestId: fc.string(),
+  method: fc.constantFrom(...OwnerProtocol.Method.literals),
+  params: fc.string(),
+  timeoutMs: fc.double(),
+  progress: fc.boolean(),
+  saveTo: fc.string()
+})
+
+const success = messageLike("Success", { requestId: fc.string(), result: fc.string(), envelope: fc.boolean() })
+
+const bySchema = {
+  host: Schema.decodeUnknownEither(OwnerProtocol.HostMessage),
+  owner: Schema.decodeUnknownEither(OwnerProtocol.OwnerMessage)
+}
+
+/** The fields both results carry: the Schema drops unknown ones, the fast path leaves them. */
+const known = (message: object, keys: ReadonlyArray<string>) =>
+  Object.fromEntries(
+    keys.filter((key) => key in message).map((key) => [key, (message as Record<string, unknown>)[key]])
+  )
+
+describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
+  it("decodeHostMessage: a request passes exactly when RequestMessage decodes it", () => {
+    const keys = ["_tag", "requestId", "method", "params", "timeoutMs", "progress", "saveTo"]
+    let accepted = 0
+    fc.assert(
+      fc.property(fc.oneof(request, anyField), (raw) => {
+        const fast = OwnerProtocol.decodeHostMessage(raw)
+        const slow = bySchema.host(raw)
+        assert.strictEqual(Either.isRight(fast), Either.isRight(slow))
+        if (Either.isRight(fast) && Either.isRight(slow)) {
+          accepted++
+          assert.deepStrictEqual(known(fast.right, keys), known(slow.right, keys))
+        }
+      }),
+      { numRuns: 3000 }
+    )
+    // The generator reaches both sides of the check.
+    assert.isAbove(accepted, 50)
+  }, 60_000)
+
+  it("decodeOwnerMessage: a success passes exactly when SuccessMessage decodes it", () => {
+    const keys = ["_tag", "requestId", "result", "envelope"]
+    let accepted = 0
+    fc.assert(
+      fc.property(fc.oneof(success, anyField), (raw) => {
+        const fast = OwnerProtocol.decodeOwnerMessage(raw)
+        const slow = bySchema.owner(raw)
+        assert.strictEqual(Either.isRight(fast), Either.isRight(slow))
+        if (Either.isRight(fast) && Either.isRight(slow)) {
+          accepted++
+          assert.deepStrictEqual(known(fast.right, keys), known(slow.right, keys))
+        }
+      }),
+      { numRuns: 3000 }
+    )
+    assert.isAbove(accepted, 50)
+  }, 60_000)
+
+  it("other messages still go through the Schema", () => {
+    const cancel = { _tag: "Cancel", requestId: "req_x", reason: "timeout" } as const
+    assert.deepStrictEqual(OwnerProtocol.decodeHostMessage(cancel), Either.right(cancel))
+    assert.isTrue(Either.isLeft(OwnerProtocol.decodeHostMessage({ _tag: "Cancel", requestId: "req_x", reason: "x" })))
+    const spawned = { _tag: "Spawned", pid: 12 } as const
+    assert.deepStrictEqual(OwnerProtocol.decodeOwnerMessage(spawned), Either.right(spawned))
+  })
+})
