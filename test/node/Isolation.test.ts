@@ -12,7 +12,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { statefulConfig } from "../fixtures/servers.js"
+import { startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag, withHost, withPromiseClient } from "./helpers.js"
 import {
   exercise,
@@ -107,6 +107,28 @@ describe("C35: isolation", () => {
         })
       )
     )
+  )
+
+  it.scopedLive("an HTTP worker in an owner process: the same session, ended by close", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture("http")),
+        (fixture) => Effect.promise(() => fixture.stop())
+      )
+      yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open({ url: server.url }, { isolation: "process" })
+        const { ownerPid, pid } = yield* workers.status(id)
+        assert.isNumber(ownerPid)
+        assert.isNull(pid)
+        assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "over http" })).token, "over http")
+        const closed = yield* workers.close(id)
+        assert.strictEqual(closed.state, "closed")
+        assert.isTrue(yield* Effect.promise(() => eventually(() => !isAlive(ownerPid!))), "the owner is left")
+        const log = yield* Effect.promise(() => server.log())
+        assert.isTrue(log.sessions.every((session) => session.state !== "open"))
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+    })
   )
 
   it.live("bad isolation options are refused with their path, before anything starts", () =>
