@@ -485,3 +485,66 @@ export const clientOpenRow = async (ctx: Context, rounds = 10): Promise<OpenRow>
   const { a, b } = await interleave(rounds, client, direct)
   return { comparison: compare(a, b), workerClose: summarize(closeC), directClose: summarize(closeD) }
 }
+
+// isolation: "process" against the default, an owner thread: the same worker operations, interleaved
+
+/** An echo block and a 1 MiB block per isolation, on two workers of the same fixture, process first. */
+export interface IsolationRow {
+  /** callTool echo: process owner (variant) vs thread owner (baseline). */
+  readonly call: Comparison
+  /** callTool of a 1 MiB result: process owner vs thread owner. */
+  readonly payload: Comparison
+  /** open → ready: process owner vs thread owner. */
+  readonly open: Comparison
+}
+
+const bigBlock = (ctx: Context, workerId: string, n: number, bytes: number) =>
+  ctx.runtime.runPromise(
+    Effect.gen(function* () {
+      const out: Array<number> = []
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now()
+        const result = yield* ctx.workers.callTool(workerId, "big", { bytes })
+        out.push(performance.now() - t0)
+        const first = (result as { content?: Array<{ text?: string }> }).content?.[0]
+        if (first?.text?.length !== bytes) return yield* Effect.dieMessage("big returned the wrong size")
+      }
+      return out
+    })
+  )
+
+export const isolationRow = async (ctx: Context, blocks = 5, perBlock = 200, rounds = 10): Promise<IsolationRow> => {
+  const open = (isolation: "thread" | "process") => ctx.runtime.runPromise(ctx.workers.open(ctx.config, { isolation }))
+  const ids = { process: await open("process"), thread: await open("thread") }
+  let call: Comparison
+  let payload: Comparison
+  try {
+    const echo = (isolation: "thread" | "process") => (i: number) =>
+      ctx.runtime.runPromise(workerEchoBlock(ctx.workers, ids[isolation], perBlock, `${isolation[0]}${i}_`))
+    ctx.progress(`isolation call: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
+    await echo("process")(-1)
+    await echo("thread")(-1)
+    const calls = await interleave(blocks, echo("process"), echo("thread"))
+    call = compare(calls.a, calls.b)
+    const big = (isolation: "thread" | "process") => () => bigBlock(ctx, ids[isolation], 8, 1_048_576)
+    ctx.progress(`isolation payload: ${blocks} interleaved blocks × 8 calls of 1 MiB`)
+    await big("process")()
+    await big("thread")()
+    const big1 = await interleave(blocks, big("process"), big("thread"))
+    payload = compare(big1.a, big1.b)
+  } finally {
+    await ctx.runtime.runPromise(Effect.all([ctx.workers.close(ids.process), ctx.workers.close(ids.thread)]))
+  }
+  const openClose = (isolation: "thread" | "process") => async () => {
+    const t0 = performance.now()
+    const id = await open(isolation)
+    const t1 = performance.now()
+    await ctx.runtime.runPromise(ctx.workers.close(id))
+    return [t1 - t0]
+  }
+  ctx.progress(`isolation open: 1 warm-up round, then ${rounds} alternating rounds`)
+  await openClose("process")()
+  await openClose("thread")()
+  const opens = await interleave(rounds, openClose("process"), openClose("thread"))
+  return { call, payload, open: compare(opens.a, opens.b) }
+}

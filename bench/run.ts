@@ -60,6 +60,7 @@ interface Results {
   profile?: ProfileResult
   clientCall?: Comparison
   clientOpen?: Rows.OpenRow
+  isolation?: Rows.IsolationRow
 }
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -175,6 +176,34 @@ const render = (r: Results): string => {
       "(info)"
     ])
   }
+  if (r.isolation) {
+    // No target: what crossing a process boundary costs, the thread owner in the baseline column.
+    const i = r.isolation
+    rows.push([
+      "callTool echo, owner process vs owner thread",
+      "report",
+      fmtUs(i.call.variant),
+      `${fmtUs(i.call.direct)} (thread)`,
+      fmtRatio(i.call),
+      "(info)"
+    ])
+    rows.push([
+      "callTool 1 MiB, owner process vs owner thread",
+      "report",
+      fmtMs(i.payload.variant),
+      `${fmtMs(i.payload.direct)} (thread)`,
+      fmtRatio(i.payload),
+      "(info)"
+    ])
+    rows.push([
+      "open → ready, owner process vs owner thread",
+      "report",
+      fmtMs(i.open.variant),
+      `${fmtMs(i.open.direct)} (thread)`,
+      fmtRatio(i.open),
+      "(info)"
+    ])
+  }
   if (r.fanOut) {
     const f = r.fanOut
     const phases = (p: Rows.FanOutPhases) =>
@@ -252,9 +281,11 @@ const main = async () => {
   try {
     const workers = await runtime.runPromise(McpWorkers)
     const ctx: Rows.Context = { runtime, workers, server, config, runId, progress, gc }
-    // `BENCH_ROWS=client` measures the McpClient rows alone. They run last otherwise: their direct SDK blocks would
-    // warm the direct path's code before the host-thread rows, and those ratios must stay comparable run to run.
-    if (process.env.BENCH_ROWS !== "client") {
+    const only = process.env.BENCH_ROWS
+    // `BENCH_ROWS=client` measures the McpClient rows alone, `BENCH_ROWS=isolation` the owner-process rows. They run
+    // last otherwise: their blocks would warm code paths before the host-thread rows, and those ratios must stay
+    // comparable run to run.
+    if (only === undefined) {
       const pair = await Rows.openPair(ctx)
       try {
         results.call = await Rows.callRow(ctx, pair)
@@ -271,8 +302,11 @@ const main = async () => {
       results.profile = await profileRow(ctx, bundles.probe, server)
       results.fanOut = await Rows.fanOutRow(ctx, 32, 2)
     }
-    results.clientCall = await Rows.clientCallRow(ctx)
-    results.clientOpen = await Rows.clientOpenRow(ctx)
+    if (only === undefined || only === "client") {
+      results.clientCall = await Rows.clientCallRow(ctx)
+      results.clientOpen = await Rows.clientOpenRow(ctx)
+    }
+    if (only === undefined || only === "isolation") results.isolation = await Rows.isolationRow(ctx)
   } catch (error) {
     failure = error
   } finally {

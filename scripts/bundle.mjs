@@ -56,7 +56,7 @@ const lazyAjv = {
 
 /**
  * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
- * packages/node/owner/owner.mjs, the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
+ * packages/node/owner/owner.mjs (owner-process.mjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
  * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>.cache (named as
  * `cacheFileOf` in packages/node/src/internal/ownerLoader.ts names it). Another Node writes its own cache on its
  * first owner thread.
@@ -69,6 +69,14 @@ export const bundleOwner = async () => {
       ...common,
       entryPoints: [path.join(root, "packages/node/src/internal/ownerMain.ts")],
       outfile: path.join(dir, "owner.mjs"),
+      banner: {},
+      minify: true
+    }),
+    // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
+    esbuild.build({
+      ...common,
+      entryPoints: [path.join(root, "packages/node/src/internal/ownerProcessMain.ts")],
+      outfile: path.join(dir, "owner-process.mjs"),
       banner: {},
       minify: true
     }),

@@ -1,6 +1,7 @@
 // The rules every request follows (busy, budget, cancel, a caller who stops waiting), one suite run against every
 // surface: the host service, the Promise client in the host's thread, and a remote thread's layerRemote and Promise
-// client.
+// client; and against both places an owner runs, a thread of the host and a process of its own (C35). McpClient,
+// which has no owner, runs it in McpClient.test.ts.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Effect from "effect/Effect"
@@ -17,42 +18,46 @@ import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
 
-describe("C8–C12: every surface follows the same request rules", () => {
-  it.live("the host service", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const seen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), id))
-        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
-      })
-    )
-  )
-
-  it.live("the Promise client in the host's thread", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const seen = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, id))
-        assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
-      })
-    )
-  )
-
-  it.live("a remote thread: layerRemote and the Promise client", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const effect = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const promise = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
-        const outcome = yield* runInThread(entry(), { scenario: "behaviour", data: { effect, promise } })
-        assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
-        assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
-          effect: expectedBehaviour(abortedByInterruption),
-          promise: expectedBehaviour(abortedByPromise)
+describe.each(["thread", "process"] as const)(
+  "C8–C12, C35: every surface follows the same request rules (%s)",
+  (isolation) => {
+    const stateful = () => statefulConfig("--exit-on-stdin-eof")
+    it.live("the host service", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(stateful(), { isolation })
+          const seen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), id))
+          assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
         })
-      })
+      )
     )
-  )
-})
+
+    it.live("the Promise client in the host's thread", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(stateful(), { isolation })
+          const seen = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, id))
+          assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
+        })
+      )
+    )
+
+    it.live("a remote thread: layerRemote and the Promise client", () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const effect = yield* workers.open(stateful(), { isolation })
+          const promise = yield* workers.open(stateful(), { isolation })
+          const outcome = yield* runInThread(entry(), { scenario: "behaviour", data: { effect, promise } })
+          assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
+          assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
+            effect: expectedBehaviour(abortedByInterruption),
+            promise: expectedBehaviour(abortedByPromise)
+          })
+        })
+      )
+    )
+  }
+)

@@ -11,10 +11,10 @@ import { isAlive } from "./helpers.js"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
 /** Runs the demo (the owner bundle is built by the suite's globalSetup, as `npm run demo` builds it first). */
-const runDemo = () =>
+const runDemo = (script = "examples/execute-code/main.ts") =>
   Effect.async<{ code: number | null; stdout: string; stderr: string; ms: number }>((resume) => {
     const started = Date.now()
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/execute-code/main.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -64,5 +64,20 @@ describe("examples/execute-code (npm run demo)", () => {
       // A guard against a demo that hangs, not a speed check (about 4 s on a quiet machine; speed is the bench's).
       assert.isBelow(ms, 30_000)
     })
+  )
+
+  it.live(
+    "examples/isolation.ts: an owner process and an owner thread, saveTo and McpClient, as the README shows",
+    () =>
+      Effect.gen(function* () {
+        const { code, stderr, stdout } = yield* runDemo("examples/isolation.ts")
+        assert.strictEqual(code, 0, stderr)
+        const lines = stdout.trim().split("\n")
+        assert.match(lines[0]!, /^owner pid \d+, thread null: \{ count: 1 \}$/)
+        assert.notInclude(lines[0]!, `owner pid ${process.pid},`)
+        assert.match(lines[1]!, /^owner pid \(a thread of this process\), thread \d+: \{ count: 1 \}$/)
+        assert.match(lines[2]!, /^saved \d+ bytes to .+mcp-worker-report-\d+\.json, sha256 [0-9a-f]{12}…$/)
+        assert.strictEqual(lines[3], "McpClient saw tools: increment, add_note, list_notes, slow, report")
+      })
   )
 })

@@ -3,7 +3,7 @@
 // and its outcome to the test on `parentPort`, errors encoded with their Schema so they arrive as the same classes.
 // Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
 import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
-import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpWorkers, type OpenOptions as McpWorkersOpenOptions } from "@mcp-worker/core/McpWorkers"
 import type { SavedResult } from "@mcp-worker/core/Operations"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
@@ -121,7 +121,8 @@ const scenarios: Record<ScenarioName, Scenario> = {
     }),
 
   /** Opens a worker and returns its id; the thread then exits. */
-  open: (data: { config: ServerConfigInput }) => Effect.flatMap(McpWorkers, (workers) => workers.open(data.config)),
+  open: (data: { config: ServerConfigInput; options?: McpWorkersOpenOptions }) =>
+    Effect.flatMap(McpWorkers, (workers) => workers.open(data.config, data.options)),
 
   /** Closes a worker. */
   close: (data: { id: string }) => Effect.flatMap(McpWorkers, (workers) => workers.close(data.id)),

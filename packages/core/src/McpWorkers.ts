@@ -8,14 +8,15 @@ import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
-import type {
-  CloseFailed,
-  HostUnavailable,
+import {
+  type CloseFailed,
+  type HostUnavailable,
   InvalidInput,
-  OpenFailed,
-  RequestNotPending,
-  UnknownWorker
+  type OpenFailed,
+  type RequestNotPending,
+  type UnknownWorker
 } from "./McpWorkerError.js"
 import type * as Operations from "./Operations.js"
 import type { NotificationMethod } from "./OwnerProtocol.js"
@@ -56,6 +57,73 @@ export type SavedResult = Operations.SavedResult
 export interface OpenOptions {
   /** Budget for the thread to start and the server to complete `initialize`. Default as for requests. */
   readonly timeout?: Duration.DurationInput | undefined
+  /**
+   * Where the owner runs: a worker thread of the host (`"thread"`, the default), or a child process of its own
+   * (`"process"`), whose crash or exhausted memory cannot take the host down.
+   */
+  readonly isolation?: Isolation | undefined
+  /**
+   * The owner's V8 heap limit in MB (`resourceLimits.maxOldGenerationSizeMb` of a thread, `--max-old-space-size` of
+   * a process): an owner past it dies, and the worker becomes `failed`. A whole number from 16 to 65,536.
+   */
+  readonly maxOldGenerationSizeMb?: number | undefined
+}
+
+/**
+ * Where a worker's owner runs: a thread of the host, or a child process of its own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Isolation = "thread" | "process"
+
+/**
+ * The isolation options of `open`, checked.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OwnerPlacement {
+  readonly isolation: Isolation
+  readonly maxOldGenerationSizeMb: number | undefined
+}
+
+/**
+ * Checks the isolation options of `open` (`isolation`, `maxOldGenerationSizeMb`); what is wrong is refused with its
+ * path. Nothing else of the options is read.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const placementOf = (
+  options: { readonly isolation?: unknown; readonly maxOldGenerationSizeMb?: unknown } | undefined
+): Either.Either<OwnerPlacement, InvalidInput> => {
+  const isolation = options?.isolation ?? "thread"
+  if (isolation !== "thread" && isolation !== "process") {
+    return Either.left(
+      new InvalidInput({
+        where: "config",
+        path: "options.isolation",
+        message: 'isolation must be "thread" or "process"',
+        delivery: "not_sent"
+      })
+    )
+  }
+  const limit = options?.maxOldGenerationSizeMb
+  if (
+    limit !== undefined &&
+    !(typeof limit === "number" && Number.isInteger(limit) && limit >= 16 && limit <= 65_536)
+  ) {
+    return Either.left(
+      new InvalidInput({
+        where: "config",
+        path: "options.maxOldGenerationSizeMb",
+        message: "maxOldGenerationSizeMb must be a whole number from 16 to 65536",
+        delivery: "not_sent"
+      })
+    )
+  }
+  return Either.right({ isolation, maxOldGenerationSizeMb: limit })
 }
 
 /**

@@ -35,6 +35,8 @@ export const WorkerStatus = Schema.Struct({
   requestId: Schema.NullOr(Schema.String),
   pid: Schema.NullOr(Schema.Number),
   threadId: Schema.NullOr(Schema.Number),
+  /** The owner process's pid under `isolation: "process"`; `null` when the owner is a thread of the host. */
+  ownerPid: Schema.NullOr(Schema.Number),
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
   lastFailure: Schema.NullOr(Schema.Struct({ kind: FailureKind, message: Schema.String, at: Schema.String })),

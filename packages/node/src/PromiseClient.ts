@@ -47,6 +47,10 @@ export type Timeout = number | string
 export interface OpenOptions {
   /** Budget for the thread to start and the server to complete `initialize`. */
   readonly timeout?: Timeout | undefined
+  /** Where the owner runs: a thread of the host (the default) or a child process of its own. */
+  readonly isolation?: "thread" | "process" | undefined
+  /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536: an owner past it dies, the host does not. */
+  readonly maxOldGenerationSizeMb?: number | undefined
 }
 
 /**
@@ -254,7 +258,14 @@ export const makePromiseClient = (): PromiseClient => {
   }
 
   return {
-    open: (config, options) => run((client) => client.open(config, { timeout: duration(options?.timeout) })),
+    open: (config, options) =>
+      run((client) =>
+        client.open(config, {
+          timeout: duration(options?.timeout),
+          isolation: options?.isolation,
+          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb
+        })
+      ),
     ...requests,
     status: (id) => run((client) => client.status(id)),
     cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),

@@ -123,6 +123,7 @@ export const statusOf = (client: Client): WorkerStatus => ({
   requestId: client.pending?.requestId ?? null,
   pid: client.pid,
   threadId: null,
+  ownerPid: null,
   protocolVersion: client.protocolVersion,
   server: client.server,
   lastFailure: client.lastFailure,

@@ -117,9 +117,11 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     const openConfig: HostRegistry["openConfig"] = (config, openOptions) =>
       Effect.suspend(() => {
         const budget = budgetOf(openOptions?.timeout)
-        return Either.isLeft(budget)
-          ? Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
-          : HostOpen.open(registry, config, openOptions)
+        if (Either.isLeft(budget)) return Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
+        const placement = McpWorkers.placementOf(openOptions)
+        return Either.isLeft(placement)
+          ? Effect.fail(placement.left)
+          : HostOpen.open(registry, config, openOptions, placement.right)
       })
     return {
       open: (input, openOptions) =>

@@ -18,7 +18,7 @@ import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
 import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
-import { type Entry, settle, statusOf } from "./workerEntry.js"
+import { type Entry, forceEnd, settle, statusOf } from "./workerEntry.js"
 
 /** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
 const endPending = (entry: Entry) => {
@@ -46,14 +46,14 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
         .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
-    // Ends the thread: politely when the owner is done, by `terminate()` when the budget is gone (the polite path
+    // Ends the owner: politely when it is done, by `terminate()` or `SIGKILL` when the budget is gone (the polite path
     // then finishes in the background).
     const thread = entry.thread
     yield* Scope.close(entry.scope, Exit.void).pipe(
       Effect.disconnect,
       Effect.interruptible,
       Effect.timeout(yield* Budget.left(running)),
-      Effect.catchAll(() => Effect.sync(() => thread?.terminate()))
+      Effect.catchAll(() => Effect.sync(() => forceEnd(thread)))
     )
     // Confirmed by re-scanning from the host, whatever the owner said (C19).
     const cleanup = entry.http

@@ -15,65 +15,121 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
+import type { ChildProcess } from "node:child_process"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
+import * as LinePort from "./linePort.js"
+import * as OwnerProcess from "./ownerProcess.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
 import type { Entry } from "./workerEntry.js"
 
+/** Where the owner runs, and what it needs to start. */
+interface Placement extends McpWorkers.OwnerPlacement {
+  /** The config in its wire form: an owner's entry starts the server from it before it loads the client. */
+  readonly wire: string
+}
+
+const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
+  const code = (error as { code?: unknown }).code
+  Deferred.unsafeDone(
+    entry.threadFailure,
+    Exit.fail(
+      new OpenFailed({
+        stage: "thread",
+        message: `the owner ${owner} could not start${typeof code === "string" ? ` (${code})` : ""}`
+      })
+    )
+  )
+}
+
+/** Starts the owner thread of a worker, its data port handed over with its init data. */
+const startThread = (entry: Entry, port: MessagePort, placement: Placement): NodeThread => {
+  const limit = placement.maxOldGenerationSizeMb
+  const thread = OwnerThread.start({
+    workerData: { port, marker: entry.marker, config: placement.wire },
+    transferList: [port],
+    name: `mcp-worker owner ${entry.workerId}`,
+    ...(limit === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: limit } })
+  })
+  entry.threadId = thread.threadId
+  return thread
+}
+
+/** Forks the owner process of a worker and attaches its data pipe (its first line, the init data, is queued). */
+const startProcess = (entry: Entry, port: LinePort.LinePort, placement: Placement): ChildProcess => {
+  const { child, data } = OwnerProcess.start({ maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+  port.attach(data)
+  entry.ownerPid = child.pid ?? null
+  return child
+}
+
 /**
- * The spawn function of one worker: it starts its owner thread once. The platform Worker would respawn a dead
- * thread every second, and retry a failed spawn for ever; both would break C3, so a second call throws and a failed
- * spawn fails the open at once.
+ * The spawn function of one worker: it starts its owner thread or process once. The platform Worker would respawn a
+ * dead owner every second, and retry a failed spawn for ever; both would break C3, so a second call throws and a
+ * failed spawn fails the open at once.
  */
-const spawner = (registry: Registry, entry: Entry, port: MessagePort, config: string): Worker.SpawnerFn => {
+const spawner = (
+  registry: Registry,
+  entry: Entry,
+  port: MessagePort | LinePort.LinePort,
+  placement: Placement
+): Worker.SpawnerFn => {
   let spawned = false
   return () => {
-    if (spawned) throw new Error("owner threads are never respawned")
+    if (spawned) throw new Error("owners are never respawned")
     spawned = true
-    let thread: NodeThread
+    let owner: NodeThread | ChildProcess
     try {
-      thread = OwnerThread.start({
-        // The config rides along so the thread's entry can start the server before it loads the client.
-        workerData: { port, marker: entry.marker, config },
-        transferList: [port],
-        name: `mcp-worker owner ${entry.workerId}`
-      })
+      owner =
+        placement.isolation === "process"
+          ? startProcess(entry, port as LinePort.LinePort, placement)
+          : startThread(entry, port as MessagePort, placement)
     } catch (error) {
-      const code = (error as { code?: unknown }).code
-      Deferred.unsafeDone(
-        entry.threadFailure,
-        Exit.fail(
-          new OpenFailed({
-            stage: "thread",
-            message: `the owner thread could not start${typeof code === "string" ? ` (${code})` : ""}`
-          })
-        )
-      )
+      spawnFailed(entry, placement.isolation, error)
       throw error
     }
-    entry.thread = thread
-    entry.threadId = thread.threadId
+    entry.thread = owner
     entry.threadAlive = true
-    thread.once("exit", onThreadExit(registry, entry))
-    return thread
+    owner.once("exit", onThreadExit(registry, entry))
+    return owner
   }
 }
 
+/** The data plane of a worker: a `MessageChannel` to a thread, a pipe of JSON lines to a process. */
+const makePorts = (entry: { marker: string }, placement: Placement) => {
+  if (placement.isolation === "thread") {
+    const channel = new MessageChannel()
+    return {
+      port: channel.port1 as MessagePort | LinePort.LinePort,
+      ownerPort: channel.port2 as MessagePort | LinePort.LinePort,
+      close: () => {
+        channel.port1.close()
+        channel.port2.close()
+      }
+    }
+  }
+  const port = LinePort.make()
+  // The owner process reads its init data as the first line, before it starts anything.
+  port.postMessage({ _tag: "Init", marker: entry.marker, config: placement.wire })
+  return { port, ownerPort: port, close: () => port.close() }
+}
+
 /** A worker's record, in a scope of its own under the registry's, with its data port listened to. */
-const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig) =>
+const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placement: Placement) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(registry.workersScope, ExecutionStrategy.sequential)
-    const channel = new MessageChannel()
+    const marker = WorkerId.make()
+    const ports = makePorts({ marker }, placement)
     const entry: Entry = {
       workerId: WorkerId.make(),
-      marker: WorkerId.make(),
+      marker,
       defaultTimeoutMs: config.timeoutMs ?? registry.defaults.requestMs,
       http: config._tag === "Http",
       scope,
-      port: channel.port1,
+      port: ports.port,
       thread: undefined,
       control: undefined,
       state: "opening",
@@ -83,6 +139,7 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig) =>
       pending: undefined,
       pid: null,
       threadId: null,
+      ownerPid: null,
       protocolVersion: null,
       server: null,
       lastFailure: null,
@@ -91,22 +148,16 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig) =>
       subscribers: new Set(),
       ended: false
     }
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.sync(() => {
-        channel.port1.close()
-        channel.port2.close()
-      })
-    )
-    channel.port1.on("message", onOwnerMessage(registry, entry))
-    // Before the owner thread starts the server: a host that dies from here on leaves nothing running (C27).
+    yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
+    ports.port.on("message", onOwnerMessage(registry, entry))
+    // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
     yield* Scope.addFinalizer(
       scope,
       Effect.sync(() => registry.opening.delete(entry))
     )
-    return { entry, ownerPort: channel.port2 }
+    return { entry, ownerPort: ports.ownerPort }
   })
 
 const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
@@ -116,15 +167,15 @@ const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "r
 const handshake = (
   registry: Registry,
   entry: Entry,
-  ownerPort: MessagePort,
-  wire: string,
+  ownerPort: MessagePort | LinePort.LinePort,
+  placement: Placement,
   budgetMs: number,
   started: number
 ): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
   Effect.gen(function* () {
     const control = yield* Worker.makeSerialized<OwnerProtocol.ControlRequest>({}).pipe(
       Effect.provideService(Worker.WorkerManager, registry.manager),
-      Effect.provideService(Worker.Spawner, spawner(registry, entry, ownerPort, wire)),
+      Effect.provideService(Worker.Spawner, spawner(registry, entry, ownerPort, placement)),
       Scope.extend(entry.scope),
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
@@ -134,7 +185,7 @@ const handshake = (
       new OwnerProtocol.Open({
         workerId: entry.workerId,
         marker: entry.marker,
-        config: wire,
+        config: placement.wire,
         timeoutMs: left,
         handlers: handlerNames(registry.defaults.handlers),
         ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
@@ -177,25 +228,27 @@ const abandon = (registry: Registry, entry: Entry) =>
 export const open = (
   registry: Registry,
   config: ServerConfig.ServerConfig,
-  options?: McpWorkers.OpenOptions
+  options: McpWorkers.OpenOptions | undefined,
+  where: McpWorkers.OwnerPlacement
 ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
     const budgetMs =
       (yield* Effect.orDie(Budget.budgetOf(options?.timeout))) ?? config.timeoutMs ?? registry.defaults.openMs
-    if (!OwnerThread.bundleExists()) {
+    if (!(where.isolation === "process" ? OwnerProcess.bundleExists() : OwnerThread.bundleExists())) {
       return yield* new OpenFailed({
         stage: "thread",
-        message: "the owner thread bundle is missing; run `npm run build` in the mcp-worker checkout"
+        message: `the owner ${where.isolation} bundle is missing; run \`npm run build\` in the mcp-worker checkout`
       })
     }
-    const { entry, ownerPort } = yield* makeEntry(registry, config)
     const limit = registry.defaults.maxResultBytes
     const wire = ServerConfig.toWire(
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
+    const placement: Placement = { ...where, wire }
+    const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
-    const info = yield* handshake(registry, entry, ownerPort, wire, budgetMs, started).pipe(
+    const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(
       Effect.onError(() => abandon(registry, entry))
     )
     entry.pid = info.pid
@@ -209,4 +262,4 @@ export const open = (
       Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs })
     )
     return entry.workerId
-  }).pipe(Effect.withSpan("McpWorkers.open"))
+  }).pipe(Effect.withSpan("McpWorkers.open", { attributes: { isolation: where.isolation } }))

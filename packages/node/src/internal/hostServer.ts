@@ -83,7 +83,12 @@ const run = (
     case "Open":
       return Either.match(ServerConfig.fromWire(operation.config), {
         onLeft: Effect.fail,
-        onRight: (config) => registry.openConfig(config, { timeout: remaining(operation.deadline) })
+        onRight: (config) =>
+          registry.openConfig(config, {
+            timeout: remaining(operation.deadline),
+            isolation: operation.isolation,
+            maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb
+          })
       })
     case "Call":
       // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.

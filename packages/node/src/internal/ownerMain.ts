@@ -18,24 +18,7 @@ interface OwnerData {
 
 const data = workerData as OwnerData
 
-const earlyStart = (): ProcessStart.StartedProcess | undefined => {
-  const wire = JSON.parse(data.config) as {
-    command?: unknown
-    args?: ReadonlyArray<string>
-    env?: Record<string, string>
-    cwd?: string
-  }
-  if (typeof wire.command !== "string") return undefined
-  return ProcessStart.start({
-    command: wire.command,
-    args: wire.args ?? [],
-    env: { ...ProcessStart.defaultEnvironment(), ...wire.env },
-    cwd: wire.cwd,
-    marker: data.marker
-  })
-}
-
-const early = earlyStart()
+const early = ProcessStart.startFromWire(data.config, data.marker)
 // The host learns the process at once: even if this thread dies before its runtime is up, the tree can be ended.
 if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
 const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(

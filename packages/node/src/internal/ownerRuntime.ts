@@ -7,12 +7,18 @@ import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Owner from "@mcp-worker/core/Owner"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
-import type { MessagePort } from "node:worker_threads"
 import type * as ProcessStart from "./processStart.js"
 import { makeFactory } from "./transportFactory.js"
 
+/** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
+export interface DataPort {
+  readonly postMessage: (message: unknown) => void
+  readonly on: (event: "message", listener: (message: any) => void) => unknown
+  readonly close: () => void
+}
+
 /** @internal */
-export const run = (port: MessagePort, early: ProcessStart.StartedProcess | undefined): void => {
+export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined): void => {
   const factory = makeFactory(early)
   const owner = Owner.make({ port: { post: (message) => port.postMessage(message) }, factory: factory.make })
   port.on("message", owner.onMessage)

@@ -24,9 +24,11 @@ const loaderFlags = [
   "--experimental-default-type"
 ]
 const isLoaderFlag = (arg: string) => loaderFlags.some((flag) => arg === flag || arg.startsWith(`${flag}=`))
-const ownerExecArgv = (): Array<string> | undefined => {
-  const argv = process.execArgv
-  if (!argv.some(isLoaderFlag)) return undefined
+const ownerExecArgv = (): Array<string> | undefined =>
+  process.execArgv.some(isLoaderFlag) ? withoutLoaderFlags(process.execArgv) : undefined
+
+/** The host's Node flags without its loaders and preloads, for an owner thread or process. @internal */
+export const withoutLoaderFlags = (argv: ReadonlyArray<string>): Array<string> => {
   const kept: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!

@@ -128,3 +128,26 @@ export const start = (options: StartOptions): StartedProcess => {
   })
   return { child, started, exited, stderr: () => stderr, stderrEnded }
 }
+
+/**
+ * Starts the server of a stdio config in its wire form (`ServerConfig.toWire`), as an owner's entry does before it
+ * loads its runtime; `undefined` for a config that is not stdio.
+ *
+ * @internal
+ */
+export const startFromWire = (config: string, marker: string): StartedProcess | undefined => {
+  const wire = JSON.parse(config) as {
+    command?: unknown
+    args?: ReadonlyArray<string>
+    env?: Record<string, string>
+    cwd?: string
+  }
+  if (typeof wire.command !== "string") return undefined
+  return start({
+    command: wire.command,
+    args: wire.args ?? [],
+    env: { ...defaultEnvironment(), ...wire.env },
+    cwd: wire.cwd,
+    marker
+  })
+}

@@ -136,25 +136,33 @@ export const onOwnerMessage =
     }
   }
 
-/** The owner thread died on its own: the worker is failed, and the host itself ends its process tree (C20). @internal */
+/**
+ * The owner thread or process died on its own (a crash, exhausted memory, a kill from outside): the worker is failed,
+ * and the host itself ends its process tree (C20).
+ *
+ * @internal
+ */
 export const onThreadExit =
   (registry: Registry, entry: Entry) =>
-  (code: number): void => {
+  (code: number | null, signal?: NodeJS.Signals | null): void => {
     entry.threadAlive = false
+    const owner = entry.ownerPid === null ? "thread" : "process"
+    const how = signal ? `signal ${signal}` : `code ${code}`
     if (entry.state === "opening") {
       Deferred.unsafeDone(
         entry.threadFailure,
-        Exit.fail(new OpenFailed({ stage: "thread", message: `the owner thread exited during open (code ${code})` }))
+        Exit.fail(new OpenFailed({ stage: "thread", message: `the owner ${owner} exited during open (${how})` }))
       )
       return
     }
     if (entry.closing !== undefined) return
-    markFailed(registry, entry, "thread", "the owner thread exited")
+    const message = `the owner ${owner} exited (${how})`
+    markFailed(registry, entry, "thread", message)
     if (entry.pending !== undefined) {
       const error = new WorkerFailed({
         workerId: entry.workerId,
         kind: "thread",
-        message: "the owner thread exited",
+        message,
         delivery: "unknown"
       })
       settle(entry, entry.pending.requestId, Exit.fail(error))

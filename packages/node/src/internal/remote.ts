@@ -146,14 +146,22 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
     Effect.suspend(() =>
-      Either.all([ServerConfig.normalize(input, process.env, { isProxy }), budgetOf(options?.timeout, "config")]).pipe(
+      Either.all([
+        ServerConfig.normalize(input, process.env, { isProxy }),
+        budgetOf(options?.timeout, "config"),
+        McpWorkers.placementOf(options)
+      ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, budget]) =>
+          onRight: ([config, budget, placement]) =>
             RemoteClient.send(client, {
               _tag: "Open",
               config: ServerConfig.toWire(config),
-              deadline: deadlineOf(budget, Date.now())
+              deadline: deadlineOf(budget, Date.now()),
+              ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
+              ...(placement.maxOldGenerationSizeMb === undefined
+                ? {}
+                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
             }) as Effect.Effect<WorkerId, McpWorkerError>
         })
       )

@@ -78,7 +78,13 @@ const deadline = Schema.optional(Schema.Number)
 const workerId = Schema.String
 
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
-export const Open = Schema.TaggedStruct("Open", { config: Schema.String, deadline })
+export const Open = Schema.TaggedStruct("Open", {
+  config: Schema.String,
+  deadline,
+  /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
+  isolation: Schema.optional(Schema.Literal("thread", "process")),
+  maxOldGenerationSizeMb: Schema.optional(Schema.Number)
+})
 
 /**
  * Any request of the operation table (`listTools`, `callTool`, `readResource`…): `params` is JSON text, checked as

@@ -21,7 +21,8 @@ import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import type * as HostEvents from "./hostEvents.js"
-import type { MessagePort, Worker as NodeThread } from "node:worker_threads"
+import type { ChildProcess } from "node:child_process"
+import type { Worker as NodeThread } from "node:worker_threads"
 
 /** The request in flight on a worker. @internal */
 export interface Pending {
@@ -38,8 +39,10 @@ export interface Entry {
   readonly defaultTimeoutMs: number
   readonly http: boolean
   readonly scope: Scope.CloseableScope
-  readonly port: MessagePort
-  thread: NodeThread | undefined
+  /** The data plane: a `MessagePort` to an owner thread, a `LinePort` to an owner process. */
+  readonly port: DataPort
+  /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
+  thread: NodeThread | ChildProcess | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
   state: WorkerState
   threadAlive: boolean
@@ -48,6 +51,7 @@ export interface Entry {
   pending: Pending | undefined
   pid: number | null
   threadId: number | null
+  ownerPid: number | null
   protocolVersion: string | null
   server: { name: string; version: string } | null
   lastFailure: { kind: FailureKind; message: string; at: string } | null
@@ -58,6 +62,19 @@ export interface Entry {
   readonly subscribers: Set<HostEvents.Subscriber>
   /** The worker closed or failed: a new subscription ends at once. */
   ended: boolean
+}
+
+/** The host's end of a worker's data plane. @internal */
+export interface DataPort {
+  readonly postMessage: (message: unknown) => void
+  readonly close: () => void
+}
+
+/** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
+export const forceEnd = (owner: NodeThread | ChildProcess | undefined): void => {
+  if (owner === undefined) return
+  if ("terminate" in owner) void owner.terminate()
+  else owner.kill("SIGKILL")
 }
 
 /** The raw result of a `Success` message. @internal */
@@ -74,6 +91,7 @@ export const statusOf = (entry: Entry): WorkerStatus => ({
   requestId: entry.pending?.requestId ?? null,
   pid: entry.pid,
   threadId: entry.threadId,
+  ownerPid: entry.ownerPid,
   protocolVersion: entry.protocolVersion,
   server: entry.server,
   lastFailure: entry.lastFailure,
