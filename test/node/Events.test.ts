@@ -24,7 +24,7 @@ const every = [
   "notifications/message"
 ]
 
-describe("events: the worker's server notifications, from any thread", () => {
+describe("C30: events: the worker's server notifications, from any thread", () => {
   it.live("the Promise client in the host's thread", () =>
     withHost(
       Effect.gen(function* () {

@@ -52,7 +52,7 @@ const inFlight = (client: McpClient.McpClient) =>
     return assert.fail("no request went in flight")
   })
 
-describe("McpClient", () => {
+describe("C33: McpClient", () => {
   it.live("opens, calls and closes with the scope: the server's process is confirmed gone", () =>
     Effect.gen(function* () {
       const t = tag()

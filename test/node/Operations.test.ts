@@ -17,7 +17,7 @@ import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
 
-describe("request operations beyond tools, and progress", () => {
+describe("C29: request operations beyond tools, and progress", () => {
   it.live("the host service", () =>
     withHost(
       Effect.gen(function* () {
@@ -89,7 +89,7 @@ describe("request operations beyond tools, and progress", () => {
   )
 })
 
-describe("server requests: elicitation, sampling and roots answered by the host's handlers", () => {
+describe("C31: server requests: elicitation, sampling and roots answered by the host's handlers", () => {
   const handlers: NodeMcpWorkers.Handlers = {
     elicitation: (request) =>
       Effect.succeed({ action: "accept", content: { name: `answered for ${request.workerId.slice(0, 5)}` } }),

@@ -40,7 +40,7 @@ const callsReceived = (workers: McpWorkers["Type"], id: string) =>
     (structured(result).calls as Array<{ name: string }>).map((call) => call.name).filter((name) => name !== "calls")
   )
 
-describe("saveTo", () => {
+describe("C32: saveTo", () => {
   it.live("a 200 MB result is written whole, far past maxResultBytes, while the host's memory stays flat", () =>
     withHost(
       Effect.gen(function* () {
