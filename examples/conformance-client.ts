@@ -11,6 +11,7 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
 
 type Scenario = (workers: McpWorkers["Type"], id: string) => Effect.Effect<void, unknown>
 
@@ -97,29 +98,11 @@ const authorized: Scenario = (workers, id) =>
     if (tools[0] !== undefined) yield* workers.callTool(id, tools[0].name, {})
   })
 
-for (const name of [
-  "auth/client-credentials-basic",
-  "auth/client-credentials-jwt",
-  "auth/metadata-default",
-  "auth/metadata-var1",
-  "auth/metadata-var2",
-  "auth/metadata-var3",
-  "auth/basic-cimd",
-  "auth/token-endpoint-auth-basic",
-  "auth/token-endpoint-auth-post",
-  "auth/token-endpoint-auth-none",
-  "auth/pre-registration",
-  "auth/scope-from-www-authenticate",
-  "auth/scope-from-scopes-supported",
-  "auth/scope-omitted-when-undefined",
-  "auth/scope-step-up",
-  "auth/scope-retry-limit",
-  "auth/2025-03-26-oauth-metadata-backcompat",
-  "auth/2025-03-26-oauth-endpoint-fallback",
-  "auth/resource-mismatch",
-  "auth/offline-access-scope",
-  "auth/offline-access-not-supported"
-]) {
+// The client auth scenarios, listed once for this client and scripts/conformance.mjs.
+const scenarioList = JSON.parse(fs.readFileSync(new URL("./conformance-scenarios.json", import.meta.url), "utf8")) as {
+  readonly auth: ReadonlyArray<string>
+}
+for (const name of scenarioList.auth) {
   scenarios[name] = authorized
 }
 

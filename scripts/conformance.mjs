@@ -5,37 +5,14 @@
 //   npm run conformance                 # every scenario below
 //   npm run conformance -- sse-retry    # the named ones only
 import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const scenarios = [
-  "initialize",
-  "tools_call",
-  "sse-retry",
-  "elicitation-sep1034-client-defaults",
-  "auth/client-credentials-basic",
-  "auth/client-credentials-jwt",
-  "auth/metadata-default",
-  "auth/metadata-var1",
-  "auth/metadata-var2",
-  "auth/metadata-var3",
-  "auth/basic-cimd",
-  "auth/token-endpoint-auth-basic",
-  "auth/token-endpoint-auth-post",
-  "auth/token-endpoint-auth-none",
-  "auth/pre-registration",
-  "auth/scope-from-www-authenticate",
-  "auth/scope-from-scopes-supported",
-  "auth/scope-omitted-when-undefined",
-  "auth/scope-step-up",
-  "auth/scope-retry-limit",
-  "auth/resource-mismatch",
-  "auth/offline-access-scope",
-  "auth/offline-access-not-supported",
-  "auth/2025-03-26-oauth-metadata-backcompat",
-  "auth/2025-03-26-oauth-endpoint-fallback"
-]
+// The client auth scenarios examples/conformance-client.ts answers, listed once for both.
+const { auth } = JSON.parse(fs.readFileSync(path.join(root, "examples/conformance-scenarios.json"), "utf8"))
+const scenarios = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults", ...auth]
 const wanted = process.argv.length > 2 ? process.argv.slice(2) : scenarios
 
 const run = (command, args, options = {}) => {

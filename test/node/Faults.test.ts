@@ -12,11 +12,10 @@ import * as Scope from "effect/Scope"
 import { type HttpFixture, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import {
   activePorts,
   eventually,
+  hostProgram,
   isAlive,
   ownerThread,
   processesWithEnv,
@@ -64,8 +63,6 @@ const MiB = 1024 * 1024
 const textOf = (result: { content?: unknown }): string =>
   ((result.content as Array<{ text?: string }> | undefined)?.[0]?.text ?? "") as string
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-
 /** Pids whose command line holds every one of `parts` (NUL-separated arguments joined by spaces). */
 const processesWithArgs = (...parts: Array<string>): Array<number> =>
   fs
@@ -103,35 +100,7 @@ describe("faults", () => {
         ),
         (child) => Effect.sync(() => child.kill("SIGKILL"))
       )
-      const host = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          spawn(
-            process.execPath,
-            ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), "three", testTag],
-            {
-              cwd: root,
-              stdio: ["ignore", "pipe", "inherit"]
-            }
-          )
-        ),
-        (child) =>
-          Effect.sync(() => {
-            child.kill("SIGKILL")
-            for (const pid of processesWithEnv("TEST_TAG", testTag)) process.kill(pid, "SIGKILL")
-          })
-      )
-      const stdout = yield* Effect.promise(
-        () =>
-          new Promise<string>((resolve, reject) => {
-            let text = ""
-            host.stdout.setEncoding("utf8")
-            host.stdout.on("data", (chunk: string) => {
-              text += chunk
-              if (text.includes(`READY ${testTag}\n`)) resolve(text)
-            })
-            host.once("exit", (code) => reject(new Error(`the host program exited (${code}) before READY`)))
-          })
-      )
+      const { host, stdout } = yield* hostProgram("three", testTag)
       const tree = /^TREE ([\d ]+)$/m.exec(stdout)![1]!.split(" ").map(Number)
       // Three servers, one grandchild in a group, one that left it with setsid.
       assert.strictEqual(tree.length, 5)

@@ -8,12 +8,18 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schedule from "effect/Schedule"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { startHttpFixture, statefulConfig } from "../fixtures/servers.js"
-import { eventually, isAlive, processesWithEnv, structured, tag, withHost, withPromiseClient } from "./helpers.js"
+import {
+  eventually,
+  hostProgram,
+  isAlive,
+  processesWithEnv,
+  structured,
+  tag,
+  withHost,
+  withPromiseClient
+} from "./helpers.js"
 import {
   exercise,
   exerciseEvents,
@@ -25,7 +31,6 @@ import {
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const MiB = 1024 * 1024
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): any =>
@@ -235,32 +240,7 @@ describe("C35: isolation", () => {
   it.scopedLive("C27, C35: with its host and the reaper SIGKILLed, an owner process ends its tree and exits", () =>
     Effect.gen(function* () {
       const testTag = tag()
-      const host = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          spawn(
-            process.execPath,
-            ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), "process", testTag],
-            { cwd: root, stdio: ["ignore", "pipe", "inherit"] }
-          )
-        ),
-        (child) =>
-          Effect.sync(() => {
-            child.kill("SIGKILL")
-            for (const pid of processesWithEnv("TEST_TAG", testTag)) process.kill(pid, "SIGKILL")
-          })
-      )
-      const stdout = yield* Effect.promise(
-        () =>
-          new Promise<string>((resolve, reject) => {
-            let text = ""
-            host.stdout.setEncoding("utf8")
-            host.stdout.on("data", (chunk: string) => {
-              text += chunk
-              if (text.includes(`READY ${testTag}\n`)) resolve(text)
-            })
-            host.once("exit", (code) => reject(new Error(`the host program exited (${code}) before READY`)))
-          })
-      )
+      const { host, stdout } = yield* hostProgram("process", testTag)
       const tree = /^TREE ([\d ]+)$/m.exec(stdout)![1]!.split(" ").map(Number)
       const owner = Number(/^OWNER (\d+)$/m.exec(stdout)![1])
       assert.strictEqual(tree.length, 2)

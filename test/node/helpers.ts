@@ -4,8 +4,12 @@ import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import type { PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { type ChildProcessByStdio, spawn } from "node:child_process"
 import * as DiagnosticsChannel from "node:diagnostics_channel"
 import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Readable } from "node:stream"
+import { fileURLToPath } from "node:url"
 import type { Worker } from "node:worker_threads"
 
 /** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
@@ -89,4 +93,48 @@ export const ownerThread = (threads: ReadonlyArray<Worker>, threadId: number | n
   Effect.suspend(() => {
     const thread = threads.find((candidate) => threadId !== null && candidate.threadId === threadId)
     return thread === undefined ? Effect.dieMessage(`no started thread has the id ${threadId}`) : Effect.succeed(thread)
+  })
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+/**
+ * Starts test/fixtures/host-program.ts in `mode` as a separate host process and waits for its `READY <testTag>` line;
+ * gives the process and everything it printed until then. When the scope closes, the host and every process carrying
+ * `TEST_TAG=<testTag>` are SIGKILLed, whatever the test left.
+ */
+export const hostProgram = (
+  mode: string,
+  testTag: string
+): Effect.Effect<
+  { readonly host: ChildProcessByStdio<null, Readable, null>; readonly stdout: string },
+  never,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const host = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, ["--import", "tsx", path.join(root, "test/fixtures/host-program.ts"), mode, testTag], {
+          cwd: root,
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+      ),
+      (child) =>
+        Effect.sync(() => {
+          child.kill("SIGKILL")
+          for (const pid of processesWithEnv("TEST_TAG", testTag)) process.kill(pid, "SIGKILL")
+        })
+    )
+    const stdout = yield* Effect.promise(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          let text = ""
+          host.stdout.setEncoding("utf8")
+          host.stdout.on("data", (chunk: string) => {
+            text += chunk
+            if (text.includes(`READY ${testTag}\n`)) resolve(text)
+          })
+          host.once("exit", (code) => reject(new Error(`the host program exited (${code}) before READY`)))
+        })
+    )
+    return { host, stdout }
   })
