@@ -11,7 +11,7 @@ import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { statefulConfig } from "../fixtures/servers.js"
 import { withHost, withPromiseClient } from "./helpers.js"
-import { exerciseEvents, expectedEvents } from "./operationsSuite.js"
+import { exerciseEvents, expectedEvents, expectedSubscribeThenBusy } from "./operationsSuite.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -44,6 +44,17 @@ describe("C30: events: the worker's server notifications, from any thread", () =
         const outcome = yield* runInThread(entry(), { scenario: "events", data: { id } })
         assert.isTrue(outcome.ok)
         assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedEvents)
+      })
+    )
+  )
+
+  it.live("a remote thread's subscription reaches the host before the call it makes next, however busy it is", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const outcome = yield* runInThread(entry(), { scenario: "subscribeThenBusy", data: { id } })
+        assert.deepStrictEqual(outcome.ok ? outcome.value : outcome, expectedSubscribeThenBusy)
       })
     )
   )

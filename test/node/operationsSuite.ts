@@ -208,6 +208,33 @@ export const exerciseEvents = async (mcp: EventsSurface, id: string) => {
   }
 }
 
+/**
+ * A subscription made right before a call, in a thread that then stays busy while the call is answered: what the
+ * call makes the server send still reaches the subscriber, because the subscription went out before the call did.
+ * Gives the methods received, in order, or why nothing came.
+ */
+export const exerciseSubscribeThenBusy = async (mcp: EventsSurface, id: string) => {
+  const events = mcp.events(id)
+  const call = mcp.callTool(id, "notify", { methods: every })
+  // Nothing else runs in this thread meanwhile: whatever it would have posted later goes after the notifications.
+  const until = Date.now() + 300
+  while (Date.now() < until) {
+    // busy
+  }
+  await call
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const received = await Promise.race([
+    take(events, every.length),
+    new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), 5000)))
+  ])
+  clearTimeout(timer)
+  await events.return?.()
+  return received === null ? "nothing within 5 s" : received.map((e) => e.method)
+}
+
+/** What `exerciseSubscribeThenBusy` must give. */
+export const expectedSubscribeThenBusy = every
+
 /** What every surface must answer to `exerciseEvents`. */
 export const expectedEvents = {
   before: { received: 0, dropped: 0, listChanged: { tools: null, resources: null, prompts: null } },

@@ -16,7 +16,7 @@ import { parentPort, workerData } from "node:worker_threads"
 import { effectSurface, exerciseBehaviour } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
-import { exercise, exerciseEvents, exerciseProgress } from "./operationsSuite.js"
+import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -42,6 +42,7 @@ export type ScenarioName =
   | "promiseClient"
   | "operations"
   | "events"
+  | "subscribeThenBusy"
   | "everything"
   | "behaviour"
   | "ask"
@@ -277,6 +278,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The worker's notifications, through the Promise client of this thread (closes the worker). */
   events: (data: { id: string }) => withPromiseClient((mcp) => exerciseEvents(mcp, data.id)),
+
+  /** A subscription, then at once a call, with this thread busy while the call is answered. */
+  subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
   behaviour: (data: { effect: string; promise: string }) =>

@@ -21,11 +21,12 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import * as Remote from "./internal/remote.js"
 import * as McpClient from "./McpClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
@@ -210,13 +211,34 @@ export const makePromiseClient = (): PromiseClient => {
     ])
   ) as unknown as Requests
 
+  // Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
+  // subscription's request is out before this returns; whatever is left runs on and is awaited.
+  const subscribeNow = <A, E>(effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
+    const exit = runtime.runSyncExit(effect)
+    if (Exit.isFailure(exit) && Cause.isDie(exit.cause)) {
+      const defect = Cause.squash(exit.cause)
+      if (Runtime.isAsyncFiberException(defect)) {
+        return runtime.runPromiseExit(Fiber.await(defect.fiber as Fiber.RuntimeFiber<A, E>)).then(Exit.flatten)
+      }
+    }
+    return Promise.resolve(exit)
+  }
+
   const events: PromiseClient["events"] = (id, options) => {
-    // The stream runs in a scope of its own, closed when the caller is done. Its first read starts now, so the
-    // subscription exists from this call on, not from the first `next()`.
+    // The subscription lives in a scope of its own, closed when the caller is done. It is made now, in this call
+    // (its request goes out before anything the caller does next), not at the first `next()`.
     const scope = Effect.runSync(Scope.make())
-    const pull = run((client) => Scope.extend(Stream.toPull(client.events(id, options)), scope))
-    pull.catch(() => {})
-    const read = () => runtime.runPromiseExit(Effect.flatten(Effect.promise(() => pull)))
+    const subscribed = disposed
+      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
+      : subscribeNow(Effect.flatMap(Client, (client) => Scope.extend(client.subscribe(id, options), scope)))
+    subscribed.catch(() => {})
+    // A refused subscription (an unknown worker, a bad capacity) is the first read's failure.
+    const read = () =>
+      subscribed.then((exit) =>
+        Exit.isSuccess(exit)
+          ? runtime.runPromiseExit(exit.value)
+          : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
+      )
     let ahead: ReturnType<typeof read> | undefined = read()
     let buffered: Array<McpWorkers.ServerNotification> = []
     let finished = false

@@ -27,6 +27,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "./budget.js"
@@ -52,7 +53,10 @@ export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
  *
  * @internal
  */
-export interface RemoteService extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra> {}
+export interface RemoteService extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra> {
+  /** `events` as a pull whose subscription is made when this effect runs (see `subscribe`). */
+  readonly subscribe: (id: string, options?: { readonly capacity?: number | undefined }) => ReturnType<typeof subscribe>
+}
 
 /**
  * What a remote request takes beyond the core options: the caller-local `AbortSignal`, and when the caller made
@@ -90,46 +94,64 @@ const deadlineOf = (budget: number | undefined, started: number): number | undef
   budget === undefined ? undefined : started + budget
 
 /**
- * `events` from this thread: each pull of the stream takes one batch from the host, so this thread never holds
- * more than that; the first pull goes out as the stream starts, and ending the stream early unsubscribes.
+ * Subscribes to a worker's notifications from this thread, in the scope: the subscription's first request goes out in
+ * this very step, so the host has it before anything this thread asks afterwards (a call made right after
+ * subscribing, whose notifications must not be missed, however long this thread is busy in between). Gives the pull
+ * of the batches that follow; each pull takes one batch from the host, so this thread never holds more than that.
+ * Leaving the scope early unsubscribes.
+ *
+ * @internal
  */
+export const subscribe = (
+  client: RemoteClient.Client,
+  id: string,
+  options?: { readonly capacity?: number | undefined }
+): Effect.Effect<
+  Effect.Effect<
+    Chunk.Chunk<McpWorkers.ServerNotification>,
+    Option.Option<UnknownWorker | InvalidInput | HostUnavailable>
+  >,
+  UnknownWorker | InvalidInput,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const workerId = yield* checkWorkerId(id)
+    const capacity = yield* HostEvents.capacityOf(options)
+    const subscription = Protocol.randomId()
+    const pull = (end: boolean) =>
+      RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
+        HostEvents.Batch,
+        UnknownWorker | InvalidInput | HostUnavailable
+      >
+    // A fiber started now, not forked: a forked fiber would post on the scheduler's next turn.
+    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
+    yield* Effect.addFinalizer(() => Fiber.interrupt(first))
+    let taken = false
+    let done = false
+    // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
+    yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
+    return Effect.suspend(() => {
+      if (done) return Effect.fail(Option.none())
+      const batch = taken ? pull(false) : Fiber.join(first)
+      taken = true
+      return Effect.mapBoth(batch, {
+        onFailure: (error) => {
+          done = true
+          return Option.some(error)
+        },
+        onSuccess: (batch) => {
+          done = batch.done
+          return Chunk.unsafeFromArray(batch.items.slice())
+        }
+      })
+    })
+  })
+
+/** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */
 const events =
   (client: RemoteClient.Client): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
-    Stream.unwrapScoped(
-      Effect.gen(function* () {
-        const workerId = yield* checkWorkerId(id)
-        const capacity = yield* HostEvents.capacityOf(options)
-        const subscription = Protocol.randomId()
-        const pull = (end: boolean) =>
-          RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
-            HostEvents.Batch,
-            UnknownWorker | InvalidInput | HostUnavailable
-          >
-        // Subscribed as the stream starts, not when it is first read: what the server sends from now on is kept.
-        const first = yield* Effect.forkScoped(pull(false))
-        let taken = false
-        let done = false
-        // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
-        yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
-        const next = Effect.suspend(() => {
-          if (done) return Effect.fail(Option.none())
-          const batch = taken ? pull(false) : Fiber.join(first)
-          taken = true
-          return Effect.mapBoth(batch, {
-            onFailure: (error) => {
-              done = true
-              return Option.some(error)
-            },
-            onSuccess: (batch) => {
-              done = batch.done
-              return Chunk.unsafeFromArray(batch.items.slice())
-            }
-          })
-        })
-        return Stream.repeatEffectChunkOption(next)
-      })
-    )
+    Stream.unwrapScoped(Effect.map(subscribe(client, id, options), Stream.repeatEffectChunkOption))
 
 /**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
@@ -234,7 +256,15 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
-  const service: RemoteService = { open, ...requests, status, cancel, close, events: events(client) }
+  const service: RemoteService = {
+    open,
+    ...requests,
+    status,
+    cancel,
+    close,
+    events: events(client),
+    subscribe: (id, options) => subscribe(client, id, options)
+  }
   return service
 })
 /**
