@@ -159,8 +159,10 @@ describe("ProcessJob", () => {
       const pids = yield* settled(job, 2, "cat")
       const [summary, ms] = yield* elapsed(job.stop())
       assert.strictEqual(summary.activeProcesses, 0)
+      // No signal was sent: the tree was gone within step 1's grace. The time only rules out a wait for a whole budget
+      // (a loaded machine took 285 ms to confirm what a quiet one confirms in under 200).
       assert.deepStrictEqual(summary.signalled, { term: 0, kill: 0 })
-      assert.isBelow(ms, 200)
+      assert.isBelow(ms, 1000)
       for (const pid of pids) assert.isFalse(isLive(pid))
       assert.deepStrictEqual(yield* job.exited, { code: 0, signal: null })
     })
