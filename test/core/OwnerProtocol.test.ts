@@ -52,42 +52,54 @@ const known = (message: object, keys: ReadonlyArray<string>) =>
   )
 
 describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
-  it("decodeHostMessage: a request passes exactly when RequestMessage decodes it", () => {
-    const keys = ["_tag", "requestId", "method", "params", "timeoutMs", "progress", "saveTo"]
-    let accepted = 0
-    fc.assert(
-      fc.property(fc.oneof(request, anyField), (raw) => {
-        const fast = OwnerProtocol.decodeHostMessage(raw)
-        const slow = bySchema.host(raw)
-        assert.strictEqual(Either.isRight(fast), Either.isRight(slow))
-        if (Either.isRight(fast) && Either.isRight(slow)) {
-          accepted++
-          assert.deepStrictEqual(known(fast.right, keys), known(slow.right, keys))
-        }
-      }),
-      { numRuns: 3000 }
-    )
-    // The generator reaches both sides of the check.
-    assert.isAbove(accepted, 50)
-  }, 60_000)
+  /** A decoder that gives an object or refuses. */
+  type Decode = (raw: unknown) => Either.Either<object, unknown>
+  const cases: ReadonlyArray<{
+    readonly name: string
+    readonly arbitrary: fc.Arbitrary<unknown>
+    readonly fast: Decode
+    readonly slow: Decode
+    readonly keys: ReadonlyArray<string>
+  }> = [
+    {
+      name: "decodeHostMessage: a request passes exactly when RequestMessage decodes it",
+      arbitrary: request,
+      fast: (raw: unknown) => OwnerProtocol.decodeHostMessage(raw),
+      slow: bySchema.host,
+      keys: ["_tag", "requestId", "method", "params", "timeoutMs", "progress", "saveTo"]
+    },
+    {
+      name: "decodeOwnerMessage: a success passes exactly when SuccessMessage decodes it",
+      arbitrary: success,
+      fast: (raw: unknown) => OwnerProtocol.decodeOwnerMessage(raw),
+      slow: bySchema.owner,
+      keys: ["_tag", "requestId", "result", "envelope"]
+    }
+  ]
 
-  it("decodeOwnerMessage: a success passes exactly when SuccessMessage decodes it", () => {
-    const keys = ["_tag", "requestId", "result", "envelope"]
-    let accepted = 0
-    fc.assert(
-      fc.property(fc.oneof(success, anyField), (raw) => {
-        const fast = OwnerProtocol.decodeOwnerMessage(raw)
-        const slow = bySchema.owner(raw)
-        assert.strictEqual(Either.isRight(fast), Either.isRight(slow))
-        if (Either.isRight(fast) && Either.isRight(slow)) {
-          accepted++
-          assert.deepStrictEqual(known(fast.right, keys), known(slow.right, keys))
-        }
-      }),
-      { numRuns: 3000 }
+  for (const { arbitrary, fast, keys, name, slow } of cases) {
+    it(
+      name,
+      () => {
+        let accepted = 0
+        fc.assert(
+          fc.property(fc.oneof(arbitrary, anyField), (raw) => {
+            const quick = fast(raw)
+            const checked = slow(raw)
+            assert.strictEqual(Either.isRight(quick), Either.isRight(checked))
+            if (Either.isRight(quick) && Either.isRight(checked)) {
+              accepted++
+              assert.deepStrictEqual(known(quick.right, keys), known(checked.right, keys))
+            }
+          }),
+          { numRuns: 3000 }
+        )
+        // The generator reaches both sides of the check.
+        assert.isAbove(accepted, 50)
+      },
+      60_000
     )
-    assert.isAbove(accepted, 50)
-  }, 60_000)
+  }
 
   it("other messages still go through the Schema", () => {
     const cancel = { _tag: "Cancel", requestId: "req_x", reason: "timeout" } as const
