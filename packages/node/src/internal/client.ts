@@ -148,12 +148,10 @@ const countNotification = (client: Client, method: OwnerProtocol.NotificationMet
 }
 
 /**
- * Handles one message of the owner, as the host's port listener does. A `Success` is plain data already (no thread
- * was crossed), so it is taken as is; everything else goes through the protocol's schema, which turns encoded
- * errors back into their classes.
+ * Handles one message of the owner, as the host's port listener does: through the protocol's decoder, which takes a
+ * `Success` as it is and turns encoded errors back into their classes.
  */
 const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded): void => {
-  if (raw._tag === "Success") return settle(client, raw.requestId, Exit.succeed(resultOf(raw)))
   const decoded = OwnerProtocol.decodeOwnerMessage(raw)
   if (Either.isLeft(decoded)) return
   const message = decoded.right

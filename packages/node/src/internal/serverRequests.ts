@@ -17,21 +17,25 @@ import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
 /** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
 type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>
 
+/** The members of a request's params, whatever the owner sent (nothing of a non-object). */
+const fieldsOf = (params: unknown): Readonly<Record<string, unknown>> =>
+  typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {}
+
 // The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code }`.
 const authorizeWith =
   (oauth: OAuthProvider): Answerer =>
   (workerId, params) => {
-    const url = typeof params === "object" && params !== null ? (params as { authorizationUrl?: unknown }) : {}
-    return typeof url.authorizationUrl !== "string"
+    const { authorizationUrl } = fieldsOf(params)
+    return typeof authorizationUrl !== "string"
       ? Effect.fail("no authorization URL")
-      : Effect.map(oauth.authorize({ workerId, authorizationUrl: url.authorizationUrl }), (code) => ({ code }))
+      : Effect.map(oauth.authorize({ workerId, authorizationUrl }), (code) => ({ code }))
   }
 
 // The owner asks for the tokens kept for a server, and hands over those it obtained; without storage, there are none.
 const tokensWith =
   (oauth: OAuthProvider): Answerer =>
   (_workerId, params) => {
-    const { serverUrl } = (typeof params === "object" && params !== null ? params : {}) as { serverUrl?: unknown }
+    const { serverUrl } = fieldsOf(params)
     if (typeof serverUrl !== "string" || oauth.tokens === undefined) return Effect.succeed({})
     return Effect.map(oauth.tokens(serverUrl), (tokens) => (tokens === undefined || tokens === null ? {} : { tokens }))
   }
@@ -39,10 +43,7 @@ const tokensWith =
 const saveTokensWith =
   (oauth: OAuthProvider): Answerer =>
   (_workerId, params) => {
-    const { serverUrl, tokens } = (typeof params === "object" && params !== null ? params : {}) as {
-      serverUrl?: unknown
-      tokens?: unknown
-    }
+    const { serverUrl, tokens } = fieldsOf(params)
     if (typeof serverUrl !== "string" || oauth.saveTokens === undefined) return Effect.succeed({})
     return Effect.as(oauth.saveTokens(serverUrl, tokens), {})
   }
