@@ -442,20 +442,76 @@ const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): P
     })
   )
 
-export const clientCallRow = async (ctx: Context, blocks = 5, perBlock = 200): Promise<Comparison> => {
+/**
+ * The SDK called from the same kind of loop as `clientEchoBlock`: one interruptible `Effect.async` per call inside
+ * one `Effect.gen`. It is the least any Effect API over the SDK adds to a call — the floor under `McpClient` —
+ * measured in the same run rather than assumed to be nothing.
+ */
+const sdkInEffectBlock = (direct: Direct, n: number, tag: string): Promise<Array<number>> =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const out: Array<number> = []
+      for (let i = 0; i < n; i++) {
+        const token = `${tag}${i}`
+        const t0 = performance.now()
+        const result = yield* Effect.async<unknown>((resume) => {
+          direct.client.callTool({ name: "echo", arguments: { token } }).then(
+            (value) => resume(Effect.succeed(value)),
+            (error) => resume(Effect.die(error))
+          )
+          return Effect.void
+        })
+        out.push(performance.now() - t0)
+        if ((result as { structuredContent?: { token?: unknown } }).structuredContent?.token !== token) {
+          return yield* Effect.dieMessage("the SDK in Effect returned the wrong token")
+        }
+      }
+      return out
+    })
+  )
+
+/** `McpClient` against the SDK used directly, and against the SDK called from an Effect loop (the floor). */
+export interface ClientCallRow {
+  /** McpClient (variant) vs the SDK awaited in a plain loop (baseline): the row with the target. */
+  readonly call: Comparison
+  /** The SDK in one `Effect.async` per call (variant) vs the SDK awaited in a plain loop: what Effect itself adds. */
+  readonly floor: Comparison
+  /** McpClient (variant) vs the SDK in one `Effect.async` per call: what the library adds over that floor. */
+  readonly overFloor: Comparison
+}
+
+export const clientCallRow = async (ctx: Context, blocks = 6, perBlock = 200): Promise<ClientCallRow> => {
   const held = await openClient(ctx.config)
   const direct = await connectDirect(ctx.server)
+  const inEffect = await connectDirect(ctx.server)
   try {
-    const client = (i: number) => clientEchoBlock(held.client, perBlock, `c${i}_`)
-    const sdk = (i: number) => directEchoBlock(direct.client, perBlock, `d${i}_`)
-    ctx.progress(`McpClient call: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
-    await client(-1)
-    await sdk(-1)
-    const { a, b } = await interleave(blocks, client, sdk)
-    return compare(a, b)
+    const variants = [
+      (i: number) => clientEchoBlock(held.client, perBlock, `c${i}_`),
+      (i: number) => directEchoBlock(direct.client, perBlock, `d${i}_`),
+      (i: number) => sdkInEffectBlock(inEffect, perBlock, `e${i}_`)
+    ]
+    ctx.progress(`McpClient call: warm-up, then ${blocks} rotated blocks × ${perBlock} calls of each of 3 variants`)
+    for (const variant of variants) await variant(-1)
+    const [client, sdk, effect] = await rotate(blocks, variants)
+    return { call: compare(client!, sdk!), floor: compare(effect!, sdk!), overFloor: compare(client!, effect!) }
   } finally {
-    await Promise.all([held.close(), closeDirect(direct)])
+    await Promise.all([held.close(), closeDirect(direct), closeDirect(inEffect)])
   }
+}
+
+/** `blocks` rounds of every variant, each round starting one variant later, so that no variant always goes first. */
+const rotate = async <T>(
+  blocks: number,
+  variants: ReadonlyArray<(i: number) => Promise<T>>
+): Promise<Array<Array<T>>> => {
+  const out = variants.map(() => [] as Array<T>)
+  for (let i = 0; i < blocks; i++) {
+    for (let j = 0; j < variants.length; j++) {
+      const k = (i + j) % variants.length
+      out[k]!.push(await variants[k]!(i))
+    }
+  }
+  return out
 }
 
 export const clientOpenRow = async (ctx: Context, rounds = 10): Promise<OpenRow> => {

@@ -58,7 +58,7 @@ interface Results {
   rss?: Rows.RssRow
   fanOut?: Rows.FanOutRow
   profile?: ProfileResult
-  clientCall?: Comparison
+  clientCall?: Rows.ClientCallRow
   clientOpen?: Rows.OpenRow
   isolation?: Rows.IsolationRow
 }
@@ -107,13 +107,30 @@ const render = (r: Results): string => {
     rows.push(["  close (not in the ratio)", "", fmtMs(r.open.workerClose), fmtMs(r.open.directClose), "", "(info)"])
   }
   if (r.clientCall) {
+    const { call, floor, overFloor } = r.clientCall
     rows.push([
       "McpClient callTool echo, same thread",
       "≤ 1.05×",
-      fmtUs(r.clientCall.variant),
-      fmtUs(r.clientCall.direct),
-      fmtRatio(r.clientCall),
-      verdict(r.clientCall.ratio <= 1.05)
+      fmtUs(call.variant),
+      fmtUs(call.direct),
+      fmtRatio(call),
+      verdict(call.ratio <= 1.05)
+    ])
+    rows.push([
+      "  floor: SDK in Effect.async vs SDK",
+      "",
+      fmtUs(floor.variant),
+      fmtUs(floor.direct),
+      fmtRatio(floor),
+      "(info)"
+    ])
+    rows.push([
+      "  McpClient vs SDK in Effect.async",
+      "",
+      fmtUs(overFloor.variant),
+      fmtUs(overFloor.direct),
+      fmtRatio(overFloor),
+      "(info)"
     ])
   }
   if (r.clientOpen) {

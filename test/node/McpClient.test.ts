@@ -302,6 +302,30 @@ describe("C33: McpClient", () => {
     )
   )
 
+  it.live(
+    "results are the server's raw objects (unknown fields kept, 1 MiB exact); stray stdout lines are skipped",
+    () =>
+      // The fixture writes, every 20 ms: text that is not JSON, JSON that is no JSON-RPC message, and a response to
+      // a request nobody made. None of them is an answer, and none of them breaks the connection.
+      McpClient.withClient(statefulConfig("--exit-on-stdin-eof", "--garbage-stdout"), (client) =>
+        Effect.gen(function* () {
+          const result = yield* client.callTool("structured")
+          assert.deepStrictEqual(result.structuredContent, { a: 1, nested: { b: [1, null, ""] } })
+          assert.deepStrictEqual(result._meta, { "x-fixture": true })
+          assert.strictEqual((result as Record<string, unknown>).extraField, "kept")
+          for (const bytes of [0, 65_536, 1_048_576]) {
+            const big = yield* client.callTool("big", { bytes })
+            assert.strictEqual((big.content as Array<{ text: string }>)[0]!.text.length, bytes)
+          }
+          for (let i = 0; i < 20; i++) {
+            assert.strictEqual(structured(yield* client.callTool("echo", { token: `t${i}` })).token, `t${i}`)
+            yield* Effect.sleep(5)
+          }
+          assert.strictEqual((yield* client.status).state, "ready")
+        })
+      )
+  )
+
   it.live("the request rules every surface follows (busy, budget, cancel, a caller who stops waiting)", () =>
     McpClient.withClient(statefulConfig("--exit-on-stdin-eof"), (client) =>
       Effect.gen(function* () {

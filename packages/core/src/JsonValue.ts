@@ -66,6 +66,7 @@ export interface CheckOptions {
  * @category validation
  */
 export const check = (value: unknown, options: CheckOptions): Either.Either<JsonValue, InvalidInput> => {
+  if (isPlainFast(value, 0, options.isProxy)) return Either.right(value as JsonValue)
   const problem = walk(value, options.isProxy)
   return problem === undefined
     ? Either.right(value as JsonValue)
@@ -85,8 +86,10 @@ export const check = (value: unknown, options: CheckOptions): Either.Either<Json
  * @since 0.1.0
  * @category encoding
  */
-export const encode = (value: unknown, options: CheckOptions): Either.Either<string, InvalidInput> =>
-  Either.map(check(value, options), (checked) => JSON.stringify(checked))
+export const encode = (value: unknown, options: CheckOptions): Either.Either<string, InvalidInput> => {
+  const checked = check(value, options)
+  return Either.isLeft(checked) ? Either.left(checked.left) : Either.right(JSON.stringify(checked.right))
+}
 
 /**
  * Where decoded text came from, for the error when it is not JSON (defaults: `"arguments"`, `"args"`).
@@ -182,6 +185,58 @@ const parseOrUndefined = (text: string): { readonly value: JsonValue } | undefin
 }
 
 /** One array or object on the current path, with the position of the next child to visit. */
+/**
+ * The common case, checked without allocating anything but the reflection results: `true` only for data the full
+ * walk accepts too. Anything it is not sure of — a cycle (it gives up at `maxDepth`), another realm's objects, an
+ * array with holes or extra keys, an accessor, a value that throws while inspected — returns `false`, and the walk
+ * then finds the problem and its path. Arguments are checked on every request, so this is on the hot path.
+ */
+const isPlainFast = (value: unknown, depth: number, isProxy: ((u: unknown) => boolean) | undefined): boolean => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true
+    case "number":
+      return Number.isFinite(value)
+    case "object":
+      break
+    default:
+      return false
+  }
+  if (value === null) return true
+  if (depth >= maxDepth || (isProxy !== undefined && isProxy(value))) return false
+  try {
+    const proto: unknown = Object.getPrototypeOf(value)
+    const keys = Reflect.ownKeys(value)
+    // A dense array's own keys are its indices and `length`; anything else (a hole, a named key) goes to the walk.
+    const isArray = Array.isArray(value)
+    if (
+      isArray
+        ? proto !== Array.prototype || keys.length !== (value as Array<unknown>).length + 1
+        : proto !== Object.prototype && proto !== null
+    ) {
+      return false
+    }
+    const count = isArray ? keys.length - 1 : keys.length
+    for (let i = 0; i < count; i++) {
+      const key = isArray ? i : keys[i]!
+      if (typeof key === "symbol") return false
+      const descriptor = Object.getOwnPropertyDescriptor(value, key)
+      if (
+        descriptor === undefined ||
+        !descriptor.enumerable ||
+        !("value" in descriptor) ||
+        !isPlainFast(descriptor.value, depth + 1, isProxy)
+      ) {
+        return false
+      }
+    }
+    return true
+  } catch {
+    return false
+  }
+}
+
 interface Frame {
   readonly container: object
   /** How the container was reached from its parent (unused for the root). */

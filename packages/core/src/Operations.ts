@@ -233,14 +233,14 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
   method: "tools/call",
   span: "McpWorkers.callTool",
   arity: 2,
-  params: ([name, args], _, context) =>
-    Either.flatMap(string(name, "name", "the tool name"), (tool) =>
-      // Validated once, stringified once: the params are assembled around the arguments' JSON text.
-      Either.map(
-        args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", context),
-        (text) => `{"name":${JSON.stringify(tool)},"arguments":${text}}`
-      )
-    ),
+  // Validated once, stringified once: the params are assembled around the arguments' JSON text. Every call builds
+  // these, so without a closure per step.
+  params: ([name, args], _, context) => {
+    const tool = string(name, "name", "the tool name")
+    if (Either.isLeft(tool)) return tool
+    const text = args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", context)
+    return Either.isLeft(text) ? text : Either.right(`{"name":${JSON.stringify(tool.right)},"arguments":${text.right}}`)
+  },
   saveTo: (options, context) => {
     const saveTo: unknown = options?.saveTo
     if (saveTo === undefined) return Either.right(undefined)
@@ -412,14 +412,20 @@ export const derive = <Extra = {}>(
   ) => Effect.Effect<unknown, RequestError>
 ): Service<Requests, Extra> =>
   Object.fromEntries(
-    Object.entries(requests).map(([name, operation]) => [
-      name,
-      (id: string, ...rest: Array<unknown>) =>
-        run(
-          operation,
-          id,
-          rest.slice(0, operation.arity),
-          rest[operation.arity] as (RequestOptions & Extra) | undefined
-        )
-    ])
+    Object.entries(requests).map(([name, operation]) => [name, positional(operation, run)])
   ) as unknown as Service<Requests, Extra>
+
+// The surface function of one operation: fixed parameters for its arity (no rest array to slice on each call).
+const positional = <Options>(
+  operation: Any,
+  run: (operation: Any, id: string, args: ReadonlyArray<unknown>, options: Options | undefined) => unknown
+) => {
+  switch (operation.arity) {
+    case 0:
+      return (id: string, options?: Options) => run(operation, id, [], options)
+    case 1:
+      return (id: string, a: unknown, options?: Options) => run(operation, id, [a], options)
+    default:
+      return (id: string, a: unknown, b: unknown, options?: Options) => run(operation, id, [a, b], options)
+  }
+}

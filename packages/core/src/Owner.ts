@@ -59,10 +59,11 @@ export interface OwnerTransport {
    */
   readonly exitInfo: (waitMs: number) => Effect.Effect<ExitInfo>
   /**
-   * The raw JSON-RPC response line of the request that was just answered, when the transport kept it: handed
-   * on as is, it spares serializing the parsed result again (and it is the server's result unchanged).
+   * The raw JSON-RPC response of the request that was just answered, when the transport kept it: its line and the
+   * `result` member parsed from it (before any schema read it). Handed on as is, it spares serializing the parsed
+   * result again, and it is the server's result unchanged.
    */
-  readonly takeResponseLine?: () => string | undefined
+  readonly takeResponse?: () => { readonly line: string; readonly result: unknown } | undefined
   /**
    * Starts a `saveTo`: the response to the next request sent goes to `path` as it arrives (its result, raw), never
    * whole into memory; the request then answers with the save's summary. `Left` is why the file cannot be made.
@@ -165,6 +166,11 @@ export interface InteractiveOAuth {
  */
 export interface OwnerPort {
   readonly post: (message: OwnerProtocol.OwnerMessageEncoded) => void
+  /**
+   * A host in the owner's own thread (`McpClient`) takes a request's raw result as a value: nothing crosses a
+   * thread, so the result is neither written as text nor parsed again. Without it, a `Success` message is posted.
+   */
+  readonly postResult?: ((requestId: string, result: unknown) => void) | undefined
 }
 
 /**
@@ -617,10 +623,13 @@ const onSettled = (
   if (Either.isLeft(exit))
     return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
   if (save !== undefined) return postSaved(machine.port, connection, requestId, save)
-  const line = connection.transport.takeResponseLine?.()
-  machine.port.post(
-    line !== undefined
-      ? { _tag: "Success", requestId, result: line, envelope: true }
+  const response = connection.transport.takeResponse?.()
+  const { port } = machine
+  if (port.postResult !== undefined)
+    return port.postResult(requestId, response !== undefined ? response.result : exit.right)
+  port.post(
+    response !== undefined
+      ? { _tag: "Success", requestId, result: response.line, envelope: true }
       : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
   )
 }

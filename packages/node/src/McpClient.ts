@@ -94,16 +94,24 @@ export interface McpClient extends Requests {
   readonly close: (options?: McpWorkers.CloseOptions) => Effect.Effect<WorkerStatus, CloseFailed>
 }
 
+type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }
+
+// One request function of the client: fixed parameters for the operation's arity, no rest array per call.
+const bound = (record: internal.Client, operation: Operations.Any) => {
+  switch (operation.arity) {
+    case 0:
+      return (options?: RunOptions) => internal.run(record, operation, [], options)
+    case 1:
+      return (a: unknown, options?: RunOptions) => internal.run(record, operation, [a], options)
+    default:
+      return (a: unknown, b: unknown, options?: RunOptions) => internal.run(record, operation, [a, b], options)
+  }
+}
+
 // The client of an open connection record.
 const fromRecord = (record: internal.Client): McpClient => {
-  const derived = Operations.derive<{ readonly signal?: AbortSignal | undefined }>((operation, _id, args, options) =>
-    internal.run(record, operation, args, options)
-  ) as unknown as Record<string, (id: string, ...rest: Array<unknown>) => Effect.Effect<unknown, RequestError>>
   const requests = Object.fromEntries(
-    Object.keys(Operations.requests).map((name) => [
-      name,
-      (...rest: Array<unknown>) => derived[name]!(record.workerId, ...rest)
-    ])
+    Object.entries(Operations.requests).map(([name, operation]) => [name, bound(record, operation)])
   ) as unknown as Requests
   return {
     ...requests,

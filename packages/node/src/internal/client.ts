@@ -45,7 +45,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import * as Budget from "./budget.js"
 import * as ServerRequests from "./serverRequests.js"
 import * as Reaper from "./reaper.js"
-import { traced } from "./traced.js"
+import { isTracing } from "./traced.js"
 import { makeFactory } from "./transportFactory.js"
 import { type Pending, reportProgress, resultOf, settle } from "./workerEntry.js"
 
@@ -203,93 +203,99 @@ const refusal = (client: Client): RequestError | undefined => {
   return undefined
 }
 
+/** What a request is refused with, before anything is sent, when its budget is already spent (C22a). */
+const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" }))
+
 /**
- * Hands the request to the owner and waits for its answer, its timeout, its signal or its caller's interruption.
- * Runs in the register callback of `Effect.async`, so the busy check and taking the slot are one synchronous step.
- * The owner may answer before `onMessage` returns (a connection that is not ready), so everything that completes
- * the request is in place before the request is handed over.
+ * The request in flight: what completes it, and what ends it on its timeout, its signal or its caller's
+ * interruption. One object per request and no closures, except an abort listener when the caller gave a signal:
+ * this is the whole of the client's own work on the hot path.
  */
-const send = (
-  client: Client,
-  method: OwnerProtocol.Method,
-  params: string,
-  left: number,
-  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  signal: AbortSignal | undefined,
-  resume: (effect: Effect.Effect<unknown, RequestError>) => void
-): Effect.Effect<void> => {
-  const requestId = nextRequestId(client)
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const stop = (reason: "timeout" | "interrupted") => {
-    if (client.pending?.requestId !== requestId) return false
+class InFlight implements Pending {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  onAbort: (() => void) | undefined = undefined
+  constructor(
+    readonly client: Client,
+    readonly requestId: string,
+    readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    readonly signal: AbortSignal | undefined
+  ) {}
+
+  /** The owner's answer (through `settle`, which has already given up the slot). */
+  complete(exit: Exit.Exit<unknown, RequestError>): void {
+    this.disarm()
+    this.resume(exit)
+  }
+
+  /** Ends the request without its answer: the owner cancels exactly it, and the caller learns the outcome is unknown. */
+  end(reason: "timeout" | "interrupted"): boolean {
+    const client = this.client
+    if (client.pending !== this) return false
     client.pending = undefined
-    client.owner.onMessage({ _tag: "Cancel", requestId, reason })
+    this.disarm()
+    client.owner.onMessage({ _tag: "Cancel", requestId: this.requestId, reason })
     return true
   }
-  const onAbort = () => {
-    if (!stop("interrupted")) return
-    if (timer !== undefined) clearTimeout(timer)
-    resume(
+
+  unknown(reason: "timeout" | "interrupted"): void {
+    if (!this.end(reason)) return
+    this.resume(
       Exit.fail(
-        new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "interrupted", delivery: "unknown" })
+        new DeliveryUnknown({ workerId: this.client.workerId, requestId: this.requestId, reason, delivery: "unknown" })
       )
     )
   }
-  client.pending = {
-    requestId,
-    complete: (exit) => {
-      if (timer !== undefined) clearTimeout(timer)
-      signal?.removeEventListener("abort", onAbort)
-      resume(exit)
-    },
-    onProgress
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
   }
-  timer = setTimeout(
-    () => {
-      signal?.removeEventListener("abort", onAbort)
-      if (!stop("timeout")) return
-      resume(
-        Exit.fail(new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "timeout", delivery: "unknown" }))
-      )
-    },
-    Math.max(0, left)
-  )
-  signal?.addEventListener("abort", onAbort, { once: true })
-  client.owner.onMessage(
-    onProgress === undefined
-      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
-      : { _tag: "Request", requestId, method, params, timeoutMs: left, progress: true }
-  )
-  return Effect.sync(() => {
-    if (timer !== undefined) clearTimeout(timer)
-    signal?.removeEventListener("abort", onAbort)
-    stop("interrupted")
-  })
 }
 
-/** One MCP request, within `timeout` counted from `started`. @internal */
-export const request = (
+const onTimeout = (inflight: InFlight) => inflight.unknown("timeout")
+
+/**
+ * Starts one request, in the register step of `Effect.async`: the arguments are checked and encoded, the busy check
+ * and taking the slot are one synchronous step, and the budget is counted from here. The owner may answer before
+ * `onMessage` returns (a connection that is not ready), so everything that completes the request is in place
+ * before the request is handed over.
+ */
+const start = (
   client: Client,
-  method: OwnerProtocol.Method,
-  params: string,
-  timeout: Duration.DurationInput | undefined,
-  started: number,
-  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  signal: AbortSignal | undefined
-): Effect.Effect<unknown, RequestError> =>
-  Effect.suspend(() => {
-    const budget = Budget.budgetOf(timeout)
-    if (Either.isLeft(budget)) return Effect.fail(Budget.invalidTimeout("arguments", budget.left))
-    return Effect.async<unknown, RequestError>((resume) => {
-      const refused = refusal(client)
-      if (refused !== undefined) return resume(Effect.fail(refused))
-      const left = (budget.right ?? client.defaultTimeoutMs) - (Date.now() - started)
-      // A spent budget sends nothing (C22a).
-      if (left <= 0)
-        return resume(Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" })))
-      return send(client, method, params, left, onProgress, signal, resume)
-    })
-  })
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined,
+  resume: (effect: Effect.Effect<unknown, RequestError>) => void
+): Effect.Effect<void> | void => {
+  const started = Date.now()
+  const params = operation.params(args, options, paramsContext)
+  if (Either.isLeft(params)) return resume(Effect.fail(params.left))
+  const budget = options?.timeout === undefined ? Either.right(undefined) : Budget.budgetOf(options.timeout)
+  if (Either.isLeft(budget)) return resume(Effect.fail(Budget.invalidTimeout("arguments", budget.left)))
+  const refused = refusal(client)
+  if (refused !== undefined) return resume(Effect.fail(refused))
+  const left = (budget.right ?? client.defaultTimeoutMs) - (Date.now() - started)
+  if (left <= 0) return resume(spent(client))
+  const requestId = nextRequestId(client)
+  const onProgress = options?.onProgress
+  const signal = options?.signal
+  const inflight = new InFlight(client, requestId, resume, onProgress, signal)
+  client.pending = inflight
+  inflight.timer = setTimeout(onTimeout, left, inflight)
+  if (signal !== undefined) {
+    inflight.onAbort = () => inflight.unknown("interrupted")
+    signal.addEventListener("abort", inflight.onAbort, { once: true })
+  }
+  client.owner.onMessage(
+    onProgress === undefined
+      ? { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left }
+      : { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left, progress: true }
+  )
+  return Effect.sync(() => inflight.end("interrupted"))
+}
+
+const paramsContext: Operations.ParamsContext = { isProxy }
 
 /** Any operation of the table: arguments checked and encoded here, then handed to the owner. @internal */
 export const run = (
@@ -297,15 +303,17 @@ export const run = (
   operation: Operations.Any,
   args: ReadonlyArray<unknown>,
   options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined
-): Effect.Effect<unknown, RequestError> =>
-  Effect.suspend(() => {
-    const started = Date.now()
-    return Either.match(operation.params(args, options, { isProxy }), {
-      onLeft: Effect.fail,
-      onRight: (params) =>
-        request(client, operation.method, params, options?.timeout, started, options?.onProgress, options?.signal)
-    })
-  }).pipe(traced(operation.span, { workerId: client.workerId, ...operation.attributes?.(args) }))
+): Effect.Effect<unknown, RequestError> => {
+  const request = Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, resume))
+  return Effect.withFiberRuntime((fiber) =>
+    isTracing(fiber)
+      ? Effect.withSpan(request, operation.span, {
+          attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
+          captureStackTrace: false
+        })
+      : request
+  )
+}
 
 /** Cancels exactly the request in flight named (C12). @internal */
 export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending> =>
@@ -503,7 +511,10 @@ export const make = (
       notifications: { received: 0, dropped: 0, listChanged: { tools: null, resources: null, prompts: null } }
     }
     ;(client as { owner: Owner.Owner }).owner = Owner.make({
-      port: { post: (message) => onOwnerMessage(client, message) },
+      port: {
+        post: (message) => onOwnerMessage(client, message),
+        postResult: (requestId, result) => settle(client, requestId, Exit.succeed(result))
+      },
       factory: factory.make
     })
     // Before the server starts: a process that dies from here on leaves nothing running (C27).

@@ -8,7 +8,7 @@ import * as Redact from "@mcp-worker/core/Redact"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
@@ -43,7 +43,7 @@ class ProcessTransport implements Transport {
   private closed = false
   // The JSON-RPC id of the request in flight, and the raw line that answered it.
   private tracked: string | number | undefined
-  private answered: { readonly id: string | number; readonly line: string } | undefined
+  private answered: { readonly id: string | number; readonly line: string; readonly result: unknown } | undefined
   /** The `saveTo` of the request in flight, and the line being scanned for it. */
   private save: ResponseSave | undefined
   private spool: Spool | undefined
@@ -54,13 +54,13 @@ class ProcessTransport implements Transport {
   ) {}
 
   /**
-   * The raw response line of the request just answered, if it was the tracked one: the owner hands this text on
-   * instead of serializing the parsed result again.
+   * The raw response of the request just answered, if it was the tracked one: the owner hands this on instead of
+   * serializing the parsed result again.
    */
-  takeResponseLine(): string | undefined {
+  takeResponse(): { readonly line: string; readonly result: unknown } | undefined {
     const answered = this.answered
     this.answered = undefined
-    return answered !== undefined && answered.id === this.tracked ? answered.line : undefined
+    return answered !== undefined && answered.id === this.tracked ? answered : undefined
   }
 
   /** The response to the next request sent goes to `target`: its temporary file is made now. */
@@ -182,18 +182,30 @@ class ProcessTransport implements Transport {
     this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes))
   }
 
+  /**
+   * One line of the server's stdout. Only its JSON is read here: what kind of message it is, the client decides with
+   * the protocol's own schemas (its dispatch checks every message against them, and a result again against its
+   * request's schema), and reports a line that is none. Checking it against the message union here as well, as the
+   * SDK's stdio transport does, would validate every message twice on the hot path.
+   */
   private onLine(raw: string) {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
-    let message: JSONRPCMessage
+    let message: unknown
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line))
+      message = JSON.parse(line)
     } catch (error) {
       // A stray non-JSON line is reported, not fatal (as the SDK's own transport does).
       this.onerror?.(error as Error)
       return
     }
-    if ("result" in message && message.id === this.tracked) this.answered = { id: message.id, line }
-    this.onmessage?.(message)
+    if (typeof message !== "object" || message === null || Array.isArray(message)) {
+      this.onerror?.(new Error("a line of the server's stdout is JSON but not a JSON-RPC message"))
+      return
+    }
+    if ("result" in message && "id" in message && message.id === this.tracked) {
+      this.answered = { id: message.id as string | number, line, result: message.result }
+    }
+    this.onmessage?.(message as JSONRPCMessage)
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -268,7 +280,7 @@ export const make = (
     return {
       transport,
       pid: job.pid,
-      takeResponseLine: () => transport.takeResponseLine(),
+      takeResponse: () => transport.takeResponse(),
       saveResponse: (target) =>
         Either.map(transport.saveResponse(target), (save) => ({
           summary: () => save.summary,

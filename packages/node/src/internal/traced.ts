@@ -7,6 +7,7 @@
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Tracer from "effect/Tracer"
 
@@ -24,3 +25,7 @@ export const traced =
             enabled ? Effect.withSpan(effect, name, { attributes, captureStackTrace: false }) : effect
           )
     )
+
+/** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
+export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
