@@ -21,8 +21,8 @@ import { types } from "node:util"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import { checkSavePath } from "./responseSave.js"
 import { lookup, type Registry } from "./registry.js"
-import { traced } from "./traced.js"
-import { type Entry, refusal } from "./workerEntry.js"
+import { isTracing } from "./traced.js"
+import { type Entry, type Pending, refusal } from "./workerEntry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -30,58 +30,96 @@ const isProxy = (u: unknown) => types.isProxy(u)
 const context = { isProxy, checkSavePath }
 
 /**
- * Posts the request and waits for its answer, its timeout or its caller's interruption. Runs in the register
- * callback of `Effect.async`, so the busy check and taking the slot are one synchronous step.
+ * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
+ * interruption. One object per request and no closures: this is the host's own work on every call.
  */
-const send = (
-  entry: Entry,
+class InFlight implements Pending {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  constructor(
+    readonly entry: Entry,
+    readonly requestId: string,
+    readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+  ) {}
+
+  /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
+  complete(exit: Exit.Exit<unknown, RequestError>): void {
+    clearTimeout(this.timer)
+    this.resume(exit)
+  }
+
+  /** Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended. */
+  end(reason: "timeout" | "interrupted"): boolean {
+    const entry = this.entry
+    if (entry.pending !== this) return false
+    entry.pending = undefined
+    clearTimeout(this.timer)
+    entry.port.postMessage({ _tag: "Cancel", requestId: this.requestId, reason })
+    return true
+  }
+}
+
+const onTimeout = (inflight: InFlight) => {
+  if (!inflight.end("timeout")) return
+  const { entry, requestId } = inflight
+  inflight.resume(
+    Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "timeout", delivery: "unknown" }))
+  )
+}
+
+const saveToHttp = new InvalidInput({
+  where: "arguments",
+  path: "options.saveTo",
+  message: "saveTo is for stdio servers",
+  delivery: "not_sent"
+})
+
+/**
+ * Starts one request, in the register step of `Effect.async`: the busy check and taking the slot are one
+ * synchronous step (a fiber may yield between any two Effect steps, and two requests must never both pass the
+ * check, C8), and the budget counts from `started`.
+ */
+const start = (
+  registry: Registry,
+  id: string,
   method: OwnerProtocol.Method,
   params: string,
-  left: number,
+  budgetMs: number | undefined,
+  started: number,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
-): Effect.Effect<void> => {
+): Effect.Effect<void> | void => {
+  const entry = registry.entries.get(id)
+  const refused = refusal(id, entry)
+  if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
+  const left = (budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - started)
+  // The deadline passed before the request could go (a remote caller's budget spent between threads, or a zero
+  // budget): it is never sent (C22a).
+  if (left <= 0) return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
+  // The result is written where the server's bytes are read, which only the stdio transport does.
+  if (saveTo !== undefined && entry.http) return resume(Effect.fail(saveToHttp))
   const requestId = WorkerId.makeRequestId()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const cancel = (reason: "timeout" | "interrupted") => {
-    if (entry.pending?.requestId !== requestId) return
-    entry.pending = undefined
-    entry.port.postMessage({ _tag: "Cancel", requestId, reason })
-  }
-  entry.pending = {
-    requestId,
-    complete: (exit) => {
-      if (timer !== undefined) clearTimeout(timer)
-      resume(exit as Exit.Exit<unknown, RequestError>)
-    },
-    onProgress
-  }
-  entry.port.postMessage({
-    _tag: "Request",
-    requestId,
-    method,
-    params,
-    timeoutMs: left,
-    ...(onProgress === undefined ? {} : { progress: true }),
-    ...(saveTo === undefined ? {} : { saveTo })
-  })
-  timer = setTimeout(
-    () => {
-      cancel("timeout")
-      resume(
-        Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "timeout", delivery: "unknown" }))
-      )
-    },
-    Math.max(0, left)
+  const inflight = new InFlight(entry, requestId, resume, onProgress)
+  entry.pending = inflight
+  entry.port.postMessage(
+    onProgress === undefined && saveTo === undefined
+      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
+      : {
+          _tag: "Request",
+          requestId,
+          method,
+          params,
+          timeoutMs: left,
+          ...(onProgress === undefined ? {} : { progress: true }),
+          ...(saveTo === undefined ? {} : { saveTo })
+        }
   )
-  return Effect.sync(() => {
-    if (timer !== undefined) clearTimeout(timer)
-    cancel("interrupted")
-  })
+  inflight.timer = setTimeout(onTimeout, left, inflight)
+  return Effect.sync(() => inflight.end("interrupted"))
 }
 
-/** One MCP request on a worker, within `timeout` counted from `started`. @internal */
+/** One MCP request on a worker with encoded params, within `timeout` counted from `started`. @internal */
 export const request = (
   registry: Registry,
   id: string,
@@ -95,55 +133,49 @@ export const request = (
   Effect.suspend(() => {
     const budget = budgetOf(timeout)
     if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
-    // The busy check and taking the slot happen in one synchronous step (the register callback): a fiber may
-    // yield between any two Effect steps, and two requests must never both pass the check (C8).
-    return Effect.async<unknown, RequestError>((resume) => {
-      const entry = registry.entries.get(id)
-      const refused = refusal(id, entry)
-      if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
-      const left = (budget.right ?? entry.defaultTimeoutMs) - (Date.now() - started)
-      // The deadline passed before the request could go (a remote caller's budget spent between threads, or a
-      // zero budget): it is never sent (C22a).
-      if (left <= 0)
-        return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
-      // The result is written where the server's bytes are read, which only the stdio transport does.
-      if (saveTo !== undefined && entry.http)
-        return resume(
-          Effect.fail(
-            new InvalidInput({
-              where: "arguments",
-              path: "options.saveTo",
-              message: "saveTo is for stdio servers",
-              delivery: "not_sent"
-            })
-          )
-        )
-      return send(entry, method, params, left, onProgress, saveTo, resume)
-    })
+    return Effect.async<unknown, RequestError>((resume) =>
+      start(registry, id, method, params, budget.right, started, onProgress, saveTo, resume)
+    )
   })
 
 /**
- * Every request operation of the table, on the host's side: arguments checked and encoded here, then sent.
+ * Every request operation of the table, on the host's side: arguments checked and encoded in the register step
+ * of the request itself, then sent. A span is opened only when tracing is on.
  *
  * @internal
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
-  Operations.derive((operation, id, args, options) =>
-    Effect.suspend(() => {
+  Operations.derive((operation, id, args, options) => {
+    const request = Effect.async<unknown, RequestError>((resume) => {
       const started = Date.now()
-      return Either.match(
-        Either.all([
-          operation.params(args, options, context),
-          operation.saveTo?.(options, context) ?? Either.right(undefined)
-        ]),
-        {
-          onLeft: Effect.fail,
-          onRight: ([params, saveTo]) =>
-            request(registry, id, operation.method, params, options?.timeout, started, options?.onProgress, saveTo)
-        }
+      const params = operation.params(args, options, context)
+      if (Either.isLeft(params)) return resume(Effect.fail(params.left))
+      const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
+      if (Either.isLeft(saveTo)) return resume(Effect.fail(saveTo.left))
+      const timeout = options?.timeout
+      const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
+      if (Either.isLeft(budget)) return resume(Effect.fail(invalidTimeout("arguments", budget.left)))
+      return start(
+        registry,
+        id,
+        operation.method,
+        params.right,
+        budget.right,
+        started,
+        options?.onProgress,
+        saveTo.right,
+        resume
       )
-    }).pipe(traced(operation.span, { workerId: id, ...operation.attributes?.(args) }))
-  )
+    })
+    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+      isTracing(fiber)
+        ? Effect.withSpan(request, operation.span, {
+            attributes: { workerId: id, ...operation.attributes?.(args) },
+            captureStackTrace: false
+          })
+        : request
+    )
+  })
 
 /** Cancels exactly the request in flight named (C12). @internal */
 export const cancel =
