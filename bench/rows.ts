@@ -425,22 +425,30 @@ export const openClient = async (config: StdioConfigInput): Promise<HeldClient> 
   return { client, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): Promise<Array<number>> =>
+/** `n` sequential echo calls made by `call` inside one `Effect.gen`; per-call latencies in ms. */
+const effectEchoBlock = (
+  call: (token: string) => Effect.Effect<unknown, unknown>,
+  n: number,
+  tag: string
+): Promise<Array<number>> =>
   Effect.runPromise(
     Effect.gen(function* () {
       const out: Array<number> = []
       for (let i = 0; i < n; i++) {
         const token = `${tag}${i}`
         const t0 = performance.now()
-        const result = yield* client.callTool("echo", { token })
+        const result = yield* call(token)
         out.push(performance.now() - t0)
-        if ((result.structuredContent as { token?: unknown } | undefined)?.token !== token) {
-          return yield* Effect.dieMessage("client echo returned the wrong token")
+        if ((result as { structuredContent?: { token?: unknown } }).structuredContent?.token !== token) {
+          return yield* Effect.dieMessage("an echo returned the wrong token")
         }
       }
       return out
     })
   )
+
+const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): Promise<Array<number>> =>
+  effectEchoBlock((token) => client.callTool("echo", { token }), n, tag)
 
 /**
  * The SDK called from the same kind of loop as `clientEchoBlock`: one interruptible `Effect.async` per call inside
@@ -448,26 +456,17 @@ const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): P
  * measured in the same run rather than assumed to be nothing.
  */
 const sdkInEffectBlock = (direct: Direct, n: number, tag: string): Promise<Array<number>> =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      const out: Array<number> = []
-      for (let i = 0; i < n; i++) {
-        const token = `${tag}${i}`
-        const t0 = performance.now()
-        const result = yield* Effect.async<unknown>((resume) => {
-          direct.client.callTool({ name: "echo", arguments: { token } }).then(
-            (value) => resume(Effect.succeed(value)),
-            (error) => resume(Effect.die(error))
-          )
-          return Effect.void
-        })
-        out.push(performance.now() - t0)
-        if ((result as { structuredContent?: { token?: unknown } }).structuredContent?.token !== token) {
-          return yield* Effect.dieMessage("the SDK in Effect returned the wrong token")
-        }
-      }
-      return out
-    })
+  effectEchoBlock(
+    (token) =>
+      Effect.async<unknown>((resume) => {
+        direct.client.callTool({ name: "echo", arguments: { token } }).then(
+          (value) => resume(Effect.succeed(value)),
+          (error) => resume(Effect.die(error))
+        )
+        return Effect.void
+      }),
+    n,
+    tag
   )
 
 /** `McpClient` against the SDK used directly, and against the SDK called from an Effect loop (the floor). */

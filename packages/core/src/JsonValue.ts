@@ -184,7 +184,6 @@ const parseOrUndefined = (text: string): { readonly value: JsonValue } | undefin
   }
 }
 
-/** One array or object on the current path, with the position of the next child to visit. */
 /**
  * The common case, checked without allocating anything but the reflection results: `true` only for data the full
  * walk accepts too. Anything it is not sure of — a cycle (it gives up at `maxDepth`), another realm's objects, an
@@ -237,6 +236,7 @@ const isPlainFast = (value: unknown, depth: number, isProxy: ((u: unknown) => bo
   }
 }
 
+/** One array or object on the current path, with the position of the next child to visit. */
 interface Frame {
   readonly container: object
   /** How the container was reached from its parent (unused for the root). */
