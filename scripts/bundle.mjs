@@ -5,6 +5,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { fileURLToPath } from "node:url"
 
@@ -57,7 +58,7 @@ const lazyAjv = {
 /**
  * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
  * packages/node/owner/owner.mjs (owner-process.mjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
- * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>.cache (named as
+ * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
  * `cacheFileOf` in packages/node/src/internal/ownerLoader.ts names it). Another Node writes its own cache on its
  * first owner thread.
  */
@@ -99,7 +100,10 @@ export const bundleOwner = async () => {
   const module = { exports: {} }
   script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, dir)
   fs.writeFileSync(
-    path.join(dir, `owner-runtime.v8-${process.versions.v8}-${process.arch}.cache`),
+    path.join(
+      dir,
+      `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
+    ),
     script.createCachedData()
   )
 }

@@ -6,6 +6,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as V8 from "node:v8"
 import * as OwnerLoader from "../../packages/node/src/internal/ownerLoader.js"
 
 const runtime = fileURLToPath(new URL("../../packages/node/owner/owner-runtime.cjs", import.meta.url))
@@ -35,10 +36,10 @@ const cacheWritten = (file: string, replacedSize?: number) =>
   })
 
 describe("owner runtime code cache", () => {
-  it("is named after this thread's V8", () => {
+  it("is named after this thread's V8 and its flags", () => {
     assert.strictEqual(
       Path.basename(OwnerLoader.cacheFileOf(runtime)),
-      `owner-runtime.v8-${process.versions.v8}-${process.arch}.cache`
+      `owner-runtime.v8-${process.versions.v8}-${process.arch}-${V8.cachedDataVersionTag().toString(36)}.cache`
     )
   })
 
@@ -57,6 +58,32 @@ describe("owner runtime code cache", () => {
       assert.strictEqual(typeof first.exports.run, "function")
       first.refresh()
       yield* cacheWritten(file)
+      assert.isTrue(OwnerLoader.load(file).cached)
+    })
+  )
+
+  // V8 rejects a cache made under other flags. With one file for all, an owner process with a heap limit and the
+  // host's owner threads would each rewrite the other's cache, and most owners would start without one.
+  it.scopedLive("a process under other V8 flags keeps a cache of its own; the one of the default flags stays", () =>
+    Effect.gen(function* () {
+      const file = yield* copyOfRuntime
+      OwnerLoader.load(file).refresh()
+      yield* cacheWritten(file)
+      const plain = OwnerLoader.cacheFileOf(file)
+      const before = Fs.readFileSync(plain)
+      yield* Effect.gen(function* () {
+        V8.setFlagsFromString("--expose-gc")
+        const flagged = OwnerLoader.cacheFileOf(file)
+        assert.notStrictEqual(flagged, plain)
+        const first = OwnerLoader.load(file)
+        assert.isFalse(first.cached)
+        first.refresh()
+        yield* cacheWritten(file)
+        assert.isTrue(Fs.existsSync(flagged))
+        assert.isTrue(OwnerLoader.load(file).cached)
+      }).pipe(Effect.ensuring(Effect.sync(() => V8.setFlagsFromString("--no-expose-gc"))))
+      assert.strictEqual(OwnerLoader.cacheFileOf(file), plain)
+      assert.isTrue(Fs.readFileSync(plain).equals(before))
       assert.isTrue(OwnerLoader.load(file).cached)
     })
   )
