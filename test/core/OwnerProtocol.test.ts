@@ -40,9 +40,10 @@ const request = messageLike("Request", {
 
 const success = messageLike("Success", { requestId: fc.string(), result: fc.string(), envelope: fc.boolean() })
 
+// A value the Schema throws on while inspecting it counts as refused (see the last test).
 const bySchema = {
-  host: Schema.decodeUnknownEither(OwnerProtocol.HostMessage),
-  owner: Schema.decodeUnknownEither(OwnerProtocol.OwnerMessage)
+  host: OwnerProtocol.safeDecoder(OwnerProtocol.HostMessage),
+  owner: OwnerProtocol.safeDecoder(OwnerProtocol.OwnerMessage)
 }
 
 /** The fields both results carry: the Schema drops unknown ones, the fast path leaves them. */
@@ -107,5 +108,17 @@ describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
     assert.isTrue(Either.isLeft(OwnerProtocol.decodeHostMessage({ _tag: "Cancel", requestId: "req_x", reason: "x" })))
     const spawned = { _tag: "Spawned", pid: 12 } as const
     assert.deepStrictEqual(OwnerProtocol.decodeOwnerMessage(spawned), Either.right(spawned))
+  })
+
+  // Effect's Schema formats a mismatched tag with `String(...)`, which throws for an object whose `toString` is not a
+  // function: a message like that must be refused, not thrown into the port's message handler. (What arrives from
+  // another thread is a structured clone: plain data, never a getter.)
+  it("a message whose inspection throws is refused, not thrown", () => {
+    const hostile = [{ _tag: { toString: "" } }, { _tag: "Request", requestId: { toString: "" } }]
+    for (const raw of hostile) {
+      assert.isTrue(Either.isLeft(OwnerProtocol.decodeHostMessage(raw)))
+      assert.isTrue(Either.isLeft(OwnerProtocol.decodeOwnerMessage(raw)))
+    }
+    assert.throws(() => Schema.decodeUnknownEither(OwnerProtocol.OwnerMessage)(hostile[0]))
   })
 })

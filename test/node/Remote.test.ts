@@ -83,6 +83,31 @@ const idle = (workers: McpWorkers["Type"], id: string) =>
   })
 
 describe("NodeMcpWorkers.layerRemote", () => {
+  it.live("a message on the host's channel that throws when it is read is dropped; the host goes on serving", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        // Anything in the process may post on the channel's well-known name.
+        const channel = new BroadcastChannel(Protocol.hostChannel)
+        channel.postMessage({ _tag: { toString: "" }, from: "nobody", callId: 1 })
+        channel.postMessage({
+          _tag: "Request",
+          from: { toString: "" },
+          callId: 2,
+          operation: { _tag: { toString: "" } }
+        })
+        channel.close()
+        yield* Effect.sleep(50)
+        const answer = yield* Effect.provide(
+          Effect.flatMap(McpWorkers, (remote) => remote.callTool(id, "echo", { token: "after" })),
+          NodeMcpWorkers.layerRemote
+        )
+        assert.strictEqual(structured(answer).token, "after")
+      })
+    )
+  )
+
   it.live("C22: four fresh threads in sequence reuse one worker by id: the count reaches 4 in one process", () =>
     withHost(
       Effect.gen(function* () {

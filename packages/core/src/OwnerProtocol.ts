@@ -12,7 +12,7 @@
  */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
   CleanupSummary,
@@ -355,6 +355,29 @@ export type OwnerMessage = typeof OwnerMessage.Type
 export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
 
 /**
+ * `Schema.decodeUnknownEither` for messages from another thread or process: a value whose inspection throws (a
+ * `_tag` whose `toString` is not a function, a getter that throws) is refused like any other value that does not
+ * match, instead of throwing into the message handler that reads it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const safeDecoder = <A, I>(
+  schema: Schema.Schema<A, I, never>
+): ((raw: unknown) => Either.Either<A, ParseResult.ParseError>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (raw) => {
+    try {
+      return decode(raw)
+    } catch {
+      return Either.left(
+        new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, raw, "could not be inspected") })
+      )
+    }
+  }
+}
+
+/**
  * Validates a message that arrived at an owner.
  *
  * @since 0.1.0
@@ -363,7 +386,7 @@ export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
 export const decodeHostMessage = (raw: unknown): Either.Either<HostMessage, ParseResult.ParseError> =>
   isPlainRequest(raw) ? Either.right(raw) : decodeHostMessageSchema(raw)
 
-const decodeHostMessageSchema = Schema.decodeUnknownEither(HostMessage)
+const decodeHostMessageSchema = safeDecoder(HostMessage)
 
 const methods: ReadonlySet<unknown> = new Set(Method.literals)
 
@@ -392,7 +415,7 @@ const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
 export const decodeOwnerMessage = (raw: unknown): Either.Either<OwnerMessage, ParseResult.ParseError> =>
   isPlainSuccess(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
 
-const decodeOwnerMessageSchema = Schema.decodeUnknownEither(OwnerMessage)
+const decodeOwnerMessageSchema = safeDecoder(OwnerMessage)
 
 // The answer of every call, checked by hand as `SuccessMessage` would check it.
 const isPlainSuccess = (raw: unknown): raw is typeof SuccessMessage.Type => {

@@ -67,12 +67,13 @@ const onTimeout = (inflight: InFlight) => {
   )
 }
 
-const saveToHttp = new InvalidInput({
-  where: "arguments",
-  path: "options.saveTo",
-  message: "saveTo is for stdio servers",
-  delivery: "not_sent"
-})
+const saveToHttp = () =>
+  new InvalidInput({
+    where: "arguments",
+    path: "options.saveTo",
+    message: "saveTo is for stdio servers",
+    delivery: "not_sent"
+  })
 
 /**
  * Starts one request, in the register step of `Effect.async`: the busy check and taking the slot are one
@@ -98,7 +99,7 @@ const start = (
   // budget): it is never sent (C22a).
   if (left <= 0) return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
   // The result is written where the server's bytes are read, which only the stdio transport does.
-  if (saveTo !== undefined && entry.http) return resume(Effect.fail(saveToHttp))
+  if (saveTo !== undefined && entry.http) return resume(Effect.fail(saveToHttp()))
   const requestId = WorkerId.makeRequestId()
   const inflight = new InFlight(entry, requestId, resume, onProgress)
   entry.pending = inflight

@@ -213,16 +213,16 @@ export const Announcement = Schema.Union(Up, Gone)
 export type Announcement = typeof Announcement.Type
 
 /** @internal */
-export const decodeRemoteMessage = Schema.decodeUnknownEither(RemoteMessage)
+export const decodeRemoteMessage = OwnerProtocol.safeDecoder(RemoteMessage)
 
 /** @internal */
-export const decodeReply = Schema.decodeUnknownEither(Reply)
+export const decodeReply = OwnerProtocol.safeDecoder(Reply)
 
 /** @internal */
 export const encodeReply = Schema.encodeSync(Reply)
 
 /** @internal */
-export const decodeAnnouncement = Schema.decodeUnknownEither(Announcement)
+export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
 /** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
 export const randomId = (): string => randomBytes(12).toString("base64url")
