@@ -55,7 +55,7 @@ describe("C29: request operations beyond tools, and progress", () => {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const outcome = yield* runInThread(entry(), { scenario: "operations", data: { id } })
-        assert.isTrue(outcome.ok)
+        assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
         assert.deepStrictEqual(outcome.ok ? outcome.value : null, { operations: expected, progress: expectedProgress })
       })
     )

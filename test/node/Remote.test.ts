@@ -132,6 +132,38 @@ describe("NodeMcpWorkers.layerRemote", () => {
     )
   )
 
+  it.live(
+    "C8: calls in a row from two remote clients in turn are never busy, while the host is often busy itself",
+    () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          // The host's thread blocks 3 ms of every 4: the owner's word that a request ended and the remote's next
+          // request then often wait side by side, and either may be read first.
+          const blocker = yield* Effect.acquireRelease(
+            Effect.sync(() =>
+              setInterval(() => {
+                const until = performance.now() + 3
+                while (performance.now() < until) {
+                  // busy
+                }
+              }, 1)
+            ),
+            (interval) => Effect.sync(() => clearInterval(interval))
+          )
+          const n = 300
+          const outcome = yield* run("sequence", { id, n })
+          clearInterval(blocker)
+          if (!outcome.ok) return assert.fail(String(outcome.error))
+          assert.deepStrictEqual(
+            outcome.value,
+            Array.from({ length: n }, () => "ok")
+          )
+        })
+      )
+  )
+
   it.live("C23: opened in a thread that then exits, used from a second, closed from a third", () =>
     withHost(
       Effect.gen(function* () {

@@ -8,8 +8,10 @@ import type { SavedResult } from "@mcp-worker/core/Operations"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
@@ -27,6 +29,7 @@ export interface ThreadInput {
 /** The scenarios a remote thread can run. */
 export type ScenarioName =
   | "inc"
+  | "sequence"
   | "open"
   | "close"
   | "race"
@@ -120,6 +123,25 @@ const scenarios: Record<ScenarioName, Scenario> = {
       const pid = structured(yield* workers.callTool(data.id, "info")).pid as number
       return { count, pid }
     }),
+
+  /**
+   * `n` echo calls in a row, each sent the moment the previous one answered, by two remote clients of this thread in
+   * turn (each has a reply channel of its own): what each call ended with.
+   */
+  sequence: (data: { id: string; n: number }) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const clients = [yield* McpWorkers, Context.get(yield* Layer.build(NodeMcpWorkers.layerRemote), McpWorkers)]
+        const outcomes: Array<string> = []
+        for (let i = 0; i < data.n; i++) {
+          const exit = yield* Effect.either(clients[i % 2]!.callTool(data.id, "echo", { token: `s${i}` }))
+          outcomes.push(
+            exit._tag === "Right" ? (structured(exit.right).token === `s${i}` ? "ok" : "wrong result") : exit.left._tag
+          )
+        }
+        return outcomes
+      })
+    ),
 
   /** Opens a worker and returns its id; the thread then exits. */
   open: (data: { config: ServerConfigInput; options?: McpWorkersOpenOptions }) =>

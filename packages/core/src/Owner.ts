@@ -171,6 +171,12 @@ export interface OwnerPort {
    * thread, so the result is neither written as text nor parsed again. Without it, a `Success` message is posted.
    */
   readonly postResult?: ((requestId: string, result: unknown) => void) | undefined
+  /**
+   * An owner thread posts the success of a request that names a `replyTo` straight to that caller: `result` is JSON
+   * text, the result itself or (`envelope`) the server's whole response line. The host is then told `Delivered`.
+   * Without it (an owner process, which has no channel to other threads), every success goes to the host.
+   */
+  readonly postDirect?: ((replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => void) | undefined
 }
 
 /**
@@ -585,9 +591,10 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
     requestOptions
   )
   const saving = save === undefined ? undefined : save.right
+  const { replyTo } = message
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving)
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving, replyTo),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving, replyTo)
   )
 }
 
@@ -613,7 +620,8 @@ const onSettled = (
   requestId: string,
   controller: RequestAbort,
   exit: Either.Either<unknown, unknown>,
-  save?: ResponseSave
+  save: ResponseSave | undefined,
+  replyTo: OwnerProtocol.ReplyTo | undefined
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
@@ -622,24 +630,41 @@ const onSettled = (
   if (controller.aborted) return
   if (Either.isLeft(exit))
     return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
-  if (save !== undefined) return postSaved(machine.port, connection, requestId, save)
+  if (save !== undefined) return postSaved(machine.port, connection, requestId, save, replyTo)
   const response = connection.transport.takeResponse?.()
   const { port } = machine
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)
-  port.post(
-    response !== undefined
-      ? { _tag: "Success", requestId, result: response.line, envelope: true }
-      : { _tag: "Success", requestId, result: JSON.stringify(exit.right), envelope: false }
-  )
+  if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true)
+  else postSuccess(port, requestId, replyTo, JSON.stringify(exit.right), false)
+}
+
+// Straight to a caller in another thread when it named itself, and the host only learns that the request ended.
+const postSuccess = (
+  port: OwnerPort,
+  requestId: string,
+  replyTo: OwnerProtocol.ReplyTo | undefined,
+  result: string,
+  envelope: boolean
+): void => {
+  if (replyTo === undefined || port.postDirect === undefined) {
+    return port.post({ _tag: "Success", requestId, result, envelope })
+  }
+  // The host first: it frees the worker for the caller's next request while the caller reads this one's result.
+  port.post({ _tag: "Delivered", requestId })
+  port.postDirect(replyTo, result, envelope)
 }
 
 // The result went to its file; the answer is the file's summary, which never carries the result itself.
-const postSaved = (port: OwnerPort, connection: Connection, requestId: string, save: ResponseSave): void => {
+const postSaved = (
+  port: OwnerPort,
+  connection: Connection,
+  requestId: string,
+  save: ResponseSave,
+  replyTo: OwnerProtocol.ReplyTo | undefined
+): void => {
   const summary = save.summary()
-  if (summary !== undefined) {
-    return port.post({ _tag: "Success", requestId, result: JSON.stringify(summary), envelope: false })
-  }
+  if (summary !== undefined) return postSuccess(port, requestId, replyTo, JSON.stringify(summary), false)
   save.discard()
   const message = "the server's result could not be saved"
   postFailure(

@@ -125,6 +125,25 @@ export const Method = Schema.Literal(
 export type Method = typeof Method.Type
 
 /**
+ * Where an owner thread posts a request's success itself: the reply channel of the remote thread that made the call,
+ * and the call's number there. The owner then tells the host only that the request ended (`Delivered`), so the
+ * result crosses one thread hand-over instead of two. Failures, progress and everything else still go through the
+ * host.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Number })
+
+/**
+ * Where an owner thread posts a request's success itself.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type ReplyTo = typeof ReplyTo.Type
+
+/**
  * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
  * budget, used only to keep the SDK's own request timer from cutting in first.
  *
@@ -139,7 +158,9 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
   progress: Schema.optional(Schema.Boolean),
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
-  saveTo: Schema.optional(Schema.String)
+  saveTo: Schema.optional(Schema.String),
+  /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
+  replyTo: Schema.optional(ReplyTo)
 })
 
 /**
@@ -216,6 +237,14 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
   result: Schema.String,
   envelope: Schema.Boolean
 })
+
+/**
+ * Owner → host: the request's success went straight to its caller (`replyTo`); the request has ended.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const DeliveredMessage = Schema.TaggedStruct("Delivered", { requestId: Schema.String })
 
 /**
  * One `notifications/progress` of a request in flight, as the server sent it.
@@ -330,6 +359,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
  */
 export const OwnerMessage = Schema.Union(
   SuccessMessage,
+  DeliveredMessage,
   FailureMessage,
   SpawnedMessage,
   FailedMessage,
@@ -402,8 +432,15 @@ const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
     typeof message.params === "string" &&
     typeof message.timeoutMs === "number" &&
     (message.progress === undefined || typeof message.progress === "boolean") &&
-    (message.saveTo === undefined || typeof message.saveTo === "string")
+    (message.saveTo === undefined || typeof message.saveTo === "string") &&
+    (message.replyTo === undefined || isReplyTo(message.replyTo))
   )
+}
+
+const isReplyTo = (raw: unknown): boolean => {
+  if (typeof raw !== "object" || raw === null) return false
+  const replyTo = raw as Record<string, unknown>
+  return typeof replyTo.channel === "string" && typeof replyTo.callId === "number"
 }
 
 /**

@@ -214,6 +214,8 @@ const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: c
 class InFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   onAbort: (() => void) | undefined = undefined
+  /** The owner runs in this thread: every answer comes through `settle`. */
+  readonly direct = undefined
   constructor(
     readonly client: Client,
     readonly requestId: string,

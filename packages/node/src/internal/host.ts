@@ -27,7 +27,7 @@ import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry } from "./registry.js"
-import { statusOf } from "./workerEntry.js"
+import { type Direct, readDelivered, statusOf } from "./workerEntry.js"
 
 /**
  * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
@@ -47,7 +47,9 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     params: string,
     timeout: number | undefined,
     onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    saveTo?: string | undefined
+    saveTo?: string | undefined,
+    /** The remote caller an owner thread answers itself; the request then ends with `delivered` on success. */
+    direct?: Direct | undefined
   ) => Effect.Effect<unknown, RequestError>
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
@@ -130,9 +132,13 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         ),
       openConfig,
       ...HostRequest.requests(registry),
-      request: (id, method, params, timeout, onProgress, saveTo) =>
-        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress, saveTo),
-      status: (id) => Effect.map(lookup(registry, id), statusOf),
+      request: (id, method, params, timeout, onProgress, saveTo, direct) =>
+        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct),
+      status: (id) =>
+        Effect.map(lookup(registry, id), (entry) => {
+          readDelivered(entry)
+          return statusOf(entry)
+        }),
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry),
       events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions),

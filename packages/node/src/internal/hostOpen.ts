@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
-import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
+import { MessageChannel, MessagePort, receiveMessageOnPort, type Worker as NodeThread } from "node:worker_threads"
 import type { Handlers } from "../NodeMcpWorkers.js"
 import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
@@ -130,6 +130,7 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       http: config._tag === "Http",
       scope,
       port: ports.port,
+      readAhead: () => {},
       thread: undefined,
       control: undefined,
       state: "opening",
@@ -149,7 +150,9 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       ended: false
     }
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
-    ports.port.on("message", onOwnerMessage(registry, entry))
+    const onMessage = onOwnerMessage(registry, entry)
+    ports.port.on("message", onMessage)
+    if (ports.port instanceof MessagePort) entry.readAhead = readAhead(entry, ports.port, onMessage)
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
@@ -159,6 +162,17 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
     )
     return { entry, ownerPort: ports.ownerPort }
   })
+
+// The owner's messages waiting on the port, handled in order as the port's own listener would, until the request in
+// flight has ended; the rest stay queued for the listener.
+const readAhead = (entry: Entry, port: MessagePort, onMessage: (message: unknown) => void) => () => {
+  const pending = entry.pending
+  while (pending !== undefined && entry.pending === pending) {
+    const received = receiveMessageOnPort(port)
+    if (received === undefined) return
+    onMessage(received.message)
+  }
+}
 
 const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
   (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)

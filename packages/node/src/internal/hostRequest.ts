@@ -22,7 +22,7 @@ import { budgetOf, invalidTimeout } from "./budget.js"
 import { checkSavePath } from "./responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { isTracing } from "./traced.js"
-import { type Entry, type Pending, refusal } from "./workerEntry.js"
+import { type Direct, type Entry, type Pending, readDelivered, refusal } from "./workerEntry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -39,7 +39,8 @@ class InFlight implements Pending {
     readonly entry: Entry,
     readonly requestId: string,
     readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
-    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    readonly direct: Direct | undefined
   ) {}
 
   /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
@@ -67,6 +68,8 @@ const onTimeout = (inflight: InFlight) => {
   )
 }
 
+const isThread = (entry: Entry): boolean => entry.thread !== undefined && "terminate" in entry.thread
+
 const saveToHttp = () =>
   new InvalidInput({
     where: "arguments",
@@ -89,9 +92,11 @@ const start = (
   started: number,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
+  direct: Direct | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> | void => {
   const entry = registry.entries.get(id)
+  if (entry !== undefined) readDelivered(entry)
   const refused = refusal(id, entry)
   if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
   const left = (budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - started)
@@ -101,11 +106,22 @@ const start = (
   // The result is written where the server's bytes are read, which only the stdio transport does.
   if (saveTo !== undefined && entry.http) return resume(Effect.fail(saveToHttp()))
   const requestId = WorkerId.makeRequestId()
-  const inflight = new InFlight(entry, requestId, resume, onProgress)
+  // Only an owner thread can post to another thread's channel; an owner process answers through the host.
+  const replyTo = direct !== undefined && isThread(entry) ? direct : undefined
+  const inflight = new InFlight(entry, requestId, resume, onProgress, replyTo)
   entry.pending = inflight
   entry.port.postMessage(
     onProgress === undefined && saveTo === undefined
-      ? { _tag: "Request", requestId, method, params, timeoutMs: left }
+      ? replyTo === undefined
+        ? { _tag: "Request", requestId, method, params, timeoutMs: left }
+        : {
+            _tag: "Request",
+            requestId,
+            method,
+            params,
+            timeoutMs: left,
+            replyTo
+          }
       : {
           _tag: "Request",
           requestId,
@@ -113,7 +129,8 @@ const start = (
           params,
           timeoutMs: left,
           ...(onProgress === undefined ? {} : { progress: true }),
-          ...(saveTo === undefined ? {} : { saveTo })
+          ...(saveTo === undefined ? {} : { saveTo }),
+          ...(replyTo === undefined ? {} : { replyTo })
         }
   )
   inflight.timer = setTimeout(onTimeout, left, inflight)
@@ -129,13 +146,14 @@ export const request = (
   timeout: Duration.DurationInput | undefined,
   started: number,
   onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  saveTo?: string | undefined
+  saveTo?: string | undefined,
+  direct?: Direct | undefined
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
     const budget = budgetOf(timeout)
     if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
     return Effect.async<unknown, RequestError>((resume) =>
-      start(registry, id, method, params, budget.right, started, onProgress, saveTo, resume)
+      start(registry, id, method, params, budget.right, started, onProgress, saveTo, direct, resume)
     )
   })
 
@@ -165,6 +183,7 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
         started,
         options?.onProgress,
         saveTo.right,
+        undefined,
         resume
       )
     })
@@ -183,6 +202,7 @@ export const cancel =
   (registry: Registry): McpWorkers.McpWorkersService["cancel"] =>
   (id, requestId) =>
     Effect.flatMap(lookup(registry, id), (entry) => {
+      readDelivered(entry)
       const pending = entry.pending
       if (pending === undefined || pending.requestId !== requestId) {
         return Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))

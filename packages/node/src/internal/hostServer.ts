@@ -24,6 +24,7 @@ import type * as Scope from "effect/Scope"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./host.js"
 import * as Protocol from "./remoteProtocol.js"
+import { delivered, type Direct } from "./workerEntry.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
@@ -74,11 +75,21 @@ const workerIdOf = (operation: Protocol.Operation): string | undefined =>
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
+/**
+ * How the owner thread may answer a remote's call itself: only a remote that reads `Result`s, and never a call with
+ * progress (progress travels through here, and the success must not overtake it, C29).
+ */
+const directOf = (message: typeof Protocol.Request.Type, operation: typeof Protocol.Call.Type): Direct | undefined =>
+  operation.direct === true && operation.progress !== true
+    ? { channel: message.from, callId: message.callId }
+    : undefined
+
 const run = (
   registry: HostRegistry,
-  operation: Protocol.Operation,
+  message: typeof Protocol.Request.Type,
   onProgress: (progress: OwnerProtocol.Progress) => void
 ): Effect.Effect<unknown, McpWorkerError> => {
+  const operation = message.operation
   switch (operation._tag) {
     case "Open":
       return Either.match(ServerConfig.fromWire(operation.config), {
@@ -102,7 +113,8 @@ const run = (
                 operation.params,
                 remaining(operation.deadline),
                 operation.progress === true ? onProgress : undefined,
-                operation.saveTo
+                operation.saveTo,
+                directOf(message, operation)
               )
             : Effect.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
       })
@@ -172,7 +184,10 @@ const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerEr
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const answer = (message: Protocol.Reply) => Effect.sync(() => reply(server, call.from, message))
   const { callId } = call
-  if (Exit.isSuccess(exit)) return answer({ _tag: "Success", callId, value: exit.value })
+  if (Exit.isSuccess(exit)) {
+    // The owner thread posted the success to the remote itself.
+    return exit.value === delivered ? Effect.void : answer({ _tag: "Success", callId, value: exit.value })
+  }
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) return answer({ _tag: "Failure", callId, error: failure.value })
   if (!Cause.isInterruptedOnly(exit.cause)) {
@@ -253,7 +268,7 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
   const onProgress = (progress: OwnerProtocol.Progress) =>
     reply(server, message.from, { _tag: "Progress", callId: message.callId, progress })
   const fiber = server.runFork(
-    run(active, message.operation, onProgress).pipe(Effect.onExit((exit) => finish(server, call, exit)))
+    run(active, message, onProgress).pipe(Effect.onExit((exit) => finish(server, call, exit)))
   )
   if (server.calls.has(key)) call.fiber = fiber
 }

@@ -24,5 +24,5 @@ if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pi
 const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(
   fileURLToPath(new URL("./owner-runtime.cjs", import.meta.url))
 )
-runtime.exports.run(data.port, early)
+runtime.exports.run(data.port, early, true)
 setImmediate(runtime.refresh)

@@ -7,7 +7,9 @@ import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Owner from "@mcp-worker/core/Owner"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
+import { BroadcastChannel } from "node:worker_threads"
 import type * as ProcessStart from "./processStart.js"
+import type * as RemoteProtocol from "./remoteProtocol.js"
 import { makeFactory } from "./transportFactory.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
@@ -17,10 +19,50 @@ export interface DataPort {
   readonly close: () => void
 }
 
-/** @internal */
-export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined): void => {
+/** Remote reply channels an owner thread keeps open, oldest first out; an evicted one is simply opened again. */
+const maxReplyChannels = 16
+
+/**
+ * The owner thread's end of the direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply
+ * channel, as `remoteProtocol.Result`. The channels never keep the thread alive and close with it.
+ */
+const makeDirect = () => {
+  const channels = new Map<string, BroadcastChannel>()
+  const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
+    let channel = channels.get(replyTo.channel)
+    if (channel === undefined) {
+      channel = new BroadcastChannel(replyTo.channel)
+      channel.unref()
+      channels.set(replyTo.channel, channel)
+      if (channels.size > maxReplyChannels) {
+        const [oldest, evicted] = channels.entries().next().value!
+        evicted.close()
+        channels.delete(oldest)
+      }
+    }
+    const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
+    channel.postMessage(message)
+  }
+  const close = () => {
+    for (const channel of channels.values()) channel.close()
+    channels.clear()
+  }
+  return { post, close }
+}
+
+/**
+ * Runs the owner on its data port. `direct`: this is an owner thread, which can post to other threads' channels and
+ * so answers remote callers itself; an owner process cannot.
+ *
+ * @internal
+ */
+export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
   const factory = makeFactory(early)
-  const owner = Owner.make({ port: { post: (message) => port.postMessage(message) }, factory: factory.make })
+  const replies = direct ? makeDirect() : undefined
+  const owner = Owner.make({
+    port: { post: (message) => port.postMessage(message), postDirect: replies?.post },
+    factory: factory.make
+  })
   port.on("message", owner.onMessage)
 
   const main = WorkerRunner.layerSerialized(OwnerProtocol.ControlRequest, {
@@ -35,6 +77,7 @@ export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefin
       Effect.ensuring(
         Effect.sync(() => {
           port.close()
+          replies?.close()
           factory.discard()
         })
       ),

@@ -24,7 +24,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { type Entry, reportProgress, resultOf, settle } from "./workerEntry.js"
+import { delivered, type Entry, reportProgress, resultOf, settle } from "./workerEntry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -102,6 +102,8 @@ export const onOwnerMessage =
     switch (message._tag) {
       case "Success":
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
+      case "Delivered":
+        return settle(entry, message.requestId, Exit.succeed(delivered))
       case "Failure":
         if (message.error._tag === "WorkerFailed") {
           markFailed(registry, entry, message.error.kind, message.error.message)

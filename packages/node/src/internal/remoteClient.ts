@@ -181,9 +181,26 @@ const check = (client: Client) => {
   arm(client)
 }
 
+/**
+ * A success straight from the owner thread. It says nothing of the host, whose liveness this client tracks, so it
+ * is not taken as word from it.
+ */
+const onResult = (client: Client, reply: Protocol.Result) => {
+  const call = client.pending.get(reply.callId)
+  if (call === undefined || call.operation._tag !== "Call") return
+  let value: unknown
+  try {
+    value = JSON.parse(reply.result)
+  } catch {
+    return settle(client, reply.callId, Exit.die(new Error("the owner's answer could not be read")))
+  }
+  settle(client, reply.callId, Exit.succeed(reply.envelope ? (value as { result?: unknown }).result : value))
+}
+
 const onReply = (client: Client, data: unknown) => {
   const decoded = Protocol.decodeReply(data)
   if (Either.isLeft(decoded)) return
+  if (decoded.right._tag === "Result") return onResult(client, decoded.right)
   heard(client)
   const reply = decoded.right
   switch (reply._tag) {
@@ -278,6 +295,11 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
   return client
 })
 
+// A call this client takes a `Result` for, unless it wants progress: progress comes through the host, and a success
+// straight from the owner could overtake the last of it (C29).
+const directCall = (operation: typeof Protocol.Call.Type): typeof Protocol.Call.Type =>
+  operation.progress === true ? operation : { ...operation, direct: true }
+
 /**
  * Sends one operation to the host and waits for its answer. With `signal`, aborting asks the host to interrupt
  * exactly this call and answer `DeliveryUnknown{reason: "interrupted"}`.
@@ -320,11 +342,12 @@ export const send = (
     })
     if (client.pending.size === 1) client.replies.ref()
     signal?.addEventListener("abort", onAbort, { once: true })
+    const sent = operation._tag === "Call" ? directCall(operation) : operation
     post(
       client,
       ackBy === undefined
-        ? { _tag: "Request", from: client.from, callId, operation }
-        : { _tag: "Request", from: client.from, callId, ackBy, operation }
+        ? { _tag: "Request", from: client.from, callId, operation: sent }
+        : { _tag: "Request", from: client.from, callId, ackBy, operation: sent }
     )
     arm(client)
     return Effect.sync(() => {

@@ -100,7 +100,9 @@ export const Call = Schema.TaggedStruct("Call", {
   /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `Progress` replies. */
   progress: Schema.optional(Schema.Boolean),
   /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
-  saveTo: Schema.optional(Schema.String)
+  saveTo: Schema.optional(Schema.String),
+  /** The remote reads `Result` replies: the owner thread may post the success to it itself. */
+  direct: Schema.optional(Schema.Boolean)
 })
 
 /** @internal */
@@ -180,6 +182,22 @@ export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String, callId: S
 /** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
 export const Success = Schema.TaggedStruct("Success", { callId: Schema.Number, value: Schema.Unknown })
 
+/**
+ * Owner thread → remote: the success of the call `callId`, straight from the worker's owner thread, as JSON text (the
+ * result itself, or with `envelope` the server's whole response line, whose `result` it is). Parsed in the calling
+ * thread.
+ *
+ * @internal
+ */
+export const Result = Schema.TaggedStruct("Result", {
+  callId: Schema.Number,
+  result: Schema.String,
+  envelope: Schema.Boolean
+})
+
+/** @internal */
+export type Result = typeof Result.Type
+
 /** Host → remote: a typed failure, encoded, decoded back into the same error class. @internal */
 export const Failure = Schema.TaggedStruct("Failure", { callId: Schema.Number, error: McpWorkerError })
 
@@ -190,7 +208,7 @@ export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, mes
 export const Progress = Schema.TaggedStruct("Progress", { callId: Schema.Number, progress: OwnerProtocol.Progress })
 
 /** @internal */
-export const Reply = Schema.Union(Ack, Success, Failure, Defect, Progress)
+export const Reply = Schema.Union(Ack, Success, Result, Failure, Defect, Progress)
 
 /** @internal */
 export type Reply = typeof Reply.Type

@@ -24,9 +24,22 @@ import type * as HostEvents from "./hostEvents.js"
 import type { ChildProcess } from "node:child_process"
 import type { Worker as NodeThread } from "node:worker_threads"
 
+/**
+ * A remote caller whose call's success the owner thread posts itself (`OwnerProtocol.ReplyTo`): its reply channel
+ * and the call's number there.
+ *
+ * @internal
+ */
+export type Direct = OwnerProtocol.ReplyTo
+
+/** What a request ends with when its owner thread delivered the success to a remote caller itself. @internal */
+export const delivered: unique symbol = Symbol.for("@mcp-worker/node/delivered")
+
 /** The request in flight on a worker. @internal */
 export interface Pending {
   readonly requestId: string
+  /** The remote caller the owner thread answers itself, if it does. */
+  readonly direct: Direct | undefined
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
   /** The caller's progress callback, when it asked for progress. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
@@ -41,6 +54,11 @@ export interface Entry {
   readonly scope: Scope.CloseableScope
   /** The data plane: a `MessagePort` to an owner thread, a `LinePort` to an owner process. */
   readonly port: DataPort
+  /**
+   * Handles, at once, the owner's messages already waiting on the port, up to the first that ends the request in
+   * flight (see `readDelivered`); nothing for an owner process.
+   */
+  readAhead: () => void
   /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
   thread: NodeThread | ChildProcess | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
@@ -68,6 +86,19 @@ export interface Entry {
 export interface DataPort {
   readonly postMessage: (message: unknown) => void
   readonly close: () => void
+}
+
+/**
+ * The request in flight was answered by the owner thread straight to its remote caller: the owner posted
+ * `Delivered` here before it posted the answer, so once anyone could know of the answer (the remote's next request,
+ * or any thread it told), `Delivered` waits on the port. It travels on another channel than the requests of
+ * remotes, and may be read after them: it is read now, so that the worker is not reported busy with a request that
+ * has ended (C8). Nothing happens while no such request is in flight.
+ *
+ * @internal
+ */
+export const readDelivered = (entry: Entry): void => {
+  if (entry.pending?.direct !== undefined) entry.readAhead()
 }
 
 /** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
