@@ -22,6 +22,7 @@ import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -35,7 +36,7 @@ import { checkSavePath } from "./responseSave.js"
 import * as HostEvents from "./hostEvents.js"
 import * as Protocol from "./remoteProtocol.js"
 import * as RemoteClient from "./remoteClient.js"
-import { traced } from "./traced.js"
+import { isTracing, traced } from "./traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
@@ -189,42 +190,55 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       )
     ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
 
-  const requests = Operations.derive<RemoteExtra>(
-    (operation, id, args, options) =>
-      Effect.suspend(() => {
-        // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
-        // moment later).
-        const started = options?.startedAt ?? Date.now()
-        return Either.all([
-          checkId(id),
-          operation.params(args, options, context),
-          budgetOf(options?.timeout, "arguments"),
-          operation.saveTo?.(options, context) ?? Either.right(undefined)
-        ]).pipe(
-          Either.match({
-            onLeft: Effect.fail,
-            onRight: ([workerId, params, budget, saveTo]) =>
-              RemoteClient.send(
-                client,
-                {
-                  _tag: "Call",
-                  workerId,
-                  method: operation.method,
-                  params,
-                  deadline: deadlineOf(budget, started),
-                  ...(options?.onProgress === undefined ? {} : { progress: true }),
-                  ...(saveTo === undefined ? {} : { saveTo })
-                },
-                options?.signal,
-                options?.onProgress
-              )
+  // Every request of the table: its input checked and the request posted in the register step of one
+  // `Effect.async`, as the host does; a span only when tracing is on.
+  const requests = Operations.derive<RemoteExtra>((operation, id, args, options) => {
+    const request = Effect.async<unknown, McpWorkerError>((resume) => {
+      // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
+      // moment later).
+      const started = options?.startedAt ?? Date.now()
+      if (typeof id !== "string") return resume(Exit.fail(new UnknownWorker({ workerId: String(id) })))
+      const params = operation.params(args, options, context)
+      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
+      const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
+      if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
+      const saveTo = operation.saveTo?.(options, context)
+      if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+      const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
+      const onProgress = options?.onProgress
+      const path = saveTo?.right
+      return RemoteClient.start(
+        client,
+        onProgress === undefined && path === undefined
+          ? // This thread reads `Result`s: the owner thread may answer it itself.
+            { _tag: "Call", workerId: id, method: operation.method, params: params.right, deadline, direct: true }
+          : {
+              _tag: "Call",
+              workerId: id,
+              method: operation.method,
+              params: params.right,
+              deadline,
+              ...(path === undefined ? {} : { saveTo: path }),
+              // Progress comes through the host, and a success straight from the owner could overtake the last
+              // of it (C29).
+              ...(onProgress === undefined ? { direct: true } : { progress: true })
+            },
+        options?.signal,
+        onProgress,
+        resume
+      )
+    })
+    // The host answers a request with a `RequestError` only.
+    const typed = request as Effect.Effect<unknown, RequestError>
+    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+      isTracing(fiber)
+        ? Effect.withSpan(typed, operation.span, {
+            attributes: { workerId: id, ...operation.attributes?.(args), remote: true },
+            captureStackTrace: false
           })
-        )
-      }).pipe(span(operation.span, { workerId: id, ...operation.attributes?.(args) })) as Effect.Effect<
-        unknown,
-        RequestError
-      >
-  )
+        : typed
+    )
+  })
 
   const status: McpWorkers.McpWorkersService["status"] = (id) =>
     Effect.suspend(() =>

@@ -295,11 +295,6 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
   return client
 })
 
-// A call this client takes a `Result` for, unless it wants progress: progress comes through the host, and a success
-// straight from the owner could overtake the last of it (C29).
-const directCall = (operation: typeof Protocol.Call.Type): typeof Protocol.Call.Type =>
-  operation.progress === true ? operation : { ...operation, direct: true }
-
 /**
  * Sends one operation to the host and waits for its answer. With `signal`, aborting asks the host to interrupt
  * exactly this call and answer `DeliveryUnknown{reason: "interrupted"}`.
@@ -312,48 +307,66 @@ export const send = (
   signal?: AbortSignal,
   onProgress?: (progress: OwnerProtocol.Progress) => void
 ): Effect.Effect<unknown, McpWorkerError> =>
-  Effect.async<unknown, McpWorkerError>((resume) => {
-    // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
-    // nothing was sent, so nothing is.
-    if (signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
-    if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
-    const callId = ++client.nextCallId
-    const now = Date.now()
-    // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
-    const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
-    if (ackBy !== undefined && client.probe === undefined)
-      client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
-    const onAbort = () => {
-      if (client.pending.has(callId)) interrupt(client, callId, true)
-    }
-    // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
-    // close is bounded by the host, and by the `Ack`s of a host that is gone.
-    const deadline = operation._tag === "Call" ? operation.deadline : undefined
-    client.pending.set(callId, {
-      operation,
-      giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
-      ackBy,
-      acked: false,
-      onProgress,
-      resume: (exit) => {
-        signal?.removeEventListener("abort", onAbort)
-        resume(exit)
-      }
-    })
-    if (client.pending.size === 1) client.replies.ref()
-    signal?.addEventListener("abort", onAbort, { once: true })
-    const sent = operation._tag === "Call" ? directCall(operation) : operation
-    post(
-      client,
-      ackBy === undefined
-        ? { _tag: "Request", from: client.from, callId, operation: sent }
-        : { _tag: "Request", from: client.from, callId, ackBy, operation: sent }
-    )
-    arm(client)
-    return Effect.sync(() => {
-      signal?.removeEventListener("abort", onAbort)
-      if (!client.pending.delete(callId)) return
-      if (client.pending.size === 0) client.replies.unref()
-      interrupt(client, callId, false)
-    })
+  Effect.async<unknown, McpWorkerError>((resume) => start(client, operation, signal, onProgress, resume))
+
+/**
+ * `send`, as the register step of an `Effect.async`: posts the operation and gives what the caller's interruption
+ * runs. For callers that check their input in the same step.
+ *
+ * @internal
+ */
+export const start = (
+  client: Client,
+  operation: Protocol.Operation,
+  signal: AbortSignal | undefined,
+  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+): Effect.Effect<void> | void => {
+  // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
+  // nothing was sent, so nothing is.
+  if (signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
+  if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
+  const callId = ++client.nextCallId
+  const now = Date.now()
+  // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+  const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
+  if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
+  const onAbort =
+    signal === undefined
+      ? undefined
+      : () => {
+          if (client.pending.has(callId)) interrupt(client, callId, true)
+        }
+  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
+  // close is bounded by the host, and by the `Ack`s of a host that is gone.
+  const deadline = operation._tag === "Call" ? operation.deadline : undefined
+  client.pending.set(callId, {
+    operation,
+    giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+    ackBy,
+    acked: false,
+    onProgress,
+    resume:
+      onAbort === undefined
+        ? resume
+        : (exit) => {
+            signal!.removeEventListener("abort", onAbort)
+            resume(exit)
+          }
   })
+  if (client.pending.size === 1) client.replies.ref()
+  if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true })
+  post(
+    client,
+    ackBy === undefined
+      ? { _tag: "Request", from: client.from, callId, operation }
+      : { _tag: "Request", from: client.from, callId, ackBy, operation }
+  )
+  arm(client)
+  return Effect.sync(() => {
+    if (onAbort !== undefined) signal!.removeEventListener("abort", onAbort)
+    if (!client.pending.delete(callId)) return
+    if (client.pending.size === 0) client.replies.unref()
+    interrupt(client, callId, false)
+  })
+}
