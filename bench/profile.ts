@@ -125,7 +125,7 @@ import(wt.workerData.benchEntry)
 
 /**
  * Swaps `worker_threads.Worker` (for ESM importers too, via `syncBuiltinESMExports`) with a subclass that starts
- * owner threads (`…/owner/owner.mjs`) through `ownerBootstrap`. Bench-only; restored right after one open.
+ * owner threads (`…/owner/owner.cjs`) through `ownerBootstrap`. Bench-only; restored right after one open.
  */
 const instrumentOwnerThreads = () => {
   const threads = createRequire(import.meta.url)("node:worker_threads") as {
@@ -135,7 +135,7 @@ const instrumentOwnerThreads = () => {
   const times = new Float64Array(new SharedArrayBuffer(16))
   const rewrite = (filename: string | URL, options?: WorkerOptions): [string | URL, WorkerOptions | undefined] => {
     const href = filename instanceof URL ? filename.href : pathToFileURL(filename).href
-    if (options?.eval === true || !href.endsWith("/owner/owner.mjs")) return [filename, options]
+    if (options?.eval === true || !href.endsWith("/owner/owner.cjs")) return [filename, options]
     const workerData = { ...(options?.workerData as object), benchTimes: times.buffer, benchEntry: href }
     return [ownerBootstrap, { ...options, eval: true, workerData }]
   }

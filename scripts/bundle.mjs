@@ -56,8 +56,8 @@ const lazyAjv = {
 }
 
 /**
- * The owner thread: a tiny ESM entry (Node built-ins only: it starts the server first) at
- * packages/node/owner/owner.mjs (owner-process.mjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
+ * The owner thread: a tiny CommonJS entry (Node built-ins only: it starts the server first) at
+ * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
  * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
  * `cacheFileOf` in packages/node/src/internal/ownerLoader.ts names it). Another Node writes its own cache on its
  * first owner thread.
@@ -66,18 +66,21 @@ export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
   const runtime = path.join(dir, "owner-runtime.cjs")
   await Promise.all([
+    // CommonJS: a thread (or process) whose entry is an ES module starts Node's ES module loader first.
     esbuild.build({
       ...common,
+      format: "cjs",
       entryPoints: [path.join(root, "packages/node/src/internal/ownerMain.ts")],
-      outfile: path.join(dir, "owner.mjs"),
+      outfile: path.join(dir, "owner.cjs"),
       banner: {},
       minify: true
     }),
     // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
     esbuild.build({
       ...common,
+      format: "cjs",
       entryPoints: [path.join(root, "packages/node/src/internal/ownerProcessMain.ts")],
-      outfile: path.join(dir, "owner-process.mjs"),
+      outfile: path.join(dir, "owner-process.cjs"),
       banner: {},
       minify: true
     }),
@@ -91,8 +94,11 @@ export const bundleOwner = async () => {
       minify: true
     })
   ])
-  // Caches of the previous runtime, for whichever V8: V8 only checks a cache against the source's length.
-  for (const file of fs.readdirSync(dir)) if (/^owner-runtime\..*cache$/.test(file)) fs.rmSync(path.join(dir, file))
+  // Caches of the previous runtime, for whichever V8: V8 only checks a cache against the source's length. And the
+  // ES module entries of earlier builds, which nothing loads any more.
+  for (const file of fs.readdirSync(dir)) {
+    if (/^owner-runtime\..*cache$/.test(file) || /^owner(-process)?\.mjs$/.test(file)) fs.rmSync(path.join(dir, file))
+  }
   const source = fs.readFileSync(runtime, "utf8")
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: runtime

@@ -82,7 +82,7 @@ describe("npm pack", () => {
           [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "packages/core", "packages/node"],
           root
         )
-        for (const file of ["owner.mjs", "owner-process.mjs", "owner-runtime.cjs"]) {
+        for (const file of ["owner.cjs", "owner-process.cjs", "owner-runtime.cjs"]) {
           assert.isTrue(fs.existsSync(path.join(root, "packages/node/owner", file)), file)
         }
         // The code cache is per V8 version: the one of the Node that built the bundle.
@@ -114,8 +114,8 @@ describe("npm pack", () => {
           "dist/index.js",
           "dist/index.d.ts",
           "dist/internal/ownerThread.js",
-          "owner/owner.mjs",
-          "owner/owner-process.mjs",
+          "owner/owner.cjs",
+          "owner/owner-process.cjs",
           "owner/owner-runtime.cjs"
         ])
         assert.isTrue(paths(node).some(isCache), "the packed code cache")

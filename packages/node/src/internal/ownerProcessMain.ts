@@ -3,13 +3,14 @@
  * Worker's control plane and a pipe of its own on fd 4 for the data plane (`linePort.ts`); the first line on that
  * pipe is what an owner thread gets as `workerData` (the marker and the config), kept off the command line and the
  * environment, where other processes could read the server's secrets. As the thread's entry does, it starts a stdio
- * server before it loads the runtime. Node built-ins only, bundled by scripts/bundle.mjs.
+ * server before it loads the runtime. Node built-ins only, bundled by scripts/bundle.mjs into a CommonJS file, as the
+ * thread's entry is.
  *
  * If the host dies, the IPC channel closes: the owner then ends its server's process group itself and exits, a second
  * line of defence beside the host's reaper (C27).
  */
 import * as net from "node:net"
-import { fileURLToPath } from "node:url"
+import * as path from "node:path"
 import * as LinePort from "./linePort.js"
 import * as OwnerLoader from "./ownerLoader.js"
 import * as ProcessStart from "./processStart.js"
@@ -50,9 +51,7 @@ const onInit = (message: unknown) => {
     endTree(early)
     process.exit(1)
   })
-  const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(
-    fileURLToPath(new URL("./owner-runtime.cjs", import.meta.url))
-  )
+  const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(path.join(__dirname, "owner-runtime.cjs"))
   runtime.exports.run(port, early)
   setImmediate(runtime.refresh)
 }

@@ -5,12 +5,12 @@ import * as fs from "node:fs"
 import { Worker, type WorkerOptions } from "node:worker_threads"
 
 /** Where the bundled owner entry lives, from `src/internal` and from `dist/internal` alike. */
-const entry = new URL("../../owner/owner.mjs", import.meta.url)
+const entry = new URL("../../owner/owner.cjs", import.meta.url)
 
 /** @internal */
 export const bundleExists = (): boolean => fs.existsSync(entry)
 
-// The owner runs one bundled ESM file: loaders and preloads of the host (tsx, test runners…) would only slow
+// The owner runs one bundled CommonJS file: loaders and preloads of the host (tsx, test runners…) would only slow
 // its start (≈ 100 ms for tsx). Without them the host's flags are simply inherited (`undefined`: Node then
 // drops what a worker cannot take, such as V8 flags, which an explicit list would be refused for).
 const loaderFlags = [
