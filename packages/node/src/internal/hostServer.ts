@@ -24,6 +24,7 @@ import type * as Scope from "effect/Scope"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./host.js"
 import * as Protocol from "./remoteProtocol.js"
+import * as ReplyChannels from "./replyChannels.js"
 import { delivered, type Direct } from "./workerEntry.js"
 
 /**
@@ -149,8 +150,8 @@ interface Server {
   readonly newer: Set<string>
   readonly calls: Map<string, Call>
   readonly remotes: Map<string, Remote>
-  /** Remote reply channels kept open, oldest first out. */
-  readonly replyChannels: Map<string, BroadcastChannel>
+  /** Remote reply channels kept open. */
+  readonly replyChannels: ReplyChannels.ReplyChannels
   readonly announce: BroadcastChannel
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   /** Runs the watcher of silent remotes, once at a time. */
@@ -164,16 +165,7 @@ const serving = (server: Server) => server.registry !== undefined && server.newe
 
 const reply = (server: Server, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  let channel = server.replyChannels.get(to)
-  if (channel === undefined) {
-    channel = Protocol.unrefChannel(to)
-    server.replyChannels.set(to, channel)
-    if (server.replyChannels.size > maxReplyChannels) {
-      const [oldest, evicted] = server.replyChannels.entries().next().value!
-      evicted.close()
-      server.replyChannels.delete(oldest)
-    }
-  }
+  const channel = server.replyChannels.get(to)
   // Only a failure has an encoded form that differs from its type (the error class); the rest is posted as is.
   channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
 }
@@ -357,12 +349,11 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
         channel.close()
       })
   )
-  const replyChannels = new Map<string, BroadcastChannel>()
+  const replyChannels = ReplyChannels.make(maxReplyChannels)
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
       server.released = true
-      for (const channel of replyChannels.values()) channel.close()
-      replyChannels.clear()
+      replyChannels.close()
     })
   )
   const requests = yield* Effect.acquireRelease(

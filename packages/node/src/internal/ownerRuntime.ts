@@ -7,9 +7,9 @@ import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as Owner from "@mcp-worker/core/Owner"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
-import { BroadcastChannel } from "node:worker_threads"
 import type * as ProcessStart from "./processStart.js"
 import type * as RemoteProtocol from "./remoteProtocol.js"
+import * as ReplyChannels from "./replyChannels.js"
 import { makeFactory } from "./transportFactory.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
@@ -19,35 +19,20 @@ export interface DataPort {
   readonly close: () => void
 }
 
-/** Remote reply channels an owner thread keeps open, oldest first out; an evicted one is simply opened again. */
+/** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
 const maxReplyChannels = 16
 
 /**
  * The owner thread's end of the direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply
- * channel, as `remoteProtocol.Result`. The channels never keep the thread alive and close with it.
+ * channel, as `remoteProtocol.Result`. The channels close with the thread.
  */
 const makeDirect = () => {
-  const channels = new Map<string, BroadcastChannel>()
+  const channels = ReplyChannels.make(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
-    let channel = channels.get(replyTo.channel)
-    if (channel === undefined) {
-      channel = new BroadcastChannel(replyTo.channel)
-      channel.unref()
-      channels.set(replyTo.channel, channel)
-      if (channels.size > maxReplyChannels) {
-        const [oldest, evicted] = channels.entries().next().value!
-        evicted.close()
-        channels.delete(oldest)
-      }
-    }
     const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
-    channel.postMessage(message)
+    channels.get(replyTo.channel).postMessage(message)
   }
-  const close = () => {
-    for (const channel of channels.values()) channel.close()
-    channels.clear()
-  }
-  return { post, close }
+  return { post, close: channels.close }
 }
 
 /**

@@ -197,7 +197,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
       // moment later).
       const started = options?.startedAt ?? Date.now()
-      if (typeof id !== "string") return resume(Exit.fail(new UnknownWorker({ workerId: String(id) })))
+      const workerId = checkId(id)
+      if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
       const params = operation.params(args, options, context)
       if (Either.isLeft(params)) return resume(Exit.fail(params.left))
       const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
@@ -211,10 +212,17 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         client,
         onProgress === undefined && path === undefined
           ? // This thread reads `Result`s: the owner thread may answer it itself.
-            { _tag: "Call", workerId: id, method: operation.method, params: params.right, deadline, direct: true }
+            {
+              _tag: "Call",
+              workerId: workerId.right,
+              method: operation.method,
+              params: params.right,
+              deadline,
+              direct: true
+            }
           : {
               _tag: "Call",
-              workerId: id,
+              workerId: workerId.right,
               method: operation.method,
               params: params.right,
               deadline,
