@@ -4,7 +4,6 @@
  */
 import type * as Owner from "@mcp-worker/core/Owner"
 import * as Effect from "effect/Effect"
-import * as HttpTransport from "./httpTransport.js"
 import type * as ProcessStart from "./processStart.js"
 import * as StdioTransport from "./stdioTransport.js"
 
@@ -17,7 +16,11 @@ import * as StdioTransport from "./stdioTransport.js"
 export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {
-    if (config._tag === "Http") return Effect.suspend(() => HttpTransport.make(config, context))
+    if (config._tag === "Http") {
+      return Effect.promise(() => import("./httpTransport.js")).pipe(
+        Effect.flatMap((HttpTransport) => HttpTransport.make(config, context))
+      )
+    }
     const started = unclaimed
     unclaimed = undefined
     return StdioTransport.make(config, context, started)
