@@ -66,13 +66,52 @@ export const parseStat = (text: string): StatLine | undefined => {
  */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-/** @internal */
-export const readStat = (pid: number): StatLine | undefined => {
+// One buffer for every `/proc` read of this thread. A scan reads two files per process of the machine, and
+// `readFileSync` (which cannot size a `/proc` file, `fstat` says 0) allocates a buffer for each and grows it: with
+// many workers closing at once those reads were most of a close's CPU time.
+let procBuffer = Buffer.allocUnsafe(16 * 1024)
+
+/**
+ * Reads a whole `/proc` file into the shared buffer; the view is valid until the next read. `undefined` when it
+ * cannot be read (gone, or someone else's).
+ */
+const readProcFile = (file: string): Buffer | undefined => {
+  let fd: number
   try {
-    return parseStat(Fs.readFileSync(`/proc/${pid}/stat`, "latin1"))
+    fd = Fs.openSync(file, "r")
   } catch {
     return undefined
   }
+  try {
+    let length = 0
+    for (;;) {
+      if (length === procBuffer.length) {
+        const larger = Buffer.allocUnsafe(procBuffer.length * 2)
+        procBuffer.copy(larger, 0, 0, length)
+        procBuffer = larger
+      }
+      const read = Fs.readSync(fd, procBuffer, length, procBuffer.length - length, null)
+      if (read === 0) return procBuffer.subarray(0, length)
+      length += read
+    }
+  } catch {
+    return undefined
+  } finally {
+    Fs.closeSync(fd)
+  }
+}
+
+/** @internal */
+export const readStat = (pid: number): StatLine | undefined => {
+  const text = readProcFile(`/proc/${pid}/stat`)
+  return text === undefined ? undefined : parseStat(text.toString("latin1"))
+}
+
+// The marker entry as bytes, kept for the scan that looks for it in every process.
+let lastNeedle: { readonly entry: string; readonly bytes: Buffer } | undefined
+const needleOf = (entry: string): Buffer => {
+  if (lastNeedle?.entry !== entry) lastNeedle = { entry, bytes: Buffer.from(entry, "utf8") }
+  return lastNeedle.bytes
 }
 
 /**
@@ -82,10 +121,15 @@ export const readStat = (pid: number): StatLine | undefined => {
  * @internal
  */
 export const environHasEntry = (environ: Buffer, entry: string): boolean => {
-  const needle = Buffer.from(`\0${entry}\0`, "utf8")
-  // The first entry has no NUL before it and the last may lack its terminating NUL: pad both ends.
-  const padded = Buffer.concat([Buffer.from([0]), environ, Buffer.from([0])])
-  return padded.indexOf(needle) !== -1
+  const needle = needleOf(entry)
+  if (needle.length === 0) return false
+  // Each occurrence counts only as a whole entry: at the start or after a NUL, and at the end or before a NUL (the
+  // last entry may lack its terminating NUL).
+  for (let at = environ.indexOf(needle); at !== -1; at = environ.indexOf(needle, at + 1)) {
+    const end = at + needle.length
+    if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true
+  }
+  return false
 }
 
 /** @internal */
@@ -98,11 +142,8 @@ export const markerEntry = (marker: string): string => `${markerVariable}=${mark
  */
 export const carriesMarker = (pid: number, marker: string): boolean => {
   if (marker.length === 0) return false
-  try {
-    return environHasEntry(Fs.readFileSync(`/proc/${pid}/environ`), markerEntry(marker))
-  } catch {
-    return false
-  }
+  const environ = readProcFile(`/proc/${pid}/environ`)
+  return environ !== undefined && environHasEntry(environ, markerEntry(marker))
 }
 
 /**

@@ -102,12 +102,39 @@ const endStdin = (child: ChildProcess): void => {
   }
 }
 
-/** (1) Polite: end stdin and give the tree a short grace to go by itself. Says whether nothing is left. */
+/** Completes when `child` has exited (and was reaped), at once if it already has. */
+const exited = (child: ChildProcess): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (!rootRunning(child)) return resume(Effect.void)
+    const onExit = () => resume(Effect.void)
+    child.once("exit", onExit)
+    return Effect.sync(() => child.off("exit", onExit))
+  })
+
+/**
+ * (1) Polite: end stdin and give the tree a short grace to go by itself. Says whether nothing is left.
+ *
+ * While the root runs, something is left by definition: the grace first waits for the root's exit (or its own
+ * end), and only then scans, instead of scanning every process of the machine on every poll meanwhile (with many
+ * workers closing at once, those scans were most of a close's CPU time).
+ */
 const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   const { child } = stop.ctx
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
-  return waitFor(stop, nothingLeft(stop.ctx), Math.min(200, stop.budget * 0.1))
+  return Effect.flatMap(nowMs, (start) => {
+    const until = Math.min(stop.deadline, start + Math.min(200, stop.budget * 0.1))
+    // Interruptible even inside a finalizer (a stop often runs in one), or the timeout would wait for the exit.
+    return exited(child).pipe(
+      Effect.interruptible,
+      Effect.timeoutOption(Math.max(0, until - start)),
+      Effect.zipRight(
+        Effect.flatMap(nowMs, (now) =>
+          rootRunning(child) ? Effect.succeed(false) : waitFor(stop, nothingLeft(stop.ctx), Math.max(0, until - now))
+        )
+      )
+    )
+  })
 }
 
 /**
