@@ -3,6 +3,11 @@
 // code cache, the live heap it leaves after two full GCs, and the process RSS per thread while 8 such threads stay
 // alive. The first row is an empty thread, the floor of any worker thread; the last is the whole owner runtime.
 //
+// Then 32 at once, as an agent host opens its servers at start-up: 32 threads started together, each loading its
+// file with V8's code cache (as owner threads load the runtime), against 32 SDK clients connected directly in this
+// thread. The thread that loads the SDK client and connects it itself is the least an owner thread can be (one
+// thread, one SDK client, one server): its time over the direct one is the floor of the `fan-out 32` open phase.
+//
 //   npm run bench:parts
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
@@ -97,4 +102,130 @@ for (const [name, file] of rows) {
   const rss = file === null ? mib(r.rss) : `+${mib(r.rss - empty.rss)}`
   console.log(name.padEnd(60), r.ms.toFixed(1).padStart(8), heap.padStart(14), rss.padStart(15))
 }
+
+// 32 at once
+
+const fanOut = 32
+const rounds = 3
+const fixture = path.join(root, "test/fixtures/dist/stateful.mjs")
+const server = { command: process.execPath, args: [fixture, "--exit-on-stdin-eof"] }
+
+// Loads one CommonJS file with its code cache (made by the first thread that loads it without one), then runs its
+// `main` (if any) and reports.
+const fanOutCode = `
+const { parentPort, workerData } = require("node:worker_threads")
+const vm = require("node:vm"), fs = require("node:fs"), { createRequire } = require("node:module")
+const run = async () => {
+  if (workerData.file === null) return
+  const source = fs.readFileSync(workerData.file, "utf8")
+  let cachedData
+  try { cachedData = fs.readFileSync(workerData.file + ".cache") } catch {}
+  const script = new vm.Script("(function (exports, require, module) {" + source + "\\n})", { filename: workerData.file, cachedData })
+  if (cachedData !== undefined && script.cachedDataRejected) throw new Error("the code cache was rejected")
+  const module = { exports: {} }
+  script.runInThisContext()(module.exports, createRequire(workerData.file), module)
+  if (module.exports.main !== undefined) await module.exports.main(workerData.server)
+  if (cachedData === undefined) fs.writeFileSync(workerData.file + ".cache", script.createCachedData())
+}
+run().then(() => parentPort.postMessage("ready"), (error) => parentPort.postMessage(String(error)))
+`
+
+const sdkEntry = `
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+let client
+export const main = async (server) => {
+  client = new Client({ name: "owner-parts", version: "0.1.0" }, { capabilities: {} })
+  await client.connect(new StdioClientTransport({ ...server, stderr: "ignore" }))
+  require("node:worker_threads").parentPort.once("message", () => client.close().then(() => process.exit(0)))
+}
+`
+const sdkFile = path.join(out, "sdk-connect.cjs")
+await esbuild.build({
+  stdin: { contents: sdkEntry, resolveDir: root, loader: "ts" },
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minify: true,
+  outfile: sdkFile,
+  logLevel: "error"
+})
+const runtimeFile = path.join(out, "owner-runtime.cjs")
+fs.copyFileSync(path.join(root, "packages/node/owner/owner-runtime.cjs"), runtimeFile)
+
+const startThreads = async (file) => {
+  const workers = []
+  const ready = []
+  for (let i = 0; i < fanOut; i++) {
+    const worker = new Worker(fanOutCode, { eval: true, workerData: { file, server } })
+    workers.push(worker)
+    ready.push(
+      new Promise((resolve, reject) => {
+        worker.once("message", (m) => (m === "ready" ? resolve() : reject(new Error(m))))
+        worker.once("error", reject)
+      })
+    )
+  }
+  await Promise.all(ready)
+  return async () => {
+    // The SDK threads close their client and exit when told; the others are terminated.
+    await Promise.all(
+      workers.map((worker) =>
+        file === sdkFile
+          ? new Promise((resolve) => (worker.once("exit", resolve), worker.postMessage("close")))
+          : worker.terminate()
+      )
+    )
+  }
+}
+
+const { Client } = await import("@modelcontextprotocol/sdk/client/index.js")
+const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js")
+const connectDirect = async () => {
+  const clients = await Promise.all(
+    Array.from({ length: fanOut }, async () => {
+      const client = new Client({ name: "owner-parts", version: "0.1.0" }, { capabilities: {} })
+      await client.connect(new StdioClientTransport({ ...server, stderr: "ignore" }))
+      return client
+    })
+  )
+  return () => Promise.all(clients.map((client) => client.close()))
+}
+
+const fanOutRows = [
+  ["32 SDK clients connected directly in one thread", () => connectDirect()],
+  ["32 empty worker threads", () => startThreads(null)],
+  ["32 threads, each loading the SDK client and connecting it", () => startThreads(sdkFile)],
+  ["32 threads, each loading the owner runtime (no server)", () => startThreads(runtimeFile)]
+]
+// Warm-up: makes the code caches and starts the fixture once.
+await (
+  await startThreads(sdkFile)
+)()
+await (
+  await startThreads(runtimeFile)
+)()
+await (
+  await connectDirect()
+)()
+const times = fanOutRows.map(() => [])
+for (let round = 0; round < rounds; round++) {
+  // Rotated, so that machine drift does not favour one row.
+  for (let k = 0; k < fanOutRows.length; k++) {
+    const i = (k + round) % fanOutRows.length
+    const t0 = performance.now()
+    const close = await fanOutRows[i][1]()
+    times[i].push(performance.now() - t0)
+    await close()
+  }
+}
+const direct = median(times[0])
+console.log()
+console.log(`${fanOut} at once, ${rounds} rotated rounds, median wall time until all are ready`)
+console.log("what starts".padEnd(60), "ms".padStart(8), "÷ direct".padStart(10))
+fanOutRows.forEach(([name], i) => {
+  const ms = median(times[i])
+  console.log(name.padEnd(60), ms.toFixed(0).padStart(8), `${(ms / direct).toFixed(2)}×`.padStart(10))
+})
 fs.rmSync(out, { recursive: true, force: true })
