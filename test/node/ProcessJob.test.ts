@@ -204,6 +204,29 @@ describe("ProcessJob", () => {
     })
   )
 
+  it.scopedLive("a marker behind 100 KB of environment is still found, and its process stopped", () =>
+    Effect.gen(function* () {
+      const marker = newMarker()
+      // /proc/<pid>/environ in the order given: the marker entry comes after the large one, past any first read.
+      const job = yield* Effect.acquireRelease(
+        ProcessJob.spawn({
+          command: "sh",
+          args: ["-c", "setsid sleep 300 & wait"],
+          env: { ...env, BIG: "x".repeat(100 * 1024) },
+          marker
+        }),
+        release
+      )
+      const pids = yield* settled(job, 1)
+      const escaped = pids.filter((pid) => statOf(pid)?.pgid !== job.pgid)
+      assert.strictEqual(escaped.length, 1, "the setsid child left the group: only its marker finds it")
+      assert.include(yield* ProcessJob.scan(marker), escaped[0]!)
+      const summary = yield* job.stop({ budgetMs: 2000 })
+      assert.strictEqual(summary.activeProcesses, 0)
+      assert.isFalse(isLive(escaped[0]!))
+    })
+  )
+
   it.effect("environ matching is by whole NUL-separated entry", () =>
     Effect.sync(() => {
       const environ = (...entries: Array<string>) => Buffer.from(entries.map((e) => `${e}\0`).join(""))
