@@ -29,16 +29,38 @@ const messageLike = (tag: string, fields: Record<string, fc.Arbitrary<unknown>>)
     { requiredKeys: ["_tag"] }
   )
 
-const request = messageLike("Request", {
+/** An object with every required field of the message right, and some of its optional ones (right too). */
+const validLike = <F extends Record<string, fc.Arbitrary<unknown>>>(
+  tag: string,
+  fields: F,
+  required: ReadonlyArray<keyof F & string>
+) => {
+  const model: Record<string, fc.Arbitrary<unknown>> = { _tag: fc.constant(tag), ...fields, extra: anyField }
+  return fc.record(model, { requiredKeys: ["_tag", ...required] })
+}
+
+const requestFields = {
   requestId: fc.string(),
   method: fc.constantFrom(...OwnerProtocol.Method.literals),
   params: fc.string(),
   timeoutMs: fc.double(),
   progress: fc.boolean(),
-  saveTo: fc.string()
-})
+  saveTo: fc.string(),
+  replyTo: fc.record({ channel: fc.string(), callId: fc.double() })
+}
 
-const success = messageLike("Success", { requestId: fc.string(), result: fc.string(), envelope: fc.boolean() })
+// Mostly wrong messages, and as many right ones, so that both sides of the check are reached in every run.
+const request = fc.oneof(
+  messageLike("Request", requestFields),
+  validLike("Request", requestFields, ["requestId", "method", "params", "timeoutMs"])
+)
+
+const successFields = { requestId: fc.string(), result: fc.string(), envelope: fc.boolean() }
+
+const success = fc.oneof(
+  messageLike("Success", successFields),
+  validLike("Success", successFields, ["requestId", "result", "envelope"])
+)
 
 // A value the Schema throws on while inspecting it counts as refused (see the last test).
 const bySchema = {
@@ -67,7 +89,7 @@ describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
       arbitrary: request,
       fast: (raw: unknown) => OwnerProtocol.decodeHostMessage(raw),
       slow: bySchema.host,
-      keys: ["_tag", "requestId", "method", "params", "timeoutMs", "progress", "saveTo"]
+      keys: ["_tag", "requestId", "method", "params", "timeoutMs", "progress", "saveTo", "replyTo"]
     },
     {
       name: "decodeOwnerMessage: a success passes exactly when SuccessMessage decodes it",
