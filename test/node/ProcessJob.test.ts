@@ -106,6 +106,8 @@ describe("ProcessJob", () => {
       const summary = yield* job.stop()
       assert.strictEqual(summary.activeProcesses, 0)
       assert.deepStrictEqual(summary.signalled, { term: 1, kill: 0 })
+      // Ended once the group is gone: after EOF's grace (200 ms), not after SIGTERM's (2 s of the default budget).
+      assert.isBelow(summary.durationMs, 1500)
       assert.strictEqual(summary.escaped, 0)
       assert.strictEqual(summary.sessionTerminated, null)
       for (const pid of pids) assert.isFalse(isLive(pid), `pid ${pid} still alive`)
