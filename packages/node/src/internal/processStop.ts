@@ -83,25 +83,7 @@ const someLeft = (pids: ReadonlyArray<number>): boolean => pids.length > 0
 const countLeft = (ctx: StopContext) => ctx.count(ctx.marker, ctx.pgid)
 const scan = (ctx: StopContext) => internal.scanJob(ctx.marker, ctx.pgid)
 const nothingLeft = (ctx: StopContext) => Effect.map(countLeft(ctx), isEmpty)
-
-/**
- * Our root is alive and still leads the group: the group is not empty, and one read of its `stat` says so without
- * scanning every process of the machine (a tree that ignores EOF is polled this way while SIGTERM takes effect).
- */
-const rootInGroup = (ctx: StopContext): boolean => {
-  const pid = ctx.child?.pid
-  if (!rootRunning(ctx.child) || pid === undefined || ctx.pgid === undefined || internal.platform !== "linux") {
-    return false
-  }
-  const stat = internal.readStat(pid)
-  return stat !== undefined && !internal.isDeadState(stat.state) && stat.pgid === ctx.pgid
-}
-
-// Checked anew each time the effect runs (it is repeated while polling).
-const groupEmpty = (ctx: StopContext) =>
-  Effect.suspend(() =>
-    rootInGroup(ctx) ? Effect.succeed(false) : Effect.map(scan(ctx), (found) => !found.some((p) => p.inGroup))
-  )
+const groupEmpty = (ctx: StopContext) => Effect.map(scan(ctx), (found) => !found.some((p) => p.inGroup))
 
 /** Checks `done` until it holds or `ms` (capped by the deadline) has passed; says whether it held. */
 const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
