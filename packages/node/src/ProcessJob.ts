@@ -201,14 +201,15 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
     if (error !== undefined || started.child === undefined) return yield* spawnError(error)
     const child = started.child
     const pid = child.pid!
+    const exited = Effect.promise(() => started.exited)
     return {
       child,
       pid,
       pgid: pid,
       marker,
-      exited: Effect.promise(() => started.exited),
+      exited,
       stop: (stopOptions?: StopOptions) =>
-        ProcessStop.stopSequence({ pgid: pid, marker, child, count, budgetMs: stopOptions?.budgetMs }).pipe(
+        ProcessStop.stopSequence({ pgid: pid, marker, child, exited, count, budgetMs: stopOptions?.budgetMs }).pipe(
           Effect.withSpan("ProcessJob.stop", { attributes: { pid } })
         )
     } satisfies ProcessJob
@@ -237,6 +238,7 @@ export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<
       pgid: ref.pgid,
       marker: ref.marker,
       child: undefined,
+      exited: Effect.void,
       count,
       budgetMs: options?.budgetMs
     })

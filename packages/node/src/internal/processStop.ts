@@ -21,6 +21,8 @@ export interface StopContext {
   readonly pgid: number | undefined
   readonly marker: string
   readonly child: ChildProcess | undefined
+  /** Completes once `child` has exited (the job's own `exited`); read only when there is a child. */
+  readonly exited: Effect.Effect<unknown>
   readonly count: (marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>
   readonly budgetMs: number | undefined
 }
@@ -102,15 +104,6 @@ const endStdin = (child: ChildProcess): void => {
   }
 }
 
-/** Completes when `child` has exited (and was reaped), at once if it already has. */
-const exited = (child: ChildProcess): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    if (!rootRunning(child)) return resume(Effect.void)
-    const onExit = () => resume(Effect.void)
-    child.once("exit", onExit)
-    return Effect.sync(() => child.off("exit", onExit))
-  })
-
 /**
  * (1) Polite: end stdin and give the tree a short grace to go by itself. Says whether nothing is left.
  *
@@ -125,7 +118,7 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   return Effect.flatMap(nowMs, (start) => {
     const until = Math.min(stop.deadline, start + Math.min(200, stop.budget * 0.1))
     // Interruptible even inside a finalizer (a stop often runs in one), or the timeout would wait for the exit.
-    return exited(child).pipe(
+    return stop.ctx.exited.pipe(
       Effect.interruptible,
       Effect.timeoutOption(Math.max(0, until - start)),
       Effect.zipRight(
