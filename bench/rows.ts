@@ -83,6 +83,11 @@ export interface RemoteRow {
   readonly vsThreadDirect?: Comparison
   /** Against the SDK used directly in the main thread (the same direct as the host-thread row). */
   readonly vsMainDirect?: Comparison
+  /**
+   * The host thread's busy time per remote call (its event loop's active time during the remote blocks, over their
+   * calls): everything the host does to relay one, in microseconds.
+   */
+  readonly hostActiveUs?: number
 }
 
 export const remoteRow = async (
@@ -124,8 +129,15 @@ export const remoteRow = async (
     const remote: Array<Array<number>> = []
     const threadDirect: Array<Array<number>> = []
     const mainDirect: Array<Array<number>> = []
+    // This thread runs the host: while a remote block runs, its event loop does nothing but relay that block's calls.
+    let hostActiveMs = 0
     const variants = [
-      async (i: number) => remote.push(await inThread("remote", `r${i}_`)),
+      async (i: number) => {
+        const before = performance.eventLoopUtilization()
+        const samples = await inThread("remote", `r${i}_`)
+        hostActiveMs += performance.eventLoopUtilization(before).active
+        remote.push(samples)
+      },
       async (i: number) => threadDirect.push(await inThread("direct", `t${i}_`)),
       async (i: number) => mainDirect.push(await directEchoBlock(pair.direct.client, perBlock, `m${i}_`))
     ]
@@ -135,7 +147,8 @@ export const remoteRow = async (
     return {
       available: true,
       vsThreadDirect: compare(remote, threadDirect),
-      vsMainDirect: compare(remote, mainDirect)
+      vsMainDirect: compare(remote, mainDirect),
+      hostActiveUs: (hostActiveMs * 1000) / (blocks * perBlock)
     }
   } finally {
     await thread.ask({ type: "close" })

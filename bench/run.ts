@@ -92,6 +92,16 @@ const render = (r: Results): string => {
         verdict(t.ratio <= 1.3)
       ])
       rows.push(["  same, vs direct in main thread", "", "", fmtUs(m.direct), fmtRatio(m), "(info)"])
+      if (r.remote.hostActiveUs !== undefined) {
+        rows.push([
+          "  host thread busy per remote call",
+          "",
+          `${r.remote.hostActiveUs.toFixed(0)} µs`,
+          "",
+          "",
+          "(info)"
+        ])
+      }
     }
   }
   if (r.open) {

@@ -133,7 +133,7 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkers
     const server = yield* HostServer.make
     const registry = yield* Host.make(options)
     yield* server.serve(registry)
-    const { openConfig: _openConfig, request: _request, ...service } = registry
+    const { openConfig: _openConfig, begin: _begin, pullEvents: _pullEvents, ...service } = registry
     return McpWorkers.McpWorkers.of(service)
   })
 

@@ -12,6 +12,7 @@ import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Exit from "effect/Exit"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
@@ -40,17 +41,22 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
-  /** Any request of the table whose params were checked and encoded elsewhere (a remote thread). */
-  readonly request: (
+  /**
+   * Any request of the table whose params were checked and encoded elsewhere (a remote thread), without Effect, for
+   * the host server: refuses the request (`resume` is called at once) or sends it and gives what ends it. `timeout`
+   * is in milliseconds and already checked; `direct` is the remote caller an owner thread answers itself (the request
+   * then ends with `delivered` on success).
+   */
+  readonly begin: (
     id: string,
     method: OwnerProtocol.Method,
     params: string,
     timeout: number | undefined,
-    onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    saveTo?: string | undefined,
-    /** The remote caller an owner thread answers itself; the request then ends with `delivered` on success. */
-    direct?: Direct | undefined
-  ) => Effect.Effect<unknown, RequestError>
+    onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    saveTo: string | undefined,
+    direct: Direct | undefined,
+    resume: (exit: Exit.Exit<unknown, RequestError>) => void
+  ) => HostRequest.Sent | undefined
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
@@ -132,8 +138,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         ),
       openConfig,
       ...HostRequest.requests(registry),
-      request: (id, method, params, timeout, onProgress, saveTo, direct) =>
-        HostRequest.request(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct),
+      begin: (id, method, params, timeout, onProgress, saveTo, direct, resume) =>
+        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, resume),
       status: (id) =>
         Effect.map(lookup(registry, id), (entry) => {
           readDelivered(entry)

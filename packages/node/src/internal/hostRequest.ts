@@ -13,7 +13,6 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -38,7 +37,7 @@ class InFlight implements Pending {
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
-    readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
+    readonly resume: (exit: Exit.Exit<unknown, RequestError>) => void,
     readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
     readonly direct: Direct | undefined
   ) {}
@@ -93,18 +92,49 @@ const start = (
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
   direct: Direct | undefined,
-  resume: (effect: Effect.Effect<unknown, RequestError>) => void
+  resume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Effect.Effect<void> | void => {
+  const sent = begin(registry, id, method, params, budgetMs, started, onProgress, saveTo, direct, resume)
+  return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
+}
+
+/** A request sent to its owner: its id, and what ends it on its caller's interruption. @internal */
+export interface Sent {
+  readonly requestId: string
+  /** Ends the request without its answer (the owner cancels exactly it); `false` if it had already ended. */
+  readonly end: (reason: "interrupted") => boolean
+}
+
+/**
+ * `start` without Effect: the request is refused (and `resume` called) at once, or sent. For the host server, which
+ * runs a remote thread's request without a fiber of its own.
+ *
+ * @internal
+ */
+export const begin = (
+  registry: Registry,
+  id: string,
+  method: OwnerProtocol.Method,
+  params: string,
+  budgetMs: number | undefined,
+  started: number,
+  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+  saveTo: string | undefined,
+  direct: Direct | undefined,
+  resume: (exit: Exit.Exit<unknown, RequestError>) => void
+): Sent | undefined => {
   const entry = registry.entries.get(id)
   if (entry !== undefined) readDelivered(entry)
   const refused = refusal(id, entry)
-  if (refused !== undefined || entry === undefined) return resume(Effect.fail(refused!))
+  if (refused !== undefined || entry === undefined) return void resume(Exit.fail(refused!))
   const left = (budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - started)
   // The deadline passed before the request could go (a remote caller's budget spent between threads, or a zero
   // budget): it is never sent (C22a).
-  if (left <= 0) return resume(Effect.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
+  if (left <= 0) {
+    return void resume(Exit.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
+  }
   // The result is written where the server's bytes are read, which only the stdio transport does.
-  if (saveTo !== undefined && entry.http) return resume(Effect.fail(saveToHttp()))
+  if (saveTo !== undefined && entry.http) return void resume(Exit.fail(saveToHttp()))
   const requestId = WorkerId.makeRequestId()
   // Only an owner thread can post to another thread's channel; an owner process answers through the host.
   const replyTo = direct !== undefined && isThread(entry) ? direct : undefined
@@ -134,28 +164,8 @@ const start = (
         }
   )
   inflight.timer = setTimeout(onTimeout, left, inflight)
-  return Effect.sync(() => inflight.end("interrupted"))
+  return inflight
 }
-
-/** One MCP request on a worker with encoded params, within `timeout` counted from `started`. @internal */
-export const request = (
-  registry: Registry,
-  id: string,
-  method: OwnerProtocol.Method,
-  params: string,
-  timeout: Duration.DurationInput | undefined,
-  started: number,
-  onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  saveTo?: string | undefined,
-  direct?: Direct | undefined
-): Effect.Effect<unknown, RequestError> =>
-  Effect.suspend(() => {
-    const budget = budgetOf(timeout)
-    if (Either.isLeft(budget)) return Effect.fail(invalidTimeout("arguments", budget.left))
-    return Effect.async<unknown, RequestError>((resume) =>
-      start(registry, id, method, params, budget.right, started, onProgress, saveTo, direct, resume)
-    )
-  })
 
 /**
  * Every request operation of the table, on the host's side: arguments checked and encoded in the register step
@@ -168,12 +178,12 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
     const request = Effect.async<unknown, RequestError>((resume) => {
       const started = Date.now()
       const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return resume(Effect.fail(params.left))
+      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
       const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
-      if (Either.isLeft(saveTo)) return resume(Effect.fail(saveTo.left))
+      if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
       const timeout = options?.timeout
       const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
-      if (Either.isLeft(budget)) return resume(Effect.fail(invalidTimeout("arguments", budget.left)))
+      if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
       return start(
         registry,
         id,

@@ -18,11 +18,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberHandle from "effect/FiberHandle"
+import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./host.js"
+import type * as HostRequest from "./hostRequest.js"
 import * as Protocol from "./remoteProtocol.js"
 import * as ReplyChannels from "./replyChannels.js"
 import { delivered, type Direct } from "./workerEntry.js"
@@ -41,7 +43,10 @@ interface Call {
   readonly remote: Remote
   readonly callId: number
   readonly operation: Protocol.Operation
+  /** The fiber running an operation other than a request. */
   fiber: Fiber.RuntimeFiber<unknown, McpWorkerError> | undefined
+  /** A request, run without a fiber: sent to its owner, not yet answered. */
+  sent: HostRequest.Sent | undefined
   interrupt: InterruptMode | undefined
   requestId: string | null
 }
@@ -85,12 +90,11 @@ const directOf = (message: typeof Protocol.Request.Type, operation: typeof Proto
     ? { channel: message.from, callId: message.callId }
     : undefined
 
+/** Runs an operation other than a request (those are `runRequest`'s), in a fiber of its own. */
 const run = (
   registry: HostRegistry,
-  message: typeof Protocol.Request.Type,
-  onProgress: (progress: OwnerProtocol.Progress) => void
+  operation: Exclude<Protocol.Operation, typeof Protocol.Call.Type>
 ): Effect.Effect<unknown, McpWorkerError> => {
-  const operation = message.operation
   switch (operation._tag) {
     case "Open":
       return Either.match(ServerConfig.fromWire(operation.config), {
@@ -101,23 +105,6 @@ const run = (
             isolation: operation.isolation,
             maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb
           })
-      })
-    case "Call":
-      // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
-      return Either.match(JsonValue.decode(operation.params, { where: "arguments", root: "params" }), {
-        onLeft: Effect.fail,
-        onRight: (params) =>
-          JsonValue.isJsonObject(params)
-            ? registry.request(
-                operation.workerId,
-                operation.method,
-                operation.params,
-                remaining(operation.deadline),
-                operation.progress === true ? onProgress : undefined,
-                operation.saveTo,
-                directOf(message, operation)
-              )
-            : Effect.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
       })
     case "Status":
       return registry.status(operation.workerId)
@@ -170,27 +157,27 @@ const reply = (server: Server, to: string, message: Protocol.Reply) => {
   channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
 }
 
-const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerError>): Effect.Effect<void> => {
-  server.calls.delete(call.key)
+const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerError>): void => {
+  if (!server.calls.delete(call.key)) return
   // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
-  const answer = (message: Protocol.Reply) => Effect.sync(() => reply(server, call.from, message))
   const { callId } = call
   if (Exit.isSuccess(exit)) {
     // The owner thread posted the success to the remote itself.
-    return exit.value === delivered ? Effect.void : answer({ _tag: "Success", callId, value: exit.value })
+    if (exit.value !== delivered) reply(server, call.from, { _tag: "Success", callId, value: exit.value })
+    return
   }
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) return answer({ _tag: "Failure", callId, error: failure.value })
+  if (Option.isSome(failure)) return reply(server, call.from, { _tag: "Failure", callId, error: failure.value })
   if (!Cause.isInterruptedOnly(exit.cause)) {
-    return answer({ _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" }).pipe(
-      Effect.zipRight(Effect.logError("a remote call failed with a defect", exit.cause))
-    )
+    reply(server, call.from, { _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" })
+    server.runFork(Effect.logError("a remote call failed with a defect", exit.cause))
+    return
   }
-  if (call.interrupt === "silent") return Effect.void
+  if (call.interrupt === "silent") return
   // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
   // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
-  return answer({
+  reply(server, call.from, {
     _tag: "Failure",
     callId,
     error: call.interrupt === undefined ? Protocol.afterHostClosed(call.operation) : interruptedError(call)
@@ -198,7 +185,16 @@ const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerEr
 }
 
 const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
-  if (call.interrupt !== undefined || call.fiber === undefined) return
+  if (call.interrupt !== undefined) return
+  const sent = call.sent
+  if (sent !== undefined) {
+    call.interrupt = mode
+    call.requestId = sent.requestId
+    // Still in flight: the owner cancels exactly it. Otherwise its answer has already been given.
+    if (sent.end("interrupted")) finish(server, call, Exit.interrupt(FiberId.none))
+    return
+  }
+  if (call.fiber === undefined) return
   call.interrupt = mode
   const fiber = call.fiber
   const workerId = workerIdOf(call.operation)
@@ -249,20 +245,67 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
     callId: message.callId,
     operation: message.operation,
     fiber: undefined,
+    sent: undefined,
     interrupt: undefined,
     requestId: null
   }
   server.calls.set(key, call)
   remote.calls++
   server.runWatcher(watch(server), { onlyIfMissing: true })
-  // Runs synchronously up to the first wait, so a request that fails at once (unknown id, busy) is answered before
-  // this returns.
-  const onProgress = (progress: OwnerProtocol.Progress) =>
-    reply(server, message.from, { _tag: "Progress", callId: message.callId, progress })
+  const operation = message.operation
+  if (operation._tag === "Call") return runRequest(server, active, call, message, operation)
+  // Runs synchronously up to the first wait, so an operation that fails at once (unknown id) is answered before this
+  // returns.
   const fiber = server.runFork(
-    run(active, message, onProgress).pipe(Effect.onExit((exit) => finish(server, call, exit)))
+    run(active, operation).pipe(Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))))
   )
   if (server.calls.has(key)) call.fiber = fiber
+}
+
+/**
+ * Runs a remote thread's request in this very step, without a fiber: the host's own work on every remote call is a
+ * check of the params, the registry's busy check and one post to the owner.
+ */
+const runRequest = (
+  server: Server,
+  active: HostRegistry,
+  call: Call,
+  message: typeof Protocol.Request.Type,
+  operation: typeof Protocol.Call.Type
+) => {
+  // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
+  const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
+  if (Either.isLeft(params)) return finish(server, call, Exit.fail(params.left))
+  if (!JsonValue.isJsonObject(params.right)) {
+    return finish(
+      server,
+      call,
+      Exit.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
+    )
+  }
+  const onProgress =
+    operation.progress === true
+      ? (progress: OwnerProtocol.Progress) =>
+          reply(server, message.from, { _tag: "Progress", callId: message.callId, progress })
+      : undefined
+  try {
+    const sent = active.begin(
+      operation.workerId,
+      operation.method,
+      operation.params,
+      remaining(operation.deadline),
+      onProgress,
+      operation.saveTo,
+      directOf(message, operation),
+      // A request that another operation ended (a `cancel`, a `close`) is answered after that operation's own
+      // answer, as it was from a fiber of its own: a Promise caller has its `cancel` resolved before the request it
+      // cancelled rejects.
+      (exit) => (Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit)))
+    )
+    if (server.calls.has(call.key)) call.sent = sent
+  } catch (error) {
+    finish(server, call, Exit.die(error))
+  }
 }
 
 const onRequest = (server: Server, message: typeof Protocol.Request.Type) => {
@@ -376,6 +419,17 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     closing: false,
     released: false
   }
+  // Released after the registry closed its workers, which ended every request in flight and so answered it; a
+  // request somehow left is ended and answered as the call fibers are.
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      for (const call of Array.from(server.calls.values())) {
+        if (call.sent === undefined) continue
+        call.sent.end("interrupted")
+        finish(server, call, Exit.interrupt(FiberId.none))
+      }
+    })
+  )
   requests.onmessage = (event) => onRemoteMessage(server, event.data)
   announce.onmessage = (event) => onAnnouncement(server, event.data)
 
