@@ -346,6 +346,35 @@ describe("makePromiseClient", () => {
     })
   )
 
+  it.live(
+    "the host closes with a remote call in flight: it rejects with DeliveryUnknown{interrupted}, tree ended",
+    () =>
+      Effect.promise(async () => {
+        const t = tag()
+        const runtime = ManagedRuntime.make(NodeMcpWorkers.layer())
+        const mcp = makePromiseClient()
+        try {
+          const workers = await runtime.runPromise(McpWorkers)
+          const id = await mcp.open({ ...statefulConfig(), env: { TEST_TAG: t } })
+          const call = mcp.callTool(id, "sleep", { ms: 30_000, token: "host-closed" })
+          const requestId = await inFlight(mcp, id)
+          // The request reached the server: its outcome is unknown once the host ends it.
+          assert.strictEqual((await Effect.runPromise(workers.status(id))).requestId, requestId)
+          const closing = runtime.dispose()
+          const error = await rejection(call)
+          await closing
+          assert.instanceOf(error, DeliveryUnknown)
+          assert.deepInclude(error, { workerId: id, requestId, reason: "interrupted", delivery: "unknown" })
+          assert.deepStrictEqual(processesWithEnv("TEST_TAG", t), [])
+          // Closed with the host: the id is forgotten.
+          assert.instanceOf(await rejection(mcp.status(id)), UnknownWorker)
+        } finally {
+          await mcp.dispose()
+          await runtime.dispose()
+        }
+      })
+  )
+
   it.live("C22: with no host, every operation rejects with HostUnavailable within 1 s", () =>
     Effect.promise(async () => {
       const mcp = makePromiseClient()

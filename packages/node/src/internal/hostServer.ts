@@ -264,7 +264,8 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
 
 /**
  * Runs a remote thread's request in this very step, without a fiber: the host's own work on every remote call is a
- * check of the params, the registry's busy check and one post to the owner.
+ * check of the params, the registry's busy check and one post to the owner. The request's own completion answers
+ * it; when the host closes, the registry's close of each worker ends the request in flight, which answers it too.
  */
 const runRequest = (
   server: Server,
@@ -419,17 +420,6 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     closing: false,
     released: false
   }
-  // Released after the registry closed its workers, which ended every request in flight and so answered it; a
-  // request somehow left is ended and answered as the call fibers are.
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      for (const call of Array.from(server.calls.values())) {
-        if (call.sent === undefined) continue
-        call.sent.end("interrupted")
-        finish(server, call, Exit.interrupt(FiberId.none))
-      }
-    })
-  )
   requests.onmessage = (event) => onRemoteMessage(server, event.data)
   announce.onmessage = (event) => onAnnouncement(server, event.data)
 
