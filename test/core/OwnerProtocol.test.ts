@@ -1,4 +1,4 @@
-// The data plane's hand-written checks of its two hot messages (a request, a success) against the Schemas they
+// The data plane's hand-written checks of its hot messages (a request, a success, a delivery) against the Schemas they
 // stand for: any value is accepted by one exactly when the other accepts it, with the same fields.
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import { assert, describe, it } from "@effect/vitest"
@@ -62,6 +62,13 @@ const success = fc.oneof(
   validLike("Success", successFields, ["requestId", "result", "envelope"])
 )
 
+const deliveredFields = { requestId: fc.string() }
+
+const delivered = fc.oneof(
+  messageLike("Delivered", deliveredFields),
+  validLike("Delivered", deliveredFields, ["requestId"])
+)
+
 // A value the Schema throws on while inspecting it counts as refused (see the last test).
 const bySchema = {
   host: OwnerProtocol.safeDecoder(OwnerProtocol.HostMessage),
@@ -97,6 +104,13 @@ describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
       fast: (raw: unknown) => OwnerProtocol.decodeOwnerMessage(raw),
       slow: bySchema.owner,
       keys: ["_tag", "requestId", "result", "envelope"]
+    },
+    {
+      name: "decodeOwnerMessage: a delivery passes exactly when DeliveredMessage decodes it",
+      arbitrary: delivered,
+      fast: (raw: unknown) => OwnerProtocol.decodeOwnerMessage(raw),
+      slow: bySchema.owner,
+      keys: ["_tag", "requestId"]
     }
   ]
 

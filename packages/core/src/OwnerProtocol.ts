@@ -450,7 +450,7 @@ const isReplyTo = (raw: unknown): boolean => {
  * @category data plane
  */
 export const decodeOwnerMessage = (raw: unknown): Either.Either<OwnerMessage, ParseResult.ParseError> =>
-  isPlainSuccess(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
+  isPlainSuccess(raw) || isPlainDelivered(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
 
 const decodeOwnerMessageSchema = safeDecoder(OwnerMessage)
 
@@ -465,6 +465,13 @@ const isPlainSuccess = (raw: unknown): raw is typeof SuccessMessage.Type => {
     typeof message.envelope === "boolean"
   )
 }
+
+// The end of every call whose success went straight to a remote caller, checked by hand as `DeliveredMessage` would.
+const isPlainDelivered = (raw: unknown): raw is typeof DeliveredMessage.Type =>
+  typeof raw === "object" &&
+  raw !== null &&
+  (raw as Record<string, unknown>)._tag === "Delivered" &&
+  typeof (raw as Record<string, unknown>).requestId === "string"
 
 /**
  * Encodes a message for the host (tagged errors become plain data).

@@ -14,6 +14,8 @@
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import { BroadcastChannel } from "node:worker_threads"
@@ -230,11 +232,70 @@ export const Announcement = Schema.Union(Up, Gone)
 /** @internal */
 export type Announcement = typeof Announcement.Type
 
-/** @internal */
-export const decodeRemoteMessage = OwnerProtocol.safeDecoder(RemoteMessage)
+const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
 
-/** @internal */
-export const decodeReply = OwnerProtocol.safeDecoder(Reply)
+const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
+
+/**
+ * Validates what a remote posted to the host. A request of the operation table (every call) is checked by hand with
+ * the rules of `Request` and `Call`, without building a parse tree; anything else, or anything that does not pass,
+ * goes through the Schema and its errors.
+ *
+ * @internal
+ */
+export const decodeRemoteMessage = (raw: unknown): Either.Either<RemoteMessage, ParseResult.ParseError> =>
+  isPlainCallRequest(raw) ? Either.right(raw) : decodeRemoteMessageSchema(raw)
+
+/**
+ * Validates what a remote received on its reply channel; the success an owner thread posts (`Result`, every direct
+ * call) is checked by hand, the rest by the Schema.
+ *
+ * @internal
+ */
+export const decodeReply = (raw: unknown): Either.Either<Reply, ParseResult.ParseError> =>
+  isPlainResult(raw) ? Either.right(raw) : decodeReplySchema(raw)
+
+const methods: ReadonlySet<unknown> = new Set(OwnerProtocol.Method.literals)
+
+const isOptional = (value: unknown, type: "number" | "string" | "boolean"): boolean =>
+  value === undefined || typeof value === type
+
+const isPlainCallRequest = (raw: unknown): raw is typeof Request.Type => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  if (
+    message._tag !== "Request" ||
+    typeof message.from !== "string" ||
+    typeof message.callId !== "number" ||
+    !isOptional(message.ackBy, "number") ||
+    typeof message.operation !== "object" ||
+    message.operation === null
+  ) {
+    return false
+  }
+  const operation = message.operation as Record<string, unknown>
+  return (
+    operation._tag === "Call" &&
+    typeof operation.workerId === "string" &&
+    methods.has(operation.method) &&
+    typeof operation.params === "string" &&
+    isOptional(operation.deadline, "number") &&
+    isOptional(operation.progress, "boolean") &&
+    isOptional(operation.saveTo, "string") &&
+    isOptional(operation.direct, "boolean")
+  )
+}
+
+const isPlainResult = (raw: unknown): raw is Result => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  return (
+    message._tag === "Result" &&
+    typeof message.callId === "number" &&
+    typeof message.result === "string" &&
+    typeof message.envelope === "boolean"
+  )
+}
 
 /** @internal */
 export const encodeReply = Schema.encodeSync(Reply)
