@@ -1,6 +1,7 @@
 /**
  * The host side of the remote protocol (`remoteProtocol.ts`): serves the requests of remote threads with the host
- * registry of this thread, one fiber per call, and interrupts exactly the call a remote stopped waiting for.
+ * registry of this thread (a request of the operation table in the step that reads it, any other operation in a
+ * fiber of its own), and interrupts exactly the call a remote stopped waiting for.
  *
  * Acquired in two steps around the registry, so that on shutdown the registry closes its workers first (calls in
  * flight end as they do for local callers, and are answered), then the call fibers left are interrupted, and only
