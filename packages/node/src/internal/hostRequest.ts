@@ -77,27 +77,6 @@ const saveToHttp = () =>
     delivery: "not_sent"
   })
 
-/**
- * Starts one request, in the register step of `Effect.async`: the busy check and taking the slot are one
- * synchronous step (a fiber may yield between any two Effect steps, and two requests must never both pass the
- * check, C8), and the budget counts from `started`.
- */
-const start = (
-  registry: Registry,
-  id: string,
-  method: OwnerProtocol.Method,
-  params: string,
-  budgetMs: number | undefined,
-  started: number,
-  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  saveTo: string | undefined,
-  direct: Direct | undefined,
-  resume: (exit: Exit.Exit<unknown, RequestError>) => void
-): Effect.Effect<void> | void => {
-  const sent = begin(registry, id, method, params, budgetMs, started, onProgress, saveTo, direct, resume)
-  return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
-}
-
 /** A request sent to its owner: its id, and what ends it on its caller's interruption. @internal */
 export interface Sent {
   readonly requestId: string
@@ -106,8 +85,10 @@ export interface Sent {
 }
 
 /**
- * `start` without Effect: the request is refused (and `resume` called) at once, or sent. For the host server, which
- * runs a remote thread's request without a fiber of its own.
+ * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
+ * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
+ * step of their `Effect.async` (a fiber may yield between any two Effect steps), the host server in the step that
+ * reads a remote thread's request. The budget counts from `started`.
  *
  * @internal
  */
@@ -184,7 +165,7 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
       const timeout = options?.timeout
       const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
       if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
-      return start(
+      const sent = begin(
         registry,
         id,
         operation.method,
@@ -196,6 +177,7 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
         undefined,
         resume
       )
+      return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
     })
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       isTracing(fiber)
