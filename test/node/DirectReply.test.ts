@@ -99,6 +99,38 @@ describe("direct replies from the owner thread", () => {
     )
   )
 
+  it.live("a success delivered while the host was blocked past the deadline is not then timed out by the host", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        remote.post(1, {
+          _tag: "Call",
+          workerId: id,
+          method: "tools/call",
+          params: JSON.stringify({ name: "sleep", arguments: { ms: 50, token: "late-timer" } }),
+          deadline: Date.now() + 400,
+          direct: true
+        })
+        while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        // The owner answers the remote and tells the host `Delivered` while this thread (the host's) is blocked. When
+        // it wakes, the request's timer runs before the port's messages are read: the request has ended all the same.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500)
+        const answer = yield* remote.answer(1)
+        assert.strictEqual(answer._tag, "Result")
+        assert.strictEqual(resultOf(answer).structuredContent.token, "late-timer")
+        yield* Effect.sleep(200)
+        // No `DeliveryUnknown{timeout}` after the success.
+        assert.deepStrictEqual(
+          remote.replies.map((reply) => reply._tag),
+          ["Result"]
+        )
+        assert.isFalse((yield* workers.status(id)).busy)
+      })
+    )
+  )
+
   it.live("an owner process has no channel to other threads: its answers come through the host", () =>
     withHost(
       Effect.gen(function* () {

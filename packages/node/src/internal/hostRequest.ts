@@ -48,9 +48,13 @@ class InFlight implements Pending {
     this.resume(exit)
   }
 
-  /** Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended. */
+  /**
+   * Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended, which
+   * includes a success the owner thread already delivered to a remote caller itself.
+   */
   end(reason: "timeout" | "interrupted"): boolean {
     const entry = this.entry
+    readDelivered(entry)
     if (entry.pending !== this) return false
     entry.pending = undefined
     clearTimeout(this.timer)
