@@ -49,7 +49,6 @@ interface Call {
   /** A request, run without a fiber: sent to its owner, not yet answered. */
   sent: HostRequest.Sent | undefined
   interrupt: InterruptMode | undefined
-  requestId: string | null
 }
 
 interface Remote {
@@ -126,7 +125,13 @@ const interruptedError = (call: Call): McpWorkerError => {
         message:
           "the mcp-worker host heard nothing from this thread for too long and stopped the open; nothing of it is left"
       })
-    : new DeliveryUnknown({ workerId, requestId: call.requestId ?? "", reason: "interrupted", delivery: "unknown" })
+    : new DeliveryUnknown({
+        workerId,
+        // Only a request has an id; any other operation names none.
+        requestId: call.sent?.requestId ?? "",
+        reason: "interrupted",
+        delivery: "unknown"
+      })
 }
 
 /** One host server's state, passed to the module-level functions below. */
@@ -190,7 +195,6 @@ const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
   const sent = call.sent
   if (sent !== undefined) {
     call.interrupt = mode
-    call.requestId = sent.requestId
     // Still in flight: the owner cancels exactly it. Otherwise its answer has already been given.
     if (sent.end("interrupted")) finish(server, call, Exit.interrupt(FiberId.none))
     return
@@ -198,17 +202,7 @@ const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
   if (call.fiber === undefined) return
   call.interrupt = mode
   const fiber = call.fiber
-  const workerId = workerIdOf(call.operation)
-  server.runFork(
-    Effect.gen(function* () {
-      // Read before interrupting: the request in flight on the worker is this call's while its fiber waits on it.
-      if (mode !== "silent" && workerId !== undefined && server.registry !== undefined) {
-        const status = yield* Effect.option(server.registry.status(workerId))
-        call.requestId = Option.match(status, { onNone: () => null, onSome: (s) => s.requestId })
-      }
-      yield* Fiber.interrupt(fiber)
-    })
-  )
+  server.runFork(Fiber.interrupt(fiber))
 }
 
 // A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
@@ -247,8 +241,7 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
     operation: message.operation,
     fiber: undefined,
     sent: undefined,
-    interrupt: undefined,
-    requestId: null
+    interrupt: undefined
   }
   server.calls.set(key, call)
   remote.calls++
