@@ -50,11 +50,19 @@ describe.each(["thread", "process"] as const)(
           const workers = yield* McpWorkers
           const effect = yield* workers.open(stateful(), { isolation })
           const promise = yield* workers.open(stateful(), { isolation })
-          const outcome = yield* runInThread(entry(), { scenario: "behaviour", data: { effect, promise } })
+          const effectRelayed = yield* workers.open(stateful(), { isolation })
+          const promiseRelayed = yield* workers.open(stateful(), { isolation })
+          const outcome = yield* runInThread(entry(), {
+            scenario: "behaviour",
+            data: { effect, promise, effectRelayed, promiseRelayed }
+          })
           assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
+          // Straight to the owner thread (an owner process relays), and relayed by the host.
           assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
             effect: expectedBehaviour(abortedByInterruption),
-            promise: expectedBehaviour(abortedByPromise)
+            promise: expectedBehaviour(abortedByPromise),
+            effectRelayed: expectedBehaviour(abortedByInterruption),
+            promiseRelayed: expectedBehaviour(abortedByPromise)
           })
         })
       )

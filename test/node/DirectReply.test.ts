@@ -1,14 +1,18 @@
-// A remote call's success straight from the owner thread (`OwnerProtocol.ReplyTo`): one thread hand-over instead of
-// two on the way back. The host still decides busy (C8) and ends every request; these tests speak the remote
-// protocol by hand, from this (the host's) thread, so that what the host and the owner post can be seen.
+// A remote call straight to and from the owner thread. The success of a relayed call comes from the owner
+// (`OwnerProtocol.ReplyTo`), and a remote given the worker's `Route` sends its next requests to the owner's channel:
+// the owner decides busy and names the request (C8), tells the host first (`Started`), and the host reports, times,
+// cancels and ends it as its own (C9–C12). These tests speak the remote protocol by hand, from this (the host's)
+// thread, so that what the host and the owner post can be seen.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
+import { ownerThread, startedThreads } from "./helpers.js"
 
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
@@ -30,11 +34,30 @@ const rawRemote = Effect.acquireRelease(
       replies.push((event as MessageEvent).data as Reply)
       onReply((event as MessageEvent).data as Reply)
     }
-    const post = (callId: number, operation: Record<string, unknown>) => {
-      const host = new BroadcastChannel(Protocol.hostChannel)
-      host.postMessage({ _tag: "Request", from, callId, operation })
-      host.close()
+    const postOn = (name: string, message: unknown) => {
+      const channel = new BroadcastChannel(name)
+      channel.postMessage(message)
+      channel.close()
     }
+    const post = (callId: number, operation: Record<string, unknown>) =>
+      postOn(Protocol.hostChannel, { _tag: "Request", from, callId, operation })
+    /** A request straight to the owner thread of `workerId`, as a remote with its route sends it. */
+    const direct = (
+      callId: number,
+      workerId: string,
+      params: Record<string, unknown>,
+      deadline = Date.now() + 10_000
+    ) =>
+      postOn(Protocol.ownerChannel(workerId), {
+        _tag: "Direct",
+        from,
+        callId,
+        method: "tools/call",
+        params: JSON.stringify(params),
+        deadline
+      })
+    const interrupt = (callId: number, workerId: string) =>
+      postOn(Protocol.ownerChannel(workerId), { _tag: "Interrupt", from, callId, reply: true })
     /** The answer to `callId` (an `Ack` is not one). */
     const answer = (callId: number) =>
       Effect.async<Reply>((resume) => {
@@ -49,11 +72,17 @@ const rawRemote = Effect.acquireRelease(
         Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error(`no answer to call ${callId}`) }),
         Effect.orDie
       )
+    /** The replies that answer calls, in order: the host's `Route` and `WorkerEnded` are not answers. */
+    const answers = () => replies.filter((reply) => reply.callId !== undefined && reply._tag !== "Ack")
     return {
+      from,
       channel,
       replies,
       post,
-      answer
+      direct,
+      interrupt,
+      answer,
+      answers
     }
   }),
   (remote) => Effect.sync(() => remote.channel.close())
@@ -83,12 +112,19 @@ describe("direct replies from the owner thread", () => {
         const answer = yield* remote.answer(1)
         assert.strictEqual(answer._tag, "Result")
         assert.strictEqual(resultOf(answer).structuredContent.token, "direct")
-        // The host ends the request on the owner's `Delivered`, without a reply of its own.
+        // The host ends the request on the owner's `Delivered`, without a reply of its own; it gives the remote the
+        // worker's route.
         yield* Effect.sleep(100)
         assert.deepStrictEqual(
           remote.replies.map((reply) => reply._tag),
-          ["Result"]
+          ["Route", "Result"]
         )
+        assert.deepStrictEqual(remote.replies[0], {
+          _tag: "Route",
+          workerId: id,
+          channel: Protocol.ownerChannel(id),
+          timeoutMs: 30_000
+        })
         assert.isFalse((yield* workers.status(id)).busy)
         // A remote that does not say it reads them gets the host's `Success`, as before.
         remote.post(2, echo(id, "relayed"))
@@ -123,7 +159,7 @@ describe("direct replies from the owner thread", () => {
         yield* Effect.sleep(200)
         // No `DeliveryUnknown{timeout}` after the success.
         assert.deepStrictEqual(
-          remote.replies.map((reply) => reply._tag),
+          remote.answers().map((reply) => reply._tag),
           ["Result"]
         )
         assert.isFalse((yield* workers.status(id)).busy)
@@ -143,5 +179,195 @@ describe("direct replies from the owner thread", () => {
         assert.strictEqual((answer.value as any).structuredContent.token, "process")
       })
     )
+  )
+
+  it.live(
+    "C8, C12: a request on the owner's channel: the owner names it, the host reports it and refuses its own meanwhile",
+    () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          const remote = yield* rawRemote
+          remote.direct(1, id, { name: "sleep", arguments: { ms: 300, token: "straight" } })
+          while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+          const status = yield* workers.status(id)
+          assert.match(status.requestId!, /^req_[A-Za-z0-9_-]{16}$/)
+          // The host's own request, and a second one on the owner's channel, are refused unsent, naming it.
+          const busy = yield* Effect.flip(workers.callTool(id, "inc", {}))
+          assert.deepInclude(busy as object, { _tag: "WorkerBusy", requestId: status.requestId, delivery: "not_sent" })
+          remote.direct(2, id, { name: "inc", arguments: {} })
+          const refused = yield* remote.answer(2)
+          assert.strictEqual(refused._tag, "Failure")
+          assert.deepInclude(refused.error as object, {
+            _tag: "WorkerBusy",
+            requestId: status.requestId,
+            delivery: "not_sent"
+          })
+          const answer = yield* remote.answer(1)
+          assert.strictEqual(answer._tag, "Result")
+          assert.strictEqual(resultOf(answer).structuredContent.token, "straight")
+          yield* Effect.sleep(100)
+          assert.deepStrictEqual(
+            remote.replies.map((reply) => reply._tag),
+            ["Failure", "Result"]
+          )
+          assert.isFalse((yield* workers.status(id)).busy)
+          // Neither refused request reached the server.
+          const calls = (yield* workers.callTool(id, "calls", {})).structuredContent as { calls: Array<unknown> }
+          assert.strictEqual(calls.calls.length, 2)
+          assert.deepStrictEqual((yield* workers.callTool(id, "inc", {})).structuredContent, { count: 1 })
+        })
+      )
+  )
+
+  it.live("C8: a request of the host and one on the owner's channel, at once: exactly one is sent", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        for (let round = 1; round <= 20; round++) {
+          remote.direct(round, id, { name: "inc", arguments: {} })
+          const host = yield* Effect.either(workers.callTool(id, "inc", {}))
+          const answer = yield* remote.answer(round)
+          const sent = (host._tag === "Right" ? 1 : 0) + (answer._tag === "Result" ? 1 : 0)
+          assert.strictEqual(sent, 1, `round ${round}: ${JSON.stringify([host, answer])}`)
+          const refused = host._tag === "Left" ? host.left : (answer.error as { _tag: string; delivery: string })
+          assert.deepInclude(refused, { _tag: "WorkerBusy", delivery: "not_sent" })
+          while ((yield* workers.status(id)).busy) yield* Effect.sleep(1)
+        }
+        assert.deepStrictEqual((yield* workers.callTool(id, "inc", {})).structuredContent, { count: 21 })
+      })
+    )
+  )
+
+  it.live("C9, C10: the host ends a request on the owner's channel at its deadline and cancels exactly it", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        remote.direct(1, id, { name: "sleep", arguments: { ms: 5_000 } }, Date.now() + 300)
+        while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        const { requestId } = yield* workers.status(id)
+        const answer = yield* remote.answer(1)
+        assert.deepInclude(answer.error as object, {
+          _tag: "DeliveryUnknown",
+          requestId,
+          reason: "timeout",
+          delivery: "unknown"
+        })
+        assert.isFalse((yield* workers.status(id)).busy)
+        // A deadline already passed: never sent.
+        remote.direct(2, id, { name: "inc", arguments: {} }, Date.now() - 1)
+        assert.deepInclude((yield* remote.answer(2)).error as object, {
+          _tag: "DeadlineExceeded",
+          delivery: "not_sent"
+        })
+        const cancelled = (yield* workers.callTool(id, "cancelled", {})).structuredContent as {
+          aborted: Array<unknown>
+        }
+        assert.strictEqual(cancelled.aborted.length, 1)
+        assert.deepStrictEqual((yield* workers.callTool(id, "inc", {})).structuredContent, { count: 1 })
+      })
+    )
+  )
+
+  it.live("C11, C12: an interruption on the owner's channel, and a cancel by the host, end exactly their request", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        remote.direct(1, id, { name: "sleep", arguments: { ms: 5_000 } })
+        while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        const first = (yield* workers.status(id)).requestId
+        remote.interrupt(1, id)
+        assert.deepInclude((yield* remote.answer(1)).error as object, {
+          _tag: "DeliveryUnknown",
+          requestId: first,
+          reason: "interrupted",
+          delivery: "unknown"
+        })
+        remote.direct(2, id, { name: "sleep", arguments: { ms: 5_000 } })
+        while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        const second = (yield* workers.status(id)).requestId!
+        assert.notStrictEqual(second, first)
+        yield* workers.cancel(id, second)
+        assert.deepInclude((yield* remote.answer(2)).error as object, {
+          _tag: "DeliveryUnknown",
+          requestId: second,
+          reason: "cancelled",
+          delivery: "unknown"
+        })
+        assert.strictEqual((yield* Effect.flip(workers.cancel(id, second)))._tag, "RequestNotPending")
+        const cancelled = (yield* workers.callTool(id, "cancelled", {})).structuredContent as {
+          aborted: Array<unknown>
+        }
+        assert.strictEqual(cancelled.aborted.length, 2)
+      })
+    )
+  )
+
+  it.live("close: a request the owner took is answered, then the remote learns that the worker ended", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        // The first request, relayed, gives the route that `WorkerEnded` is announced to.
+        remote.post(1, echo(id, "route", { direct: true }))
+        assert.strictEqual((yield* remote.answer(1))._tag, "Result")
+        remote.direct(2, id, { name: "sleep", arguments: { ms: 5_000 } })
+        while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+        const { requestId } = yield* workers.status(id)
+        yield* workers.close(id)
+        yield* Effect.sleep(100)
+        const tail = remote.replies.slice(-2)
+        assert.deepInclude(tail[0]!.error as object, {
+          _tag: "DeliveryUnknown",
+          requestId,
+          reason: "interrupted",
+          delivery: "unknown"
+        })
+        assert.deepInclude(tail[1]!, { _tag: "WorkerEnded", workerId: id })
+        assert.deepInclude(tail[1]!.error as object, { _tag: "UnknownWorker", delivery: "not_sent" })
+        // Nobody listens on the channel any more: a request posted there is answered by no one.
+        remote.direct(3, id, { name: "inc", arguments: {} })
+        yield* Effect.sleep(200)
+        assert.isUndefined(remote.replies.find((reply) => reply.callId === 3))
+      })
+    )
+  )
+
+  it.live(
+    "the owner thread dies: the request it took is WorkerFailed (unknown), then the worker's end (not sent)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const threads = yield* startedThreads
+          yield* Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const id = yield* workers.open(statefulConfig())
+            const remote = yield* rawRemote
+            remote.post(1, echo(id, "route", { direct: true }))
+            assert.strictEqual((yield* remote.answer(1))._tag, "Result")
+            remote.direct(2, id, { name: "sleep", arguments: { ms: 5_000 } })
+            while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+            const thread = yield* ownerThread(threads, (yield* workers.status(id)).threadId)
+            const answer = Effect.fork(remote.answer(2))
+            const waiting = yield* answer
+            yield* Effect.promise(() => thread.terminate())
+            const failed = yield* Fiber.join(waiting)
+            assert.deepInclude(failed.error as object, { _tag: "WorkerFailed", kind: "thread", delivery: "unknown" })
+            yield* Effect.sleep(100)
+            const ended = remote.replies.at(-1)!
+            assert.deepInclude(ended, { _tag: "WorkerEnded", workerId: id })
+            assert.deepInclude(ended.error as object, { _tag: "WorkerFailed", kind: "thread", delivery: "not_sent" })
+            yield* workers.close(id)
+          }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+        })
+      )
   )
 })

@@ -191,6 +191,35 @@ describe("NodeMcpWorkers.layerRemote", () => {
     )
   )
 
+  it.live(
+    "C22: a remote thread's calls after its first go straight to the owner thread: they end while the host is blocked",
+    () =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          const running = yield* remoteThread(entry, { scenario: "whileHostBlocked", data: { id } })
+          yield* Effect.promise(() => running.event("ready"))
+          running.send("go")
+          // This thread (the host's) reads nothing for a second.
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_000)
+          const blockedUntil = Date.now()
+          const outcome = yield* Effect.promise(() => running.outcome)
+          if (!outcome.ok) return assert.fail(String(outcome.error))
+          assert.deepStrictEqual(
+            outcome.value.tokens,
+            Array.from({ length: 20 }, (_, i) => `t${i}`)
+          )
+          assert.isBelow(outcome.value.doneAt, blockedUntil)
+          // The host read every request's start and end afterwards: idle, and the server saw each call once.
+          const status = yield* workers.status(id)
+          assert.isFalse(status.busy)
+          const server = yield* records(workers, id)
+          assert.strictEqual(server.calls.filter((call) => call.name === "echo").length, 21)
+        })
+      )
+  )
+
   it.live("C8: two threads racing on one worker: exactly one result and one WorkerBusy, one call at the server", () =>
     withHost(
       Effect.gen(function* () {

@@ -13,7 +13,7 @@ export interface BehaviourSurface {
     id: string,
     name: string,
     args?: any,
-    options?: { timeout?: number; signal?: AbortSignal }
+    options?: { timeout?: number; signal?: AbortSignal; onProgress?: (progress: unknown) => void }
   ) => Promise<any>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly status: (id: string) => Promise<{ busy: boolean; requestId: string | null; state: string }>
@@ -133,6 +133,15 @@ export const expectedBehaviour = (aborted: { _tag: string; delivery?: string; re
   status: "ready"
 })
 
+/**
+ * The surface with a progress callback on every call: a remote thread's calls then all go through the host (progress
+ * travels there, C29), never straight to the owner thread, so the suite runs on the relayed path.
+ */
+export const withProgress = (surface: BehaviourSurface): BehaviourSurface => ({
+  ...surface,
+  callTool: (id, name, args, options) => surface.callTool(id, name, args, { ...options, onProgress: () => {} })
+})
+
 /** A Promise client's caller who aborts gets `DeliveryUnknown{interrupted}`. */
 export const abortedByPromise = { _tag: "DeliveryUnknown", delivery: "unknown", reason: "interrupted" }
 
@@ -158,7 +167,10 @@ export const effectSurface = (workers: {
   return {
     callTool: (id, name, args, options) =>
       run(
-        workers.callTool(id, name, args, options?.timeout === undefined ? undefined : { timeout: options.timeout }),
+        workers.callTool(id, name, args, {
+          ...(options?.timeout === undefined ? {} : { timeout: options.timeout }),
+          ...(options?.onProgress === undefined ? {} : { onProgress: options.onProgress })
+        }),
         options?.signal
       ),
     cancel: (id, requestId) => run(workers.cancel(id, requestId)),

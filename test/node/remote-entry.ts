@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
-import { effectSurface, exerciseBehaviour } from "./behaviourSuite.js"
+import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
@@ -51,6 +51,7 @@ export type ScenarioName =
   | "ask"
   | "saveTo"
   | "host"
+  | "whileHostBlocked"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -115,6 +116,23 @@ const callAfterGo = (data: CallData, warm: boolean) =>
   })
 
 const scenarios: Record<ScenarioName, Scenario> = {
+  /**
+   * One call (relayed by the host, which gives this thread the worker's route), then, on "go", 20 more: when each
+   * ended (the test blocks the host thread meanwhile).
+   */
+  whileHostBlocked: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.callTool(data.id, "echo", { token: "route" })
+      emit("ready")
+      yield* waitFor("go")
+      const tokens: Array<unknown> = []
+      for (let i = 0; i < 20; i++) {
+        tokens.push(structured(yield* workers.callTool(data.id, "echo", { token: `t${i}` })).token)
+      }
+      return { tokens, doneAt: Date.now() }
+    }),
+
   /** Calls `inc` and `info` on an existing worker. */
   inc: (data: { id: string }) =>
     Effect.gen(function* () {
@@ -305,12 +323,27 @@ const scenarios: Record<ScenarioName, Scenario> = {
   subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
-  behaviour: (data: { effect: string; promise: string }) =>
+  /**
+   * The behaviour suite on both paths of a remote's requests: straight to the owner thread (a `ping` first gives this
+   * thread the worker's route, and is no `tools/call` the suite counts), and relayed by the host (every call with a
+   * progress callback).
+   */
+  behaviour: (data: { effect: string; promise: string; effectRelayed: string; promiseRelayed: string }) =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
+      yield* workers.ping(data.effect)
       const effect = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), data.effect))
-      const promise = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, data.promise))
-      return { effect, promise }
+      const promise = yield* withPromiseClient(async (mcp) => {
+        await mcp.ping(data.promise)
+        return exerciseBehaviour(mcp, data.promise)
+      })
+      const effectRelayed = yield* Effect.promise(() =>
+        exerciseBehaviour(withProgress(effectSurface(workers)), data.effectRelayed)
+      )
+      const promiseRelayed = yield* withPromiseClient((mcp) =>
+        exerciseBehaviour(withProgress(mcp), data.promiseRelayed)
+      )
+      return { effect, promise, effectRelayed, promiseRelayed }
     }),
 
   /** The server-everything suite through the Promise client of this thread. */

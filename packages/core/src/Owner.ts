@@ -34,11 +34,23 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
-import { emptyCleanup, InvalidInput, OpenFailed, ResultTooLarge, ServerError, WorkerFailed } from "./McpWorkerError.js"
+import {
+  DeadlineExceeded,
+  DeliveryUnknown,
+  emptyCleanup,
+  InvalidInput,
+  type McpWorkerError,
+  OpenFailed,
+  ResultTooLarge,
+  ServerError,
+  WorkerBusy,
+  WorkerFailed
+} from "./McpWorkerError.js"
 import type { SavedResult } from "./Operations.js"
 import * as OwnerProtocol from "./OwnerProtocol.js"
 import * as Redact from "./Redact.js"
 import * as ServerConfig from "./ServerConfig.js"
+import * as WorkerId from "./WorkerId.js"
 import { displayString } from "./WorkerStatus.js"
 
 /**
@@ -177,6 +189,36 @@ export interface OwnerPort {
    * Without it (an owner process, which has no channel to other threads), every success goes to the host.
    */
   readonly postDirect?: ((replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => void) | undefined
+  /**
+   * An owner thread refuses a remote caller's request that reached it directly (`Owner.startDirect`) on that
+   * caller's own channel: busy, not ready, past its deadline, or unreadable. Nothing was sent.
+   */
+  readonly postDirectFailure?: ((replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) => void) | undefined
+  /**
+   * Handles at once the host's messages already waiting on the data port. An owner thread runs it before it refuses a
+   * remote caller's request as busy: the host may have ended the request in flight (a timeout, a `cancel`) and told
+   * the caller so, whose next request then travels on another channel and can be read first.
+   */
+  readonly readAhead?: (() => void) | undefined
+}
+
+/**
+ * A remote caller's request that reached an owner thread straight from the caller's thread (on the owner's own
+ * channel), checked there: the owner decides busy, names the request and tells the host (`Started`) before sending it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DirectRequest {
+  /** The caller's reply channel, and the call's number there. */
+  readonly from: string
+  readonly callId: number
+  readonly method: OwnerProtocol.Method
+  /** JSON text of a plain object, checked in the calling thread. */
+  readonly params: string
+  /** The caller's deadline, `Date.now()` epoch ms (one clock for every thread of the process). */
+  readonly deadline: number
+  readonly saveTo?: string | undefined
 }
 
 /**
@@ -190,6 +232,10 @@ export interface Owner {
   readonly close: (budgetMs: number) => Effect.Effect<CleanupSummary>
   /** Handles one raw data-plane message from the host. Never throws. */
   readonly onMessage: (raw: unknown) => void
+  /** Takes or refuses a remote caller's request that reached this owner thread directly. Never throws. */
+  readonly startDirect: (request: DirectRequest) => void
+  /** The remote caller of `callId` stopped waiting: its request, if still in flight, is cancelled at the server. */
+  readonly interruptDirect: (from: string, callId: number) => void
 }
 
 /**
@@ -199,11 +245,20 @@ export interface Owner {
  * @category constructors
  */
 export const make = (options: { readonly port: OwnerPort; readonly factory: TransportFactory }): Owner => {
-  const machine: Machine = { state: State.Idle(), port: options.port, serverRequests: new Map(), nextServerRequest: 0 }
+  const machine: Machine = {
+    state: State.Idle(),
+    port: options.port,
+    serverRequests: new Map(),
+    nextServerRequest: 0,
+    direct: undefined,
+    started: 0
+  }
   return {
     open: (request) => open(machine, options.factory, request),
     close: (budgetMs) => close(machine, budgetMs),
-    onMessage: (raw) => onMessage(machine, raw)
+    onMessage: (raw) => onMessage(machine, raw),
+    startDirect: (request) => startDirect(machine, request),
+    interruptDirect: (from, callId) => interruptDirect(machine, from, callId)
   }
 }
 
@@ -325,6 +380,10 @@ interface Machine {
     { readonly resolve: (result: unknown) => void; readonly reject: (e: Error) => void }
   >
   nextServerRequest: number
+  /** The last remote caller's request taken directly, to find it by its caller's call number. */
+  direct: { readonly from: string; readonly callId: number; readonly requestId: string } | undefined
+  /** How many remote callers' requests were taken directly (each announced to the host by a `Started`). */
+  started: number
 }
 
 const workerIdOf: (state: State) => string = State.$match({
@@ -395,7 +454,7 @@ const connectionGone = (state: State, delivery: "not_sent" | "unknown", kind: Fa
 const postFailure = (
   port: OwnerPort,
   requestId: string,
-  error: ServerError | WorkerFailed | ResultTooLarge | InvalidInput
+  error: ServerError | WorkerFailed | ResultTooLarge | InvalidInput | WorkerBusy | DeliveryUnknown
 ) => port.post(OwnerProtocol.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
 
 const onMessage = (machine: Machine, raw: unknown): void => {
@@ -556,6 +615,13 @@ const withProgressToken = (params: Record<string, unknown>, requestId: string) =
   }
 })
 
+// The request in flight, if any: one at a time (C8). The host sends its next request only once the last one ended on
+// its side, which it tells this owner first (a `Cancel`) when it ended it early.
+const busyWith = (connection: Connection): string | undefined => {
+  for (const requestId of connection.inflight.keys()) return requestId
+  return undefined
+}
+
 const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
   const { requestId } = message
   const state = machine.state
@@ -567,6 +633,102 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
     )
   }
   const { connection } = state
+  // A remote caller's request taken directly, whose `Started` the host had not read when it sent this one: the host
+  // counts this one refused as soon as it reads that `Started`, even if that request has ended since.
+  const busy = (message.seen ?? 0) < machine.started ? machine.direct?.requestId : busyWith(connection)
+  if (busy !== undefined) {
+    return postFailure(
+      machine.port,
+      requestId,
+      new WorkerBusy({ workerId: connection.workerId, requestId: busy, delivery: "not_sent" })
+    )
+  }
+  send(machine, connection, message, JSON.parse(message.params))
+}
+
+/**
+ * A remote caller's request, straight from its thread: refused on its own channel (nothing sent), or named, announced
+ * to the host (`Started`, before anything is written to the server) and sent with the success going back to the
+ * caller directly.
+ */
+const startDirect = (machine: Machine, request: DirectRequest): void => {
+  const replyTo = { channel: request.from, callId: request.callId }
+  const refuse = (error: McpWorkerError) => machine.port.postDirectFailure?.(replyTo, error)
+  let state = machine.state
+  if (state._tag === "Ready" && busyWith(state.connection) !== undefined) {
+    // The host may have ended the request in flight and told its caller so: its `Cancel` waits on the data port.
+    machine.port.readAhead?.()
+    state = machine.state
+  }
+  if (state._tag !== "Ready") {
+    return refuse(connectionGone(state, "not_sent", "closing", "the connection is not ready"))
+  }
+  const { connection } = state
+  const { workerId } = connection
+  const busy = busyWith(connection)
+  if (busy !== undefined) return refuse(new WorkerBusy({ workerId, requestId: busy, delivery: "not_sent" }))
+  const params = parseParams(request.params)
+  if (params === undefined) {
+    const message = "the request params must be the JSON text of a plain object"
+    return refuse(new InvalidInput({ where: "arguments", path: "params", message, delivery: "not_sent" }))
+  }
+  const left = request.deadline - Date.now()
+  // The deadline passed between the caller's thread and this one: never sent (C9, C22a).
+  if (!(left > 0)) return refuse(new DeadlineExceeded({ workerId, delivery: "not_sent" }))
+  const requestId = WorkerId.makeRequestId()
+  machine.direct = { from: request.from, callId: request.callId, requestId }
+  machine.started++
+  machine.port.post({ _tag: "Started", requestId, method: request.method, replyTo, deadline: request.deadline })
+  send(
+    machine,
+    connection,
+    {
+      requestId,
+      method: request.method,
+      timeoutMs: Math.min(left, ServerConfig.maxTimeoutMs),
+      saveTo: request.saveTo,
+      progress: undefined,
+      replyTo
+    },
+    params
+  )
+}
+
+const parseParams = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// The caller's interruption arrives on the same channel as its request, so it cannot overtake it. The host, told by
+// the failure, answers the caller.
+const interruptDirect = (machine: Machine, from: string, callId: number): void => {
+  const direct = machine.direct
+  if (direct === undefined || direct.from !== from || direct.callId !== callId) return
+  machine.direct = undefined
+  const { requestId } = direct
+  if (inflightOf(machine.state)?.has(requestId) !== true) return
+  cancel(machine.state, requestId, "interrupted")
+  postFailure(
+    machine.port,
+    requestId,
+    new DeliveryUnknown({ workerId: workerIdOf(machine.state), requestId, reason: "interrupted", delivery: "unknown" })
+  )
+}
+
+/** Sends one request that was taken: from the host (its `RequestMessage`) or straight from a remote caller. */
+const send = (
+  machine: Machine,
+  connection: Connection,
+  message: Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">,
+  parsed: Record<string, unknown>
+): void => {
+  const { requestId } = message
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
   if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
   const controller = new RequestAbort()
@@ -574,8 +736,7 @@ const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMes
   // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
-  const params =
-    message.progress === true ? withProgressToken(JSON.parse(message.params), requestId) : JSON.parse(message.params)
+  const params = message.progress === true ? withProgressToken(parsed, requestId) : parsed
   if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,

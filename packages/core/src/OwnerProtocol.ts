@@ -16,11 +16,13 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import {
   CleanupSummary,
+  DeliveryUnknown,
   FailureKind,
   InvalidInput,
   OpenFailed,
   ResultTooLarge,
   ServerError,
+  WorkerBusy,
   WorkerFailed
 } from "./McpWorkerError.js"
 
@@ -160,7 +162,13 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
   saveTo: Schema.optional(Schema.String),
   /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
-  replyTo: Schema.optional(ReplyTo)
+  replyTo: Schema.optional(ReplyTo),
+  /**
+   * How many remote callers' requests taken straight by the owner thread (`StartedMessage`) the host had read when it
+   * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
+   * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
+   */
+  seen: Schema.optional(Schema.Number)
 })
 
 /**
@@ -321,14 +329,33 @@ export const NotificationMessage = Schema.TaggedStruct("Notification", {
 })
 
 /**
- * Owner → host: a request ended with a typed failure.
+ * Owner → host: a request ended with a typed failure. `WorkerBusy`: the host's request met a remote caller's request
+ * that the owner thread had taken first (see `StartedMessage`), and was not sent. `DeliveryUnknown`: a remote caller
+ * interrupted its request on the owner's own channel.
  *
  * @since 0.1.0
  * @category data plane
  */
 export const FailureMessage = Schema.TaggedStruct("Failure", {
   requestId: Schema.String,
-  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput)
+  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput, WorkerBusy, DeliveryUnknown)
+})
+
+/**
+ * Owner → host: an owner thread took a remote caller's request straight from that caller's thread, named it
+ * `requestId`, and is about to send it. Posted before the request is written to the server, so the host, which reads
+ * its port ahead whenever it needs the worker's state, reports the worker busy with exactly this request, refuses its
+ * own requests meanwhile, and ends this one at `deadline` (`Date.now()` epoch ms) as it ends its own. The request ends
+ * as a host request does: `Delivered` (the success went to `replyTo`) or `Failure`.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const StartedMessage = Schema.TaggedStruct("Started", {
+  requestId: Schema.String,
+  method: Method,
+  replyTo: ReplyTo,
+  deadline: Schema.Number
 })
 
 /**
@@ -360,6 +387,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
 export const OwnerMessage = Schema.Union(
   SuccessMessage,
   DeliveredMessage,
+  StartedMessage,
   FailureMessage,
   SpawnedMessage,
   FailedMessage,
@@ -433,7 +461,8 @@ const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
     typeof message.timeoutMs === "number" &&
     (message.progress === undefined || typeof message.progress === "boolean") &&
     (message.saveTo === undefined || typeof message.saveTo === "string") &&
-    (message.replyTo === undefined || isReplyTo(message.replyTo))
+    (message.replyTo === undefined || isReplyTo(message.replyTo)) &&
+    (message.seen === undefined || typeof message.seen === "number")
   )
 }
 

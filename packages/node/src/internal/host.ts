@@ -27,7 +27,7 @@ import * as HostOpen from "./hostOpen.js"
 import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
-import { type Defaults, lookup, type Registry } from "./registry.js"
+import { type Defaults, lookup, type Registry, type RemoteRoutes } from "./registry.js"
 import { type Direct, readDelivered, statusOf } from "./workerEntry.js"
 
 /**
@@ -57,6 +57,8 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     direct: Direct | undefined,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
+  /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
+  readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
@@ -116,7 +118,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       manager: yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker)),
       // Acquired before the close-all finalizer below, so it ends after every worker was closed (C27).
       reaper: yield* Reaper.make,
-      remoteSubscriptions: new Map()
+      remoteSubscriptions: new Map(),
+      remote: undefined
     }
     yield* exitHook(registry)
     // C7: the host's finalizer closes every worker, in parallel.
@@ -148,7 +151,10 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry),
       events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions),
-      pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end)
+      pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
+      routeRemotes: (routes) => {
+        registry.remote = routes
+      }
     }
   })
 

@@ -17,7 +17,7 @@ import * as Scope from "effect/Scope"
 import * as Budget from "./budget.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
-import { confirmGone, lookup, markFailed, type Registry } from "./registry.js"
+import { confirmGone, lookup, markFailed, type Registry, routesEnded } from "./registry.js"
 import { type Entry, forceEnd, settle, statusOf } from "./workerEntry.js"
 
 /** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
@@ -46,6 +46,10 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
         .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
+    // A remote caller's request that the owner thread took directly while this close began (`Started`, read now,
+    // before the port closes with the worker's scope) is answered as the one in flight was.
+    entry.readAhead()
+    endPending(entry)
     // Ends the owner: politely when it is done, by `terminate()` or `SIGKILL` when the budget is gone (the polite path
     // then finishes in the background).
     const thread = entry.thread
@@ -64,6 +68,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a
       // request fails at once (not_sent) instead of being posted to a closed port until its timeout.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
+      routesEnded(registry, entry)
       return yield* new CloseFailed({
         workerId: entry.workerId,
         message: `${cleanup.activeProcesses} process(es) of the worker are still alive; call close again`,
@@ -73,6 +78,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     entry.state = "closed"
     HostEvents.endAll(entry)
     registry.entries.delete(entry.workerId)
+    routesEnded(registry, entry)
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker closed").pipe(
       Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
     )

@@ -131,6 +131,8 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       scope,
       port: ports.port,
       readAhead: () => {},
+      routes: new Set(),
+      started: 0,
       thread: undefined,
       control: undefined,
       state: "opening",
@@ -152,7 +154,7 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
-    if (ports.port instanceof MessagePort) entry.readAhead = readAhead(entry, ports.port, onMessage)
+    if (ports.port instanceof MessagePort) entry.readAhead = readAhead(ports.port, onMessage)
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
@@ -163,11 +165,9 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
     return { entry, ownerPort: ports.ownerPort }
   })
 
-// The owner's messages waiting on the port, handled in order as the port's own listener would, until the request in
-// flight has ended; the rest stay queued for the listener.
-const readAhead = (entry: Entry, port: MessagePort, onMessage: (message: unknown) => void) => () => {
-  const pending = entry.pending
-  while (pending !== undefined && entry.pending === pending) {
+// The owner's messages waiting on the port, handled in order as the port's own listener would.
+const readAhead = (port: MessagePort, onMessage: (message: unknown) => void) => () => {
+  for (;;) {
     const received = receiveMessageOnPort(port)
     if (received === undefined) return
     onMessage(received.message)

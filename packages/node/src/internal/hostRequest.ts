@@ -7,11 +7,13 @@ import {
   DeliveryUnknown,
   InvalidInput,
   RequestNotPending,
-  type RequestError
+  type RequestError,
+  WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,6 +22,7 @@ import { types } from "node:util"
 import { budgetOf, invalidTimeout } from "./budget.js"
 import { checkSavePath } from "./responseSave.js"
 import { lookup, type Registry } from "./registry.js"
+import { ownerChannel } from "./remoteProtocol.js"
 import { isTracing } from "./traced.js"
 import { type Direct, type Entry, type Pending, readDelivered, refusal } from "./workerEntry.js"
 
@@ -34,6 +37,7 @@ const context = { isProxy, checkSavePath }
  */
 class InFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
+  route: Route | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
@@ -81,11 +85,68 @@ const saveToHttp = () =>
     delivery: "not_sent"
   })
 
+/**
+ * A remote caller's way to the worker's owner thread, given with its first request relayed there: its later requests
+ * go straight to `channel`. `evicted`: the remote whose route was dropped for it (routes per worker are bounded).
+ *
+ * @internal
+ */
+export interface Route {
+  readonly channel: string
+  readonly timeoutMs: number
+  readonly evicted: string | undefined
+}
+
+/** Routes kept per worker; a remote whose route is dropped is told, and relays its requests again. */
+const maxRoutes = 256
+
 /** A request sent to its owner: its id, and what ends it on its caller's interruption. @internal */
 export interface Sent {
   readonly requestId: string
   /** Ends the request without its answer (the owner cancels exactly it); `false` if it had already ended. */
   readonly end: (reason: "interrupted") => boolean
+  /** A route to give the remote caller (see `Route`). */
+  readonly route: Route | undefined
+}
+
+const routeFor = (entry: Entry, remote: string): Route | undefined => {
+  if (entry.routes.has(remote)) return undefined
+  entry.routes.add(remote)
+  let evicted: string | undefined
+  if (entry.routes.size > maxRoutes) {
+    for (const oldest of entry.routes) {
+      evicted = oldest
+      break
+    }
+    entry.routes.delete(evicted!)
+  }
+  return { channel: ownerChannel(entry.workerId), timeoutMs: entry.defaultTimeoutMs, evicted }
+}
+
+/**
+ * A remote caller's request that the owner thread took directly (its `Started`), recorded as the worker's request in
+ * flight and timed like the host's own: `status` and `cancel` name it, the host's own requests are refused meanwhile,
+ * and at its deadline the owner cancels exactly it. A request of the host's in flight was sent before the host knew
+ * of this one (its `seen` is lower), and the owner refuses it unsent, whenever it reads it (C8).
+ *
+ * @internal
+ */
+export const adopt = (
+  entry: Entry,
+  started: typeof OwnerProtocol.StartedMessage.Type,
+  resume: (exit: Exit.Exit<unknown, RequestError>) => void
+): Sent => {
+  const { requestId } = started
+  const prior = entry.pending
+  if (prior !== undefined) {
+    entry.pending = undefined
+    prior.complete(Exit.fail(new WorkerBusy({ workerId: entry.workerId, requestId, delivery: "not_sent" })))
+  }
+  const inflight = new InFlight(entry, requestId, resume, undefined, started.replyTo)
+  entry.pending = inflight
+  const left = Math.min(Math.max(0, started.deadline - Date.now()), ServerConfig.maxTimeoutMs)
+  inflight.timer = setTimeout(onTimeout, left, inflight)
+  return inflight
 }
 
 /**
@@ -124,9 +185,11 @@ export const begin = (
   // Only an owner thread can post to another thread's channel; an owner process answers through the host.
   const replyTo = direct !== undefined && isThread(entry) ? direct : undefined
   const inflight = new InFlight(entry, requestId, resume, onProgress, replyTo)
+  if (replyTo !== undefined) inflight.route = routeFor(entry, replyTo.channel)
   entry.pending = inflight
+  const seen = entry.started
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined
+    onProgress === undefined && saveTo === undefined && seen === 0
       ? replyTo === undefined
         ? { _tag: "Request", requestId, method, params, timeoutMs: left }
         : {
@@ -145,7 +208,8 @@ export const begin = (
           timeoutMs: left,
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
-          ...(replyTo === undefined ? {} : { replyTo })
+          ...(replyTo === undefined ? {} : { replyTo }),
+          ...(seen === 0 ? {} : { seen })
         }
   )
   inflight.timer = setTimeout(onTimeout, left, inflight)

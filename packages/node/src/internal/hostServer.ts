@@ -25,10 +25,11 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./host.js"
-import type * as HostRequest from "./hostRequest.js"
+import * as HostRequest from "./hostRequest.js"
+import type { RemoteRoutes } from "./registry.js"
 import * as Protocol from "./remoteProtocol.js"
 import * as ReplyChannels from "./replyChannels.js"
-import { delivered, type Direct } from "./workerEntry.js"
+import { delivered, type Direct, type Entry } from "./workerEntry.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
@@ -159,8 +160,10 @@ const serving = (server: Server) => server.registry !== undefined && server.newe
 const reply = (server: Server, to: string, message: Protocol.Reply) => {
   if (server.released) return
   const channel = server.replyChannels.get(to)
-  // Only a failure has an encoded form that differs from its type (the error class); the rest is posted as is.
-  channel.postMessage(message._tag === "Failure" ? Protocol.encodeReply(message) : message)
+  // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
+  channel.postMessage(
+    message._tag === "Failure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
+  )
 }
 
 const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerError>): void => {
@@ -225,27 +228,55 @@ const watch = (server: Server): Effect.Effect<void> =>
     }
   })
 
-const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.Request.Type) => {
-  const key = `${message.from}#${message.callId}`
-  if (server.calls.has(key)) return
-  let remote = server.remotes.get(message.from)
+/** A call of a remote, tracked from now on: answered once, and interrupted should the remote fall silent. */
+const track = (server: Server, from: string, callId: number, operation: Protocol.Operation): Call | undefined => {
+  const key = `${from}#${callId}`
+  if (server.calls.has(key)) return undefined
+  let remote = server.remotes.get(from)
   if (remote === undefined) {
     remote = { lastHeard: Date.now(), calls: 0 }
-    server.remotes.set(message.from, remote)
+    server.remotes.set(from, remote)
   }
-  const call: Call = {
-    key,
-    from: message.from,
-    remote,
-    callId: message.callId,
-    operation: message.operation,
-    fiber: undefined,
-    sent: undefined,
-    interrupt: undefined
-  }
+  const call: Call = { key, from, remote, callId, operation, fiber: undefined, sent: undefined, interrupt: undefined }
   server.calls.set(key, call)
   remote.calls++
   server.runWatcher(watch(server), { onlyIfMissing: true })
+  return call
+}
+
+// A request that another operation ended (a `cancel`, a `close`) is answered after that operation's own answer, as it
+// was from a fiber of its own: a Promise caller has its `cancel` resolved before the request it cancelled rejects.
+const ended = (server: Server, call: Call) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
+  Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
+
+/**
+ * The host server's part in the requests remote callers send owner threads directly: such a request, once its owner
+ * took it, is tracked and answered as a relayed one (its success excepted, which the owner posted itself); a worker's
+ * end is announced to the remotes given its route, after those answers (they share the remote's reply channel).
+ */
+const routes = (server: Server): RemoteRoutes => ({
+  adopt: (entry: Entry, started) => {
+    const operation: typeof Protocol.Call.Type = {
+      _tag: "Call",
+      workerId: entry.workerId,
+      method: started.method,
+      params: "",
+      deadline: started.deadline
+    }
+    const call = track(server, started.replyTo.channel, started.replyTo.callId, operation)
+    if (call === undefined) return
+    const sent = HostRequest.adopt(entry, started, ended(server, call))
+    if (server.calls.has(call.key)) call.sent = sent
+  },
+  ended: (workerId, remotes, error) => {
+    for (const to of remotes) reply(server, to, { _tag: "WorkerEnded", workerId, error })
+  }
+})
+
+const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.Request.Type) => {
+  const call = track(server, message.from, message.callId, message.operation)
+  if (call === undefined) return
+  const { key } = call
   const operation = message.operation
   if (operation._tag === "Call") return runRequest(server, active, call, message, operation)
   // Runs synchronously up to the first wait, so an operation that fails at once (unknown id) is answered before this
@@ -292,11 +323,20 @@ const runRequest = (
       onProgress,
       operation.saveTo,
       directOf(message, operation),
-      // A request that another operation ended (a `cancel`, a `close`) is answered after that operation's own
-      // answer, as it was from a fiber of its own: a Promise caller has its `cancel` resolved before the request it
-      // cancelled rejects.
-      (exit) => (Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit)))
+      ended(server, call)
     )
+    const route = sent?.route
+    if (route !== undefined) {
+      reply(server, message.from, {
+        _tag: "Route",
+        workerId: operation.workerId,
+        channel: route.channel,
+        timeoutMs: route.timeoutMs
+      })
+      if (route.evicted !== undefined) {
+        reply(server, route.evicted, { _tag: "Unrouted", workerId: operation.workerId })
+      }
+    }
     if (server.calls.has(call.key)) call.sent = sent
   } catch (error) {
     finish(server, call, Exit.die(error))
@@ -420,6 +460,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   const serve: HostServer["serve"] = (active) =>
     Effect.gen(function* () {
       server.registry = active
+      active.routeRemotes(routes(server))
       announce.postMessage({ _tag: "Up", hostId, startedAt: server.startedAt })
       // Runs before the registry closes its workers: from then on, new requests are refused at once.
       yield* Effect.addFinalizer(() =>

@@ -7,6 +7,7 @@ import type * as Worker from "@effect/platform/Worker"
 import {
   type CleanupSummary,
   type FailureKind,
+  type McpWorkerError,
   OpenFailed,
   UnknownWorker,
   WorkerFailed
@@ -24,7 +25,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { delivered, type Entry, reportProgress, resultOf, settle } from "./workerEntry.js"
+import { delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./workerEntry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -54,6 +55,40 @@ export interface Registry {
   readonly reaper: Reaper.Reaper
   /** The `events` subscriptions of remote threads, by the remote's id for each. */
   readonly remoteSubscriptions: Map<string, HostEvents.RemoteSubscription>
+  /** The host server's part in remote callers' requests that reach owner threads directly, while it runs. */
+  remote: RemoteRoutes | undefined
+}
+
+/**
+ * What the host server does for remote callers whose requests reach an owner thread directly.
+ *
+ * @internal
+ */
+export interface RemoteRoutes {
+  /** The owner thread took a remote caller's request (`Started`): tracked, timed and answered as a relayed one. */
+  readonly adopt: (entry: Entry, started: typeof OwnerProtocol.StartedMessage.Type) => void
+  /**
+   * The owner has ended and every request it took has been answered: each remote given the worker's route is told,
+   * with what a request of its that the owner never took ends with.
+   */
+  readonly ended: (workerId: string, remotes: ReadonlyArray<string>, error: McpWorkerError) => void
+}
+
+/**
+ * The worker's owner has ended (closed, or died) and the requests it took were answered: the remotes given its route
+ * learn it, after those answers.
+ *
+ * @internal
+ */
+export const routesEnded = (registry: Registry, entry: Entry): void => {
+  if (entry.routes.size === 0) return
+  const error =
+    refusal(entry.workerId, registry.entries.get(entry.workerId)) ?? new UnknownWorker({ workerId: entry.workerId })
+  const remotes = Array.from(entry.routes)
+  entry.routes.clear()
+  const routes = registry.remote
+  // After the answers to the requests the owner took: a failure is answered one microtask after it happened.
+  if (routes !== undefined) queueMicrotask(() => routes.ended(entry.workerId, remotes, error))
 }
 
 /** The open worker with this id. @internal */
@@ -104,6 +139,11 @@ export const onOwnerMessage =
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
       case "Delivered":
         return settle(entry, message.requestId, Exit.succeed(delivered))
+      case "Started":
+        entry.started++
+        if (registry.remote !== undefined) return registry.remote.adopt(entry, message)
+        // No host server to answer its caller: the request is stopped, and its caller gives up at its deadline.
+        return entry.port.postMessage({ _tag: "Cancel", requestId: message.requestId, reason: "interrupted" })
       case "Failure":
         if (message.error._tag === "WorkerFailed") {
           markFailed(registry, entry, message.error.kind, message.error.message)
@@ -158,6 +198,8 @@ export const onThreadExit =
       return
     }
     if (entry.closing !== undefined) return
+    // What the owner said before it died, `Started` above all: a request it took is answered as sent.
+    entry.readAhead()
     const message = `the owner ${owner} exited (${how})`
     markFailed(registry, entry, "thread", message)
     if (entry.pending !== undefined) {
@@ -169,6 +211,7 @@ export const onThreadExit =
       })
       settle(entry, entry.pending.requestId, Exit.fail(error))
     }
+    routesEnded(registry, entry)
     registry.runFork(
       Effect.gen(function* () {
         // Closing the worker's scope stops the platform Worker from respawning the thread (C3).

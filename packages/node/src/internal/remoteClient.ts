@@ -9,6 +9,11 @@
  * acknowledges. A request with a budget also carries its deadline, and is given up here, without the host, shortly
  * after it (C9).
  *
+ * Requests go straight to a worker's owner thread once the host has given this client the worker's route (with the
+ * first request it relayed there), as long as the host was heard from lately: the owner decides busy and names the
+ * request, and tells the host before it sends it. A host that has not been heard from lately gets the request, with
+ * the `ackBy` that proves whether it was sent (C22a). Calls with progress always go through the host (C29).
+ *
  * @internal
  */
 import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -24,6 +29,8 @@ import * as Protocol from "./remoteProtocol.js"
 
 interface Pending {
   readonly operation: Protocol.Operation
+  /** The owner thread's channel the request went to directly; `undefined`: it went to the host. */
+  readonly channel: string | undefined
   /** When this thread stops waiting without the host: the request's deadline plus `graceMs`, if it has one. */
   readonly giveUpAt: number | undefined
   /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
@@ -40,6 +47,8 @@ export interface Client {
   readonly from: string
   readonly replies: BroadcastChannel
   readonly pending: Map<number, Pending>
+  /** The owner threads this client's requests may reach directly, by worker id (`Route`). */
+  readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number }>
   nextCallId: number
   lastHeard: number
   lastSent: number
@@ -78,15 +87,23 @@ const hostUnresponsive = (operation: Protocol.Operation): McpWorkerError =>
 
 // A fresh instance per message, closed at once: a remote holding a `host` instance would receive every other
 // remote's requests too (a BroadcastChannel delivers to all instances of its name but the sender).
-const post = (client: Client, message: Protocol.RemoteMessageEncoded) => {
-  const channel = new BroadcastChannel(Protocol.hostChannel)
+const postOn = (name: string, message: unknown) => {
+  const channel = new BroadcastChannel(name)
   channel.postMessage(message)
   channel.close()
+}
+
+const post = (client: Client, message: Protocol.RemoteMessageEncoded) => {
+  postOn(Protocol.hostChannel, message)
   client.lastSent = Date.now()
 }
 
-const interrupt = (client: Client, callId: number, reply: boolean) =>
-  post(client, { _tag: "Interrupt", from: client.from, callId, reply })
+// Where the request went: an owner thread takes its caller's interruption on the same channel, after the request.
+const interrupt = (client: Client, callId: number, reply: boolean, call = client.pending.get(callId)) => {
+  const message: typeof Protocol.Interrupt.Type = { _tag: "Interrupt", from: client.from, callId, reply }
+  if (call?.channel === undefined) post(client, message)
+  else postOn(call.channel, message)
+}
 
 const settle = (client: Client, callId: number, exit: Exit.Exit<unknown, McpWorkerError>) => {
   const call = client.pending.get(callId)
@@ -197,6 +214,19 @@ const onResult = (client: Client, reply: Protocol.Result) => {
   settle(client, reply.callId, Exit.succeed(reply.envelope ? (value as { result?: unknown }).result : value))
 }
 
+/**
+ * The worker's owner has ended: the host answered every request of this client the owner took, on this same channel,
+ * before it said so; a direct request still waiting never reached the owner.
+ */
+const onWorkerEnded = (client: Client, reply: typeof Protocol.WorkerEnded.Type) => {
+  const route = client.routes.get(reply.workerId)
+  if (route === undefined) return
+  client.routes.delete(reply.workerId)
+  for (const [callId, call] of Array.from(client.pending.entries())) {
+    if (call.channel === route.channel) settle(client, callId, Exit.fail(reply.error))
+  }
+}
+
 const onReply = (client: Client, data: unknown) => {
   const decoded = Protocol.decodeReply(data)
   if (Either.isLeft(decoded)) return
@@ -204,6 +234,14 @@ const onReply = (client: Client, data: unknown) => {
   heard(client)
   const reply = decoded.right
   switch (reply._tag) {
+    case "Route":
+      client.routes.set(reply.workerId, { channel: reply.channel, timeoutMs: reply.timeoutMs })
+      return
+    case "Unrouted":
+      client.routes.delete(reply.workerId)
+      return
+    case "WorkerEnded":
+      return onWorkerEnded(client, reply)
     case "Ack": {
       client.knownHost = reply.hostId
       client.hostGone = false
@@ -245,6 +283,7 @@ const onAnnouncement = (client: Client, data: unknown) => {
   if (client.knownHost !== undefined && announcement.hostId !== client.knownHost) return
   client.knownHost = undefined
   client.hostGone = true
+  client.routes.clear()
   // The host answered every call it ran before announcing; those answers travel on the reply channel and are read
   // in this same turn of the event loop, so whatever is still pending after it was never going to be.
   setImmediate(() => {
@@ -265,6 +304,7 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
       from,
       replies: Protocol.unrefChannel(from),
       pending: new Map(),
+      routes: new Map(),
       nextCallId: 0,
       lastHeard: Number.NEGATIVE_INFINITY,
       lastSent: Number.NEGATIVE_INFINITY,
@@ -280,7 +320,7 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
         const left = Array.from(client.pending.entries())
         client.pending.clear()
         for (const [callId, call] of left) {
-          interrupt(client, callId, false)
+          interrupt(client, callId, false, call)
           call.resume(Exit.interrupt(FiberId.none))
         }
         client.replies.close()
@@ -328,6 +368,12 @@ export const start = (
   if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
   const callId = ++client.nextCallId
   const now = Date.now()
+  const route =
+    operation._tag === "Call" && operation.progress !== true && now - client.lastHeard <= Protocol.staleAfterMs
+      ? client.routes.get(operation.workerId)
+      : undefined
+  if (route !== undefined)
+    return startDirect(client, callId, operation as typeof Protocol.Call.Type, route, signal, resume)
   // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
   if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
@@ -342,6 +388,7 @@ export const start = (
   const deadline = operation._tag === "Call" ? operation.deadline : undefined
   client.pending.set(callId, {
     operation,
+    channel: undefined,
     giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
     ackBy,
     acked: false,
@@ -363,10 +410,71 @@ export const start = (
       : { _tag: "Request", from: client.from, callId, ackBy, operation }
   )
   arm(client)
-  return Effect.sync(() => {
+  return stopWaiting(client, callId, signal, onAbort)
+}
+
+/** What the caller's interruption runs: the call is forgotten here, and whoever runs it is told. */
+const stopWaiting = (
+  client: Client,
+  callId: number,
+  signal: AbortSignal | undefined,
+  onAbort: (() => void) | undefined
+) =>
+  Effect.sync(() => {
     if (onAbort !== undefined) signal!.removeEventListener("abort", onAbort)
-    if (!client.pending.delete(callId)) return
+    const call = client.pending.get(callId)
+    if (call === undefined) return
+    client.pending.delete(callId)
     if (client.pending.size === 0) client.replies.unref()
-    interrupt(client, callId, false)
+    interrupt(client, callId, false, call)
   })
+
+/**
+ * A request straight to the worker's owner thread, on its route: no `Ack` is asked (the host was heard from lately,
+ * and is not on the way), and the deadline always travels with it, the worker's default budget when the call names
+ * none. The owner answers the success and its refusals here; the host answers the rest.
+ */
+const startDirect = (
+  client: Client,
+  callId: number,
+  operation: typeof Protocol.Call.Type,
+  route: { readonly channel: string; readonly timeoutMs: number },
+  signal: AbortSignal | undefined,
+  resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+): Effect.Effect<void> => {
+  const deadline = operation.deadline ?? Date.now() + route.timeoutMs
+  const onAbort =
+    signal === undefined
+      ? undefined
+      : () => {
+          if (client.pending.has(callId)) interrupt(client, callId, true)
+        }
+  client.pending.set(callId, {
+    operation,
+    channel: route.channel,
+    giveUpAt: deadline + Protocol.graceMs,
+    ackBy: undefined,
+    acked: false,
+    onProgress: undefined,
+    resume:
+      onAbort === undefined
+        ? resume
+        : (exit) => {
+            signal!.removeEventListener("abort", onAbort)
+            resume(exit)
+          }
+  })
+  if (client.pending.size === 1) client.replies.ref()
+  if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true })
+  const message: Protocol.Direct = {
+    _tag: "Direct",
+    from: client.from,
+    callId,
+    method: operation.method,
+    params: operation.params,
+    deadline
+  }
+  postOn(route.channel, operation.saveTo === undefined ? message : { ...message, saveTo: operation.saveTo })
+  arm(client)
+  return stopWaiting(client, callId, signal, onAbort)
 }

@@ -6,6 +6,9 @@
  *   remote thread never receives (and is never woken by) another remote's traffic.
  * - `mcp-worker/v1/reply/<random>`: host → one remote. Only the calling thread is woken by its replies.
  * - `mcp-worker/v1/announce`: host → everyone, rarely: a host started (`Up`) or closed (`Gone`).
+ * - `mcp-worker/v1/owner/<workerId>`: remote → one owner thread, directly: the requests of the operation table (and
+ *   their interruptions) of a remote that the host gave the worker's `Route`. The owner decides busy, names the
+ *   request, and tells the host before it sends it (`OwnerProtocol.StartedMessage`).
  *
  * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
  * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
@@ -30,6 +33,9 @@ export const announceChannel = `mcp-worker/${version}/announce`
 
 /** The reply channel of one remote client. @internal */
 export const replyChannel = (remoteId: string): string => `mcp-worker/${version}/reply/${remoteId}`
+
+/** Where remotes send requests straight to the owner thread of `workerId`. @internal */
+export const ownerChannel = (workerId: string): string => `mcp-worker/${version}/owner/${workerId}`
 
 /** A remote asks for an `Ack` with a request when it has not heard from a host for this long. @internal */
 export const staleAfterMs = 1_500
@@ -172,6 +178,31 @@ export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 /** @internal */
 export const RemoteMessage = Schema.Union(Request, Interrupt, Ping)
 
+/**
+ * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
+ * deadline is always there (the route gives the worker's default budget). Answered on `from`: the success by the
+ * owner (`Result`), a refusal by the owner (`Failure`, not sent), anything else by the host.
+ *
+ * @internal
+ */
+export const Direct = Schema.TaggedStruct("Direct", {
+  from: Schema.String,
+  callId: Schema.Number,
+  method: OwnerProtocol.Method,
+  params: Schema.String,
+  deadline: Schema.Number,
+  saveTo: Schema.optional(Schema.String)
+})
+
+/** @internal */
+export type Direct = typeof Direct.Type
+
+/** What a remote posts on an owner's channel: a request, or its caller's interruption (`Interrupt`). @internal */
+export const OwnerChannelMessage = Schema.Union(Direct, Interrupt)
+
+/** @internal */
+export type OwnerChannelMessage = typeof OwnerChannelMessage.Type
+
 /** @internal */
 export type RemoteMessage = typeof RemoteMessage.Type
 
@@ -209,8 +240,32 @@ export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, mes
 /** Host → remote: the server's progress on the request of `callId`. @internal */
 export const Progress = Schema.TaggedStruct("Progress", { callId: Schema.Number, progress: OwnerProtocol.Progress })
 
+/**
+ * Host → remote: the requests of this remote to `workerId` may go straight to its owner thread, on `channel`, with
+ * `timeoutMs` as the budget of a call that names none. Sent once per worker with a request the host relayed.
+ *
+ * @internal
+ */
+export const Route = Schema.TaggedStruct("Route", {
+  workerId: Schema.String,
+  channel: Schema.String,
+  timeoutMs: Schema.Number
+})
+
+/**
+ * Host → remote: the worker's owner thread has ended (the worker closed, or its owner died), and so has its
+ * channel. The host answered every request it had taken before this; a direct request of this remote that is still
+ * waiting was never taken, and ends with `error` (not sent). The route is forgotten.
+ *
+ * @internal
+ */
+export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema.String, error: McpWorkerError })
+
+/** Host → remote: the route to `workerId` was dropped (routes per worker are bounded); relay requests again. @internal */
+export const Unrouted = Schema.TaggedStruct("Unrouted", { workerId: Schema.String })
+
 /** @internal */
-export const Reply = Schema.Union(Ack, Success, Result, Failure, Defect, Progress)
+export const Reply = Schema.Union(Ack, Success, Result, Failure, Defect, Progress, Route, WorkerEnded, Unrouted)
 
 /** @internal */
 export type Reply = typeof Reply.Type
@@ -235,6 +290,17 @@ export type Announcement = typeof Announcement.Type
 const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
 
 const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
+
+const decodeOwnerChannelSchema = OwnerProtocol.safeDecoder(OwnerChannelMessage)
+
+/**
+ * Validates what a remote posted on an owner thread's channel; a request (every direct call) is checked by hand with
+ * the rules of `Direct`, the rest by the Schema.
+ *
+ * @internal
+ */
+export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChannelMessage, ParseResult.ParseError> =>
+  isPlainDirect(raw) ? Either.right(raw) : decodeOwnerChannelSchema(raw)
 
 /**
  * Validates what a remote posted to the host. A request of the operation table (every call) is checked by hand with
@@ -283,6 +349,20 @@ const isPlainCallRequest = (raw: unknown): raw is typeof Request.Type => {
     isOptional(operation.progress, "boolean") &&
     isOptional(operation.saveTo, "string") &&
     isOptional(operation.direct, "boolean")
+  )
+}
+
+const isPlainDirect = (raw: unknown): raw is Direct => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  return (
+    message._tag === "Direct" &&
+    typeof message.from === "string" &&
+    typeof message.callId === "number" &&
+    methods.has(message.method) &&
+    typeof message.params === "string" &&
+    typeof message.deadline === "number" &&
+    isOptional(message.saveTo, "string")
   )
 }
 

@@ -54,11 +54,18 @@ export interface Entry {
   readonly scope: Scope.CloseableScope
   /** The data plane: a `MessagePort` to an owner thread, a `LinePort` to an owner process. */
   readonly port: DataPort
-  /**
-   * Handles, at once, the owner's messages already waiting on the port, up to the first that ends the request in
-   * flight (see `readDelivered`); nothing for an owner process.
-   */
+  /** Handles, at once, every message of the owner already waiting on the port; nothing for an owner process. */
   readAhead: () => void
+  /**
+   * The remote threads (their reply channels) given this worker's `Route`: their requests may reach the owner thread
+   * directly, and each is told when it ends (`WorkerEnded`).
+   */
+  readonly routes: Set<string>
+  /**
+   * How many remote callers' requests the owner thread took directly (`Started`) that this host has read. Each request
+   * of the host's carries it: the owner refuses one sent before the host knew of a request it took since (C8).
+   */
+  started: number
   /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
   thread: NodeThread | ChildProcess | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
@@ -89,16 +96,22 @@ export interface DataPort {
 }
 
 /**
- * The request in flight was answered by the owner thread straight to its remote caller: the owner posted
- * `Delivered` here before it posted the answer, so once anyone could know of the answer (the remote's next request,
- * or any thread it told), `Delivered` waits on the port. It travels on another channel than the requests of
- * remotes, and may be read after them: it is read now, so that the worker is not reported busy with a request that
- * has ended (C8). Nothing happens while no such request is in flight.
+ * Brings the record of the request in flight up to date with what the owner thread has already said, before anyone
+ * reads it (a request's busy check, `status`, `cancel`, a timeout):
+ *
+ * - a request answered by the owner thread straight to its remote caller: the owner posted `Delivered` here before
+ *   it posted the answer, so once anyone could know of the answer (the remote's next request, or any thread it
+ *   told), `Delivered` waits on the port. It travels on another channel than the requests of remotes, and may be
+ *   read after them: it is read now, so that the worker is not reported busy with a request that has ended (C8);
+ * - a remote's request that reached the owner thread directly: the owner posted `Started` here before it sent it,
+ *   so the worker is reported busy with exactly that request from the moment it could reach the server.
+ *
+ * Nothing happens while neither can be: no such request in flight, and no route given out.
  *
  * @internal
  */
 export const readDelivered = (entry: Entry): void => {
-  if (entry.pending?.direct !== undefined) entry.readAhead()
+  if (entry.pending?.direct !== undefined || entry.routes.size > 0) entry.readAhead()
 }
 
 /** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
