@@ -14,7 +14,8 @@ const requestFields = {
   timeoutMs: fc.double(),
   progress: fc.boolean(),
   saveTo: fc.string(),
-  replyTo: fc.record({ channel: fc.string(), callId: fc.double() })
+  replyTo: fc.record({ channel: fc.string(), callId: fc.double() }),
+  seen: fc.double()
 }
 
 // Mostly wrong messages, and as many right ones, so that both sides of the check are reached in every run.

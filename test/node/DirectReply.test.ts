@@ -310,6 +310,35 @@ describe("direct replies from the owner thread", () => {
     )
   )
 
+  it.live("routes per worker are bounded: past 256, the oldest remote is told to relay again (Unrouted)", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remotes = []
+        for (let i = 0; i < 257; i++) {
+          const remote = yield* rawRemote
+          remote.post(1, echo(id, `r${i}`, { direct: true }))
+          assert.strictEqual((yield* remote.answer(1))._tag, "Result")
+          remotes.push(remote)
+        }
+        yield* Effect.sleep(100)
+        assert.deepStrictEqual(
+          remotes[0]!.replies.map((reply) => reply._tag),
+          ["Route", "Result", "Unrouted"]
+        )
+        assert.deepStrictEqual(
+          remotes[1]!.replies.map((reply) => reply._tag),
+          ["Route", "Result"]
+        )
+        // The dropped remote is given the route again with its next relayed request.
+        remotes[0]!.post(2, echo(id, "again", { direct: true }))
+        assert.strictEqual((yield* remotes[0]!.answer(2))._tag, "Result")
+        assert.strictEqual(remotes[0]!.replies.filter((reply) => reply._tag === "Route").length, 2)
+      })
+    )
+  )
+
   it.live("close: a request the owner took is answered, then the remote learns that the worker ended", () =>
     withHost(
       Effect.gen(function* () {

@@ -1,6 +1,6 @@
-// The remote protocol's hand-written checks of its two hot messages (a remote's request of the operation table, an
-// owner thread's `Result`) against the Schemas they stand for: any value is accepted by one exactly when the other
-// accepts it, with the same fields.
+// The remote protocol's hand-written checks of its hot messages (a remote's request of the operation table to the
+// host, and straight to an owner thread; an owner thread's `Result`) against the Schemas they stand for: any value is
+// accepted by one exactly when the other accepts it, with the same fields.
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
@@ -42,7 +42,35 @@ const result = fc.oneof(
   validLike("Result", resultFields, ["callId", "result", "envelope"])
 )
 
+const directFields = {
+  from: fc.string(),
+  callId: fc.double(),
+  method: fc.constantFrom(...OwnerProtocol.Method.literals),
+  params: fc.string(),
+  deadline: fc.double(),
+  saveTo: fc.string()
+}
+
+const ownerChannelMessage = fc.oneof(
+  messageLike("Direct", directFields),
+  validLike("Direct", directFields, ["from", "callId", "method", "params", "deadline"]),
+  validLike("Direct", directFields, ["from", "callId", "method", "params", "deadline"]),
+  validLike("Interrupt", { from: fc.string(), callId: fc.double(), reply: fc.boolean() }, ["from", "callId", "reply"])
+)
+
 describe("remote protocol: the hand-written checks agree with the Schemas", () => {
+  it(
+    "decodeOwnerChannelMessage: a request straight to an owner thread passes exactly when the Schema decodes it",
+    () =>
+      agreesWithSchema(
+        ownerChannelMessage,
+        Protocol.decodeOwnerChannelMessage,
+        OwnerProtocol.safeDecoder(Protocol.OwnerChannelMessage),
+        300
+      ),
+    60_000
+  )
+
   it(
     "decodeRemoteMessage: a request passes exactly when RemoteMessage decodes it",
     () =>
