@@ -38,6 +38,18 @@ const delivered = fc.oneof(
   validLike("Delivered", deliveredFields, ["requestId"])
 )
 
+const startedFields = {
+  requestId: fc.string(),
+  method: fc.constantFrom(...OwnerProtocol.Method.literals),
+  replyTo: fc.oneof(fc.record({ channel: fc.string(), callId: fc.double() }), fc.record({ channel: fc.double() })),
+  deadline: fc.double()
+}
+
+const started = fc.oneof(
+  messageLike("Started", startedFields),
+  validLike("Started", startedFields, ["requestId", "method", "replyTo", "deadline"])
+)
+
 // A value the Schema throws on while inspecting it counts as refused (see the last test).
 const bySchema = {
   host: OwnerProtocol.safeDecoder(OwnerProtocol.HostMessage),
@@ -60,6 +72,12 @@ describe("OwnerProtocol: the fast checks agree with the Schemas", () => {
   it(
     "decodeOwnerMessage: a delivery passes exactly when DeliveredMessage decodes it",
     () => agreesWithSchema(delivered, OwnerProtocol.decodeOwnerMessage, bySchema.owner, 300),
+    60_000
+  )
+
+  it(
+    "decodeOwnerMessage: a start passes exactly when StartedMessage decodes it",
+    () => agreesWithSchema(started, OwnerProtocol.decodeOwnerMessage, bySchema.owner, 300),
     60_000
   )
 

@@ -479,7 +479,9 @@ const isReplyTo = (raw: unknown): boolean => {
  * @category data plane
  */
 export const decodeOwnerMessage = (raw: unknown): Either.Either<OwnerMessage, ParseResult.ParseError> =>
-  isPlainSuccess(raw) || isPlainDelivered(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
+  isPlainSuccess(raw) || isPlainDelivered(raw) || isPlainStarted(raw)
+    ? Either.right(raw)
+    : decodeOwnerMessageSchema(raw)
 
 const decodeOwnerMessageSchema = safeDecoder(OwnerMessage)
 
@@ -501,6 +503,19 @@ const isPlainDelivered = (raw: unknown): raw is typeof DeliveredMessage.Type =>
   raw !== null &&
   (raw as Record<string, unknown>)._tag === "Delivered" &&
   typeof (raw as Record<string, unknown>).requestId === "string"
+
+// The start of every call a remote caller sent an owner thread directly, checked by hand as `StartedMessage` would.
+const isPlainStarted = (raw: unknown): raw is typeof StartedMessage.Type => {
+  if (typeof raw !== "object" || raw === null) return false
+  const message = raw as Record<string, unknown>
+  return (
+    message._tag === "Started" &&
+    typeof message.requestId === "string" &&
+    methods.has(message.method) &&
+    isReplyTo(message.replyTo) &&
+    typeof message.deadline === "number"
+  )
+}
 
 /**
  * Encodes a message for the host (tagged errors become plain data).
