@@ -1,6 +1,6 @@
 /**
  * The owner side of one worker: it creates, uses and finally closes one MCP SDK `Client`, serves one
- * request at a time from the host, and reports failures. Platform independent: the transport (stdio process
+ * request at a time (from the host, or in an owner thread straight from a remote caller), and reports failures. Platform independent: the transport (stdio process
  * job, HTTP) is built by the platform package and handed in.
  *
  * @since 0.1.0

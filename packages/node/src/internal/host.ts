@@ -1,6 +1,7 @@
 /**
- * The host registry: owns every owner thread of the process, keeps the busy flag and the request ids, and
- * routes requests to owners over their dedicated ports. This module wires the registry's record (`registry.ts`)
+ * The host registry: owns every owner thread of the process, keeps the busy flag and the request ids (of its own
+ * requests; those remote callers send owner threads directly are named there and adopted here), and routes requests
+ * to owners over their dedicated ports. This module wires the registry's record (`registry.ts`)
  * to its operations: open (`hostOpen.ts`), requests (`hostRequest.ts`) and close (`hostClose.ts`).
  */
 import * as Worker from "@effect/platform/Worker"

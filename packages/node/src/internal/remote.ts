@@ -3,7 +3,8 @@
  * built in some other thread or in this one) by worker id, over the protocol in `remoteProtocol.ts`. This module
  * checks each operation's input in the calling thread; `remoteClient.ts` carries it to the host and back.
  *
- * Cost of a call: one message to the host, one back.
+ * Cost of a call: one message to the host and one back; once the host gave the worker's route, one message to its
+ * owner thread and one back.
  *
  * @internal
  */
