@@ -29,7 +29,7 @@ import * as HostRequest from "./hostRequest.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry, type RemoteRoutes } from "./registry.js"
-import { type Direct, readDelivered, statusOf } from "./workerEntry.js"
+import { readDelivered, statusOf } from "./workerEntry.js"
 
 /**
  * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
@@ -55,7 +55,7 @@ export interface HostRegistry extends McpWorkers.McpWorkersService {
     timeout: number | undefined,
     onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
     saveTo: string | undefined,
-    direct: Direct | undefined,
+    direct: HostRequest.DirectCaller | undefined,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */

@@ -37,7 +37,6 @@ const context = { isProxy, checkSavePath }
  */
 class InFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
-  route: Route | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
@@ -105,8 +104,17 @@ export interface Sent {
   readonly requestId: string
   /** Ends the request without its answer (the owner cancels exactly it); `false` if it had already ended. */
   readonly end: (reason: "interrupted") => boolean
-  /** A route to give the remote caller (see `Route`). */
-  readonly route: Route | undefined
+}
+
+/**
+ * A remote caller whose call's success an owner thread may post itself, and what is told the route to that owner
+ * thread (before the request is sent, so that the route reaches the remote ahead of the success).
+ *
+ * @internal
+ */
+export interface DirectCaller {
+  readonly replyTo: Direct
+  readonly onRoute: (route: Route) => void
 }
 
 const routeFor = (entry: Entry, remote: string): Route | undefined => {
@@ -166,7 +174,7 @@ export const begin = (
   started: number,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
-  direct: Direct | undefined,
+  direct: DirectCaller | undefined,
   resume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
   const entry = registry.entries.get(id)
@@ -183,9 +191,10 @@ export const begin = (
   if (saveTo !== undefined && entry.http) return void resume(Exit.fail(saveToHttp()))
   const requestId = WorkerId.makeRequestId()
   // Only an owner thread can post to another thread's channel; an owner process answers through the host.
-  const replyTo = direct !== undefined && isThread(entry) ? direct : undefined
+  const replyTo = direct !== undefined && isThread(entry) ? direct.replyTo : undefined
+  const route = replyTo === undefined ? undefined : routeFor(entry, replyTo.channel)
+  if (route !== undefined) direct!.onRoute(route)
   const inflight = new InFlight(entry, requestId, resume, onProgress, replyTo)
-  if (replyTo !== undefined) inflight.route = routeFor(entry, replyTo.channel)
   entry.pending = inflight
   const seen = entry.started
   entry.port.postMessage(

@@ -29,7 +29,7 @@ import * as HostRequest from "./hostRequest.js"
 import type { RemoteRoutes } from "./registry.js"
 import * as Protocol from "./remoteProtocol.js"
 import * as ReplyChannels from "./replyChannels.js"
-import { delivered, type Direct, type Entry } from "./workerEntry.js"
+import { delivered, type Entry } from "./workerEntry.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
@@ -86,9 +86,20 @@ const remaining = (deadline: number | undefined): number | undefined =>
  * How the owner thread may answer a remote's call itself: only a remote that reads `Result`s, and never a call with
  * progress (progress travels through here, and the success must not overtake it, C29).
  */
-const directOf = (message: typeof Protocol.Request.Type, operation: typeof Protocol.Call.Type): Direct | undefined =>
+const directOf = (
+  server: Server,
+  message: typeof Protocol.Request.Type,
+  operation: typeof Protocol.Call.Type
+): HostRequest.DirectCaller | undefined =>
   operation.direct === true && operation.progress !== true
-    ? { channel: message.from, callId: message.callId }
+    ? {
+        replyTo: { channel: message.from, callId: message.callId },
+        onRoute: (route) => {
+          const { workerId } = operation
+          reply(server, message.from, { _tag: "Route", workerId, channel: route.channel, timeoutMs: route.timeoutMs })
+          if (route.evicted !== undefined) reply(server, route.evicted, { _tag: "Unrouted", workerId })
+        }
+      }
     : undefined
 
 /** Runs an operation other than a request (those are `runRequest`'s), in a fiber of its own. */
@@ -322,21 +333,9 @@ const runRequest = (
       remaining(operation.deadline),
       onProgress,
       operation.saveTo,
-      directOf(message, operation),
+      directOf(server, message, operation),
       ended(server, call)
     )
-    const route = sent?.route
-    if (route !== undefined) {
-      reply(server, message.from, {
-        _tag: "Route",
-        workerId: operation.workerId,
-        channel: route.channel,
-        timeoutMs: route.timeoutMs
-      })
-      if (route.evicted !== undefined) {
-        reply(server, route.evicted, { _tag: "Unrouted", workerId: operation.workerId })
-      }
-    }
     if (server.calls.has(call.key)) call.sent = sent
   } catch (error) {
     finish(server, call, Exit.die(error))
