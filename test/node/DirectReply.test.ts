@@ -4,7 +4,7 @@
 // cancels and ends it as its own (C9–C12). These tests speak the remote protocol by hand, from this (the host's)
 // thread, so that what the host and the owner post can be seen.
 import { assert, describe, it } from "@effect/vitest"
-import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpWorkers, type McpWorkersService } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -100,6 +100,18 @@ const resultOf = (reply: Reply): any => {
   const parsed = JSON.parse(reply.result as string)
   return reply.envelope === true ? parsed.result : parsed
 }
+
+/** How many requests the server saw aborted, once it saw `atLeast` (the cancel notification races the next call). */
+const abortedAtServer = (workers: McpWorkersService, id: string, atLeast: number) =>
+  Effect.gen(function* () {
+    let aborted = 0
+    for (let i = 0; i < 50 && aborted < atLeast; i++) {
+      if (i > 0) yield* Effect.sleep(20)
+      const result = yield* Effect.orDie(workers.callTool(id, "cancelled", {}))
+      aborted = (result.structuredContent as { aborted: Array<unknown> }).aborted.length
+    }
+    return aborted
+  })
 
 describe("direct replies from the owner thread", () => {
   it.live("a remote that reads Results gets the success from the owner; the host answers nothing for it", () =>
@@ -265,10 +277,7 @@ describe("direct replies from the owner thread", () => {
           _tag: "DeadlineExceeded",
           delivery: "not_sent"
         })
-        const cancelled = (yield* workers.callTool(id, "cancelled", {})).structuredContent as {
-          aborted: Array<unknown>
-        }
-        assert.strictEqual(cancelled.aborted.length, 1)
+        assert.strictEqual(yield* abortedAtServer(workers, id, 1), 1)
         assert.deepStrictEqual((yield* workers.callTool(id, "inc", {})).structuredContent, { count: 1 })
       })
     )
@@ -302,10 +311,40 @@ describe("direct replies from the owner thread", () => {
           delivery: "unknown"
         })
         assert.strictEqual((yield* Effect.flip(workers.cancel(id, second)))._tag, "RequestNotPending")
-        const cancelled = (yield* workers.callTool(id, "cancelled", {})).structuredContent as {
-          aborted: Array<unknown>
+        assert.strictEqual(yield* abortedAtServer(workers, id, 2), 2)
+      })
+    )
+  )
+
+  it.live("C12: a cancel that meets the owner's success: it says cancelled exactly when its caller was told so", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        const remote = yield* rawRemote
+        const seen = { cancelled: 0, completed: 0 }
+        for (let callId = 1; callId <= 40; callId++) {
+          remote.direct(callId, id, { name: "sleep", arguments: { ms: 10 } })
+          while (!(yield* workers.status(id)).busy) yield* Effect.sleep(1)
+          const { requestId } = yield* workers.status(id)
+          // Around the moment the owner posts the success to its caller itself.
+          yield* Effect.sleep(callId % 12)
+          const cancel = yield* Effect.either(workers.cancel(id, requestId!))
+          const answer = yield* remote.answer(callId)
+          if (cancel._tag === "Right") {
+            seen.cancelled++
+            assert.deepInclude(answer.error as object, { _tag: "DeliveryUnknown", requestId, reason: "cancelled" })
+          } else {
+            seen.completed++
+            assert.strictEqual(cancel.left._tag, "RequestNotPending")
+            assert.strictEqual(answer._tag, "Result")
+          }
+          assert.strictEqual(remote.answers().filter((reply) => reply.callId === callId).length, 1)
         }
-        assert.strictEqual(cancelled.aborted.length, 2)
+        assert.isAbove(seen.cancelled, 0)
+        assert.isAbove(seen.completed, 0)
+        yield* Effect.sleep(100)
+        assert.strictEqual(remote.answers().length, 40)
       })
     )
   )

@@ -464,8 +464,11 @@ const onMessage = (machine: Machine, raw: unknown): void => {
   switch (message._tag) {
     case "Request":
       return startRequest(machine, message)
-    case "Cancel":
-      return cancel(machine.state, message.requestId, message.reason)
+    case "Cancel": {
+      const cancelled = cancel(machine.state, message.requestId, message.reason)
+      if (message.confirm === true) machine.port.post({ _tag: "CancelAnswer", requestId: message.requestId, cancelled })
+      return
+    }
     case "ServerReply": {
       const waiting = machine.serverRequests.get(message.serverRequestId)
       if (waiting === undefined) return
@@ -767,12 +770,13 @@ const startSave = (transport: OwnerTransport, path: string): Either.Either<Respo
   )
 
 // Only the exact request named; an id that is no longer in flight changes nothing.
-const cancel = (state: State, requestId: string, reason: string): void => {
+const cancel = (state: State, requestId: string, reason: string): boolean => {
   const inflight = inflightOf(state)
   const controller = inflight?.get(requestId)
-  if (inflight === undefined || controller === undefined) return
+  if (inflight === undefined || controller === undefined) return false
   inflight.delete(requestId)
   controller.abort(reason)
+  return true
 }
 
 const onSettled = (

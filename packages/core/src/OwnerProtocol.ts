@@ -179,7 +179,12 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
  */
 export const CancelMessage = Schema.TaggedStruct("Cancel", {
   requestId: Schema.String,
-  reason: Schema.Literal("timeout", "interrupted", "cancelled")
+  reason: Schema.Literal("timeout", "interrupted", "cancelled"),
+  /**
+   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request whose success
+   * an owner thread posts to its caller itself, which it may have posted already.
+   */
+  confirm: Schema.optional(Schema.Boolean)
 })
 
 /**
@@ -342,6 +347,18 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
 })
 
 /**
+ * Owner → host: the answer to a `Cancel` that asked for one: whether the request was still in flight and is now
+ * cancelled (its caller is then the host's to answer), or had already ended (its answer is on its way).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
+  requestId: Schema.String,
+  cancelled: Schema.Boolean
+})
+
+/**
  * Owner → host: an owner thread took a remote caller's request straight from that caller's thread, named it
  * `requestId`, and is about to send it. Posted before the request is written to the server, so the host, which reads
  * its port ahead whenever it needs the worker's state, reports the worker busy with exactly this request, refuses its
@@ -388,6 +405,7 @@ export const OwnerMessage = Schema.Union(
   SuccessMessage,
   DeliveredMessage,
   StartedMessage,
+  CancelAnswerMessage,
   FailureMessage,
   SpawnedMessage,
   FailedMessage,

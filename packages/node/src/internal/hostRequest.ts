@@ -24,7 +24,7 @@ import { checkSavePath } from "./responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "./remoteProtocol.js"
 import { isTracing } from "./traced.js"
-import { type Direct, type Entry, type Pending, readDelivered, refusal } from "./workerEntry.js"
+import { answerCancel, type Direct, type Entry, type Pending, readDelivered, refusal } from "./workerEntry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -37,6 +37,7 @@ const context = { isProxy, checkSavePath }
  */
 class InFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
+  cancelling: ((cancelled: boolean) => void) | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
@@ -62,6 +63,7 @@ class InFlight implements Pending {
     entry.pending = undefined
     clearTimeout(this.timer)
     entry.port.postMessage({ _tag: "Cancel", requestId: this.requestId, reason })
+    answerCancel(this, false)
     return true
   }
 }
@@ -149,6 +151,7 @@ export const adopt = (
   if (prior !== undefined) {
     entry.pending = undefined
     prior.complete(Exit.fail(new WorkerBusy({ workerId: entry.workerId, requestId, delivery: "not_sent" })))
+    answerCancel(prior, false)
   }
   const inflight = new InFlight(entry, requestId, resume, undefined, started.replyTo)
   entry.pending = inflight
@@ -273,8 +276,22 @@ export const cancel =
     Effect.flatMap(lookup(registry, id), (entry) => {
       readDelivered(entry)
       const pending = entry.pending
-      if (pending === undefined || pending.requestId !== requestId) {
+      if (pending === undefined || pending.requestId !== requestId || pending.cancelling !== undefined) {
         return Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
+      }
+      // The owner thread posts this request's success to its caller itself, and may have posted it already: it says
+      // whether it cancelled the request (`CancelAnswer`, handled in `registry.ts`), and only then is it cancelled.
+      if (pending.direct !== undefined) {
+        return Effect.async<void, RequestNotPending>((resume) => {
+          pending.cancelling = (cancelled) =>
+            resume(
+              cancelled ? Effect.void : Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
+            )
+          entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled", confirm: true })
+          return Effect.sync(() => {
+            if (pending.cancelling !== undefined) pending.cancelling = undefined
+          })
+        })
       }
       entry.pending = undefined
       entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })

@@ -6,6 +6,7 @@
 import type * as Worker from "@effect/platform/Worker"
 import {
   type CleanupSummary,
+  DeliveryUnknown,
   type FailureKind,
   type McpWorkerError,
   OpenFailed,
@@ -25,7 +26,7 @@ import * as ProcessJob from "../ProcessJob.js"
 import * as HostEvents from "./hostEvents.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./workerEntry.js"
+import { answerCancel, delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./workerEntry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -139,6 +140,20 @@ export const onOwnerMessage =
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
       case "Delivered":
         return settle(entry, message.requestId, Exit.succeed(delivered))
+      case "CancelAnswer": {
+        const pending = entry.pending
+        if (pending === undefined || pending.requestId !== message.requestId) return
+        if (message.cancelled) {
+          // Cancelled at the owner, whether a `cancel` still waits for the word or not: its caller is answered here.
+          entry.pending = undefined
+          const { workerId } = entry
+          const { requestId } = message
+          pending.complete(
+            Exit.fail(new DeliveryUnknown({ workerId, requestId, reason: "cancelled", delivery: "unknown" }))
+          )
+        }
+        return answerCancel(pending, message.cancelled)
+      }
       case "Started":
         entry.started++
         if (registry.remote !== undefined) return registry.remote.adopt(entry, message)

@@ -43,6 +43,8 @@ export interface Pending {
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
   /** The caller's progress callback, when it asked for progress. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+  /** A `cancel` waiting for the owner thread to say whether it cancelled this request (`CancelAnswer`). */
+  cancelling?: ((cancelled: boolean) => void) | undefined
 }
 
 /** The host's record of one worker. @internal */
@@ -160,6 +162,16 @@ export const settle = (entry: Holder, requestId: string, exit: Exit.Exit<unknown
   if (pending === undefined || pending.requestId !== requestId) return
   entry.pending = undefined
   pending.complete(exit)
+  // It ended otherwise than by a `cancel` that waits for the owner's word: that `cancel` cancelled nothing.
+  answerCancel(pending, false)
+}
+
+/** Answers the `cancel` waiting on `pending`, if one is. @internal */
+export const answerCancel = (pending: Pending, cancelled: boolean): void => {
+  const cancelling = pending.cancelling
+  if (cancelling === undefined) return
+  pending.cancelling = undefined
+  cancelling(cancelled)
 }
 
 /**
