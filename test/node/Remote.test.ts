@@ -263,14 +263,15 @@ describe("NodeMcpWorkers.layerRemote", () => {
     )
   )
 
-  it.live(
-    "a remote thread terminated mid-call: its request is cancelled long before its budget, the worker works",
-    () =>
+  it.live.each(["relayed by the host", "straight to the owner thread"])(
+    "a remote thread terminated mid-call (%s): its request is cancelled long before its budget, the worker works",
+    (path) =>
       withHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
-          const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan" } })
+          const direct = path !== "relayed by the host"
+          const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan", direct } })
           yield* Effect.promise(() => running.event("calling"))
           assert.isTrue(yield* Effect.promise(() => eventually(() => Effect.runSync(workers.status(id)).busy)))
           yield* Effect.promise(() => running.thread.terminate())
@@ -287,26 +288,29 @@ describe("NodeMcpWorkers.layerRemote", () => {
       )
   )
 
-  it.live("C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig())
-        // 4.5 s without a word: the host takes the thread for gone and cancels its call; the thread, alive after
-        // all, must learn how its call ended instead of waiting for ever.
-        const outcome = yield* run("stall", { id, token: "stalled", ms: 4_500 })
-        if (!outcome.ok) return assert.fail(String(outcome.error))
-        const answer = outcome.value.answer
-        assert.isNotNull(answer, "the stalled thread got no answer")
-        assert.strictEqual(answer._tag, "DeliveryUnknown")
-        assert.strictEqual(answer.encoded.reason, "interrupted")
-        assert.match(answer.encoded.requestId, /.+/)
-        // The answer was waiting for the thread when it woke up.
-        assert.isBelow(outcome.value.msAfterStall, 500)
-        yield* expectCancelled(workers, id, "stalled", "interrupted")
-        yield* idle(workers, id)
-      })
-    )
+  it.live.each(["relayed by the host", "straight to the owner thread"])(
+    "C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence (%s)",
+    (path) =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          // 4.5 s without a word: the host takes the thread for gone and cancels its call; the thread, alive after
+          // all, must learn how its call ended instead of waiting for ever.
+          const direct = path !== "relayed by the host"
+          const outcome = yield* run("stall", { id, token: "stalled", ms: 4_500, direct })
+          if (!outcome.ok) return assert.fail(String(outcome.error))
+          const answer = outcome.value.answer
+          assert.isNotNull(answer, "the stalled thread got no answer")
+          assert.strictEqual(answer._tag, "DeliveryUnknown")
+          assert.strictEqual(answer.encoded.reason, "interrupted")
+          assert.match(answer.encoded.requestId, /.+/)
+          // The answer was waiting for the thread when it woke up.
+          assert.isBelow(outcome.value.msAfterStall, 500)
+          yield* expectCancelled(workers, id, "stalled", "interrupted")
+          yield* idle(workers, id)
+        })
+      )
   )
 
   it.live("C11, C22: a remote waiting on a call tells the host so, even while it hears from the host side", () =>

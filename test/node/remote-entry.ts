@@ -192,9 +192,11 @@ const scenarios: Record<ScenarioName, Scenario> = {
     }),
 
   /** Starts a long call and never returns: the test terminates the thread. */
-  hang: (data: { id: string; token: string }) =>
+  hang: (data: { id: string; token: string; direct?: boolean }) =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
+      // A `ping` first gives this thread the worker's route: the call then goes straight to the owner thread.
+      if (data.direct === true) yield* workers.ping(data.id)
       emit("calling")
       return yield* workers.callTool(data.id, "sleep", { ms: 60_000, token: data.token })
     }),
@@ -203,9 +205,10 @@ const scenarios: Record<ScenarioName, Scenario> = {
    * Starts a long call, then blocks its own event loop for `ms` (longer than the host's patience with a silent
    * remote) and waits, bounded, for an answer: the host must not drop the call without one.
    */
-  stall: (data: { id: string; token: string; ms: number }) =>
+  stall: (data: { id: string; token: string; ms: number; direct?: boolean }) =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
+      if (data.direct === true) yield* workers.ping(data.id)
       const call = yield* Effect.fork(
         Effect.either(workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }, { timeout: 20_000 }))
       )
