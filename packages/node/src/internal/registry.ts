@@ -143,16 +143,20 @@ export const onOwnerMessage =
       case "CancelAnswer": {
         const pending = entry.pending
         if (pending === undefined || pending.requestId !== message.requestId) return
-        if (message.cancelled) {
-          // Cancelled at the owner, whether a `cancel` still waits for the word or not: its caller is answered here.
-          entry.pending = undefined
-          const { workerId } = entry
-          const { requestId } = message
-          pending.complete(
-            Exit.fail(new DeliveryUnknown({ workerId, requestId, reason: "cancelled", delivery: "unknown" }))
-          )
-        }
-        return answerCancel(pending, message.cancelled)
+        if (!message.cancelled) return answerCancel(pending, false)
+        // Cancelled at the owner, whether a `cancel` still waits for the word or not: its caller is answered here,
+        // after the `cancel` (a Promise caller has its `cancel` resolved before the request it cancelled rejects; the
+        // `cancel`'s fiber goes on in microtasks, so its answer is out before the next turn).
+        entry.pending = undefined
+        answerCancel(pending, true)
+        const error = new DeliveryUnknown({
+          workerId: entry.workerId,
+          requestId: message.requestId,
+          reason: "cancelled",
+          delivery: "unknown"
+        })
+        setImmediate(() => pending.complete(Exit.fail(error)))
+        return
       }
       case "Started":
         entry.started++
