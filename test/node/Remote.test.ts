@@ -82,6 +82,9 @@ const idle = (workers: McpWorkers["Type"], id: string) =>
     assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "next" })).token, "next")
   })
 
+/** The two ways a remote thread's request reaches its owner: relayed by the host, and straight, once routed. */
+const paths = ["relayed by the host", "straight to the owner thread"] as const
+
 describe("NodeMcpWorkers.layerRemote", () => {
   it.live("a message on the host's channel that throws when it is read is dropped; the host goes on serving", () =>
     withHost(
@@ -263,14 +266,14 @@ describe("NodeMcpWorkers.layerRemote", () => {
     )
   )
 
-  it.live.each(["relayed by the host", "straight to the owner thread"])(
+  it.live.each(paths)(
     "a remote thread terminated mid-call (%s): its request is cancelled long before its budget, the worker works",
     (path) =>
       withHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
-          const direct = path !== "relayed by the host"
+          const direct = path === paths[1]
           const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan", direct } })
           yield* Effect.promise(() => running.event("calling"))
           assert.isTrue(yield* Effect.promise(() => eventually(() => Effect.runSync(workers.status(id)).busy)))
@@ -288,7 +291,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
       )
   )
 
-  it.live.each(["relayed by the host", "straight to the owner thread"])(
+  it.live.each(paths)(
     "C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence (%s)",
     (path) =>
       withHost(
@@ -297,7 +300,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
           const id = yield* workers.open(statefulConfig())
           // 4.5 s without a word: the host takes the thread for gone and cancels its call; the thread, alive after
           // all, must learn how its call ended instead of waiting for ever.
-          const direct = path !== "relayed by the host"
+          const direct = path === paths[1]
           const outcome = yield* run("stall", { id, token: "stalled", ms: 4_500, direct })
           if (!outcome.ok) return assert.fail(String(outcome.error))
           const answer = outcome.value.answer

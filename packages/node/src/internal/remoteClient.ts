@@ -368,31 +368,62 @@ export const start = (
   if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
   const callId = ++client.nextCallId
   const now = Date.now()
-  const route =
-    operation._tag === "Call" && operation.progress !== true && now - client.lastHeard <= Protocol.staleAfterMs
-      ? client.routes.get(operation.workerId)
-      : undefined
-  if (route !== undefined)
-    return startDirect(client, callId, operation as typeof Protocol.Call.Type, route, signal, resume)
+  // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
+  if (operation._tag === "Call" && operation.progress !== true && now - client.lastHeard <= Protocol.staleAfterMs) {
+    const route = client.routes.get(operation.workerId)
+    if (route !== undefined) return startDirect(client, callId, operation, route, signal, resume)
+  }
   // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
   if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
+  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
+  // close is bounded by the host, and by the `Ack`s of a host that is gone.
+  const deadline = operation._tag === "Call" ? operation.deadline : undefined
+  const stop = register(client, callId, {
+    operation,
+    channel: undefined,
+    giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+    ackBy,
+    signal,
+    onProgress,
+    resume
+  })
+  post(
+    client,
+    ackBy === undefined
+      ? { _tag: "Request", from: client.from, callId, operation }
+      : { _tag: "Request", from: client.from, callId, ackBy, operation }
+  )
+  arm(client)
+  return stop
+}
+
+/**
+ * Records a call in flight, wired to its caller's `AbortSignal` (aborting asks whoever runs it to interrupt it and
+ * answer `DeliveryUnknown{reason: "interrupted"}`); gives what the caller's interruption runs.
+ */
+const register = (
+  client: Client,
+  callId: number,
+  call: Omit<Pending, "acked" | "resume"> & {
+    readonly signal: AbortSignal | undefined
+    readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+  }
+): Effect.Effect<void> => {
+  const { signal, resume } = call
   const onAbort =
     signal === undefined
       ? undefined
       : () => {
           if (client.pending.has(callId)) interrupt(client, callId, true)
         }
-  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
-  // close is bounded by the host, and by the `Ack`s of a host that is gone.
-  const deadline = operation._tag === "Call" ? operation.deadline : undefined
   client.pending.set(callId, {
-    operation,
-    channel: undefined,
-    giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
-    ackBy,
+    operation: call.operation,
+    channel: call.channel,
+    giveUpAt: call.giveUpAt,
+    ackBy: call.ackBy,
     acked: false,
-    onProgress,
+    onProgress: call.onProgress,
     resume:
       onAbort === undefined
         ? resume
@@ -403,13 +434,6 @@ export const start = (
   })
   if (client.pending.size === 1) client.replies.ref()
   if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true })
-  post(
-    client,
-    ackBy === undefined
-      ? { _tag: "Request", from: client.from, callId, operation }
-      : { _tag: "Request", from: client.from, callId, ackBy, operation }
-  )
-  arm(client)
   return stopWaiting(client, callId, signal, onAbort)
 }
 
@@ -443,29 +467,15 @@ const startDirect = (
   resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
 ): Effect.Effect<void> => {
   const deadline = operation.deadline ?? Date.now() + route.timeoutMs
-  const onAbort =
-    signal === undefined
-      ? undefined
-      : () => {
-          if (client.pending.has(callId)) interrupt(client, callId, true)
-        }
-  client.pending.set(callId, {
+  const stop = register(client, callId, {
     operation,
     channel: route.channel,
     giveUpAt: deadline + Protocol.graceMs,
     ackBy: undefined,
-    acked: false,
+    signal,
     onProgress: undefined,
-    resume:
-      onAbort === undefined
-        ? resume
-        : (exit) => {
-            signal!.removeEventListener("abort", onAbort)
-            resume(exit)
-          }
+    resume
   })
-  if (client.pending.size === 1) client.replies.ref()
-  if (onAbort !== undefined) signal!.addEventListener("abort", onAbort, { once: true })
   const message: Protocol.Direct = {
     _tag: "Direct",
     from: client.from,
@@ -476,5 +486,5 @@ const startDirect = (
   }
   postOn(route.channel, operation.saveTo === undefined ? message : { ...message, saveTo: operation.saveTo })
   arm(client)
-  return stopWaiting(client, callId, signal, onAbort)
+  return stop
 }
