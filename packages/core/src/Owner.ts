@@ -1,7 +1,7 @@
 /**
- * The owner side of one worker: it creates, uses and finally closes one MCP SDK `Client`, serves one
- * request at a time (from the host, or in an owner thread straight from a remote caller), and reports failures. Platform independent: the transport (stdio process
- * job, HTTP) is built by the platform package and handed in.
+ * The owner side of one worker: it creates, uses and finally closes one MCP SDK `Client`, serves one request at a
+ * time (from the host, or in an owner thread straight from a remote caller), and reports failures. Platform
+ * independent: the transport (stdio process job, HTTP) is built by the platform package and handed in.
  *
  * @since 0.1.0
  */
@@ -47,6 +47,7 @@ import {
   WorkerFailed
 } from "./McpWorkerError.js"
 import type { SavedResult } from "./Operations.js"
+import * as JsonValue from "./JsonValue.js"
 import * as OwnerProtocol from "./OwnerProtocol.js"
 import * as Redact from "./Redact.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -700,9 +701,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
 const parseParams = (text: string): Record<string, unknown> | undefined => {
   try {
     const value: unknown = JSON.parse(text)
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined
+    return JsonValue.isJsonObject(value) ? value : undefined
   } catch {
     return undefined
   }
