@@ -59,7 +59,7 @@ const lazyAjv = {
  * The owner thread: a tiny CommonJS entry (Node built-ins only: it starts the server first) at
  * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
  * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
- * `cacheFileOf` in packages/node/src/internal/ownerLoader.ts names it). Another Node writes its own cache on its
+ * `cacheFileOf` in packages/node/src/internal/owner/loader.ts names it). Another Node writes its own cache on its
  * first owner thread.
  */
 export const bundleOwner = async () => {
@@ -70,7 +70,7 @@ export const bundleOwner = async () => {
     esbuild.build({
       ...common,
       format: "cjs",
-      entryPoints: [path.join(root, "packages/node/src/internal/ownerMain.ts")],
+      entryPoints: [path.join(root, "packages/node/src/internal/owner/main.ts")],
       outfile: path.join(dir, "owner.cjs"),
       banner: {},
       minify: true
@@ -79,7 +79,7 @@ export const bundleOwner = async () => {
     esbuild.build({
       ...common,
       format: "cjs",
-      entryPoints: [path.join(root, "packages/node/src/internal/ownerProcessMain.ts")],
+      entryPoints: [path.join(root, "packages/node/src/internal/owner/processMain.ts")],
       outfile: path.join(dir, "owner-process.cjs"),
       banner: {},
       minify: true
@@ -89,7 +89,7 @@ export const bundleOwner = async () => {
       format: "cjs",
       banner: {},
       plugins: [...common.plugins, lazyAjv],
-      entryPoints: [path.join(root, "packages/node/src/internal/ownerRuntime.ts")],
+      entryPoints: [path.join(root, "packages/node/src/internal/owner/runtime.ts")],
       outfile: runtime,
       minify: true
     })

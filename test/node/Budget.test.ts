@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/TestClock"
-import * as Budget from "../../packages/node/src/internal/budget.js"
+import * as Budget from "../../packages/node/src/internal/shared/budget.js"
 
 describe("Budget", () => {
   it.effect("what is left of a budget follows the Clock service, and a spent one still leaves 1 ms", () =>

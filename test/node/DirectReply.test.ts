@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Protocol from "../../packages/node/src/internal/remoteProtocol.js"
+import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { ownerThread, startedThreads } from "./helpers.js"
 

@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { Duplex, PassThrough } from "node:stream"
-import * as LinePort from "../../packages/node/src/internal/linePort.js"
+import * as LinePort from "../../packages/node/src/internal/wire/linePort.js"
 
 /** Two ports joined by in-memory streams; `cut` splits what goes from `a` to `b` into chunks of that many bytes. */
 const pair = (cut?: number) => {

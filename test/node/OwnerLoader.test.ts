@@ -7,7 +7,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as V8 from "node:v8"
-import * as OwnerLoader from "../../packages/node/src/internal/ownerLoader.js"
+import * as OwnerLoader from "../../packages/node/src/internal/owner/loader.js"
 
 const runtime = fileURLToPath(new URL("../../packages/node/owner/owner-runtime.cjs", import.meta.url))
 

@@ -113,7 +113,7 @@ describe("npm pack", () => {
         assert.includeMembers(paths(node), [
           "dist/index.js",
           "dist/index.d.ts",
-          "dist/internal/ownerThread.js",
+          "dist/internal/host/ownerThread.js",
           "owner/owner.cjs",
           "owner/owner-process.cjs",
           "owner/owner-runtime.cjs"

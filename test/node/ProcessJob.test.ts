@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
-import { environHasEntry, isSignallable, parseStat } from "../../packages/node/src/internal/processScan.js"
+import { environHasEntry, isSignallable, parseStat } from "../../packages/node/src/internal/job/scan.js"
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" }
 

@@ -3,8 +3,8 @@
 // and the id, `error`, `isError` and the preview of the first text are what the line says.
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { decodeStringStart, ResponseScanner } from "../../packages/node/src/internal/responseScanner.js"
-import { previewBytes, previewUnits } from "../../packages/node/src/internal/responseSave.js"
+import { decodeStringStart, ResponseScanner } from "../../packages/node/src/internal/transport/responseScanner.js"
+import { previewBytes, previewUnits } from "../../packages/node/src/internal/transport/responseSave.js"
 
 const member = fc.oneof(
   fc.constant<[string, unknown]>(["jsonrpc", "2.0"]),

@@ -18,11 +18,11 @@ const root = path.resolve(here, "../..")
 
 /**
  * Bundles remote-entry.ts; returns its path and a cleanup for the temp directory. A thread that runs a host finds
- * the owner bundle where the library looks for it, `../../owner/owner.cjs` from its entry.
+ * the owner bundle where the library looks for it, `../../../owner/owner.cjs` from its entry.
  */
 export const bundleRemoteEntry = async (): Promise<{ entry: string; remove: () => void }> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-remote-"))
-  const entry = path.join(dir, "src", "internal", "remote-entry.mjs")
+  const entry = path.join(dir, "src", "internal", "host", "remote-entry.mjs")
   fs.symlinkSync(path.join(root, "packages/node/owner"), path.join(dir, "owner"))
   await esbuild.build({
     entryPoints: [path.join(here, "remote-entry.ts")],

@@ -12,8 +12,8 @@ import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "./JsonValue.js"
 import type { InvalidInput } from "./McpWorkerError.js"
-import * as AuthNormalize from "./internal/authNormalize.js"
-import * as internal from "./internal/configNormalize.js"
+import * as AuthNormalize from "./internal/config/auth.js"
+import * as internal from "./internal/config/normalize.js"
 
 /**
  * The HTTP transports a config may name.

@@ -12,9 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
-import * as Host from "./internal/host.js"
-import * as HostServer from "./internal/hostServer.js"
-import * as Remote from "./internal/remote.js"
+import * as Host from "./internal/host/layer.js"
+import * as HostServer from "./internal/host/server.js"
+import * as Remote from "./internal/remote/layer.js"
 
 /**
  * Defaults of a host registry. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over

@@ -23,9 +23,9 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as ProcessStart from "./internal/processStart.js"
-import * as internal from "./internal/processScan.js"
-import * as ProcessStop from "./internal/processStop.js"
+import * as ProcessStart from "./internal/job/start.js"
+import * as internal from "./internal/job/scan.js"
+import * as ProcessStop from "./internal/job/stop.js"
 
 /**
  * The environment variable that carries the job marker through the whole process tree.

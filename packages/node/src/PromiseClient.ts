@@ -27,7 +27,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
-import * as Remote from "./internal/remote.js"
+import * as Remote from "./internal/remote/layer.js"
 import * as McpClient from "./McpClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
 

@@ -11,9 +11,9 @@
  */
 import * as net from "node:net"
 import * as path from "node:path"
-import * as LinePort from "./linePort.js"
-import * as OwnerLoader from "./ownerLoader.js"
-import * as ProcessStart from "./processStart.js"
+import * as LinePort from "../wire/linePort.js"
+import * as OwnerLoader from "./loader.js"
+import * as ProcessStart from "../job/start.js"
 
 /** The fd of the data pipe, as `OwnerProcess.start` lays out the child's stdio. */
 const dataFd = 4
@@ -51,7 +51,7 @@ const onInit = (message: unknown) => {
     endTree(early)
     process.exit(1)
   })
-  const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(path.join(__dirname, "owner-runtime.cjs"))
+  const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
   runtime.exports.run(port, early)
   setImmediate(runtime.refresh)
 }

@@ -9,7 +9,7 @@ import type { Duplex } from "node:stream"
 import { withoutLoaderFlags } from "./ownerThread.js"
 
 /** Where the bundled owner-process entry lives, from `src/internal` and from `dist/internal` alike. */
-const entry = new URL("../../owner/owner-process.cjs", import.meta.url)
+const entry = new URL("../../../owner/owner-process.cjs", import.meta.url)
 
 /** @internal */
 export const bundleExists = (): boolean => fs.existsSync(entry)

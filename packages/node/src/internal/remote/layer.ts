@@ -1,6 +1,6 @@
 /**
  * The remote side of `McpWorkers`: any thread of the process reaches the host registry (`NodeMcpWorkers.layer()`,
- * built in some other thread or in this one) by worker id, over the protocol in `remoteProtocol.ts`. This module
+ * built in some other thread or in this one) by worker id, over the protocol in `wire/remoteProtocol.ts`. This module
  * checks each operation's input in the calling thread; `remoteClient.ts` carries it to the host and back.
  *
  * Cost of a call: one message to the host and one back; once the host gave the worker's route, one message to its
@@ -32,12 +32,12 @@ import * as Stream from "effect/Stream"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
-import * as Budget from "./budget.js"
-import { checkSavePath } from "./responseSave.js"
-import * as HostEvents from "./hostEvents.js"
-import * as Protocol from "./remoteProtocol.js"
-import * as RemoteClient from "./remoteClient.js"
-import { isTracing, traced } from "./traced.js"
+import * as Budget from "../shared/budget.js"
+import { checkSavePath } from "../transport/responseSave.js"
+import * as HostEvents from "../host/events.js"
+import * as Protocol from "../wire/remoteProtocol.js"
+import * as RemoteClient from "./client.js"
+import { isTracing, traced } from "../shared/traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).

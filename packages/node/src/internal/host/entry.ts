@@ -20,7 +20,7 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
-import type * as HostEvents from "./hostEvents.js"
+import type * as HostEvents from "./events.js"
 import type { ChildProcess } from "node:child_process"
 import type { Worker as NodeThread } from "node:worker_threads"
 

@@ -19,12 +19,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { types } from "node:util"
-import { budgetOf, invalidTimeout } from "./budget.js"
-import { checkSavePath } from "./responseSave.js"
+import { budgetOf, invalidTimeout } from "../shared/budget.js"
+import { checkSavePath } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
-import { ownerChannel } from "./remoteProtocol.js"
-import { isTracing } from "./traced.js"
-import { answerCancel, type Direct, type Entry, type Pending, readDelivered, refusal } from "./workerEntry.js"
+import { ownerChannel } from "../wire/remoteProtocol.js"
+import { isTracing } from "../shared/traced.js"
+import { answerCancel, type Direct, type Entry, type Pending, readDelivered, refusal } from "./entry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 

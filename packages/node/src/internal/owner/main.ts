@@ -8,8 +8,8 @@
 import * as path from "node:path"
 import type { MessagePort } from "node:worker_threads"
 import { workerData } from "node:worker_threads"
-import * as OwnerLoader from "./ownerLoader.js"
-import * as ProcessStart from "./processStart.js"
+import * as OwnerLoader from "./loader.js"
+import * as ProcessStart from "../job/start.js"
 
 interface OwnerData {
   readonly port: MessagePort
@@ -22,6 +22,6 @@ const data = workerData as OwnerData
 const early = ProcessStart.startFromWire(data.config, data.marker)
 // The host learns the process at once: even if this thread dies before its runtime is up, the tree can be ended.
 if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
-const runtime = OwnerLoader.load<typeof import("./ownerRuntime.js")>(path.join(__dirname, "owner-runtime.cjs"))
+const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
 runtime.exports.run(data.port, early, true)
 setImmediate(runtime.refresh)

@@ -25,7 +25,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Protocol from "./remoteProtocol.js"
+import * as Protocol from "../wire/remoteProtocol.js"
 
 interface Pending {
   readonly operation: Protocol.Operation

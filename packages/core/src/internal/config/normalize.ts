@@ -4,10 +4,10 @@
  */
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
-import * as JsonValue from "../JsonValue.js"
-import { InvalidInput } from "../McpWorkerError.js"
-import type { AuthConfig, HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../ServerConfig.js"
-import * as AuthNormalize from "./authNormalize.js"
+import * as JsonValue from "../../JsonValue.js"
+import { InvalidInput } from "../../McpWorkerError.js"
+import type { AuthConfig, HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../../ServerConfig.js"
+import * as AuthNormalize from "./auth.js"
 
 /** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
 export const maxTimeoutMs = 2147483647

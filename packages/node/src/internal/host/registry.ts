@@ -21,12 +21,12 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
-import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
-import * as ProcessJob from "../ProcessJob.js"
-import * as HostEvents from "./hostEvents.js"
+import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
+import * as ProcessJob from "../../ProcessJob.js"
+import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { answerCancel, delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./workerEntry.js"
+import { answerCancel, delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./entry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {

@@ -42,12 +42,12 @@ import { types } from "node:util"
 import type { Options as McpClientOptions } from "../McpClient.js"
 import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
 import * as ProcessJob from "../ProcessJob.js"
-import * as Budget from "./budget.js"
-import * as ServerRequests from "./serverRequests.js"
-import * as Reaper from "./reaper.js"
-import { isTracing } from "./traced.js"
-import { makeFactory } from "./transportFactory.js"
-import { type Pending, reportProgress, resultOf, settle } from "./workerEntry.js"
+import * as Budget from "./shared/budget.js"
+import * as ServerRequests from "./host/serverRequests.js"
+import * as Reaper from "./host/reaper.js"
+import { isTracing } from "./shared/traced.js"
+import { makeFactory } from "./transport/factory.js"
+import { type Pending, reportProgress, resultOf, settle } from "./host/entry.js"
 
 /** The options of one client: those of `McpClient.make`. @internal */
 export type Options = McpClientOptions

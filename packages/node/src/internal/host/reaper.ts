@@ -20,7 +20,7 @@ import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import * as ProcessStart from "./processStart.js"
+import * as ProcessStart from "../job/start.js"
 
 /**
  * The host's side of the reaper. Every method is a no-op when host-death cleanup is off (no POSIX shell, or it

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import { Worker, type WorkerOptions } from "node:worker_threads"
 
 /** Where the bundled owner entry lives, from `src/internal` and from `dist/internal` alike. */
-const entry = new URL("../../owner/owner.cjs", import.meta.url)
+const entry = new URL("../../../owner/owner.cjs", import.meta.url)
 
 /** @internal */
 export const bundleExists = (): boolean => fs.existsSync(entry)

@@ -12,8 +12,8 @@ import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 
 /** @internal */
-export { markerVariable } from "./processStart.js"
-import { markerVariable } from "./processStart.js"
+export { markerVariable } from "./start.js"
+import { markerVariable } from "./start.js"
 
 /** @internal */
 export type Platform = "linux" | "posix" | "win32"

@@ -12,7 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
-import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
+import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
 
 /** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
 type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>

@@ -20,7 +20,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Registry } from "./registry.js"
 import * as ServerRequests from "./serverRequests.js"
-import type { Entry } from "./workerEntry.js"
+import type { Entry } from "./entry.js"
 
 /** Marks the end of a subscription: the worker closed or its connection is gone. */
 const end: unique symbol = Symbol.for("@mcp-worker/node/events/end")

@@ -9,7 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { Predicate } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
-import * as internal from "./processScan.js"
+import * as internal from "./scan.js"
 
 const pollMs = 15
 

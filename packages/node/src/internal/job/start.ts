@@ -4,7 +4,7 @@
  */
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import type { Started } from "../ProcessJob.js"
+import type { Started } from "../../ProcessJob.js"
 
 /** @internal */
 export const markerVariable = "MCP_WORKER_JOB" as const

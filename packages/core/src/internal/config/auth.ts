@@ -5,16 +5,16 @@
  */
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
-import * as JsonValue from "../JsonValue.js"
+import * as JsonValue from "../../JsonValue.js"
 import type {
   AuthConfig,
   BearerAuth,
   ClientCredentialsAuth,
   JwtAlgorithm,
   TokenEndpointAuthMethod
-} from "../ServerConfig.js"
-import type { Environment, Result } from "./configNormalize.js"
-import { hasNul, invalid, isEnvName, kindOf, own, string } from "./configNormalize.js"
+} from "../../ServerConfig.js"
+import type { Environment, Result } from "./normalize.js"
+import { hasNul, invalid, isEnvName, kindOf, own, string } from "./normalize.js"
 
 const bearerKeys: ReadonlySet<string> = new Set(["type", "token"])
 

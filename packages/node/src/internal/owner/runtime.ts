@@ -10,10 +10,10 @@ import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { BroadcastChannel, MessagePort, receiveMessageOnPort } from "node:worker_threads"
-import type * as ProcessStart from "./processStart.js"
-import * as RemoteProtocol from "./remoteProtocol.js"
-import * as ReplyChannels from "./replyChannels.js"
-import { makeFactory } from "./transportFactory.js"
+import type * as ProcessStart from "../job/start.js"
+import * as RemoteProtocol from "../wire/remoteProtocol.js"
+import * as ReplyChannels from "../wire/replyChannels.js"
+import { makeFactory } from "../transport/factory.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
 export interface DataPort {

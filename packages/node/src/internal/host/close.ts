@@ -14,11 +14,11 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Budget from "./budget.js"
-import * as HostEvents from "./hostEvents.js"
+import * as Budget from "../shared/budget.js"
+import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import { confirmGone, lookup, markFailed, type Registry, routesEnded } from "./registry.js"
-import { type Entry, forceEnd, settle, statusOf } from "./workerEntry.js"
+import { type Entry, forceEnd, settle, statusOf } from "./entry.js"
 
 /** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
 const endPending = (entry: Entry) => {

@@ -4,8 +4,8 @@
  */
 import type * as Owner from "@mcp-worker/core/Owner"
 import * as Effect from "effect/Effect"
-import type * as ProcessStart from "./processStart.js"
-import * as StdioTransport from "./stdioTransport.js"
+import type * as ProcessStart from "../job/start.js"
+import * as StdioTransport from "./stdio.js"
 
 /**
  * The factory of one owner. `early` is the server process the thread's entry already started, if any; it is
@@ -17,7 +17,7 @@ export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {
     if (config._tag === "Http") {
-      return Effect.promise(() => import("./httpTransport.js")).pipe(
+      return Effect.promise(() => import("./http.js")).pipe(
         Effect.flatMap((HttpTransport) => HttpTransport.make(config, context))
       )
     }

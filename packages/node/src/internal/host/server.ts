@@ -1,5 +1,5 @@
 /**
- * The host side of the remote protocol (`remoteProtocol.ts`): serves the requests of remote threads with the host
+ * The host side of the remote protocol (`wire/remoteProtocol.ts`): serves the requests of remote threads with the host
  * registry of this thread (a request of the operation table in the step that reads it, any other operation in a
  * fiber of its own), and interrupts exactly the call a remote stopped waiting for.
  *
@@ -24,12 +24,12 @@ import * as FiberSet from "effect/FiberSet"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type { BroadcastChannel } from "node:worker_threads"
-import type { HostRegistry } from "./host.js"
-import * as HostRequest from "./hostRequest.js"
+import type { HostRegistry } from "./layer.js"
+import * as HostRequest from "./request.js"
 import type { RemoteRoutes } from "./registry.js"
-import * as Protocol from "./remoteProtocol.js"
-import * as ReplyChannels from "./replyChannels.js"
-import { delivered, type Entry } from "./workerEntry.js"
+import * as Protocol from "../wire/remoteProtocol.js"
+import * as ReplyChannels from "../wire/replyChannels.js"
+import { delivered, type Entry } from "./entry.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
