@@ -1,4 +1,5 @@
-// Fails when the value imports among the files of packages/*/src form a circle. An `import type` (or an import
+// Fails when the value imports among the files of packages/*/src form a circle, or an internal module imports a
+// public face as a value. An `import type` (or an import
 // whose every name is `type`) does not count, as in Effect's own internal modules: it is erased at compile time.
 // The graph is read with the TypeScript compiler's own parser, and its circles found as strongly connected
 // components (Tarjan).
@@ -109,19 +110,22 @@ const connect = (node) => {
 }
 for (const file of files) if (!indices.has(file)) connect(file)
 
-// The second rule of the rooms: no internal module imports, as a value, a public face that stands on it.
+// The second rule of the rooms: a public module that stands on internal modules of its package is a face, and no
+// internal module of that package imports it as a value; another package's public modules are its API (types may flow down, as in Effect's own internal modules).
+const isInternal = (file) => file.includes(`${path.sep}internal${path.sep}`)
+const packageOf = (file) => path.relative(packagesDir, file).split(path.sep)[0]
 const faces = new Set(
-  files.filter((file) => !file.includes(`${path.sep}internal${path.sep}`) && !file.endsWith(`${path.sep}index.ts`))
+  files.filter(
+    (file) =>
+      !isInternal(file) &&
+      [...edges.get(file)].some((target) => isInternal(target) && packageOf(target) === packageOf(file))
+  )
 )
 const upward = []
 for (const [file, targets] of edges) {
-  if (!file.includes(`${path.sep}internal${path.sep}`)) continue
-  for (const target of targets) {
-    if (!faces.has(target)) continue
-    // A face is "behaviour-holding" when an internal module of its own package stands behind it.
-    const facePackage = target.split(path.sep).slice(0, -1).join(path.sep)
-    if (file.startsWith(facePackage + path.sep)) upward.push([file, target])
-  }
+  if (!isInternal(file)) continue
+  for (const target of targets)
+    if (faces.has(target) && packageOf(target) === packageOf(file)) upward.push([file, target])
 }
 
 const rel = (file) => path.relative(root, file)
@@ -129,8 +133,8 @@ if (process.argv.includes("--list")) {
   for (const [file, targets] of edges) console.log(rel(file), "->", [...targets].map(rel).join(", "))
 }
 for (const circle of circles) console.error(`import circle: ${circle.map(rel).join(" → ")}`)
-for (const [file, target] of upward.filter(([, t]) => process.argv.includes("--faces") || false)) {
+for (const [file, target] of upward) {
   console.error(`internal module imports a public face as a value: ${rel(file)} → ${rel(target)}`)
 }
-if (circles.length > 0) process.exit(1)
-console.log(`no import circles among ${files.length} files of packages/*/src`)
+if (circles.length > 0 || upward.length > 0) process.exit(1)
+console.log(`no import circles among ${files.length} files of packages/*/src, and no internal module imports a face`)

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
@@ -335,6 +336,16 @@ describe("NodeMcpWorkers (stdio)", () => {
       })
       assert.include(output, "COUNT 1")
     })
+  )
+
+  it.live("the service handed out has the operations of McpWorkers and nothing of the host's own parts", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const service = yield* NodeMcpWorkers.make()
+        const expected = ["open", ...Object.keys(Operations.requests), "status", "cancel", "close", "events"].sort()
+        assert.deepStrictEqual(Object.keys(service).sort(), expected)
+      })
+    )
   )
 
   it.live("C5: closed, never-existing and malformed ids are all UnknownWorker", () =>

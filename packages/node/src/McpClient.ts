@@ -26,7 +26,7 @@ import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as internal from "./internal/mcpClient.js"
+import * as internal from "./internal/mcpClient/client.js"
 import type { Handlers, OAuthProvider } from "./NodeMcpWorkers.js"
 
 /**
@@ -94,39 +94,6 @@ export interface McpClient extends Requests {
   readonly close: (options?: McpWorkers.CloseOptions) => Effect.Effect<WorkerStatus, CloseFailed>
 }
 
-type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }
-
-// One request function of the client: fixed parameters for the operation's arity, no rest array per call.
-const bound = (record: internal.Client, operation: Operations.Any) => {
-  switch (operation.arity) {
-    case 0:
-      return (options?: RunOptions) => internal.run(record, operation, [], options)
-    case 1:
-      return (a: unknown, options?: RunOptions) => internal.run(record, operation, [a], options)
-    default:
-      return (a: unknown, b: unknown, options?: RunOptions) => internal.run(record, operation, [a, b], options)
-  }
-}
-
-// The client of an open connection record.
-const fromRecord = (record: internal.Client): McpClient => {
-  const requests = Object.fromEntries(
-    Object.entries(Operations.requests).map(([name, operation]) => [name, bound(record, operation)])
-  ) as unknown as Requests
-  return {
-    ...requests,
-    workerId: record.workerId,
-    status: Effect.sync(() => internal.statusOf(record)),
-    cancel: (requestId) => internal.cancel(record, requestId),
-    close: (options) =>
-      Effect.suspend(() => {
-        // An unusable budget falls back to the client's own, as `McpWorkers.close` does.
-        const budget = internal.closeBudgetOf(options?.timeout)
-        return internal.close(record, budget)
-      })
-  }
-}
-
 /**
  * Opens one connection in the current scope. The config is validated and normalized as `McpWorkers.open` does it
  * (`InvalidInput` with where it is); the connection closes when the scope closes — success, failure or
@@ -138,8 +105,7 @@ const fromRecord = (record: internal.Client): McpClient => {
 export const make = (
   config: ServerConfigInput,
   options?: Options
-): Effect.Effect<McpClient, OpenFailed | InvalidInput, Scope.Scope> =>
-  Effect.map(internal.make(config, options), fromRecord)
+): Effect.Effect<McpClient, OpenFailed | InvalidInput, Scope.Scope> => internal.make(config, options)
 
 /**
  * Runs `f` with a connection open for it alone, closed (cleanup confirmed) as soon as `f` ends, however it ends.
@@ -151,5 +117,4 @@ export const withClient = <A, E, R>(
   config: ServerConfigInput,
   f: (client: McpClient) => Effect.Effect<A, E, R>,
   options?: Options
-): Effect.Effect<A, E | OpenFailed | InvalidInput, Exclude<R, Scope.Scope>> =>
-  Effect.scoped(Effect.flatMap(make(config, options), f))
+): Effect.Effect<A, E | OpenFailed | InvalidInput, Exclude<R, Scope.Scope>> => internal.withClient(config, f, options)

@@ -4,17 +4,15 @@
  *
  * @since 0.1.0
  */
-import * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as Config from "effect/Config"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
-import * as Host from "./internal/host/layer.js"
-import * as HostServer from "./internal/host/server.js"
-import * as Remote from "./internal/remote/layer.js"
+import * as internal from "./internal/nodeMcpWorkers.js"
 
 /**
  * Defaults of a host registry. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over
@@ -126,16 +124,8 @@ export interface Handlers {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    // The server's channels are acquired before the registry, so they are released after it has closed every
-    // worker: remote calls in flight are answered, then `Gone` is announced.
-    const server = yield* HostServer.make
-    const registry = yield* Host.make(options)
-    yield* server.serve(registry)
-    const { openConfig: _openConfig, begin: _begin, pullEvents: _pullEvents, ...service } = registry
-    return McpWorkers.McpWorkers.of(service)
-  })
+export const make: (options?: Options) => Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =
+  internal.make
 
 /**
  * The host registry as a layer. Build it once per process (normally in the main thread); its finalizer closes every
@@ -144,8 +134,7 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkers
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<McpWorkers.McpWorkers> =>
-  Layer.scoped(McpWorkers.McpWorkers, make(options))
+export const layer: (options?: Options) => Layer.Layer<McpWorkers.McpWorkers> = internal.layer
 
 /**
  * The host registry with its defaults read from `Config` (for example `Config.all({ requestTimeout:
@@ -154,10 +143,9 @@ export const layer = (options?: Options): Layer.Layer<McpWorkers.McpWorkers> =>
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig = (
+export const layerConfig: (
   config: Config.Config.Wrap<Options>
-): Layer.Layer<McpWorkers.McpWorkers, ConfigError.ConfigError> =>
-  Layer.scoped(McpWorkers.McpWorkers, Effect.flatMap(Config.unwrap(config), make))
+) => Layer.Layer<McpWorkers.McpWorkers, ConfigError.ConfigError> = internal.layerConfig
 
 /**
  * `McpWorkers` for any other thread (a `worker_thread`, an agent's `execute_code` run) of a process that runs
@@ -167,4 +155,4 @@ export const layerConfig = (
  * @since 0.1.0
  * @category layers
  */
-export const layerRemote: Layer.Layer<McpWorkers.McpWorkers> = Remote.layer
+export const layerRemote: Layer.Layer<McpWorkers.McpWorkers> = internal.layerRemote

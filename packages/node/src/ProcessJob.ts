@@ -19,13 +19,11 @@
  */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type { ChildProcess } from "node:child_process"
-import * as Context from "effect/Context"
-import * as Data from "effect/Data"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ProcessStart from "./internal/job/start.js"
-import * as internal from "./internal/job/scan.js"
-import * as ProcessStop from "./internal/job/stop.js"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as internal from "./internal/job/processJob.js"
+import * as Scan from "./internal/job/scan.js"
+import * as Stop from "./internal/job/stop.js"
 
 /**
  * The environment variable that carries the job marker through the whole process tree.
@@ -33,7 +31,7 @@ import * as ProcessStop from "./internal/job/stop.js"
  * @since 0.1.0
  * @category constants
  */
-export const markerVariable: "MCP_WORKER_JOB" = internal.markerVariable
+export const markerVariable: "MCP_WORKER_JOB" = Scan.markerVariable
 
 /**
  * The default budget of `stop`, in milliseconds (the default budget of `close`, C19).
@@ -41,7 +39,7 @@ export const markerVariable: "MCP_WORKER_JOB" = internal.markerVariable
  * @since 0.1.0
  * @category constants
  */
-export const defaultBudgetMs: number = ProcessStop.defaultBudgetMs
+export const defaultBudgetMs: number = Stop.defaultBudgetMs
 
 /**
  * What to start. `env` is the complete environment of the server (nothing is inherited); the marker is added.
@@ -147,9 +145,7 @@ export interface CleanupScanService {
  * @since 0.1.0
  * @category cleanup scan
  */
-export class CleanupScan extends Context.Reference<CleanupScan>()("@mcp-worker/node/ProcessJob/CleanupScan", {
-  defaultValue: (): CleanupScanService => ({ scan })
-}) {}
+export { CleanupScan } from "./internal/job/processJob.js"
 
 /**
  * TEST ONLY. The cleanup scan with the given operations in place of the live ones, so a test can report a survivor
@@ -158,8 +154,8 @@ export class CleanupScan extends Context.Reference<CleanupScan>()("@mcp-worker/n
  * @since 0.1.0
  * @category cleanup scan
  */
-export const layerCleanupScanTest = (service: Partial<CleanupScanService>): Layer.Layer<CleanupScan> =>
-  Layer.succeed(CleanupScan, { scan: service.scan ?? CleanupScan.defaultValue().scan })
+export const layerCleanupScanTest: (service: Partial<CleanupScanService>) => Layer.Layer<internal.CleanupScan> =
+  internal.layerCleanupScanTest
 
 /**
  * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
@@ -168,10 +164,7 @@ export const layerCleanupScanTest = (service: Partial<CleanupScanService>): Laye
  * @since 0.1.0
  * @category errors
  */
-export class SpawnError extends Data.TaggedError("SpawnError")<{
-  readonly message: string
-  readonly code: string | null
-}> {}
+export { SpawnError } from "./internal/job/processJob.js"
 
 /**
  * Starts `command` as the root of a new process group, with the marker in its environment, and waits until it
@@ -180,12 +173,7 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
  * @since 0.1.0
  * @category constructors
  */
-export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnError> =>
-  Effect.suspend(() =>
-    options.marker.length === 0
-      ? Effect.fail(new SpawnError({ message: "the job marker must not be empty", code: null }))
-      : adopt(ProcessStart.start(options), options.marker)
-  )
+export const spawn: (options: SpawnOptions) => Effect.Effect<ProcessJob, internal.SpawnError> = internal.spawn
 
 /**
  * Takes over a process already started with the marker (the owner thread starts its server before it has
@@ -194,26 +182,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnErr
  * @since 0.1.0
  * @category constructors
  */
-export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
-  Effect.gen(function* () {
-    const { scan: count } = yield* CleanupScan
-    const error = yield* Effect.promise(() => started.started)
-    if (error !== undefined || started.child === undefined) return yield* spawnError(error)
-    const child = started.child
-    const pid = child.pid!
-    const exited = Effect.promise(() => started.exited)
-    return {
-      child,
-      pid,
-      pgid: pid,
-      marker,
-      exited,
-      stop: (stopOptions?: StopOptions) =>
-        ProcessStop.stopSequence({ pgid: pid, marker, child, exited, count, budgetMs: stopOptions?.budgetMs }).pipe(
-          Effect.withSpan("ProcessJob.stop", { attributes: { pid } })
-        )
-    } satisfies ProcessJob
-  }).pipe(Effect.uninterruptible)
+export const adopt: (started: Started, marker: string) => Effect.Effect<ProcessJob, internal.SpawnError> =
+  internal.adopt
 
 /**
  * Live processes (zombies excluded) that carry `MCP_WORKER_JOB=<marker>` exactly or, when `pgid` is given,
@@ -222,8 +192,7 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
  * @since 0.1.0
  * @category scanning
  */
-export const scan = (marker: string, pgid?: number): Effect.Effect<ReadonlyArray<number>> =>
-  Effect.map(internal.scanJob(marker, pgid), (found) => found.map((p) => p.pid))
+export const scan: (marker: string, pgid?: number) => Effect.Effect<ReadonlyArray<number>> = internal.scan
 
 /**
  * Ends a job known only by its recorded `{ pgid, marker }` (its owner thread died with the handle): the same
@@ -232,17 +201,7 @@ export const scan = (marker: string, pgid?: number): Effect.Effect<ReadonlyArray
  * @since 0.1.0
  * @category destructors
  */
-export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<CleanupSummary> =>
-  Effect.flatMap(CleanupScan, ({ scan: count }) =>
-    ProcessStop.stopSequence({
-      pgid: ref.pgid,
-      marker: ref.marker,
-      child: undefined,
-      exited: Effect.void,
-      count,
-      budgetMs: options?.budgetMs
-    })
-  ).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
+export const stopDetached: (ref: JobRef, options?: StopOptions) => Effect.Effect<CleanupSummary> = internal.stopDetached
 
 /**
  * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group (and, with
@@ -252,34 +211,4 @@ export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<
  * @since 0.1.0
  * @category destructors
  */
-export const killGroupSync = (pgid: number, marker?: string): number => {
-  if (!internal.isSignallable(pgid)) return 0
-  if (internal.platform === "win32") return internal.taskkillSync(pgid) ? 1 : 0
-  if (internal.platform !== "linux") return internal.signalGroup(pgid, "SIGKILL") ? 1 : 0
-  const found = internal.scanProc(marker ?? "", pgid)
-  let sent = 0
-  const groupMembers = found.some((p) => p.inGroup)
-  const ours = marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
-  const groupSignalled = groupMembers && ours && internal.signalGroup(pgid, "SIGKILL")
-  if (groupSignalled) sent++
-  if (marker !== undefined) {
-    for (const p of found) {
-      if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker, "SIGKILL")) sent++
-    }
-  }
-  return sent
-}
-
-// internal
-
-const spawnError = (error: unknown): SpawnError => {
-  const code =
-    typeof (error as NodeJS.ErrnoException)?.code === "string" ? (error as NodeJS.ErrnoException).code! : null
-  const reason =
-    code === "ENOENT"
-      ? "the command or the working directory was not found"
-      : code === "EACCES"
-        ? "permission denied"
-        : "the process could not be started"
-  return new SpawnError({ message: `spawn failed${code === null ? "" : ` (${code})`}: ${reason}`, code })
-}
+export const killGroupSync: (pgid: number, marker?: string) => number = internal.killGroupSync

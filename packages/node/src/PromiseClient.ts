@@ -16,19 +16,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
-import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Scope from "effect/Scope"
-import * as Remote from "./internal/remote/layer.js"
-import * as McpClient from "./McpClient.js"
+import * as internal from "./internal/promiseClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
 
 /**
@@ -144,159 +132,13 @@ export interface PromiseClient extends Requests {
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 
-class Client extends Context.Tag("@mcp-worker/node/PromiseClient/Client")<Client, Remote.RemoteService>() {}
-
-const disposedError = (message: string) => {
-  const error = new Error(message)
-  error.name = "AbortError"
-  return error
-}
-
-// Checked when the call is made (an unreadable timeout rejects with `InvalidInput`), like every other input.
-const duration = (timeout: Timeout | undefined) => timeout as Duration.DurationInput | undefined
-
-// An interruption is the client's `dispose`, or the call's own signal aborted before its request was posted.
-const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
-  Option.getOrElse(Cause.failureOption(cause), () =>
-    !Cause.isInterruptedOnly(cause)
-      ? Cause.squash(cause)
-      : signal?.aborted === true
-        ? signal.reason
-        : disposedError("the mcp-worker client was disposed while the call was in flight")
-  )
-
 /**
  * Makes a client. Nothing starts until the first call; idle, it never keeps the thread alive.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makePromiseClient = (): PromiseClient => {
-  const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
-  let disposed = false
-
-  const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
-    disposed
-      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-      : runtime
-          .runPromiseExit(Effect.flatMap(Client, f))
-          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
-
-  const abortable = <A>(
-    signal: AbortSignal | undefined,
-    f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>
-  ): Promise<A> => (signal?.aborted === true ? Promise.reject(signal.reason) : run(f, signal))
-
-  const dispose = () => {
-    disposed = true
-    return runtime.dispose()
-  }
-
-  const requests = Object.fromEntries(
-    Object.entries(Operations.requests).map(([name, operation]) => [
-      name,
-      (id: string, ...rest: Array<unknown>) => {
-        const startedAt = Date.now()
-        const options = rest[operation.arity] as RequestOptions | undefined
-        // Every positional argument in its place (an optional one left out is `undefined`), then the options.
-        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
-        return abortable(options?.signal, (client) =>
-          (client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown, unknown>)(
-            id,
-            ...args,
-            { ...options, timeout: duration(options?.timeout), startedAt }
-          )
-        )
-      }
-    ])
-  ) as unknown as Requests
-
-  // Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
-  // subscription's request is out before this returns; whatever is left runs on and is awaited.
-  const subscribeNow = <A, E>(effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
-    const exit = runtime.runSyncExit(effect)
-    if (Exit.isFailure(exit) && Cause.isDie(exit.cause)) {
-      const defect = Cause.squash(exit.cause)
-      if (Runtime.isAsyncFiberException(defect)) {
-        return runtime.runPromiseExit(Fiber.await(defect.fiber as Fiber.RuntimeFiber<A, E>)).then(Exit.flatten)
-      }
-    }
-    return Promise.resolve(exit)
-  }
-
-  const events: PromiseClient["events"] = (id, options) => {
-    // The subscription lives in a scope of its own, closed when the caller is done. It is made now, in this call
-    // (its request goes out before anything the caller does next), not at the first `next()`.
-    const scope = Effect.runSync(Scope.make())
-    const subscribed = disposed
-      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-      : subscribeNow(Effect.flatMap(Client, (client) => Scope.extend(client.subscribe(id, options), scope)))
-    subscribed.catch(() => {})
-    // A refused subscription (an unknown worker, a bad capacity) is the first read's failure.
-    const read = () =>
-      subscribed.then((exit) =>
-        Exit.isSuccess(exit)
-          ? runtime.runPromiseExit(exit.value)
-          : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
-      )
-    let ahead: ReturnType<typeof read> | undefined = read()
-    let buffered: Array<McpWorkers.ServerNotification> = []
-    let finished = false
-    const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-      if (!finished) {
-        finished = true
-        buffered = []
-        await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
-      }
-      return { done: true, value: undefined }
-    }
-    const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-      while (!finished) {
-        const item = buffered.shift()
-        if (item !== undefined) return { done: false, value: item }
-        const exit = await (ahead ?? read())
-        ahead = undefined
-        if (Exit.isSuccess(exit)) {
-          buffered = Array.from(exit.value)
-          continue
-        }
-        await finish()
-        const failure = Cause.failureOption(exit.cause)
-        // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
-        if (Option.isSome(failure) && Option.isNone(failure.value)) break
-        throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
-      }
-      return { done: true, value: undefined }
-    }
-    const iterator = {
-      next,
-      return: finish,
-      [Symbol.asyncIterator]: () => iterator,
-      [Symbol.asyncDispose]: async () => {
-        await finish()
-      }
-    }
-    return iterator
-  }
-
-  return {
-    open: (config, options) =>
-      run((client) =>
-        client.open(config, {
-          timeout: duration(options?.timeout),
-          isolation: options?.isolation,
-          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb
-        })
-      ),
-    ...requests,
-    status: (id) => run((client) => client.status(id)),
-    cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
-    close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
-    events,
-    dispose,
-    [Symbol.asyncDispose]: dispose
-  }
-}
+export const makePromiseClient: () => PromiseClient = internal.makePromiseClient
 
 /**
  * A request of the operation table on one connection, as an async function: its arguments, then `RequestOptions`.
@@ -342,34 +184,6 @@ export interface WithClientOptions {
   readonly handlers?: Handlers | undefined
 }
 
-const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
-  Effect.runPromiseExit(effect).then((exit) =>
-    Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
-  )
-
-const scopedClient = (client: McpClient.McpClient): ScopedClient => {
-  const requests = Object.fromEntries(
-    Object.entries(Operations.requests).map(([name, operation]) => [
-      name,
-      (...rest: Array<unknown>) => {
-        const options = rest[operation.arity] as RequestOptions | undefined
-        const signal = options?.signal
-        // Aborted before the call: nothing is sent. Aborted later: the request is cancelled at the server.
-        if (signal?.aborted === true) return Promise.reject(signal.reason)
-        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
-        const run = client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown>
-        return settled(run(...args, { ...options, timeout: duration(options?.timeout) }), signal)
-      }
-    ])
-  )
-  return {
-    ...(requests as unknown as ScopedClient),
-    workerId: client.workerId,
-    status: () => settled(client.status, undefined),
-    cancel: (requestId) => settled(client.cancel(requestId), undefined)
-  }
-}
-
 /**
  * Opens one connection in this thread (no host needed), runs `f` with it, and closes it once `f` settles, with the
  * server's whole process tree ended and confirmed; resolves or rejects as `f` did. Opening rejects with the same
@@ -382,22 +196,8 @@ const scopedClient = (client: McpClient.McpClient): ScopedClient => {
  * @since 0.1.0
  * @category constructors
  */
-export const withClient = <A>(
+export const withClient: <A>(
   config: ServerConfigInput,
   f: (client: ScopedClient) => Promise<A>,
   options?: WithClientOptions
-): Promise<A> =>
-  settled(
-    McpClient.withClient(
-      config,
-      (client) => Effect.tryPromise({ try: () => f(scopedClient(client)), catch: (error) => error }),
-      {
-        timeout: duration(options?.timeout),
-        requestTimeout: duration(options?.requestTimeout),
-        closeTimeout: duration(options?.closeTimeout),
-        maxResultBytes: options?.maxResultBytes,
-        handlers: options?.handlers
-      }
-    ),
-    undefined
-  )
+) => Promise<A> = internal.withClient

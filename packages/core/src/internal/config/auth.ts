@@ -13,8 +13,7 @@ import type {
   JwtAlgorithm,
   TokenEndpointAuthMethod
 } from "../../ServerConfig.js"
-import type { Environment, Result } from "./normalize.js"
-import { hasNul, invalid, isEnvName, kindOf, own, string } from "./normalize.js"
+import { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
 
 const bearerKeys: ReadonlySet<string> = new Set(["type", "token"])
 

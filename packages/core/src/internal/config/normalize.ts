@@ -5,9 +5,11 @@
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
-import { InvalidInput } from "../../McpWorkerError.js"
 import type { AuthConfig, HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../../ServerConfig.js"
 import * as AuthNormalize from "./auth.js"
+import { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
+
+export { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
 
 /** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
 export const maxTimeoutMs = 2147483647
@@ -27,25 +29,6 @@ export const ignoredKeys: ReadonlySet<string> = new Set([
 
 /** @internal */
 export const root = "config"
-
-/** @internal */
-export type Result<A> = Either.Either<A, InvalidInput>
-
-/** @internal */
-export const invalid = (path: string, message: string): Result<never> =>
-  Either.left(new InvalidInput({ where: "config", path, message, delivery: "not_sent" }))
-
-/** @internal */
-export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
-  value === undefined
-    ? "nothing"
-    : value === null
-      ? "null"
-      : Array.isArray(value)
-        ? "an array"
-        : typeof value === "object"
-          ? "an object"
-          : `a ${typeof value}`
 
 const stdioKeys: ReadonlySet<string> = new Set([
   "type",
@@ -68,22 +51,10 @@ const httpKeys: ReadonlySet<string> = new Set([
   "maxResultBytes"
 ])
 
-// Node rejects NUL bytes in spawn arguments and environments with an error that quotes the value.
-/** @internal */
-export const hasNul = (text: string): boolean => text.includes("\u0000")
-
-/** @internal */
-export const isEnvName = (name: string): boolean => name.length > 0 && !name.includes("=") && !hasNul(name)
-
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
 // fetch rejects these with an error that quotes the value.
 const badHeaderValue = /[\r\n\u0000]/
-
-// Own data only: a key such as "__proto__" or "constructor" must never reach a prototype.
-/** @internal */
-export const own = (object: JsonValue.JsonObject, key: string): JsonValue.JsonValue | undefined =>
-  Object.hasOwn(object, key) ? object[key] : undefined
 
 const setOwn = <A>(record: Record<string, A>, key: string, value: A): void => {
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
@@ -95,16 +66,6 @@ export const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>
   for (const key of Object.keys(record)) setOwn(out, key, Redacted.value(record[key]))
   return out
 }
-
-/** @internal */
-export const string = (value: JsonValue.JsonValue | undefined, path: string, what: string): Result<string> =>
-  typeof value !== "string"
-    ? invalid(path, `must be ${what} (got ${kindOf(value)})`)
-    : value.length === 0
-      ? invalid(path, `must be ${what}, not empty`)
-      : hasNul(value)
-        ? invalid(path, "must not contain a NUL character")
-        : Either.right(value)
 
 /** A whole number of `unit` from 1 to `max`. */
 const wholeNumber =
@@ -166,9 +127,6 @@ const stringRecord = (
   }
   return Either.right(entries)
 }
-
-/** @internal */
-export type Environment = Readonly<Record<string, string | undefined>>
 
 /** @internal */
 export const normalizeEntry = (

@@ -20,7 +20,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
 import type { Options } from "../../NodeMcpWorkers.js"
-import * as ProcessJob from "../../ProcessJob.js"
+import * as ProcessJob from "../job/processJob.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import * as HostClose from "./close.js"
 import * as HostEvents from "./events.js"
@@ -37,7 +37,9 @@ import { readDelivered, statusOf } from "./entry.js"
  *
  * @internal
  */
-export interface HostRegistry extends McpWorkers.McpWorkersService {
+export interface HostRegistry {
+  /** The `McpWorkers` service itself, exactly as handed out: nothing of the parts below is reachable from it. */
+  readonly service: McpWorkers.McpWorkersService
   readonly openConfig: (
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
@@ -135,15 +137,12 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           ? Effect.fail(placement.left)
           : HostOpen.open(registry, config, openOptions, placement.right)
       })
-    return {
+    const service: McpWorkers.McpWorkersService = {
       open: (input, openOptions) =>
         Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy }), (config) =>
           openConfig(config, openOptions)
         ),
-      openConfig,
       ...HostRequest.requests(registry),
-      begin: (id, method, params, timeout, onProgress, saveTo, direct, resume) =>
-        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, resume),
       status: (id) =>
         Effect.map(lookup(registry, id), (entry) => {
           readDelivered(entry)
@@ -151,7 +150,13 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         }),
       cancel: HostRequest.cancel(registry),
       close: HostClose.close(registry),
-      events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions),
+      events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
+    }
+    return {
+      service,
+      openConfig,
+      begin: (id, method, params, timeout, onProgress, saveTo, direct, resume) =>
+        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, resume),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {
         registry.remote = routes

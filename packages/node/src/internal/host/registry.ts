@@ -22,7 +22,8 @@ import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
-import * as ProcessJob from "../../ProcessJob.js"
+import type * as ProcessJobFace from "../../ProcessJob.js"
+import * as ProcessJob from "../job/processJob.js"
 import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
@@ -44,7 +45,7 @@ export interface Defaults {
 export interface Registry {
   readonly defaults: Defaults
   /** How the host counts what is left of a worker's processes. */
-  readonly cleanupScan: ProcessJob.CleanupScanService
+  readonly cleanupScan: ProcessJobFace.CleanupScanService
   /** The parent of every worker's scope. */
   readonly workersScope: Scope.Scope
   /** Open workers, by id. */

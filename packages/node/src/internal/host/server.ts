@@ -119,11 +119,11 @@ const run = (
           })
       })
     case "Status":
-      return registry.status(operation.workerId)
+      return registry.service.status(operation.workerId)
     case "Cancel":
-      return registry.cancel(operation.workerId, operation.requestId)
+      return registry.service.cancel(operation.workerId, operation.requestId)
     case "Close":
-      return registry.close(operation.workerId, { timeout: remaining(operation.deadline) })
+      return registry.service.close(operation.workerId, { timeout: remaining(operation.deadline) })
     case "Events":
       return registry.pullEvents(operation.workerId, operation.subscription, operation.capacity, operation.end === true)
   }

@@ -12,7 +12,8 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
-import * as ProcessJob from "../../ProcessJob.js"
+import type * as ProcessJobFace from "../../ProcessJob.js"
+import * as ProcessJob from "../job/processJob.js"
 import * as ProcessStart from "../job/start.js"
 import { ResponseScanner } from "./responseScanner.js"
 import { previewBytes, ResponseSave } from "./responseSave.js"
@@ -49,7 +50,7 @@ class ProcessTransport implements Transport {
   private spool: Spool | undefined
 
   constructor(
-    private readonly job: ProcessJob.ProcessJob,
+    private readonly job: ProcessJobFace.ProcessJob,
     private readonly maxLineBytes: number
   ) {}
 

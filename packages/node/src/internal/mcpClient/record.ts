@@ -39,15 +39,16 @@ import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { types } from "node:util"
-import type { Options as McpClientOptions } from "../McpClient.js"
-import type { Handlers, OAuthProvider } from "../NodeMcpWorkers.js"
-import * as ProcessJob from "../ProcessJob.js"
-import * as Budget from "./shared/budget.js"
-import * as ServerRequests from "./host/serverRequests.js"
-import * as Reaper from "./host/reaper.js"
-import { isTracing } from "./shared/traced.js"
-import { makeFactory } from "./transport/factory.js"
-import { type Pending, reportProgress, resultOf, settle } from "./host/entry.js"
+import type { Options as McpClientOptions } from "../../McpClient.js"
+import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
+import type * as ProcessJobFace from "../../ProcessJob.js"
+import * as ProcessJob from "../job/processJob.js"
+import * as Budget from "../shared/budget.js"
+import * as ServerRequests from "../host/serverRequests.js"
+import * as Reaper from "../host/reaper.js"
+import { isTracing } from "../shared/traced.js"
+import { makeFactory } from "../transport/factory.js"
+import { type Pending, reportProgress, resultOf, settle } from "../host/entry.js"
 
 /** The options of one client: those of `McpClient.make`. @internal */
 export type Options = McpClientOptions
@@ -64,7 +65,7 @@ export interface Client {
   readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
   readonly owner: Owner.Owner
   readonly reaper: Reaper.Reaper
-  readonly cleanupScan: ProcessJob.CleanupScanService
+  readonly cleanupScan: ProcessJobFace.CleanupScanService
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   /** The random part of this client's request ids; a counter makes the rest. */
   readonly requestIdStem: string

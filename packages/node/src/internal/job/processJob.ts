@@ -1,0 +1,156 @@
+/**
+ * What `ProcessJob` stands on: the job's start, confirmed stop and scans, over `start.ts`, `stop.ts` and `scan.ts`.
+ *
+ * @internal
+ */
+import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { CleanupScanService, JobRef, ProcessJob, SpawnOptions, Started, StopOptions } from "../../ProcessJob.js"
+import * as ProcessStart from "./start.js"
+import * as internal from "./scan.js"
+import * as ProcessStop from "./stop.js"
+
+/**
+ * The scan that confirms a cleanup (see `ProcessJob.CleanupScan`).
+ *
+ * @internal
+ */
+export class CleanupScan extends Context.Reference<CleanupScan>()("@mcp-worker/node/ProcessJob/CleanupScan", {
+  defaultValue: (): CleanupScanService => ({ scan })
+}) {}
+
+/**
+ * TEST ONLY. The cleanup scan with the given operations in place of the live ones, so a test can report a survivor
+ * that cannot be killed (a pid no signal reaches) and make `stop` answer `activeProcesses > 0`.
+ *
+ * @since 0.1.0
+ * @category cleanup scan
+ */
+export const layerCleanupScanTest = (service: Partial<CleanupScanService>): Layer.Layer<CleanupScan> =>
+  Layer.succeed(CleanupScan, { scan: service.scan ?? CleanupScan.defaultValue().scan })
+
+/**
+ * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
+ * names the error code only, never the environment.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SpawnError extends Data.TaggedError("SpawnError")<{
+  readonly message: string
+  readonly code: string | null
+}> {}
+
+/**
+ * Starts `command` as the root of a new process group, with the marker in its environment, and waits until it
+ * really started (or failed with a typed `SpawnError`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnError> =>
+  Effect.suspend(() =>
+    options.marker.length === 0
+      ? Effect.fail(new SpawnError({ message: "the job marker must not be empty", code: null }))
+      : adopt(ProcessStart.start(options), options.marker)
+  )
+
+/**
+ * Takes over a process already started with the marker (the owner thread starts its server before it has
+ * loaded anything else) and waits until it really runs, or fails with a typed `SpawnError`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
+  Effect.gen(function* () {
+    const { scan: count } = yield* CleanupScan
+    const error = yield* Effect.promise(() => started.started)
+    if (error !== undefined || started.child === undefined) return yield* spawnError(error)
+    const child = started.child
+    const pid = child.pid!
+    const exited = Effect.promise(() => started.exited)
+    return {
+      child,
+      pid,
+      pgid: pid,
+      marker,
+      exited,
+      stop: (stopOptions?: StopOptions) =>
+        ProcessStop.stopSequence({ pgid: pid, marker, child, exited, count, budgetMs: stopOptions?.budgetMs }).pipe(
+          Effect.withSpan("ProcessJob.stop", { attributes: { pid } })
+        )
+    } satisfies ProcessJob
+  }).pipe(Effect.uninterruptible)
+
+/**
+ * Live processes (zombies excluded) that carry `MCP_WORKER_JOB=<marker>` exactly or, when `pgid` is given,
+ * belong to that process group. Never includes our own process.
+ *
+ * @since 0.1.0
+ * @category scanning
+ */
+export const scan = (marker: string, pgid?: number): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.map(internal.scanJob(marker, pgid), (found) => found.map((p) => p.pid))
+
+/**
+ * Ends a job known only by its recorded `{ pgid, marker }` (its owner thread died with the handle): the same
+ * signal and confirm sequence as `stop`, without the stdin step.
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<CleanupSummary> =>
+  Effect.flatMap(CleanupScan, ({ scan: count }) =>
+    ProcessStop.stopSequence({
+      pgid: ref.pgid,
+      marker: ref.marker,
+      child: undefined,
+      exited: Effect.void,
+      count,
+      budgetMs: options?.budgetMs
+    })
+  ).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
+
+/**
+ * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group (and, with
+ * a marker on Linux, every process carrying it) synchronously, without waiting or confirming. Returns the
+ * number of signals sent.
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const killGroupSync = (pgid: number, marker?: string): number => {
+  if (!internal.isSignallable(pgid)) return 0
+  if (internal.platform === "win32") return internal.taskkillSync(pgid) ? 1 : 0
+  if (internal.platform !== "linux") return internal.signalGroup(pgid, "SIGKILL") ? 1 : 0
+  const found = internal.scanProc(marker ?? "", pgid)
+  let sent = 0
+  const groupMembers = found.some((p) => p.inGroup)
+  const ours = marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
+  const groupSignalled = groupMembers && ours && internal.signalGroup(pgid, "SIGKILL")
+  if (groupSignalled) sent++
+  if (marker !== undefined) {
+    for (const p of found) {
+      if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker, "SIGKILL")) sent++
+    }
+  }
+  return sent
+}
+
+// internal
+
+const spawnError = (error: unknown): SpawnError => {
+  const code =
+    typeof (error as NodeJS.ErrnoException)?.code === "string" ? (error as NodeJS.ErrnoException).code! : null
+  const reason =
+    code === "ENOENT"
+      ? "the command or the working directory was not found"
+      : code === "EACCES"
+        ? "permission denied"
+        : "the process could not be started"
+  return new SpawnError({ message: `spawn failed${code === null ? "" : ` (${code})`}: ${reason}`, code })
+}

@@ -1,0 +1,60 @@
+/**
+ * What `McpClient` stands on: the client object of an open connection record (`record.ts`), its constructors.
+ *
+ * @internal
+ */
+import type { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
+import * as Operations from "@mcp-worker/core/Operations"
+import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { McpClient, Options, Requests } from "../../McpClient.js"
+import * as internal from "./record.js"
+
+type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }
+
+// One request function of the client: fixed parameters for the operation's arity, no rest array per call.
+const bound = (record: internal.Client, operation: Operations.Any) => {
+  switch (operation.arity) {
+    case 0:
+      return (options?: RunOptions) => internal.run(record, operation, [], options)
+    case 1:
+      return (a: unknown, options?: RunOptions) => internal.run(record, operation, [a], options)
+    default:
+      return (a: unknown, b: unknown, options?: RunOptions) => internal.run(record, operation, [a, b], options)
+  }
+}
+
+/** The client of an open connection record. @internal */
+export const fromRecord = (record: internal.Client): McpClient => {
+  const requests = Object.fromEntries(
+    Object.entries(Operations.requests).map(([name, operation]) => [name, bound(record, operation)])
+  ) as unknown as Requests
+  return {
+    ...requests,
+    workerId: record.workerId,
+    status: Effect.sync(() => internal.statusOf(record)),
+    cancel: (requestId) => internal.cancel(record, requestId),
+    close: (options) =>
+      Effect.suspend(() => {
+        // An unusable budget falls back to the client's own, as `McpWorkers.close` does.
+        const budget = internal.closeBudgetOf(options?.timeout)
+        return internal.close(record, budget)
+      })
+  }
+}
+
+/** @internal */
+export const make = (
+  config: ServerConfigInput,
+  options?: Options
+): Effect.Effect<McpClient, OpenFailed | InvalidInput, Scope.Scope> =>
+  Effect.map(internal.make(config, options), fromRecord)
+
+/** @internal */
+export const withClient = <A, E, R>(
+  config: ServerConfigInput,
+  f: (client: McpClient) => Effect.Effect<A, E, R>,
+  options?: Options
+): Effect.Effect<A, E | OpenFailed | InvalidInput, Exclude<R, Scope.Scope>> =>
+  Effect.scoped(Effect.flatMap(make(config, options), f))
