@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type * as Brand from "effect/Brand"
+import * as Encoding from "effect/Encoding"
 import * as Option from "effect/Option"
 
 /**
@@ -99,35 +100,19 @@ export const parseRequestId = (input: unknown): Option.Option<RequestId> =>
 
 // internal
 
-const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
 // Random bytes are drawn from the platform a pool at a time: one `getRandomValues` per id cost more than the rest
 // of a call's host-side work. Every byte is used once.
 const pool = new Uint8Array(16 * 48)
 let poolAt = pool.length
 
+// Encoding's encoder over the pool costs about 0.2 µs more per id than the unrolled loop it replaced: nothing a
+// call (hundreds of µs) can show.
 const randomBase64url = (byteCount: number): string => {
   if (poolAt + byteCount > pool.length) {
     globalThis.crypto.getRandomValues(pool)
     poolAt = 0
   }
-  const bytes = pool
   const start = poolAt
-  const end = start + byteCount
-  poolAt = end
-  let out = ""
-  let i = start
-  for (; i + 3 <= end; i += 3) {
-    const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2]
-    out += alphabet[n >>> 18] + alphabet[(n >>> 12) & 63] + alphabet[(n >>> 6) & 63] + alphabet[n & 63]
-  }
-  const rest = end - i
-  if (rest === 1) {
-    const n = bytes[i]
-    out += alphabet[n >>> 2] + alphabet[(n & 3) << 4]
-  } else if (rest === 2) {
-    const n = (bytes[i] << 8) | bytes[i + 1]
-    out += alphabet[n >>> 10] + alphabet[(n >>> 4) & 63] + alphabet[(n & 15) << 2]
-  }
-  return out
+  poolAt += byteCount
+  return Encoding.encodeBase64Url(pool.subarray(start, poolAt))
 }

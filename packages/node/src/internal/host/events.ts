@@ -75,13 +75,11 @@ export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Eithe
       )
 }
 
-// When the buffer is full, the oldest goes and is counted (a queue's own `unsafeOffer` would refuse the newest).
+// The queue is sliding: when it is full, `offer` drops the oldest (`unsafeOffer` would bypass the strategy and refuse
+// the newest). The drop is counted here, as status shows it.
 const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
-  if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) >= subscriber.capacity) {
-    Effect.runSync(Queue.poll(subscriber.queue))
-    entry.notifications.dropped++
-  }
-  subscriber.queue.unsafeOffer(item)
+  if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) >= subscriber.capacity) entry.notifications.dropped++
+  Effect.runSync(Queue.offer(subscriber.queue, item))
 }
 
 /** A server notification from the owner: counted, and handed to every subscriber. @internal */
@@ -106,7 +104,7 @@ export const endAll = (entry: Entry): void => {
 }
 
 const subscribe = (entry: Entry, capacity: number): Subscriber => {
-  const subscriber: Subscriber = { queue: Effect.runSync(Queue.bounded<Item>(capacity)), capacity }
+  const subscriber: Subscriber = { queue: Effect.runSync(Queue.sliding<Item>(capacity)), capacity }
   if (entry.ended) subscriber.queue.unsafeOffer(end)
   else entry.subscribers.add(subscriber)
   return subscriber

@@ -136,17 +136,19 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
     if (state === "on") child!.stdin!.write(line)
   }
 
+  // The reaper ends on its own once its stdin closes; it is given a second to do so, and is not waited for beyond.
   yield* Effect.addFinalizer(() =>
-    Effect.async<void>((resume) => {
+    Effect.suspend(() => {
       const running = child
       child = undefined
-      if (running === undefined || running.exitCode !== null || running.signalCode !== null) return resume(Effect.void)
-      const timer = setTimeout(() => resume(Effect.void), 1_000)
-      running.once("exit", () => {
-        clearTimeout(timer)
-        resume(Effect.void)
-      })
-      running.stdin!.end()
+      if (running === undefined || running.exitCode !== null || running.signalCode !== null) return Effect.void
+      return Effect.async<void>((resume) => {
+        const onExit = () => resume(Effect.void)
+        running.once("exit", onExit)
+        running.stdin!.end()
+        return Effect.sync(() => running.off("exit", onExit))
+        // A finalizer runs uninterruptibly: the wait is made interruptible, or the timeout could not end it.
+      }).pipe(Effect.interruptible, Effect.timeoutOption("1 second"), Effect.asVoid)
     })
   )
 
