@@ -18,13 +18,14 @@ import * as Budget from "../shared/budget.js"
 import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import { confirmGone, lookup, markFailed, type Registry, routesEnded } from "./registry.js"
-import { type Entry, forceEnd, settle, statusOf } from "./entry.js"
+import * as Connection from "../shared/connection.js"
+import { type Entry, forceEnd, statusOf } from "./entry.js"
 
 /** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
 const endPending = (entry: Entry) => {
   if (entry.pending === undefined) return
   const { requestId } = entry.pending
-  settle(
+  Connection.settle(
     entry,
     requestId,
     Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "interrupted", delivery: "unknown" }))
@@ -63,11 +64,11 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     const cleanup = entry.http
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
-    entry.cleanup = cleanup
     if (cleanup.activeProcesses > 0) {
       // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a
       // request fails at once (not_sent) instead of being posted to a closed port until its timeout.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
+      Connection.recordCleanup(entry, cleanup)
       routesEnded(registry, entry)
       return yield* new CloseFailed({
         workerId: entry.workerId,
@@ -75,12 +76,16 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
         cleanup
       })
     }
-    entry.state = "closed"
+    Connection.closed(entry, cleanup)
     HostEvents.endAll(entry)
     registry.entries.delete(entry.workerId)
     routesEnded(registry, entry)
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker closed").pipe(
-      Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs: Date.now() - started })
+      Effect.annotateLogs({
+        workerId: entry.workerId,
+        state: Connection.stateOf(entry.life),
+        durationMs: Date.now() - started
+      })
     )
     return statusOf(entry)
   })
@@ -91,16 +96,15 @@ export const close =
   (id, options) =>
     Effect.flatMap(lookup(registry, id), (entry) => {
       // A second close while one runs joins it.
-      if (entry.closing !== undefined) return Deferred.await(entry.closing)
+      if (entry.life._tag === "Closing") return Deferred.await(entry.life.done)
       const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
-      entry.closing = closing
+      // The worker's record is in the registry from ready until closed: it is ready or failed here.
+      Connection.beginClose(entry, closing)
       // Close has no InvalidInput to report: an unusable budget falls back to the default one.
       const budgetMs = Either.getOrUndefined(Budget.budgetOf(options?.timeout)) ?? registry.defaults.closeMs
       return closeEntry(registry, entry, budgetMs).pipe(
         Effect.onExit((exit) =>
-          Effect.sync(() => {
-            entry.closing = undefined
-          }).pipe(Effect.zipRight(Deferred.done(closing, exit)))
+          Effect.sync(() => Connection.endClose(entry)).pipe(Effect.zipRight(Deferred.done(closing, exit)))
         ),
         Effect.uninterruptible
       )

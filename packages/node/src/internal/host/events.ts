@@ -20,6 +20,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import type { Registry } from "./registry.js"
 import * as ServerRequests from "./serverRequests.js"
+import * as Connection from "../shared/connection.js"
 import type { Entry } from "./entry.js"
 
 /** Marks the end of a subscription: the worker closed or its connection is gone. */
@@ -32,20 +33,6 @@ export interface Subscriber {
   readonly queue: Queue.Queue<Item>
   readonly capacity: number
 }
-
-/** A worker's notification counters, as its status shows them. @internal */
-export interface Counters {
-  received: number
-  dropped: number
-  readonly listChanged: { tools: string | null; resources: string | null; prompts: string | null }
-}
-
-/** Fresh counters of a new worker. @internal */
-export const counters = (): Counters => ({
-  received: 0,
-  dropped: 0,
-  listChanged: { tools: null, resources: null, prompts: null }
-})
 
 /** A remote's batch: what was buffered, and whether the subscription has ended. @internal */
 export interface Batch {
@@ -75,10 +62,14 @@ export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Eithe
       )
 }
 
-// The queue is sliding: when it is full, `offer` drops the oldest (`unsafeOffer` would bypass the strategy and refuse
-// the newest). The drop is counted here, as status shows it.
+// The queue is sliding: when it is full, `offer` drops the oldest (`unsafeOffer`, the path of a queue with room,
+// bypasses the strategy and would refuse the newest). The drop is counted here, as status shows it.
 const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
-  if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) >= subscriber.capacity) entry.notifications.dropped++
+  if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) < subscriber.capacity) {
+    subscriber.queue.unsafeOffer(item)
+    return
+  }
+  entry.notifications.dropped++
   Effect.runSync(Queue.offer(subscriber.queue, item))
 }
 
@@ -100,12 +91,11 @@ export const publish = (entry: Entry, message: typeof OwnerProtocol.Notification
 export const endAll = (entry: Entry): void => {
   for (const subscriber of entry.subscribers) offer(entry, subscriber, end)
   entry.subscribers.clear()
-  entry.ended = true
 }
 
 const subscribe = (entry: Entry, capacity: number): Subscriber => {
   const subscriber: Subscriber = { queue: Effect.runSync(Queue.sliding<Item>(capacity)), capacity }
-  if (entry.ended) subscriber.queue.unsafeOffer(end)
+  if (Connection.isEnded(entry.life)) subscriber.queue.unsafeOffer(end)
   else entry.subscribers.add(subscriber)
   return subscriber
 }

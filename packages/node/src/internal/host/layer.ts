@@ -18,10 +18,10 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
-import { types } from "node:util"
 import type { Options } from "../../NodeMcpWorkers.js"
 import * as ProcessJob from "../job/processJob.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
+import * as Connection from "../shared/connection.js"
 import * as HostClose from "./close.js"
 import * as HostEvents from "./events.js"
 import * as HostOpen from "./open.js"
@@ -70,8 +70,6 @@ export interface HostRegistry {
     end: boolean
   ) => Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput>
 }
-
-const isProxy = (u: unknown) => types.isProxy(u)
 
 /** The registry's defaults; an option that is not a valid budget or limit is refused with where it is. */
 const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
@@ -124,7 +122,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       remoteSubscriptions: new Map(),
       remote: undefined
     }
-    yield* exitHook(registry)
+    // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
+    yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
     // C7: the host's finalizer closes every worker, in parallel.
     yield* Effect.addFinalizer(() => HostClose.closeAll(registry))
 
@@ -139,7 +138,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       })
     const service: McpWorkers.McpWorkersService = {
       open: (input, openOptions) =>
-        Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy }), (config) =>
+        Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
           openConfig(config, openOptions)
         ),
       ...HostRequest.requests(registry),
@@ -163,18 +162,3 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       }
     }
   })
-
-/** Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host. */
-const exitHook = (registry: Registry) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const onExit = () => {
-        for (const entry of [...registry.entries.values(), ...registry.opening]) {
-          if (entry.pid !== null) ProcessJob.killGroupSync(entry.pid, entry.marker)
-        }
-      }
-      process.on("exit", onExit)
-      return onExit
-    }),
-    (onExit) => Effect.sync(() => process.off("exit", onExit))
-  )

@@ -17,9 +17,8 @@ import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
 import { MessageChannel, MessagePort, receiveMessageOnPort, type Worker as NodeThread } from "node:worker_threads"
-import type { Handlers } from "../../NodeMcpWorkers.js"
 import * as Budget from "../shared/budget.js"
-import * as HostEvents from "./events.js"
+import * as Connection from "../shared/connection.js"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
 import * as OwnerThread from "./ownerThread.js"
@@ -135,9 +134,8 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       started: 0,
       thread: undefined,
       control: undefined,
-      state: "opening",
+      life: Connection.opening,
       threadAlive: false,
-      closing: undefined,
       threadFailure: Deferred.unsafeMake<never, OpenFailed>(FiberId.none),
       pending: undefined,
       pid: null,
@@ -145,11 +143,8 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       ownerPid: null,
       protocolVersion: null,
       server: null,
-      lastFailure: null,
-      cleanup: null,
-      notifications: HostEvents.counters(),
-      subscribers: new Set(),
-      ended: false
+      notifications: Connection.counters(),
+      subscribers: new Set()
     }
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
@@ -173,9 +168,6 @@ const readAhead = (port: MessagePort, onMessage: (message: unknown) => void) => 
     onMessage(received.message)
   }
 }
-
-const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
-  (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)
 
 /** Spawns the owner thread and runs the `Open` handshake, bounded by the budget and by the thread's own death. */
 const handshake = (
@@ -201,7 +193,7 @@ const handshake = (
         marker: entry.marker,
         config: placement.wire,
         timeoutMs: left,
-        handlers: handlerNames(registry.defaults.handlers),
+        handlers: Connection.handlerNames(registry.defaults.handlers),
         ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
       })
     )
@@ -223,7 +215,7 @@ const handshake = (
 /** Nothing of a failed or interrupted attempt is left (C4): end whatever the server started, even if the owner could not. */
 const abandon = (registry: Registry, entry: Entry) =>
   Effect.gen(function* () {
-    entry.state = "closed"
+    Connection.closed(entry, null)
     yield* Scope.close(entry.scope, Exit.void)
     if (entry.http) return
     const left = yield* confirmGone(registry, entry)
@@ -268,12 +260,12 @@ export const open = (
     entry.pid = info.pid
     entry.protocolVersion = info.protocolVersion
     entry.server = info.server
-    entry.state = "ready"
+    entry.life = Connection.ready
     registry.opening.delete(entry)
     registry.entries.set(entry.workerId, entry)
     const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker opened").pipe(
-      Effect.annotateLogs({ workerId: entry.workerId, state: entry.state, durationMs })
+      Effect.annotateLogs({ workerId: entry.workerId, state: Connection.stateOf(entry.life), durationMs })
     )
     return entry.workerId
   }).pipe(Effect.withSpan("McpWorkers.open", { attributes: { isolation: where.isolation } }))

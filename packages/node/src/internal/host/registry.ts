@@ -23,11 +23,19 @@ import type * as LogLevel from "effect/LogLevel"
 import * as Scope from "effect/Scope"
 import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
 import type * as ProcessJobFace from "../../ProcessJob.js"
-import * as ProcessJob from "../job/processJob.js"
 import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
-import { answerCancel, delivered, type Entry, refusal, reportProgress, resultOf, settle } from "./entry.js"
+import {
+  answerCancel,
+  confirmGone as confirmJobGone,
+  recordCleanup,
+  markFailed as markLifeFailed,
+  reportProgress,
+  resultOf,
+  settle
+} from "../shared/connection.js"
+import { delivered, type Entry, refusal } from "./entry.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -107,9 +115,7 @@ export const markFailed = (
   message: string,
   at = new Date().toISOString()
 ): void => {
-  if (entry.state !== "ready") return
-  entry.state = "failed"
-  entry.lastFailure = { kind, message, at }
+  if (!markLifeFailed(entry, kind, message, at)) return
   HostEvents.endAll(entry)
   registry.runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
 }
@@ -121,13 +127,7 @@ export const markFailed = (
  * @internal
  */
 export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
-  Effect.tap(
-    ProcessJob.stopDetached(
-      { pgid: entry.pid ?? undefined, marker: entry.marker },
-      budgetMs === undefined ? undefined : { budgetMs }
-    ).pipe(Effect.provideService(ProcessJob.CleanupScan, registry.cleanupScan)),
-    (left) => Effect.sync(() => left.activeProcesses === 0 && registry.reaper.forget(entry.marker))
-  )
+  confirmJobGone(entry, registry.cleanupScan, registry.reaper, budgetMs)
 
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
@@ -210,14 +210,14 @@ export const onThreadExit =
     entry.threadAlive = false
     const owner = entry.ownerPid === null ? "thread" : "process"
     const how = signal ? `signal ${signal}` : `code ${code}`
-    if (entry.state === "opening") {
+    if (entry.life._tag === "Opening") {
       Deferred.unsafeDone(
         entry.threadFailure,
         Exit.fail(new OpenFailed({ stage: "thread", message: `the owner ${owner} exited during open (${how})` }))
       )
       return
     }
-    if (entry.closing !== undefined) return
+    if (entry.life._tag === "Closing") return
     // What the owner said before it died, `Started` above all: a request it took is answered as sent.
     entry.readAhead()
     const message = `the owner ${owner} exited (${how})`
@@ -236,7 +236,7 @@ export const onThreadExit =
       Effect.gen(function* () {
         // Closing the worker's scope stops the platform Worker from respawning the thread (C3).
         yield* Scope.close(entry.scope, Exit.void)
-        if (!entry.http) entry.cleanup = yield* confirmGone(registry, entry)
+        if (!entry.http) recordCleanup(entry, yield* confirmGone(registry, entry))
       })
     )
   }

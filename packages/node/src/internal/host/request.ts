@@ -24,7 +24,8 @@ import { checkSavePath } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
 import { isTracing } from "../shared/traced.js"
-import { answerCancel, type Direct, type Entry, type Pending, readDelivered, refusal } from "./entry.js"
+import { answerCancel, type Direct, type Pending } from "../shared/connection.js"
+import { type Entry, readDelivered, refusal } from "./entry.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 

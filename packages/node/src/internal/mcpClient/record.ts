@@ -16,9 +16,7 @@ import {
   InvalidInput,
   OpenFailed,
   type RequestError,
-  RequestNotPending,
-  WorkerBusy,
-  WorkerFailed
+  RequestNotPending
 } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -26,7 +24,7 @@ import * as Owner from "@mcp-worker/core/Owner"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
-import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -38,7 +36,6 @@ import * as FiberSet from "effect/FiberSet"
 import { globalValue } from "effect/GlobalValue"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { types } from "node:util"
 import type { Options as McpClientOptions } from "../../McpClient.js"
 import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
 import type * as ProcessJobFace from "../../ProcessJob.js"
@@ -48,16 +45,15 @@ import * as ServerRequests from "../host/serverRequests.js"
 import * as Reaper from "../host/reaper.js"
 import { isTracing } from "../shared/traced.js"
 import { makeFactory } from "../transport/factory.js"
-import { type Pending, reportProgress, resultOf, settle } from "../host/entry.js"
+import * as Connection from "../shared/connection.js"
+import { type Pending, reportProgress, resultOf, settle } from "../shared/connection.js"
 
 /** The options of one client: those of `McpClient.make`. @internal */
 export type Options = McpClientOptions
 
-/** The record of one client: the owner it drives and what the host would keep about it. @internal */
-export interface Client {
+/** The record of one client: the owner it drives, and its connection's life as the host keeps a worker's. @internal */
+export interface Client extends Connection.Connection {
   readonly workerId: WorkerId.WorkerId
-  readonly marker: string
-  readonly http: boolean
   readonly defaultTimeoutMs: number
   readonly closeMs: number
   readonly handlers: Handlers
@@ -70,22 +66,11 @@ export interface Client {
   /** The random part of this client's request ids; a counter makes the rest. */
   readonly requestIdStem: string
   requestCount: number
-  state: WorkerState
-  pending: Pending | undefined
-  closing: Deferred.Deferred<WorkerStatus, CloseFailed> | undefined
-  pid: number | null
-  protocolVersion: string | null
-  server: { name: string; version: string } | null
-  lastFailure: { kind: FailureKind; message: string; at: string } | null
-  cleanup: CleanupSummary | null
-  readonly notifications: {
-    received: number
-    dropped: number
-    readonly listChanged: { tools: string | null; resources: string | null; prompts: string | null }
-  }
 }
 
-const isProxy = (u: unknown) => types.isProxy(u)
+const isProxy = Connection.isProxy
+
+const noThread = { threadId: null, ownerPid: null }
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
@@ -117,29 +102,10 @@ const sharedReaper: () => Reaper.Reaper = () =>
   )
 
 /** The status of a client, in the shape of a worker's. @internal */
-export const statusOf = (client: Client): WorkerStatus => ({
-  workerId: client.workerId,
-  state: client.state,
-  busy: client.pending !== undefined,
-  requestId: client.pending?.requestId ?? null,
-  pid: client.pid,
-  threadId: null,
-  ownerPid: null,
-  protocolVersion: client.protocolVersion,
-  server: client.server,
-  lastFailure: client.lastFailure,
-  cleanup: client.cleanup,
-  notifications: {
-    received: client.notifications.received,
-    dropped: client.notifications.dropped,
-    listChanged: { ...client.notifications.listChanged }
-  }
-})
+export const statusOf = (client: Client): WorkerStatus => Connection.statusOf(client, noThread)
 
-const markFailed = (client: Client, kind: FailureKind, message: string, at = new Date().toISOString()) => {
-  if (client.state !== "ready") return
-  client.state = "failed"
-  client.lastFailure = { kind, message, at }
+const markFailed = (client: Client, kind: FailureKind, message: string, at?: string) => {
+  Connection.markFailed(client, kind, message, at)
 }
 
 const countNotification = (client: Client, method: OwnerProtocol.NotificationMethod) => {
@@ -188,21 +154,7 @@ const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded):
 }
 
 /** Why a request must be refused before anything is sent, or `undefined` when it may go. */
-const refusal = (client: Client): RequestError | undefined => {
-  if (client.pending !== undefined) {
-    return new WorkerBusy({ workerId: client.workerId, requestId: client.pending.requestId, delivery: "not_sent" })
-  }
-  if (client.state !== "ready" || client.closing !== undefined) {
-    const closing = client.closing !== undefined || client.state === "closed"
-    return new WorkerFailed({
-      workerId: client.workerId,
-      kind: closing ? "closing" : (client.lastFailure?.kind ?? "transport"),
-      message: closing ? "the client is closed" : (client.lastFailure?.message ?? "failed"),
-      delivery: "not_sent"
-    })
-  }
-  return undefined
-}
+const refusal = (client: Client): RequestError | undefined => Connection.refusal(client, "the client is closed")
 
 /** What a request is refused with, before anything is sent, when its budget is already spent (C22a). */
 const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" }))
@@ -335,13 +287,7 @@ export const cancel = (client: Client, requestId: string): Effect.Effect<void, R
 
 /** Re-scans for what is left of a stdio client's processes (C19); once nothing is, the reaper forgets the job. */
 const confirmGone = (client: Client, budgetMs?: number): Effect.Effect<CleanupSummary> =>
-  Effect.tap(
-    ProcessJob.stopDetached(
-      { pgid: client.pid ?? undefined, marker: client.marker },
-      budgetMs === undefined ? undefined : { budgetMs }
-    ).pipe(Effect.provideService(ProcessJob.CleanupScan, client.cleanupScan)),
-    (left) => Effect.sync(() => left.activeProcesses === 0 && client.reaper.forget(client.marker))
-  )
+  Connection.confirmGone(client, client.cleanupScan, client.reaper, budgetMs)
 
 const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.gen(function* () {
@@ -373,36 +319,29 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
     const cleanup = client.http
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(client, yield* Budget.left(running)), summary, started)
-    client.cleanup = cleanup
     if (cleanup.activeProcesses > 0) {
-      client.state = "failed"
-      client.lastFailure = {
-        kind: "closing",
-        message: "close could not confirm that every process of the client ended",
-        at: new Date().toISOString()
-      }
+      markFailed(client, "closing", "close could not confirm that every process of the client ended")
+      Connection.recordCleanup(client, cleanup)
       return yield* new CloseFailed({
         workerId: client.workerId,
         message: `${cleanup.activeProcesses} process(es) of the client are still alive; call close again`,
         cleanup
       })
     }
-    client.state = "closed"
+    Connection.closed(client, cleanup)
     return statusOf(client)
   })
 
 /** Closes the connection and confirms its cleanup; a second close while one runs joins it. @internal */
 export const close = (client: Client, budgetMs?: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.suspend(() => {
-    if (client.closing !== undefined) return Deferred.await(client.closing)
-    if (client.state === "closed") return Effect.succeed(statusOf(client))
+    if (client.life._tag === "Closing") return Deferred.await(client.life.done)
     const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
-    client.closing = closing
+    // Closed (or an open that failed and cleaned up): nothing is left to close.
+    if (Connection.beginClose(client, closing) === undefined) return Effect.succeed(statusOf(client))
     return closeClient(client, budgetMs ?? client.closeMs).pipe(
       Effect.onExit((exit) =>
-        Effect.sync(() => {
-          client.closing = undefined
-        }).pipe(Effect.zipRight(Deferred.done(closing, exit)))
+        Effect.sync(() => Connection.endClose(client)).pipe(Effect.zipRight(Deferred.done(closing, exit)))
       ),
       Effect.uninterruptible
     )
@@ -442,35 +381,19 @@ const defaultsOf = (config: ServerConfig.ServerConfig, options: Options) =>
     }
   })
 
-const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
-  (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)
-
 /** Nothing of a failed or interrupted open is left (C4): end whatever the server started, even if the owner could not. */
 const abandon = (client: Client) =>
   Effect.gen(function* () {
-    client.state = "closed"
+    Connection.closed(client, null)
     if (client.http) return
     const left = yield* confirmGone(client)
-    client.cleanup = left
+    Connection.closed(client, left)
     if (left.activeProcesses > 0) {
       yield* Effect.logError("processes of a failed open are still alive").pipe(
         Effect.annotateLogs({ workerId: client.workerId, activeProcesses: left.activeProcesses })
       )
     }
   })
-
-/** Last resort for an exit that skips finalizers (`process.exit`): no server tree may outlive its client. */
-const exitHook = (client: Client) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const onExit = () => {
-        if (client.pid !== null && client.state !== "closed") ProcessJob.killGroupSync(client.pid, client.marker)
-      }
-      process.on("exit", onExit)
-      return onExit
-    }),
-    (onExit) => Effect.sync(() => process.off("exit", onExit))
-  )
 
 /**
  * Opens one connection in the current scope: validated and normalized as `open` does, closed (cleanup confirmed)
@@ -503,15 +426,12 @@ export const make = (
       // `req_` and the first 12 of the 16 digits of a fresh random request id.
       requestIdStem: WorkerId.makeRequestId().slice(0, 16),
       requestCount: 0,
-      state: "opening",
+      life: Connection.opening,
       pending: undefined,
-      closing: undefined,
       pid: null,
       protocolVersion: null,
       server: null,
-      lastFailure: null,
-      cleanup: null,
-      notifications: { received: 0, dropped: 0, listChanged: { tools: null, resources: null, prompts: null } }
+      notifications: Connection.counters()
     }
     ;(client as { owner: Owner.Owner }).owner = Owner.make({
       port: {
@@ -523,7 +443,7 @@ export const make = (
     // Before the server starts: a process that dies from here on leaves nothing running (C27).
     if (!client.http) {
       client.reaper.watch(client.marker)
-      yield* exitHook(client)
+      yield* Connection.exitHook(() => [client])
     }
     // Registered before the open runs, so an interruption at any point still ends up here; an open that failed has
     // already cleaned up (and the record says `closed`).
@@ -543,7 +463,7 @@ export const make = (
           marker: client.marker,
           config: defaults.wire,
           timeoutMs: Math.max(1, defaults.openMs - (Date.now() - started)),
-          handlers: handlerNames(client.handlers),
+          handlers: Connection.handlerNames(client.handlers),
           ...(client.oauth !== undefined ? { oauth: client.oauth.settings } : {})
         })
       )
@@ -560,7 +480,7 @@ export const make = (
     client.pid = info.pid
     client.protocolVersion = info.protocolVersion
     client.server = info.server
-    client.state = "ready"
+    client.life = Connection.ready
     return client
   }).pipe(Effect.withSpan("McpClient.open"))
 
