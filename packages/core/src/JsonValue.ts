@@ -249,6 +249,51 @@ interface Frame {
   next: number
 }
 
+// What is wrong with a value that is not an object or an array, if anything.
+const scalarProblem = (value: unknown): string | undefined => {
+  switch (typeof value) {
+    case "number":
+      return Number.isFinite(value)
+        ? undefined
+        : `${Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity"} is not a JSON number; use a finite number or null`
+    case "undefined":
+      return "undefined is not JSON data; omit the property or use null explicitly"
+    case "function":
+      return "a function is not JSON data; pass plain data only"
+    case "symbol":
+      return "a symbol is not JSON data; use a string"
+    case "bigint":
+      return "a bigint is not a JSON number; use a number or a decimal string"
+    default:
+      return undefined
+  }
+}
+
+// What is wrong with one own property of a container (reached by `key`), if anything; its value is checked apart.
+const entryProblem = (
+  frame: Frame,
+  key: PathKey,
+  isIndex: boolean,
+  descriptor: PropertyDescriptor | undefined
+): string | undefined => {
+  if (!isIndex) {
+    if (frame.isArray) return "an array with a named property is not JSON data; use an object"
+    if (typeof key === "symbol") return "a symbol-keyed property is not JSON data; use a string key"
+  }
+  if (descriptor === undefined) {
+    return frame.isArray
+      ? "a hole in an array is not JSON data; use null explicitly"
+      : "a property vanished while it was being checked"
+  }
+  if (!("value" in descriptor)) {
+    return "an accessor property (getter/setter) is not JSON data; use a plain data property"
+  }
+  if (!descriptor.enumerable) {
+    return "a non-enumerable property is not JSON data (JSON.stringify would drop it); make it enumerable"
+  }
+  return undefined
+}
+
 const walk = (root: unknown, isProxy: ((u: unknown) => boolean) | undefined): Problem | undefined => {
   const stack: Array<Frame> = []
   const onPath = new Set<object>()
@@ -263,24 +308,7 @@ const walk = (root: unknown, isProxy: ((u: unknown) => boolean) | undefined): Pr
   // Visits one value reached by `key` from the frame on top of the stack (or the root when the stack is empty):
   // primitives are checked in place, containers are checked shallowly and pushed.
   const visit = (value: unknown, key: PathKey | undefined): string | undefined => {
-    switch (typeof value) {
-      case "string":
-      case "boolean":
-        return undefined
-      case "number":
-        return Number.isFinite(value)
-          ? undefined
-          : `${Number.isNaN(value) ? "NaN" : value > 0 ? "Infinity" : "-Infinity"} is not a JSON number; use a finite number or null`
-      case "undefined":
-        return "undefined is not JSON data; omit the property or use null explicitly"
-      case "function":
-        return "a function is not JSON data; pass plain data only"
-      case "symbol":
-        return "a symbol is not JSON data; use a string"
-      case "bigint":
-        return "a bigint is not a JSON number; use a number or a decimal string"
-    }
-    if (value === null) return undefined
+    if (value === null || typeof value !== "object") return scalarProblem(value)
     const object = value as object
     if (isProxy !== undefined && isProxy(object)) {
       return "a proxy is not JSON plain data; pass a plain copy of the data"
@@ -322,36 +350,13 @@ const walk = (root: unknown, isProxy: ((u: unknown) => boolean) | undefined): Pr
       // Arrays: what `Reflect.ownKeys` lists after the indices and `length` is extra.
       const key: PathKey = isIndex ? position : frame.isArray ? frame.keys[position + 1] : frame.keys[position]
       currentKey = key
-      if (!isIndex) {
-        if (frame.isArray) {
-          return { path: pathTo(key), message: "an array with a named property is not JSON data; use an object" }
-        }
-        if (typeof key === "symbol") {
-          return { path: pathTo(key), message: "a symbol-keyed property is not JSON data; use a string key" }
-        }
-      }
-      const descriptor = Object.getOwnPropertyDescriptor(frame.container, key)
-      if (descriptor === undefined) {
-        return {
-          path: pathTo(key),
-          message: frame.isArray
-            ? "a hole in an array is not JSON data; use null explicitly"
-            : "a property vanished while it was being checked"
-        }
-      }
-      if (!("value" in descriptor)) {
-        return {
-          path: pathTo(key),
-          message: "an accessor property (getter/setter) is not JSON data; use a plain data property"
-        }
-      }
-      if (!descriptor.enumerable) {
-        return {
-          path: pathTo(key),
-          message: "a non-enumerable property is not JSON data (JSON.stringify would drop it); make it enumerable"
-        }
-      }
-      const problem = visit(descriptor.value, key)
+      const descriptor =
+        isIndex || (!frame.isArray && typeof key !== "symbol")
+          ? Object.getOwnPropertyDescriptor(frame.container, key)
+          : undefined
+      const entry = entryProblem(frame, key, isIndex, descriptor)
+      if (entry !== undefined) return { path: pathTo(key), message: entry }
+      const problem = visit(descriptor!.value, key)
       if (problem !== undefined) return { path: pathTo(key), message: problem }
     }
     return undefined

@@ -51,6 +51,85 @@ const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined)
         : disposedError("the mcp-worker client was disposed while the call was in flight")
   )
 
+type ClientRuntime = ManagedRuntime.ManagedRuntime<Client, never>
+
+// Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
+// subscription's request is out before this returns; whatever is left runs on and is awaited.
+const subscribeNow = <A, E>(runtime: ClientRuntime, effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
+  const exit = runtime.runSyncExit(effect)
+  if (Exit.isFailure(exit) && Cause.isDie(exit.cause)) {
+    const defect = Cause.squash(exit.cause)
+    if (Runtime.isAsyncFiberException(defect)) {
+      return runtime.runPromiseExit(Fiber.await(defect.fiber as Fiber.RuntimeFiber<A, E>)).then(Exit.flatten)
+    }
+  }
+  return Promise.resolve(exit)
+}
+
+/** `events` as an async iterator over a subscription of the remote client. */
+const eventsOf = (
+  runtime: ClientRuntime,
+  disposed: boolean,
+  id: string,
+  options: McpWorkers.EventsOptions | undefined
+): AsyncIterableIterator<McpWorkers.ServerNotification> & AsyncDisposable => {
+  // The subscription lives in a scope of its own, closed when the caller is done. It is made now, in this call
+  // (its request goes out before anything the caller does next), not at the first `next()`.
+  const scope = Effect.runSync(Scope.make())
+  const subscribed = disposed
+    ? Promise.reject(disposedError("the mcp-worker client was disposed"))
+    : subscribeNow(
+        runtime,
+        Effect.flatMap(Client, (client) => Scope.extend(client.subscribe(id, options), scope))
+      )
+  subscribed.catch(() => {})
+  // A refused subscription (an unknown worker, a bad capacity) is the first read's failure.
+  const read = () =>
+    subscribed.then((exit) =>
+      Exit.isSuccess(exit)
+        ? runtime.runPromiseExit(exit.value)
+        : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
+    )
+  let ahead: ReturnType<typeof read> | undefined = read()
+  let buffered: Array<McpWorkers.ServerNotification> = []
+  let finished = false
+  const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+    if (!finished) {
+      finished = true
+      buffered = []
+      await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
+    }
+    return { done: true, value: undefined }
+  }
+  const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+    while (!finished) {
+      const item = buffered.shift()
+      if (item !== undefined) return { done: false, value: item }
+      const exit = await (ahead ?? read())
+      ahead = undefined
+      if (Exit.isSuccess(exit)) {
+        buffered = Array.from(exit.value)
+        continue
+      }
+      await finish()
+      const failure = Cause.failureOption(exit.cause)
+      // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
+      if (Option.isSome(failure) && Option.isNone(failure.value)) break
+      throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
+    }
+    return { done: true, value: undefined }
+  }
+  const iterator = {
+    next,
+    return: finish,
+    [Symbol.asyncIterator]: () => iterator,
+    [Symbol.asyncDispose]: async () => {
+      await finish()
+    }
+  }
+  return iterator
+}
+
 /** @internal */
 export const makePromiseClient = (): PromiseClient => {
   const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
@@ -92,73 +171,7 @@ export const makePromiseClient = (): PromiseClient => {
     ])
   ) as unknown as Requests
 
-  // Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
-  // subscription's request is out before this returns; whatever is left runs on and is awaited.
-  const subscribeNow = <A, E>(effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
-    const exit = runtime.runSyncExit(effect)
-    if (Exit.isFailure(exit) && Cause.isDie(exit.cause)) {
-      const defect = Cause.squash(exit.cause)
-      if (Runtime.isAsyncFiberException(defect)) {
-        return runtime.runPromiseExit(Fiber.await(defect.fiber as Fiber.RuntimeFiber<A, E>)).then(Exit.flatten)
-      }
-    }
-    return Promise.resolve(exit)
-  }
-
-  const events: PromiseClient["events"] = (id, options) => {
-    // The subscription lives in a scope of its own, closed when the caller is done. It is made now, in this call
-    // (its request goes out before anything the caller does next), not at the first `next()`.
-    const scope = Effect.runSync(Scope.make())
-    const subscribed = disposed
-      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-      : subscribeNow(Effect.flatMap(Client, (client) => Scope.extend(client.subscribe(id, options), scope)))
-    subscribed.catch(() => {})
-    // A refused subscription (an unknown worker, a bad capacity) is the first read's failure.
-    const read = () =>
-      subscribed.then((exit) =>
-        Exit.isSuccess(exit)
-          ? runtime.runPromiseExit(exit.value)
-          : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
-      )
-    let ahead: ReturnType<typeof read> | undefined = read()
-    let buffered: Array<McpWorkers.ServerNotification> = []
-    let finished = false
-    const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-      if (!finished) {
-        finished = true
-        buffered = []
-        await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
-      }
-      return { done: true, value: undefined }
-    }
-    const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-      while (!finished) {
-        const item = buffered.shift()
-        if (item !== undefined) return { done: false, value: item }
-        const exit = await (ahead ?? read())
-        ahead = undefined
-        if (Exit.isSuccess(exit)) {
-          buffered = Array.from(exit.value)
-          continue
-        }
-        await finish()
-        const failure = Cause.failureOption(exit.cause)
-        // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
-        if (Option.isSome(failure) && Option.isNone(failure.value)) break
-        throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
-      }
-      return { done: true, value: undefined }
-    }
-    const iterator = {
-      next,
-      return: finish,
-      [Symbol.asyncIterator]: () => iterator,
-      [Symbol.asyncDispose]: async () => {
-        await finish()
-      }
-    }
-    return iterator
-  }
+  const events: PromiseClient["events"] = (id, options) => eventsOf(runtime, disposed, id, options)
 
   return {
     open: (config, options) =>

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { McpClient, Options, Requests } from "../../McpClient.js"
 import * as internal from "./record.js"
+import * as Request from "./request.js"
 
 type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }
 
@@ -17,11 +18,11 @@ type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | 
 const bound = (record: internal.Client, operation: Operations.Any) => {
   switch (operation.arity) {
     case 0:
-      return (options?: RunOptions) => internal.run(record, operation, [], options)
+      return (options?: RunOptions) => Request.run(record, operation, [], options)
     case 1:
-      return (a: unknown, options?: RunOptions) => internal.run(record, operation, [a], options)
+      return (a: unknown, options?: RunOptions) => Request.run(record, operation, [a], options)
     default:
-      return (a: unknown, b: unknown, options?: RunOptions) => internal.run(record, operation, [a, b], options)
+      return (a: unknown, b: unknown, options?: RunOptions) => Request.run(record, operation, [a, b], options)
   }
 }
 
@@ -34,7 +35,7 @@ export const fromRecord = (record: internal.Client): McpClient => {
     ...requests,
     workerId: record.workerId,
     status: Effect.sync(() => internal.statusOf(record)),
-    cancel: (requestId) => internal.cancel(record, requestId),
+    cancel: (requestId) => Request.cancel(record, requestId),
     close: (options) =>
       Effect.suspend(() => {
         // An unusable budget falls back to the client's own, as `McpWorkers.close` does.

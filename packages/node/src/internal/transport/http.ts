@@ -12,9 +12,8 @@
  *   then `close()`, which aborts every HTTP request and stream it started (C21).
  */
 import * as Owner from "@mcp-worker/core/Owner"
-import type { CleanupSummary, FailureKind } from "@mcp-worker/core/McpWorkerError"
+import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
-import * as Redact from "@mcp-worker/core/Redact"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -25,114 +24,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as HttpAuth from "./httpAuth.js"
+import { type Described, describe, HttpTransportError, toError } from "./httpErrors.js"
 
-/**
- * A failure of the HTTP connection itself. Its message is already redacted and safe to show.
- *
- * @internal
- */
-export class HttpTransportError extends Error {
-  override readonly name = "HttpTransportError"
-  constructor(
-    message: string,
-    readonly kind: Extract<FailureKind, "transport" | "session_expired" | "unauthorized">,
-    readonly status: number | undefined
-  ) {
-    super(message)
-  }
-}
+export { HttpTransportError } from "./httpErrors.js"
 
 type TransportName = ServerConfig.HttpTransport
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport
-
-/** What an SDK error means, in words that hold no secret. */
-interface Described {
-  readonly message: string
-  readonly status: number | undefined
-  /** HTTP 404 for a request that carried a session: the server forgot the session. */
-  readonly expired: boolean
-  /** No HTTP answer at all: refused, reset, unreachable. */
-  readonly unreachable: boolean
-  /** Refused with 401 after the one authorization allowed, or no authorization could be obtained (C34). */
-  readonly unauthorized: boolean
-}
-
-const maxDetail = 200
-
-const clip = (text: string, secrets: ReadonlyArray<string>): string => {
-  // Redact before cutting, so a secret cut at the edge cannot leak in part.
-  const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
-  if (line.length <= maxDetail) return line
-  const cut = /[\ud800-\udbff]/.test(line[maxDetail - 1]!) ? maxDetail - 1 : maxDetail
-  return `${line.slice(0, cut)}…`
-}
-
-const networkCode = (error: unknown): string | undefined => {
-  if (!(error instanceof TypeError)) return undefined
-  const cause: unknown = (error as { cause?: unknown }).cause
-  const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined
-  return typeof code === "string" ? code : error.message === "fetch failed" ? "fetch failed" : undefined
-}
-
-const expiredMessage = "the server no longer knows this session (HTTP 404); close the worker and open a new one"
-
-const answered = (status: number, detail: string): string =>
-  detail === "" ? `the server answered HTTP ${status}` : `the server answered HTTP ${status}: ${detail}`
-
-const sseStatus = /^Error POSTing to endpoint \(HTTP (\d{3})\)/
-
-const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyArray<string>): Described => {
-  const plain = (message: string, status?: number): Described => ({
-    message,
-    status,
-    expired: status === 404 && hasSession,
-    unreachable: false,
-    // Refused before the server ran anything, after the one authorization the owner allows (C34).
-    unauthorized: status === 401 || status === 403
-  })
-  if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
-  if (error instanceof StreamableHTTPError) {
-    const status = error.code !== undefined && error.code > 0 ? error.code : undefined
-    if (status === 404 && hasSession) return plain(expiredMessage, 404)
-    const detail = clip(error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, ""), secrets)
-    return plain(status === undefined ? detail : answered(status, detail), status)
-  }
-  if (error instanceof SseError) {
-    // The stream (GET) carries no session id; its failure is a lost connection.
-    const status = typeof error.code === "number" ? error.code : undefined
-    const detail = error.message.replace(/^SSE error: /, "")
-    const message =
-      status !== undefined
-        ? `the SSE stream failed with HTTP ${status}`
-        : detail === "" || detail === "undefined"
-          ? "the server closed the SSE stream"
-          : `the SSE stream failed: ${clip(detail, secrets)}`
-    return { message, status, expired: false, unreachable: false, unauthorized: false }
-  }
-  const code = networkCode(error)
-  if (code !== undefined) {
-    return {
-      message: `cannot reach the server (${clip(code, secrets)})`,
-      status: undefined,
-      expired: false,
-      unreachable: true,
-      unauthorized: false
-    }
-  }
-  if (error instanceof Error) {
-    const match = sseStatus.exec(error.message)
-    if (match !== null) {
-      const status = Number(match[1])
-      return status === 404 && hasSession
-        ? plain(expiredMessage, 404)
-        : plain(answered(status, clip(error.message.slice(match[0].length + 1), secrets)), status)
-    }
-    if (error.name === "AbortError") return plain("the request was aborted")
-    return plain(clip(error.message, secrets))
-  }
-  return plain(clip(String(error), secrets))
-}
 
 // Only Streamable HTTP resumes streams; the SSE transport takes no options.
 const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> =>
@@ -144,13 +42,6 @@ const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOpt
       })
 
 const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
-
-const toError = (described: Described): HttpTransportError =>
-  new HttpTransportError(
-    described.message,
-    described.unauthorized ? "unauthorized" : described.expired ? "session_expired" : "transport",
-    described.status
-  )
 
 /**
  * Where the transport is. `active` is which transport carries the connection: the configured one, else

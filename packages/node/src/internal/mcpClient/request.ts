@@ -1,0 +1,172 @@
+/**
+ * A client's requests: the busy check, the request id, the budget, the signal and the exact cancel, all in the
+ * calling fiber's own step, as the host does them for a worker.
+ *
+ * @internal
+ */
+import {
+  DeadlineExceeded,
+  DeliveryUnknown,
+  type RequestError,
+  RequestNotPending
+} from "@mcp-worker/core/McpWorkerError"
+import type * as Operations from "@mcp-worker/core/Operations"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Budget from "../shared/budget.js"
+import * as Connection from "../shared/connection.js"
+import { isTracing } from "../shared/traced.js"
+import type { Client } from "./record.js"
+
+const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+/**
+ * The next request id of a client, in the form of `WorkerId.makeRequestId`: 72 random bits drawn once per client,
+ * then a 24-bit counter. Ids of one client never repeat while a request could still be named (one is in flight at
+ * a time), and two clients' ids differ by their random part; drawing from the random source for each request
+ * costs more than the rest of the client's own work per call.
+ */
+const nextRequestId = (client: Client): string => {
+  const n = client.requestCount++ & 0xffffff
+  return (
+    client.requestIdStem +
+    alphabet[n >>> 18]! +
+    alphabet[(n >>> 12) & 63]! +
+    alphabet[(n >>> 6) & 63]! +
+    alphabet[n & 63]!
+  )
+}
+
+/** Why a request must be refused before anything is sent, or `undefined` when it may go. */
+const refusal = (client: Client): RequestError | undefined => Connection.refusal(client, "the client is closed")
+
+/** What a request is refused with, before anything is sent, when its budget is already spent (C22a). */
+const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" }))
+
+/**
+ * The request in flight: what completes it, and what ends it on its timeout, its signal or its caller's
+ * interruption. One object per request and no closures, except an abort listener when the caller gave a signal:
+ * this is the whole of the client's own work on the hot path.
+ */
+class InFlight implements Connection.Pending {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  onAbort: (() => void) | undefined = undefined
+  /** The owner runs in this thread: every answer comes through `settle`. */
+  readonly direct = undefined
+  constructor(
+    readonly client: Client,
+    readonly requestId: string,
+    readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    readonly signal: AbortSignal | undefined
+  ) {}
+
+  /** The owner's answer (through `settle`, which has already given up the slot). */
+  complete(exit: Exit.Exit<unknown, RequestError>): void {
+    this.disarm()
+    this.resume(exit)
+  }
+
+  /** Ends the request without its answer: the owner cancels exactly it, and the caller learns the outcome is unknown. */
+  end(reason: "timeout" | "interrupted"): boolean {
+    const client = this.client
+    if (client.pending !== this) return false
+    client.pending = undefined
+    this.disarm()
+    client.owner.onMessage({ _tag: "Cancel", requestId: this.requestId, reason })
+    return true
+  }
+
+  unknown(reason: "timeout" | "interrupted"): void {
+    if (!this.end(reason)) return
+    this.resume(
+      Exit.fail(
+        new DeliveryUnknown({ workerId: this.client.workerId, requestId: this.requestId, reason, delivery: "unknown" })
+      )
+    )
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
+  }
+}
+
+const onTimeout = (inflight: InFlight) => inflight.unknown("timeout")
+
+/**
+ * Starts one request, in the register step of `Effect.async`: the arguments are checked and encoded, the busy check
+ * and taking the slot are one synchronous step, and the budget is counted from here. The owner may answer before
+ * `onMessage` returns (a connection that is not ready), so everything that completes the request is in place
+ * before the request is handed over.
+ */
+const start = (
+  client: Client,
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined,
+  resume: (effect: Effect.Effect<unknown, RequestError>) => void
+): Effect.Effect<void> | void => {
+  const started = Date.now()
+  const params = operation.params(args, options, paramsContext)
+  if (Either.isLeft(params)) return resume(Effect.fail(params.left))
+  const budget = options?.timeout === undefined ? Either.right(undefined) : Budget.budgetOf(options.timeout)
+  if (Either.isLeft(budget)) return resume(Effect.fail(Budget.invalidTimeout("arguments", budget.left)))
+  const refused = refusal(client)
+  if (refused !== undefined) return resume(Effect.fail(refused))
+  const left = (budget.right ?? client.defaultTimeoutMs) - (Date.now() - started)
+  if (left <= 0) return resume(spent(client))
+  const requestId = nextRequestId(client)
+  const onProgress = options?.onProgress
+  const signal = options?.signal
+  const inflight = new InFlight(client, requestId, resume, onProgress, signal)
+  client.pending = inflight
+  inflight.timer = setTimeout(onTimeout, left, inflight)
+  if (signal !== undefined) {
+    inflight.onAbort = () => inflight.unknown("interrupted")
+    signal.addEventListener("abort", inflight.onAbort, { once: true })
+  }
+  client.owner.onMessage(
+    onProgress === undefined
+      ? { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left }
+      : { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left, progress: true }
+  )
+  return Effect.sync(() => inflight.end("interrupted"))
+}
+
+const paramsContext: Operations.ParamsContext = { isProxy: Connection.isProxy }
+
+/** Any operation of the table: arguments checked and encoded here, then handed to the owner. @internal */
+export const run = (
+  client: Client,
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined
+): Effect.Effect<unknown, RequestError> => {
+  const request = Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, resume))
+  return Effect.withFiberRuntime((fiber) =>
+    isTracing(fiber)
+      ? Effect.withSpan(request, operation.span, {
+          attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
+          captureStackTrace: false
+        })
+      : request
+  )
+}
+
+/** Cancels exactly the request in flight named (C12). @internal */
+export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending> =>
+  Effect.suspend(() => {
+    const pending = client.pending
+    if (pending === undefined || pending.requestId !== requestId) {
+      return Effect.fail(new RequestNotPending({ workerId: client.workerId, requestId }))
+    }
+    client.pending = undefined
+    client.owner.onMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
+    pending.complete(
+      Exit.fail(new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "cancelled", delivery: "unknown" }))
+    )
+    return Effect.void
+  })

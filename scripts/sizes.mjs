@@ -1,0 +1,53 @@
+// Fails when a file of packages/*/src passes 450 lines or a function in it passes 100: past those, a file is
+// probably two concepts and a function three. Functions are read with the TypeScript compiler's own parser; a
+// function's lines run from its first to its last token, comments inside included.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import ts from "typescript"
+
+const maxFileLines = 450
+const maxFunctionLines = 100
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const packagesDir = path.join(root, "packages")
+
+const sourceFiles = (dir) =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full)
+    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [full] : []
+  })
+
+const files = fs
+  .readdirSync(packagesDir)
+  .map((name) => path.join(packagesDir, name, "src"))
+  .filter((dir) => fs.existsSync(dir))
+  .flatMap(sourceFiles)
+
+const problems = []
+for (const file of files) {
+  const text = fs.readFileSync(file, "utf8")
+  const rel = path.relative(root, file)
+  const lines = text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
+  if (lines > maxFileLines) problems.push(`${rel}: ${lines} lines (at most ${maxFileLines})`)
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const visit = (node) => {
+    if (ts.isFunctionLike(node) && "body" in node && node.body !== undefined) {
+      const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line
+      const last = source.getLineAndCharacterOfPosition(node.getEnd()).line
+      const length = last - first + 1
+      if (length > maxFunctionLines) {
+        const name = node.name?.getText(source) ?? ts.SyntaxKind[node.kind]
+        problems.push(`${rel}:${first + 1}: a function of ${length} lines (${name}; at most ${maxFunctionLines})`)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+}
+for (const problem of problems) console.error(problem)
+if (problems.length > 0) process.exit(1)
+console.log(
+  `${files.length} files of packages/*/src: none over ${maxFileLines} lines, no function over ${maxFunctionLines}`
+)
