@@ -7,8 +7,8 @@ const root = path.dirname(fileURLToPath(import.meta.url))
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@mcp-worker\/(core|node)$/, replacement: path.join(root, "packages/$1/src/index.ts") },
-      { find: /^@mcp-worker\/(core|node)\/(.+)$/, replacement: path.join(root, "packages/$1/src/$2.ts") }
+      { find: /^@mcp-worker\/(core|node|cluster)$/, replacement: path.join(root, "packages/$1/src/index.ts") },
+      { find: /^@mcp-worker\/(core|node|cluster)\/(.+)$/, replacement: path.join(root, "packages/$1/src/$2.ts") }
     ]
   },
   test: {

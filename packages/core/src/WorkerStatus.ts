@@ -52,7 +52,9 @@ export const WorkerStatus = Schema.Struct({
       resources: Schema.NullOr(Schema.String),
       prompts: Schema.NullOr(Schema.String)
     })
-  })
+  }),
+  /** The runner that owns the worker, on a cluster (`@mcp-worker/cluster`): its address and its shard group. */
+  runner: Schema.optional(Schema.Struct({ address: Schema.String, group: Schema.String }))
 })
 
 /**

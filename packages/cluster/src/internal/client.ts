@@ -1,0 +1,274 @@
+// The caller side: the `McpWorkers` service every process of the cluster gets. An id of this runner's own group
+// goes straight to the local registry; any other goes to its runner's entity, after everything that can be
+// checked here was checked (inputs, the budget, whether the group is known gone), so that `not_sent` is said
+// only where nothing left this process.
+import type * as Sharding from "@effect/cluster/Sharding"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import {
+  CloseFailed,
+  DeadlineExceeded,
+  DeliveryUnknown,
+  emptyCleanup,
+  HostUnavailable,
+  InvalidInput,
+  OpenFailed,
+  UnknownWorker,
+  WorkerBusy
+} from "@mcp-worker/core/McpWorkerError"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as ClusterWorkerId from "../ClusterWorkerId.js"
+import { localIdOf, renameWorker, type Self, withRunner } from "./facade.js"
+import { ControlEntity, WorkerEntity } from "./protocol.js"
+import type { RunnerView } from "./runners.js"
+
+export interface ClientOptions {
+  readonly requestTimeoutMs: number
+  readonly closeTimeoutMs: number
+}
+
+const nameOf = new Map<Operations.Any, string>(
+  Object.entries(Operations.requests).map(([name, operation]) => [operation as Operations.Any, name])
+)
+
+const deliveryUnknown = (workerId: string, reason: "timeout" | "host_unresponsive") =>
+  new DeliveryUnknown({ workerId, requestId: "", reason, delivery: "unknown" })
+
+const invalid = (path: string, message: string) =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+// The caller's budget, checked before anything is sent.
+const budgetOf = (
+  options: Operations.RequestOptions | undefined,
+  fallbackMs: number
+): Either.Either<number, InvalidInput> => {
+  if (options?.timeout === undefined) return Either.right(fallbackMs)
+  const duration = Duration.decodeUnknown(options.timeout)
+  return Option.isSome(duration)
+    ? Either.right(Duration.toMillis(duration.value))
+    : Either.left(invalid("options.timeout", "the timeout must be a Duration"))
+}
+
+// msgpack has no `undefined`: the arguments travel without the trailing ones, and the runner pads them back.
+const trimmed = (args: ReadonlyArray<unknown>): Array<unknown> => {
+  let end = args.length
+  while (end > 0 && args[end - 1] === undefined) end--
+  return args.slice(0, end)
+}
+
+export const make = (options: {
+  readonly self: Self
+  readonly local: Option.Option<McpWorkers.McpWorkersService>
+  readonly sharding: Sharding.Sharding["Type"]
+  readonly view: RunnerView
+  readonly defaults: ClientOptions
+}): Effect.Effect<McpWorkers.McpWorkersService> =>
+  Effect.gen(function* () {
+    const { defaults, self, view } = options
+    const workerClient = yield* options.sharding.makeClient(WorkerEntity)
+    const controlClient = yield* options.sharding.makeClient(ControlEntity)
+
+    // The local registry when the id is of this runner's group.
+    const localFor = (id: string): McpWorkers.McpWorkersService | undefined => {
+      if (Option.isNone(options.local)) return undefined
+      const parts = ClusterWorkerId.parse(id)
+      return Option.isSome(parts) && parts.value.group === self.group ? options.local.value : undefined
+    }
+
+    // A group no storage lists is gone, and its worker with it: nothing is sent.
+    const reachable = (id: string): Effect.Effect<void, UnknownWorker> => {
+      const parts = ClusterWorkerId.parse(id)
+      if (Option.isNone(parts)) return Effect.fail(new UnknownWorker({ workerId: id }))
+      return Effect.flatMap(view.served(parts.value.group), (served) =>
+        served === "gone" ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.void
+      )
+    }
+
+    const remoteRequest = (
+      operation: Operations.Any,
+      id: string,
+      args: ReadonlyArray<unknown>,
+      requestOptions: Operations.CallToolOptions | undefined
+    ) =>
+      Effect.gen(function* () {
+        if (requestOptions?.onProgress !== undefined) {
+          return yield* invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
+        }
+        if (requestOptions?.saveTo !== undefined) {
+          return yield* invalid("options.saveTo", "saveTo writes on the worker's own runner: call it there")
+        }
+        const params = operation.params(args, requestOptions, {})
+        if (Either.isLeft(params)) return yield* params.left
+        const budget = budgetOf(requestOptions, defaults.requestTimeoutMs)
+        if (Either.isLeft(budget)) return yield* budget.left
+        if (!(budget.right > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
+        const timeoutMs = budget.right
+        return yield* reachable(id).pipe(
+          Effect.zipRight(
+            workerClient(id)
+              .Request({ workerId: id, operation: nameOf.get(operation)!, args: trimmed(args), timeoutMs })
+              .pipe(
+                Effect.catchTags({
+                  // The one-message mailbox was taken: refused before the owner saw anything.
+                  MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
+                  // A resend of a request the runner already holds: the first one may be running.
+                  AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
+                  PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
+                }),
+                // A defect of the facade or of the runner transport, after the request may have left.
+                Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
+              )
+          ),
+          // The request is interrupted in the background (the runner is told), so the caller's budget is its
+          // budget even when the runner cannot be reached to hear it.
+          Effect.disconnect,
+          Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") })
+        )
+      }).pipe(Effect.withSpan(operation.span, { attributes: { workerId: id, cluster: true } }))
+
+    const requests = Operations.derive<{ readonly saveTo?: string | undefined }>(
+      (operation, id, args, requestOptions) => {
+        const local = localFor(id)
+        if (local === undefined) return remoteRequest(operation, id, args, requestOptions)
+        const run = (local as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
+          nameOf.get(operation)!
+        ]
+        return Effect.flatMap(localIdOf(self, id), (localId) => run(localId, ...args, requestOptions)).pipe(
+          Effect.mapError(renameWorker(id))
+        )
+      }
+    )
+
+    // A control operation that got no answer in time: it may have reached the runner.
+    const controlTimeout = (id: string) => () =>
+      new HostUnavailable({ message: `the runner of worker ${id} did not answer in time`, delivery: "not_sent" })
+
+    const transportToHost = (id: string) => ({
+      MailboxFull: () => Effect.fail(controlTimeout(id)()),
+      AlreadyProcessingMessage: () => Effect.fail(controlTimeout(id)()),
+      PersistenceError: () => Effect.fail(controlTimeout(id)())
+    })
+
+    const service: McpWorkers.McpWorkersService = {
+      ...(requests as McpWorkers.McpWorkersService),
+      open: (config, openOptions) =>
+        Option.match(options.local, {
+          onNone: () =>
+            Effect.fail(
+              new OpenFailed({
+                stage: "thread",
+                message: "this process is a client of the cluster and owns no workers: open on a runner"
+              })
+            ),
+          onSome: (local) => Effect.map(local.open(config, openOptions), (id) => ClusterWorkerId.make(id, self.group))
+        }),
+      status: (id) => {
+        const local = localFor(id)
+        if (local !== undefined) {
+          return localIdOf(self, id).pipe(
+            Effect.flatMap((localId) => local.status(localId)),
+            Effect.map((status) => withRunner(self, id, status)),
+            Effect.mapError(renameWorker(id))
+          )
+        }
+        return reachable(id).pipe(
+          Effect.zipRight(
+            controlClient(id)
+              .Status({ workerId: id })
+              .pipe(
+                Effect.catchTags(transportToHost(id)),
+                Effect.catchAllDefect(() => Effect.fail(controlTimeout(id)()))
+              )
+          ),
+          Effect.disconnect,
+          Effect.timeoutFail({ duration: Duration.millis(defaults.requestTimeoutMs), onTimeout: controlTimeout(id) })
+        )
+      },
+      cancel: (id, requestId) => {
+        const local = localFor(id)
+        if (local !== undefined) {
+          return localIdOf(self, id).pipe(
+            Effect.flatMap((localId) => local.cancel(localId, requestId)),
+            Effect.mapError(renameWorker(id))
+          )
+        }
+        return reachable(id).pipe(
+          Effect.zipRight(
+            controlClient(id)
+              .Cancel({ workerId: id, requestId })
+              .pipe(
+                Effect.catchTags(transportToHost(id)),
+                Effect.catchAllDefect(() => Effect.fail(controlTimeout(id)()))
+              )
+          ),
+          Effect.disconnect,
+          Effect.timeoutFail({ duration: Duration.millis(defaults.requestTimeoutMs), onTimeout: controlTimeout(id) })
+        )
+      },
+      close: (id, closeOptions) => {
+        const local = localFor(id)
+        if (local !== undefined) {
+          return localIdOf(self, id).pipe(
+            Effect.flatMap((localId) => local.close(localId, closeOptions)),
+            Effect.map((status) => withRunner(self, id, status)),
+            Effect.mapError(renameWorker(id))
+          )
+        }
+        const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
+        const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
+        // The runner confirms the cleanup on its machine; an answer that does not come in time confirms nothing.
+        const unconfirmed = () =>
+          new CloseFailed({
+            workerId: id,
+            message: "the worker's runner did not confirm the close in time; its cleanup is unconfirmed",
+            cleanup: emptyCleanup
+          })
+        return reachable(id).pipe(
+          Effect.zipRight(
+            controlClient(id)
+              .Close(timeoutMs === undefined ? { workerId: id } : { workerId: id, timeoutMs })
+              .pipe(
+                Effect.catchTags({
+                  MailboxFull: () => Effect.fail(unconfirmed()),
+                  AlreadyProcessingMessage: () => Effect.fail(unconfirmed()),
+                  PersistenceError: () => Effect.fail(unconfirmed())
+                }),
+                Effect.catchAllDefect(() => Effect.fail(unconfirmed()))
+              )
+          ),
+          Effect.disconnect,
+          Effect.timeoutFail({
+            duration: Duration.millis((timeoutMs ?? defaults.closeTimeoutMs) + 1_000),
+            onTimeout: unconfirmed
+          })
+        )
+      },
+      events: (id, eventsOptions) => {
+        const local = localFor(id)
+        if (local !== undefined) {
+          return localIdOf(self, id).pipe(
+            Effect.map((localId) => local.events(localId, eventsOptions)),
+            Stream.unwrap,
+            Stream.mapError(renameWorker(id))
+          )
+        }
+        const capacity = eventsOptions?.capacity
+        return reachable(id).pipe(
+          Effect.map(() =>
+            controlClient(id)
+              .Events(capacity === undefined ? { workerId: id } : { workerId: id, capacity })
+              .pipe(
+                Stream.catchTags(transportToHost(id)),
+                Stream.map((event) => event as McpWorkers.ServerNotification)
+              )
+          ),
+          Stream.unwrap
+        )
+      }
+    }
+    return service
+  })

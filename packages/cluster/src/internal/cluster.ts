@@ -1,0 +1,144 @@
+// Wiring: the cluster runtime this package runs (its own runner transport, runner storage in SQL, no message
+// storage, no peer health checks), the entities of this runner, and the `McpWorkers` service over both.
+import * as EntityId from "@effect/cluster/EntityId"
+import * as MessageStorage from "@effect/cluster/MessageStorage"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Sharding from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import type * as SocketServer from "@effect/platform/SocketServer"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { defaultCloseTimeoutMs, defaultRequestTimeoutMs } from "@mcp-worker/core/McpWorkers"
+import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as McpCluster from "../McpCluster.js"
+import * as ClusterWorkerId from "../ClusterWorkerId.js"
+import * as client from "./client.js"
+import { controlHandlers, LocalWorkers, SelfRunner, workerHandlers } from "./facade.js"
+import { ControlEntity, WorkerEntity } from "./protocol.js"
+import * as runners from "./runners.js"
+
+const millis = (input: Duration.DurationInput | undefined, fallback: number): number =>
+  input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
+
+const shardingConfig = (options: McpCluster.Options, group: string) =>
+  ShardingConfig.layer({
+    runnerAddress: Option.map(Option.fromNullable(options.runner), (runner) =>
+      RunnerAddress.make(runner.host, runner.port)
+    ),
+    runnerListenAddress: Option.flatMap(Option.fromNullable(options.runner), (runner) =>
+      runner.listenHost === undefined && runner.listenPort === undefined
+        ? Option.none()
+        : Option.some(RunnerAddress.make(runner.listenHost ?? runner.host, runner.listenPort ?? runner.port))
+    ),
+    // One group per process start, with one shard: the shard can only ever be this process's.
+    availableShardGroups: [group],
+    assignedShardGroups: [group],
+    shardsPerGroup: 1,
+    // Advisory lock numbers come from each runner's index into its own group list, which is [group] for all of
+    // them: every runner would ask for the same lock. The lock table keys by the shard's name instead.
+    shardLockDisableAdvisory: true,
+    // A runner is told apart from an earlier process on the same address by its weight (`Runner` equality is the
+    // address and the weight, not the groups); with one runner per group the weight places nothing.
+    runnerShardWeight: 1 + Math.floor(Math.random() * 1_000_000) / 1_000_000_000,
+    shardLockExpiration: options.runnerExpiration ?? Duration.seconds(20),
+    refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
+    sendRetryInterval: Duration.millis(100),
+    simulateRemoteSerialization: false,
+    preemptiveShutdown: true
+  })
+
+const clusterRuntime = (options: McpCluster.Options, group: string) => {
+  const config = shardingConfig(options, group)
+  const transport =
+    options.runner === undefined
+      ? SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
+      : SocketRunner.layer.pipe(
+          Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol])
+        )
+  const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
+    Layer.provide(config)
+  )
+  return transport.pipe(
+    Layer.provideMerge(storage),
+    // No peer pings: a runner is gone when its storage row lapses or it leaves. A partitioned owner is not evicted,
+    // since its shard could move nowhere (no other process serves its group) and eviction would cancel its calls.
+    Layer.provide(RunnerHealth.layerNoop),
+    // Nothing is ever persisted: a call lives in its caller and its owner, and no storage can replay it.
+    Layer.provide(MessageStorage.layerNoop),
+    Layer.provide(config),
+    Layer.provide(options.serialization === "ndjson" ? RpcSerialization.layerNdjson : RpcSerialization.layerMsgPack)
+  )
+}
+
+// This runner's own shard, acquired: only then can another process reach an id it gives out.
+const awaitOwnShard = (sharding: Sharding.Sharding["Type"], group: string, timeoutMs: number) => {
+  const shardId = sharding.getShardId(EntityId.make("ready"), group)
+  return Effect.gen(function* () {
+    while (!sharding.hasShardId(shardId)) yield* Effect.sleep(50)
+  }).pipe(
+    Effect.timeoutFail({
+      duration: Duration.millis(timeoutMs),
+      onTimeout: () => new Error(`the runner did not acquire its shard (${group}) within ${timeoutMs} ms`)
+    }),
+    Effect.orDie
+  )
+}
+
+export const layer = (
+  options: McpCluster.Options
+): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
+  Layer.unwrapEffect(
+    Effect.sync(() => {
+      const group = ClusterWorkerId.makeGroup()
+      const address = options.runner === undefined ? null : `${options.runner.host}:${options.runner.port}`
+      const self = { group, address }
+      const defaults = {
+        requestTimeoutMs: millis(options.requestTimeout, defaultRequestTimeoutMs),
+        closeTimeoutMs: millis(options.closeTimeout, defaultCloseTimeoutMs)
+      }
+      const selfLayer = Layer.succeed(SelfRunner, self)
+      const service = Layer.scoped(
+        McpWorkers,
+        Effect.gen(function* () {
+          const sharding = yield* Sharding.Sharding
+          const view = yield* runners.make(options.refreshInterval ?? Duration.seconds(1))
+          const local = yield* Effect.serviceOption(LocalWorkers)
+          if (Option.isSome(local)) yield* awaitOwnShard(sharding, group, millis(options.readyTimeout, 30_000))
+          return yield* client.make({ self, local, sharding, view, defaults })
+        })
+      )
+      if (options.runner === undefined) {
+        return Layer.merge(service, selfLayer).pipe(Layer.provide(clusterRuntime(options, group)))
+      }
+      const entities = Layer.mergeAll(
+        WorkerEntity.toLayer(workerHandlers, {
+          // One message per worker: a second request is refused (MailboxFull → WorkerBusy) before the owner sees it.
+          mailboxCapacity: 1,
+          concurrency: 1,
+          // A defect answers its own request and never rebuilds the facade to replay what was in flight.
+          disableFatalDefects: true
+        }),
+        ControlEntity.toLayer(controlHandlers, {
+          mailboxCapacity: "unbounded",
+          concurrency: "unbounded",
+          disableFatalDefects: true
+        })
+      )
+      const local = Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host))
+      return Layer.merge(service, selfLayer).pipe(
+        Layer.provide(entities),
+        Layer.provide(Layer.merge(local, selfLayer)),
+        Layer.provide(clusterRuntime(options, group))
+      )
+    })
+  )

@@ -1,0 +1,136 @@
+// The runner side: each entity is a stateless facade over this process's own registry. A facade rebuilt after a
+// shard moved, a defect or an idle reap looks the worker up again and finds it or answers `UnknownWorker`; it never
+// opens, re-creates or replays anything.
+import type * as Entity from "@effect/cluster/Entity"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as Operations from "@mcp-worker/core/Operations"
+import type * as WorkerId from "@mcp-worker/core/WorkerId"
+import type * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as ClusterWorkerId from "../ClusterWorkerId.js"
+import { ControlEntity, WorkerEntity } from "./protocol.js"
+
+// This process's own registry, under a tag of its own: the layer's `McpWorkers` is the cluster-wide service.
+export class LocalWorkers extends Context.Tag("@mcp-worker/cluster/LocalWorkers")<
+  LocalWorkers,
+  McpWorkers.McpWorkersService
+>() {}
+
+// Where this process sits in the cluster: its group, and the address it is reached at (`null`: client only).
+export interface Self {
+  readonly group: string
+  readonly address: string | null
+}
+
+export class SelfRunner extends Context.Tag("@mcp-worker/cluster/McpCluster")<SelfRunner, Self>() {}
+
+// An error of the local registry names the local id; the caller holds the cluster id.
+export const renameWorker =
+  <E>(id: string) =>
+  (error: E): E => {
+    if (typeof error !== "object" || error === null || !("workerId" in error)) return error
+    const copy = Object.create(Object.getPrototypeOf(error))
+    Object.assign(copy, error, { workerId: id })
+    return copy
+  }
+
+export const localIdOf = (self: Self, id: string): Effect.Effect<WorkerId.WorkerId, UnknownWorker> => {
+  const parts = ClusterWorkerId.parse(id)
+  return Option.isSome(parts) && parts.value.group === self.group
+    ? Effect.succeed(parts.value.local)
+    : Effect.fail(new UnknownWorker({ workerId: id }))
+}
+
+export const withRunner = (self: Self, id: string, status: WorkerStatus.WorkerStatus): WorkerStatus.WorkerStatus => ({
+  ...status,
+  workerId: id,
+  runner: { address: self.address ?? "", group: self.group }
+})
+
+const operations: Record<string, Operations.Any> = Operations.requests
+
+// Arguments travel without their trailing `undefined`s (msgpack has none); the positional surface needs all of them.
+const padded = (args: ReadonlyArray<unknown>, arity: number): Array<unknown> =>
+  Array.from({ length: arity }, (_, i) => (i < args.length ? args[i] : undefined))
+
+export const request = (
+  workers: McpWorkers.McpWorkersService,
+  self: Self,
+  payload: {
+    readonly workerId: string
+    readonly operation: string
+    readonly args: ReadonlyArray<unknown>
+    readonly timeoutMs: number
+  }
+) =>
+  Effect.flatMap(localIdOf(self, payload.workerId), (local) => {
+    const operation = Object.hasOwn(operations, payload.operation) ? operations[payload.operation] : undefined
+    if (operation === undefined) {
+      return Effect.fail(
+        new InvalidInput({
+          where: "arguments",
+          path: "operation",
+          message: "no such operation",
+          delivery: "not_sent"
+        })
+      )
+    }
+    const run = (workers as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
+      payload.operation
+    ]
+    return run(local, ...padded(payload.args, operation.arity), { timeout: Duration.millis(payload.timeoutMs) })
+  }).pipe(Effect.mapError(renameWorker(payload.workerId)))
+
+export const workerHandlers = Effect.gen(function* () {
+  const workers = yield* LocalWorkers
+  const self = yield* SelfRunner
+  return WorkerEntity.of({
+    Request: ({ payload }) => request(workers, self, payload)
+  })
+}) satisfies Effect.Effect<Entity.HandlersFrom<any>, never, any>
+
+export const controlHandlers = Effect.gen(function* () {
+  const workers = yield* LocalWorkers
+  const self = yield* SelfRunner
+  return ControlEntity.of({
+    Status: ({ payload }) =>
+      localIdOf(self, payload.workerId).pipe(
+        Effect.flatMap((local) => workers.status(local)),
+        Effect.map((status) => withRunner(self, payload.workerId, status)),
+        Effect.mapError(renameWorker(payload.workerId)),
+        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
+      ),
+    Cancel: ({ payload }) =>
+      localIdOf(self, payload.workerId).pipe(
+        Effect.flatMap((local) => workers.cancel(local, payload.requestId)),
+        Effect.mapError(renameWorker(payload.workerId)),
+        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
+      ),
+    Close: ({ payload }) =>
+      localIdOf(self, payload.workerId).pipe(
+        Effect.flatMap((local) =>
+          workers.close(
+            local,
+            payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
+          )
+        ),
+        Effect.map((status) => withRunner(self, payload.workerId, status)),
+        Effect.mapError(renameWorker(payload.workerId)),
+        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
+      ),
+    Events: ({ payload }) =>
+      localIdOf(self, payload.workerId).pipe(
+        Effect.map((local) =>
+          workers.events(local, payload.capacity === undefined ? undefined : { capacity: payload.capacity })
+        ),
+        Stream.unwrap,
+        Stream.mapError(renameWorker(payload.workerId)),
+        Stream.catchTag("HostUnavailable", () => Stream.fail(new UnknownWorker({ workerId: payload.workerId })))
+      )
+  })
+})

@@ -1,0 +1,64 @@
+// The two entities every runner registers, as `@effect/rpc` definitions: one table from which the caller's client
+// and the runner's facade are both derived.
+//
+// `McpWorker` carries the requests of the operation table. Its mailbox holds one message per worker, so a second
+// request while one is in flight is refused by the cluster before it reaches the owner (`MailboxFull`, read as
+// `WorkerBusy`). `McpWorkerControl` carries what must reach a busy worker (status, cancel, close, events).
+// Neither is `Persisted`: a call is never written down, so no storage can replay it.
+import * as ClusterSchema from "@effect/cluster/ClusterSchema"
+import * as Entity from "@effect/cluster/Entity"
+import * as Rpc from "@effect/rpc/Rpc"
+import * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
+import * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
+import * as Schema from "effect/Schema"
+import * as ClusterWorkerId from "../ClusterWorkerId.js"
+
+export const Request = Rpc.make("Request", {
+  payload: {
+    workerId: Schema.String,
+    operation: Schema.String,
+    args: Schema.Array(Schema.Unknown),
+    timeoutMs: Schema.Number
+  },
+  success: Schema.Unknown,
+  error: McpWorkerError.RequestError
+})
+
+export const Status = Rpc.make("Status", {
+  payload: { workerId: Schema.String },
+  success: WorkerStatus.WorkerStatus,
+  error: McpWorkerError.UnknownWorker
+})
+
+export const Cancel = Rpc.make("Cancel", {
+  payload: { workerId: Schema.String, requestId: Schema.String },
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.RequestNotPending)
+})
+
+export const Close = Rpc.make("Close", {
+  payload: { workerId: Schema.String, timeoutMs: Schema.optional(Schema.Number) },
+  success: WorkerStatus.WorkerStatus,
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.CloseFailed)
+})
+
+export const Notification = Schema.Struct({
+  method: Schema.String,
+  params: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+export const Events = Rpc.make("Events", {
+  payload: { workerId: Schema.String, capacity: Schema.optional(Schema.Number) },
+  success: Notification,
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.InvalidInput),
+  stream: true
+})
+
+export const WorkerEntity = Entity.make("McpWorker", [Request]).annotate(
+  ClusterSchema.ShardGroup,
+  ClusterWorkerId.groupOf
+)
+
+export const ControlEntity = Entity.make("McpWorkerControl", [Status, Cancel, Close, Events]).annotate(
+  ClusterSchema.ShardGroup,
+  ClusterWorkerId.groupOf
+)
