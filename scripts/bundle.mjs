@@ -7,7 +7,7 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -121,14 +121,45 @@ export const bundleFixtures = () => {
     .readdirSync(dir)
     .filter((f) => f.endsWith(".server.ts"))
     .map((f) => ({ in: path.join(dir, f), out: f.replace(/\.server\.ts$/, "") }))
-  return esbuild.build({
-    ...common,
-    entryPoints,
-    outdir: path.join(dir, "dist"),
-    outExtension: { ".js": ".mjs" },
-    minify: true
-  })
+  return Promise.all([
+    esbuild.build({
+      ...common,
+      entryPoints,
+      outdir: path.join(dir, "dist"),
+      outExtension: { ".js": ".mjs" },
+      minify: true
+    }),
+    bundleClusterRunner()
+  ])
 }
+
+// The cluster tests' runner process (test/cluster/runner-program.ts) as one file: through tsx, loading its module
+// graph took seconds of each runner's start. The host finds the owner bundle relative to its own module, which in
+// a bundle is this file, so that one path is made absolute.
+const ownerEntryAbsolute = {
+  name: "mcp-worker-owner-entry",
+  setup(build) {
+    build.onLoad({ filter: /internal[\\/]host[\\/]ownerThread\.ts$/ }, (args) => ({
+      contents: fs
+        .readFileSync(args.path, "utf8")
+        .replace(
+          'new URL("../../../owner/owner.cjs", import.meta.url)',
+          `new URL(${JSON.stringify(pathToFileURL(path.join(root, "packages/node/owner/owner.cjs")).href)})`
+        ),
+      loader: "ts"
+    }))
+  }
+}
+
+const bundleClusterRunner = () =>
+  esbuild.build({
+    ...common,
+    alias: { ...alias, "@mcp-worker/cluster": path.join(root, "packages/cluster/src/index.ts") },
+    plugins: [...common.plugins, ownerEntryAbsolute],
+    entryPoints: [path.join(root, "test/cluster/runner-program.ts")],
+    outfile: path.join(root, "test/fixtures/dist/cluster-runner.mjs"),
+    external: ["pg-native"]
+  })
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv.slice(2)

@@ -1,0 +1,96 @@
+// One runner process of the cluster tests, driven by its parent over IPC. Run from the repo root:
+//   node --import tsx test/cluster/runner-program.ts
+// Environment: MCPW_STORAGE (postgres | sqlite), MCPW_TARGET (the url or file), MCPW_PORT (where the other runners
+// reach it), MCPW_LISTEN_PORT (where it listens, when a proxy stands in front of it), MCPW_DEFECT=1 (its registry's
+// callTool of the tool "defect" dies, counted on stdout as `DEFECT <n>`).
+// Messages in: { id, op, args }; out: { id, exit: { ok: true, value } | { ok: false, error } } and, once,
+// { ready: { group, address, pid } }. Errors travel as their fields and `_tag`.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Runtime from "effect/Runtime"
+import { McpWorkers } from "../../packages/core/src/McpWorkers.js"
+import { McpCluster } from "../../packages/cluster/src/index.js"
+import { type StorageKind, sqlLayer } from "./storage.js"
+
+const env = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined) throw new Error(`${name} is not set`)
+  return value
+}
+
+const port = Number(env("MCPW_PORT"))
+const listenPort = process.env.MCPW_LISTEN_PORT === undefined ? undefined : Number(process.env.MCPW_LISTEN_PORT)
+
+const cluster = McpCluster.layer({
+  runner: { host: "127.0.0.1", port, listenPort },
+  runnerExpiration: Duration.seconds(Number(process.env.MCPW_EXPIRATION ?? 20)),
+  refreshInterval: Duration.millis(500)
+}).pipe(Layer.provide(sqlLayer(env("MCPW_STORAGE") as StorageKind, env("MCPW_TARGET"))))
+
+type Msg = { id: number; op: string; args: Array<any> }
+
+const encodeError = (error: unknown) =>
+  typeof error === "object" && error !== null
+    ? { ...error, message: (error as Error).message }
+    : { defect: String(error) }
+
+const program = Effect.gen(function* () {
+  const workers = yield* McpWorkers
+  const self = yield* McpCluster.McpCluster
+  const runtime = yield* Effect.runtime<never>()
+  const fibers = new Map<number, Fiber.RuntimeFiber<unknown, unknown>>()
+  const run = (op: string, args: Array<any>): Effect.Effect<unknown, unknown> => {
+    const w = workers as any
+    switch (op) {
+      case "open":
+        return w.open(args[0], args[1])
+      case "request": {
+        const [name, id, rest, options] = args
+        const { timeoutMs, ...other } = options ?? {}
+        return w[name](id, ...rest, timeoutMs === undefined ? other : { ...other, timeout: Duration.millis(timeoutMs) })
+      }
+      case "status":
+        return w.status(args[0])
+      case "cancel":
+        return w.cancel(args[0], args[1])
+      case "close":
+        return w.close(args[0], args[1])
+      default:
+        return Effect.die(`unknown op ${op}`)
+    }
+  }
+  process.on("message", (raw: unknown) => {
+    const msg = raw as Msg
+    if (msg.op === "interrupt") {
+      const fiber = fibers.get(msg.args[0])
+      if (fiber !== undefined) Runtime.runFork(runtime)(Fiber.interrupt(fiber))
+      return
+    }
+    const fiber = Runtime.runFork(runtime)(run(msg.op, msg.args))
+    fibers.set(msg.id, fiber)
+    fiber.addObserver((exit) => {
+      fibers.delete(msg.id)
+      const reply = Exit.isSuccess(exit)
+        ? { ok: true, value: exit.value }
+        : exit.cause._tag === "Fail"
+          ? { ok: false, error: encodeError(exit.cause.error) }
+          : {
+              ok: false,
+              error: { _tag: exit.cause._tag === "Interrupt" ? "Interrupted" : "Defect", cause: String(exit.cause) }
+            }
+      process.send?.({ id: msg.id, exit: reply })
+    })
+  })
+  // The parent gone (the test ended or died): end as a runner ends, finalizers included.
+  process.on("disconnect", () => process.kill(process.pid, "SIGTERM"))
+  process.send?.({ ready: { group: self.group, address: self.address, pid: process.pid } })
+  yield* Effect.never
+})
+
+program.pipe(Effect.provide(cluster), Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)), NodeRuntime.runMain)
