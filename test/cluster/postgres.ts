@@ -7,16 +7,18 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 
+// Debian's versioned directory first, then PATH (scripts/postgres.sh looks in the same order).
 const binDir = (): string | undefined => {
+  const base = "/usr/lib/postgresql"
+  if (fs.existsSync(base)) {
+    const versions = fs.readdirSync(base).sort((x, y) => Number(y) - Number(x))
+    for (const version of versions) {
+      const dir = path.join(base, version, "bin")
+      if (fs.existsSync(path.join(dir, "initdb"))) return dir
+    }
+  }
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     if (dir !== "" && fs.existsSync(path.join(dir, "initdb")) && fs.existsSync(path.join(dir, "pg_ctl"))) return dir
-  }
-  const base = "/usr/lib/postgresql"
-  if (!fs.existsSync(base)) return undefined
-  const versions = fs.readdirSync(base).sort((a, b) => Number(b) - Number(a))
-  for (const version of versions) {
-    const dir = path.join(base, version, "bin")
-    if (fs.existsSync(path.join(dir, "initdb"))) return dir
   }
   return undefined
 }

@@ -6,6 +6,7 @@
 // Messages in: { id, op, args }; out: { id, exit: { ok: true, value } | { ok: false, error } } and, once,
 // { ready: { group, address, pid } }. Errors travel as their fields and `_tag`.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -61,6 +62,22 @@ const program = Effect.gen(function* () {
         return w.cancel(args[0], args[1])
       case "close":
         return w.close(args[0], args[1])
+      case "bench": {
+        // `n` sequential echo calls from this process, each timed here (bench/cluster.ts)
+        const [id, n] = args
+        return Effect.gen(function* () {
+          const times: Array<number> = []
+          for (let i = 0; i < n; i++) {
+            const start = performance.now()
+            yield* w.callTool(id, "echo", { token: `b${i}` }, { timeout: Duration.seconds(10) }) as Effect.Effect<
+              unknown,
+              unknown
+            >
+            times.push(performance.now() - start)
+          }
+          return times
+        })
+      }
       default:
         return Effect.die(`unknown op ${op}`)
     }
@@ -82,7 +99,7 @@ const program = Effect.gen(function* () {
           ? { ok: false, error: encodeError(exit.cause.error) }
           : {
               ok: false,
-              error: { _tag: exit.cause._tag === "Interrupt" ? "Interrupted" : "Defect", cause: String(exit.cause) }
+              error: { _tag: Cause.isInterruptedOnly(exit.cause) ? "Interrupted" : "Defect", cause: String(exit.cause) }
             }
       process.send?.({ id: msg.id, exit: reply })
     })

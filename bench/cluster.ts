@@ -1,0 +1,99 @@
+// `npm run bench:cluster`: a call across runners on loopback. Two runner processes of @mcp-worker/cluster on
+// 127.0.0.1 (the cluster tests' runner, test/fixtures/dist/cluster-runner.mjs) over a private Postgres; runner A
+// opens the stateful fixture, then each runner times sequential `echo` calls in its own process: A's are host calls
+// (its own registry), B's cross the runner transport to A's entity and back. Prints one JSON object (stdout).
+// Added latency: B's median over A's. Target: ≤ 1 ms median added over a remote-thread call.
+import { fork } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+// Plain modules of the test tree, loaded at run time (bench/tsconfig.json does not include test/).
+const postgresModule = path.join(root, "test/cluster/postgres.ts")
+const { freePort, startPostgres } = (await import(postgresModule)) as {
+  freePort: () => Promise<number>
+  startPostgres: () => Promise<{ url: string; stop: () => void }>
+}
+
+const quantile = (sorted: Array<number>, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+const summary = (times: Array<number>) => {
+  const sorted = [...times].sort((x, y) => x - y)
+  return {
+    medianUs: Math.round(quantile(sorted, 0.5) * 1000),
+    p10Us: Math.round(quantile(sorted, 0.1) * 1000),
+    p90Us: Math.round(quantile(sorted, 0.9) * 1000)
+  }
+}
+
+const runner = (url: string, port: number) =>
+  new Promise<{ call: (op: string, ...args: Array<unknown>) => Promise<any>; stop: () => Promise<void> }>(
+    (resolve, reject) => {
+      const child = fork(path.join(root, "test/fixtures/dist/cluster-runner.mjs"), [], {
+        cwd: root,
+        env: { ...process.env, MCPW_STORAGE: "postgres", MCPW_TARGET: url, MCPW_PORT: String(port) },
+        stdio: ["ignore", "ignore", "inherit", "ipc"]
+      })
+      let next = 0
+      const pending = new Map<number, (v: any) => void>()
+      const exited = new Promise<void>((done) => child.once("exit", () => done()))
+      child.once("exit", () => reject(new Error("runner exited")))
+      child.on("message", (m: any) => {
+        if (m.ready !== undefined) {
+          resolve({
+            call: (op, ...args) =>
+              new Promise((settle) => {
+                const id = next++
+                pending.set(id, settle)
+                child.send({ id, op, args })
+              }),
+            stop: async () => {
+              child.kill("SIGTERM")
+              await exited
+            }
+          })
+          return
+        }
+        pending.get(m.id)?.(m.exit)
+        pending.delete(m.id)
+      })
+    }
+  )
+
+const n = Number(process.env.BENCH_CLUSTER_CALLS ?? 1000)
+const progress = (line: string) => process.stderr.write(`[bench:cluster] ${line}\n`)
+const pg = await startPostgres()
+try {
+  const [a, b] = await Promise.all([runner(pg.url, await freePort()), runner(pg.url, await freePort())])
+  try {
+    const opened = await a.call("open", {
+      command: process.execPath,
+      args: [path.join(root, "test/fixtures/dist/stateful.mjs"), "--exit-on-stdin-eof"]
+    })
+    if (!opened.ok) throw new Error(JSON.stringify(opened))
+    const id = opened.value as string
+    // warm both paths (JIT, the runner connection, the entity)
+    await a.call("bench", id, 200)
+    await b.call("bench", id, 200)
+    const blocks = { host: [] as Array<number>, cluster: [] as Array<number> }
+    for (let i = 0; i < 4; i++) {
+      progress(`block ${i + 1}/4`)
+      blocks.host.push(...(await a.call("bench", id, n / 4)).value)
+      blocks.cluster.push(...(await b.call("bench", id, n / 4)).value)
+    }
+    const host = summary(blocks.host)
+    const cluster = summary(blocks.cluster)
+    const result = {
+      calls: n,
+      hostCall: host,
+      crossRunnerCall: cluster,
+      addedMedianUs: cluster.medianUs - host.medianUs
+    }
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+    await a.call("close", id)
+  } finally {
+    await Promise.all([a.stop(), b.stop()])
+  }
+} finally {
+  pg.stop()
+}

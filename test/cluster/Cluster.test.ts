@@ -1,0 +1,294 @@
+// Three runner processes on 127.0.0.1 and this test process as a client-only one, on a private Postgres: a worker
+// opened on one runner is used from the others, and the cluster's failure modes (a runner killed mid-call and
+// started again on its port, a runner joining, a partition, races across runners) end every call with what the
+// server executed. The runner storage is Postgres: SQLite through better-sqlite3 needs a native build for one Node
+// ABI, and the suite runs three Nodes over one node_modules (see README "Across machines").
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import fc from "fast-check"
+import { McpWorkers } from "../../packages/core/src/McpWorkers.js"
+import {
+  clientLayer,
+  isAlive,
+  loggedServer,
+  type Outcome,
+  type Runner,
+  startProxy,
+  startRunner,
+  type Storage
+} from "./harness.js"
+import { freePort, type Postgres, startPostgres } from "./postgres.js"
+
+let pg: Postgres
+let storage: Storage
+let a: Runner
+let b: Runner
+let c: Runner
+let client: ManagedRuntime.ManagedRuntime<McpWorkers, unknown>
+const logs: Array<ReturnType<typeof loggedServer>> = []
+const extra: Array<Runner> = []
+
+const server = () => {
+  const log = loggedServer()
+  logs.push(log)
+  return log
+}
+
+const tagOf = (outcome: Outcome): string => (outcome.ok ? "ok" : String(outcome.error._tag))
+
+const open = async (runner: Runner, log: ReturnType<typeof loggedServer>): Promise<string> => {
+  const opened = await runner.call("open", log.config)
+  assert.isTrue(opened.ok, JSON.stringify(opened))
+  return (opened as { value: string }).value
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const eventually = async (check: () => Promise<boolean> | boolean, ms: number): Promise<boolean> => {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (await check()) return true
+    await sleep(100)
+  }
+  return check()
+}
+
+beforeAll(async () => {
+  pg = await startPostgres()
+  storage = { kind: "postgres", target: pg.url }
+  ;[a, b, c] = await Promise.all([0, 1, 2].map(async () => startRunner(storage, { port: await freePort() })))
+  client = ManagedRuntime.make(clientLayer(storage))
+  await client.runPromise(Effect.void)
+}, 120_000)
+
+afterAll(async () => {
+  await client?.dispose()
+  await Promise.all([a, b, c, ...extra].filter((r) => r !== undefined).map((r) => r.stop()))
+  pg?.stop()
+  for (const log of logs) log.remove()
+}, 60_000)
+
+describe("a worker on a cluster", () => {
+  it("is used statefully from every runner and a client-only process; status names its runner", async () => {
+    const log = server()
+    const id = await open(a, log)
+    const counts: Array<number> = []
+    for (const runner of [b, c, a, b]) {
+      const outcome = await runner.request("callTool", id, ["inc", {}], { timeoutMs: 5000 })
+      assert.isTrue(outcome.ok, JSON.stringify(outcome))
+      counts.push((outcome as any).value.structuredContent.count)
+    }
+    const fromClient = await client.runPromise(
+      Effect.flatMap(McpWorkers, (workers) => workers.callTool(id, "inc", {}, { timeout: "5 seconds" }))
+    )
+    counts.push((fromClient.structuredContent as any).count)
+    assert.deepStrictEqual(counts, [1, 2, 3, 4, 5])
+    const status = await c.call("status", id)
+    assert.isTrue(status.ok)
+    assert.deepStrictEqual((status as any).value.runner, { address: `127.0.0.1:${a.port}`, group: a.group })
+    assert.strictEqual((status as any).value.workerId, id)
+    // close from another runner confirms the cleanup on the owner's machine
+    const pid = (status as any).value.pid as number
+    const closed = await b.call("close", id)
+    assert.isTrue(closed.ok, JSON.stringify(closed))
+    assert.strictEqual((closed as any).value.cleanup.activeProcesses, 0)
+    assert.isFalse(isAlive(pid))
+    assert.strictEqual(tagOf(await c.request("ping", id, [], { timeoutMs: 2000 })), "UnknownWorker")
+    assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 5)
+  })
+
+  it("refuses a second request in flight as WorkerBusy (not sent), and a caller's interrupt or timeout cancels exactly its request", async () => {
+    const log = server()
+    const id = await open(a, log)
+    const first = b.send("request", "callTool", id, ["sleep", { ms: 1500, token: "first" }], { timeoutMs: 5000 })
+    await eventually(() => log.lines().some((l) => l.token === "first"), 5000)
+    const busy = await c.request("callTool", id, ["echo", { token: "second" }], { timeoutMs: 2000 })
+    assert.strictEqual(tagOf(busy), "WorkerBusy", JSON.stringify(busy))
+    assert.strictEqual((busy as any).error.delivery, "not_sent")
+    assert.isTrue((await first.outcome).ok)
+    assert.isFalse(log.lines().some((l) => l.token === "second"))
+
+    // interrupt from B: exactly that request is cancelled at the server
+    const long = b.send("request", "callTool", id, ["sleep", { ms: 10_000, token: "interrupted" }], {
+      timeoutMs: 20_000
+    })
+    await eventually(() => log.lines().some((l) => l.token === "interrupted"), 5000)
+    b.interrupt(long.id)
+    assert.strictEqual(tagOf(await long.outcome), "Interrupted")
+    const callId = log.lines().find((l) => l.token === "interrupted")!.id
+    assert.isTrue(await eventually(() => log.lines().some((l) => l.event === "cancelled" && l.id === callId), 5000))
+
+    // C's budget ends its call as DeliveryUnknown, cancelled at the server
+    const started = Date.now()
+    const timedOut = await c.request("callTool", id, ["sleep", { ms: 10_000, token: "timeout" }], { timeoutMs: 700 })
+    assert.strictEqual(tagOf(timedOut), "DeliveryUnknown", JSON.stringify(timedOut))
+    assert.isBelow(Date.now() - started, 3000)
+    const timeoutId = log.lines().find((l) => l.token === "timeout")!.id
+    assert.isTrue(await eventually(() => log.lines().some((l) => l.event === "cancelled" && l.id === timeoutId), 5000))
+    // the worker is ready again, from anywhere
+    assert.isTrue((await c.request("callTool", id, ["echo", { token: "after" }], { timeoutMs: 5000 })).ok)
+    await a.call("close", id)
+  })
+
+  it("property: calls, timeouts, interrupts and cancels from B and C agree with what the server executed", async () => {
+    const log = server()
+    const id = await open(a, log)
+    let run = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            from: fc.constantFrom("b", "c"),
+            kind: fc.constantFrom("call", "timeout", "interrupt", "cancel"),
+            ms: fc.integer({ min: 20, max: 300 }),
+            delay: fc.integer({ min: 0, max: 150 })
+          }),
+          { minLength: 2, maxLength: 6 }
+        ),
+        async (steps) => {
+          run++
+          const outcomes = await Promise.all(
+            steps.map(async (step, i) => {
+              const runner = step.from === "b" ? b : c
+              const token = `r${run}s${i}`
+              await sleep(step.delay)
+              if (step.kind === "cancel") {
+                const status = await runner.call("status", id)
+                const requestId = status.ok ? (status as any).value.requestId : null
+                if (requestId !== null) await runner.call("cancel", id, requestId)
+                return { token: null, outcome: status }
+              }
+              const timeoutMs = step.kind === "timeout" ? Math.max(10, step.ms - 10) : 10_000
+              const sent = runner.send("request", "callTool", id, ["sleep", { ms: step.ms, token }], { timeoutMs })
+              if (step.kind === "interrupt") {
+                await sleep(step.ms / 2)
+                runner.interrupt(sent.id)
+              }
+              return { token, outcome: await sent.outcome }
+            })
+          )
+          // what the server saw, once every cancel had time to arrive
+          await sleep(200)
+          const lines = log.lines()
+          const calls = lines.filter((l) => l.event === "call")
+          assert.strictEqual(new Set(calls.map((l) => l.id)).size, calls.length, "a request id executed twice")
+          for (const { token, outcome } of outcomes) {
+            if (token === null) continue
+            const executed = calls.filter((l) => l.token === token).length
+            const tag = tagOf(outcome)
+            if (tag === "ok") assert.strictEqual(executed, 1, `${token} succeeded`)
+            else if (tag === "WorkerBusy" || tag === "DeadlineExceeded")
+              assert.strictEqual(executed, 0, `${token} ${tag}`)
+            else if (tag === "DeliveryUnknown" || tag === "Interrupted") assert.isAtMost(executed, 1, `${token} ${tag}`)
+            else assert.fail(`${token}: unexpected ${JSON.stringify(outcome)}`)
+          }
+          // every call has ended at the server before the next run
+          await eventually(async () => {
+            const status = await b.call("status", id)
+            return status.ok && (status as any).value.busy === false
+          }, 5000)
+        }
+      ),
+      { numRuns: 5 }
+    )
+    await a.call("close", id)
+  })
+
+  it("a runner joining mid-run moves nothing: the call in flight ends, the same server serves on", async () => {
+    const log = server()
+    const id = await open(a, log)
+    const before = await b.call("status", id)
+    const inFlight = b.send("request", "callTool", id, ["sleep", { ms: 2500, token: "during-join" }], {
+      timeoutMs: 30_000
+    })
+    const d = await startRunner(storage, { port: await freePort() })
+    extra.push(d)
+    assert.isTrue((await inFlight.outcome).ok)
+    const fromD = await d.request("callTool", id, ["inc", {}], { timeoutMs: 5000 })
+    assert.isTrue(fromD.ok, JSON.stringify(fromD))
+    const after = await d.call("status", id)
+    assert.strictEqual((after as any).value.pid, (before as any).value.pid)
+    assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 2)
+    await d.call("close", id)
+  })
+})
+
+describe("failures across runners", () => {
+  it("a partition with calls in flight: the caller's budget ends them as DeliveryUnknown, the owner is not evicted, nothing runs twice", async () => {
+    const port = await freePort()
+    // the runner listens on its own port, and is reached through the proxy on `port`
+    const listenPort = await freePort()
+    const gate = await startProxy(listenPort, port)
+    const p = await startRunner(storage, { port, listenPort })
+    extra.push(p)
+    const log = server()
+    const id = await open(p, log)
+    assert.isTrue((await b.request("callTool", id, ["inc", {}], { timeoutMs: 5000 })).ok)
+    const pid = ((await p.call("status", id)) as any).value.pid
+    const inFlight = b.send("request", "callTool", id, ["sleep", { ms: 500, token: "in-flight" }], { timeoutMs: 1500 })
+    await eventually(() => log.lines().some((l) => l.token === "in-flight"), 5000)
+    gate.block()
+    const started = Date.now()
+    const during = await c.request("callTool", id, ["echo", { token: "during" }], { timeoutMs: 1500 })
+    assert.strictEqual(tagOf(during), "DeliveryUnknown", JSON.stringify(during))
+    assert.isBelow(Date.now() - started, 4000)
+    assert.strictEqual(tagOf(await inFlight.outcome), "DeliveryUnknown")
+    // the owner's own process still has its worker, and its local callers are served
+    assert.isTrue((await p.request("callTool", id, ["echo", { token: "local" }], { timeoutMs: 5000 })).ok)
+    gate.unblock()
+    assert.isTrue(
+      await eventually(
+        async () => (await b.request("callTool", id, ["echo", { token: "healed" }], { timeoutMs: 1000 })).ok,
+        15_000
+      )
+    )
+    assert.strictEqual(((await c.call("status", id)) as any).value.pid, pid)
+    const calls = log.lines().filter((l) => l.event === "call")
+    assert.strictEqual(new Set(calls.map((l) => l.id)).size, calls.length)
+    assert.isAtMost(calls.filter((l) => l.token === "during").length, 1)
+    await p.call("close", id)
+    await p.stop()
+    await gate.close()
+  })
+
+  it("a runner SIGKILLed mid-call: DeliveryUnknown, one execution, its server gone; started again on its port, the old id is gone and nothing re-runs", async () => {
+    const port = await freePort()
+    const k = await startRunner(storage, { port })
+    const log = server()
+    const id = await open(k, log)
+    const pid = ((await k.call("status", id)) as any).value.pid as number
+    const started = Date.now()
+    const inFlight = b.send("request", "callTool", id, ["sleep", { ms: 10_000, token: "killed" }], { timeoutMs: 2500 })
+    await eventually(() => log.lines().some((l) => l.token === "killed"), 5000)
+    k.child.kill("SIGKILL")
+    await k.exited
+    const outcome = await inFlight.outcome
+    assert.strictEqual(tagOf(outcome), "DeliveryUnknown", JSON.stringify(outcome))
+    assert.isBelow(Date.now() - started, 6000)
+    assert.strictEqual(log.lines().filter((l) => l.token === "killed").length, 1)
+    // the host's reaper ended the server's tree
+    assert.isTrue(await eventually(() => !isAlive(pid), 5000))
+
+    // the same address, a new process: a new group, so the old id reaches nobody and is refused unsent
+    const again = await startRunner(storage, { port })
+    extra.push(again)
+    assert.notStrictEqual(again.group, k.group)
+    assert.isTrue(
+      await eventually(async () => {
+        const o = await c.request("callTool", id, ["echo", { token: "old-id" }], { timeoutMs: 1000 })
+        return tagOf(o) === "UnknownWorker" && (o as any).error.delivery === "not_sent"
+      }, 10_000)
+    )
+    // a worker of the new process is reached from the others (its runner is told apart from the old one)
+    const fresh = server()
+    const freshId = await open(again, fresh)
+    assert.isTrue(
+      await eventually(async () => (await b.request("callTool", freshId, ["inc", {}], { timeoutMs: 1000 })).ok, 10_000)
+    )
+    await sleep(500)
+    assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 1, "the killed call ran again")
+    assert.isFalse(fresh.lines().some((l) => l.token === "killed" || l.token === "old-id"))
+    await again.call("close", freshId)
+  })
+})
