@@ -32,7 +32,7 @@ const runner = (url: string, port: number) =>
       const child = fork(path.join(root, "test/fixtures/dist/cluster-runner.mjs"), [], {
         cwd: root,
         env: { ...process.env, MCPW_STORAGE: "postgres", MCPW_TARGET: url, MCPW_PORT: String(port) },
-        stdio: ["ignore", "ignore", "inherit", "ipc"]
+        stdio: ["ignore", "inherit", "inherit", "ipc"]
       })
       let next = 0
       const pending = new Map<number, (v: any) => void>()
