@@ -211,7 +211,7 @@ describe("a worker on a cluster", () => {
     assert.strictEqual((after as any).value.pid, (before as any).value.pid)
     assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 2)
     await d.call("close", id)
-  })
+  }, 60_000)
 })
 
 describe("failures across runners", () => {
@@ -250,7 +250,7 @@ describe("failures across runners", () => {
     await p.call("close", id)
     await p.stop()
     await gate.close()
-  })
+  }, 90_000)
 
   it("a runner SIGKILLed mid-call: DeliveryUnknown, one execution, its server gone; started again on its port, the old id is gone and nothing re-runs", async () => {
     const port = await freePort()
@@ -290,5 +290,5 @@ describe("failures across runners", () => {
     assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 1, "the killed call ran again")
     assert.isFalse(fresh.lines().some((l) => l.token === "killed" || l.token === "old-id"))
     await again.call("close", freshId)
-  })
+  }, 90_000)
 })
