@@ -18,7 +18,7 @@ import {
   startRunner,
   type Storage
 } from "./harness.js"
-import { freePort, type Postgres, startPostgres } from "./postgres.js"
+import { freePort, type Postgres, postgresAvailable, startPostgres } from "./postgres.js"
 
 let pg: Postgres
 let storage: Storage
@@ -54,7 +54,15 @@ const eventually = async (check: () => Promise<boolean> | boolean, ms: number): 
   return check()
 }
 
+// A machine without Postgres (a fresh clone on a laptop) skips these, saying so; CI installs it and requires them
+// (`MCPW_REQUIRE_POSTGRES=1` in .ci/run), so there they fail instead of skipping.
+const required = process.env.MCPW_REQUIRE_POSTGRES === "1"
+const available = required || postgresAvailable()
+if (!available)
+  console.warn("cluster tests skipped: no Postgres binaries (initdb, pg_ctl); scripts/postgres.sh installs them")
+
 beforeAll(async () => {
+  if (!available) return
   pg = await startPostgres()
   storage = { kind: "postgres", target: pg.url }
   ;[a, b, c] = await Promise.all([0, 1, 2].map(async () => startRunner(storage, { port: await freePort() })))
@@ -69,7 +77,7 @@ afterAll(async () => {
   for (const log of logs) log.remove()
 }, 60_000)
 
-describe("a worker on a cluster", () => {
+describe.skipIf(!available)("a worker on a cluster", () => {
   it("is used statefully from every runner and a client-only process; status names its runner", async () => {
     const log = server()
     const id = await open(a, log)
@@ -214,7 +222,7 @@ describe("a worker on a cluster", () => {
   }, 60_000)
 })
 
-describe("failures across runners", () => {
+describe.skipIf(!available)("failures across runners", () => {
   it("a partition with calls in flight: the caller's budget ends them as DeliveryUnknown, the owner is not evicted, nothing runs twice", async () => {
     const port = await freePort()
     // the runner listens on its own port, and is reached through the proxy on `port`
