@@ -58,3 +58,31 @@ export * as OwnerProtocol from "./OwnerProtocol.js"
  * @since 0.1.0
  */
 export * as Owner from "./Owner.js"
+
+/**
+ * Config documents: the readers of the files agent hosts keep their servers in.
+ *
+ * @since 0.1.0
+ */
+export * as McpConfig from "./McpConfig.js"
+
+/**
+ * Every server of a config document opened, and closed, at once.
+ *
+ * @since 0.1.0
+ */
+export * as OpenAll from "./OpenAll.js"
+
+/**
+ * TypeScript declarations of a server's tools, from its `tools/list`.
+ *
+ * @since 0.1.0
+ */
+export * as ToolDeclarations from "./ToolDeclarations.js"
+
+/**
+ * A worker's tools as the methods of one object.
+ *
+ * @since 0.1.0
+ */
+export * as ToolBinding from "./ToolBinding.js"
