@@ -18,7 +18,7 @@
  */
 import type * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
-import * as internal from "./internal/configDocument.js"
+import * as internal from "./internal/config/document.js"
 import type { InvalidInput } from "./McpWorkerError.js"
 import type { HttpConfigInput, ServerConfigInput, StdioConfigInput } from "./ServerConfig.js"
 

@@ -18,6 +18,7 @@ import {
   type RequestNotPending,
   type UnknownWorker
 } from "./McpWorkerError.js"
+import type * as AgentHost from "./AgentHost.js"
 import type * as Operations from "./Operations.js"
 import type { NotificationMethod } from "./OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
@@ -219,13 +220,14 @@ export interface Lifecycle {
 }
 
 /**
- * Every operation, each by worker id, each with its typed failures: the life cycle, and every request of the
- * operation table (`Operations.requests`: `listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…).
+ * Every operation, each by worker id, each with its typed failures: the life cycle, every request of the
+ * operation table (`Operations.requests`: `listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…),
+ * and the agent-host operations over them (`AgentHost`: `openAll`, `closeAll`, `describe`, `tools`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpWorkersService extends Lifecycle, Operations.Service<Operations.Requests> {}
+export interface McpWorkersService extends Lifecycle, Operations.Service<Operations.Requests>, AgentHost.AgentHost {}
 
 /**
  * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.

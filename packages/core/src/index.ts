@@ -86,3 +86,10 @@ export * as ToolDeclarations from "./ToolDeclarations.js"
  * @since 0.1.0
  */
 export * as ToolBinding from "./ToolBinding.js"
+
+/**
+ * The agent-host operations: a config document opened at once, tool declarations, tools as methods.
+ *
+ * @since 0.1.0
+ */
+export * as AgentHost from "./AgentHost.js"

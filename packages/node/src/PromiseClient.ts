@@ -12,9 +12,14 @@
  *
  * @since 0.1.0
  */
+import type * as McpConfig from "@mcp-worker/core/McpConfig"
+import type { CloseFailed, HostUnavailable, OpenFailed, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as OpenAll from "@mcp-worker/core/OpenAll"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
+import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as internal from "./internal/promiseClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
@@ -81,6 +86,31 @@ export interface CloseOptions {
 }
 
 /**
+ * Options of `openAll`: what a document's references are filled in from (default: this thread's `process.env`),
+ * the `open` options of every entry and of one, and how many open at a time.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OpenAllOptions = OpenAll.OpenAllOptions<OpenOptions>
+
+/**
+ * Options of `describe`: those of the rendering, and of each `listTools` page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DescribeOptions extends ToolDeclarations.Options, RequestOptions {}
+
+/**
+ * The options of a bound tool's call: `callTool`'s own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ToolCallOptions = Omit<Operations.CallToolOptions, "timeout"> & RequestOptions
+
+/**
  * The six operations of `McpWorkers` as Promises, plus `dispose`.
  *
  * @since 0.1.0
@@ -118,6 +148,29 @@ export interface PromiseClient extends Requests {
   readonly status: (id: string) => Promise<WorkerStatus>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly close: (id: string, options?: CloseOptions) => Promise<WorkerStatus>
+  /**
+   * Opens every entry of a config document (`McpConfig`) concurrently; resolves per entry with its id or why it
+   * did not open, never rejects for one entry. The workers belong to the host, as with `open`.
+   */
+  readonly openAll: (
+    document: McpConfig.Document,
+    options?: OpenAllOptions
+  ) => Promise<OpenAll.OpenAllResult<OpenFailed | HostUnavailable>>
+  /** Closes every opened worker of an `openAll` result (or a record of ids), one confirmed cleanup each. */
+  readonly closeAll: (
+    workers: Readonly<Record<string, OpenAll.OpenResult<unknown> | string>>,
+    options?: CloseOptions
+  ) => Promise<Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | CloseFailed | HostUnavailable>>>>
+  /** TypeScript declarations of the worker's tools, every page of `tools/list` (`ToolDeclarations.render`). */
+  readonly describe: (id: string, options?: DescribeOptions) => Promise<string>
+  /**
+   * The worker's tools as methods (`tools.get_sum({ a, b }, { signal })`), each `callTool` with the tool's real
+   * name: the same results, rejections and options. Method names are those of `describe`.
+   */
+  readonly tools: (
+    id: string,
+    options?: RequestOptions
+  ) => Promise<ToolBinding.Binding<ToolBinding.PromiseMethod<ToolCallOptions>>>
   /**
    * The worker's server notifications from this call on, as an async iterator (`for await`). Leaving the loop (or
    * `return()`) unsubscribes; the iterator ends when the worker closes or its connection is gone. A subscriber that

@@ -4,9 +4,12 @@
  *
  * @internal
  */
+import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as ToolBinding from "@mcp-worker/core/ToolBinding"
+import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -20,8 +23,10 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import type * as McpClient from "../McpClient.js"
 import type {
+  OpenOptions,
   PromiseClient,
   RequestOptions,
+  ToolCallOptions,
   Requests,
   ScopedClient,
   Timeout,
@@ -173,16 +178,37 @@ export const makePromiseClient = (): PromiseClient => {
 
   const events: PromiseClient["events"] = (id, options) => eventsOf(runtime, disposed, id, options)
 
+  // Every page of the worker's tools, each request with the caller's signal.
+  const allTools = (id: string, options: RequestOptions | undefined) =>
+    abortable(options?.signal, (client) =>
+      AgentHost.listAllTools((worker, page) => client.listTools(worker, { ...page, signal: options?.signal }), id, {
+        timeout: duration(options?.timeout)
+      })
+    )
+
   return {
-    open: (config, options) =>
+    open: (config, options) => run((client) => client.open(config, openOptions(options))),
+    ...requests,
+    openAll: (document, options) =>
       run((client) =>
-        client.open(config, {
-          timeout: duration(options?.timeout),
-          isolation: options?.isolation,
-          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb
+        client.openAll(document, {
+          ...options,
+          open: openOptions(options?.open),
+          entries:
+            options?.entries === undefined
+              ? undefined
+              : Object.fromEntries(Object.entries(options.entries).map(([name, o]) => [name, openOptions(o) ?? {}]))
         })
       ),
-    ...requests,
+    closeAll: (workers, options) => run((client) => client.closeAll(workers, { timeout: duration(options?.timeout) })),
+    describe: (id, options) =>
+      allTools(id, options).then((tools) =>
+        ToolDeclarations.render(tools, { name: options?.name, namespace: options?.namespace, title: options?.title })
+      ),
+    tools: (id, options) =>
+      allTools(id, options).then((tools) =>
+        ToolBinding.promise(requests.callTool as ToolBinding.PromiseCallTool<ToolCallOptions>, id, tools)
+      ),
     status: (id) => run((client) => client.status(id)),
     cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
     close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
@@ -191,6 +217,15 @@ export const makePromiseClient = (): PromiseClient => {
     [Symbol.asyncDispose]: dispose
   }
 }
+
+const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
+  options === undefined
+    ? undefined
+    : {
+        timeout: duration(options.timeout),
+        isolation: options.isolation,
+        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb
+      }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
   Effect.runPromiseExit(effect).then((exit) =>

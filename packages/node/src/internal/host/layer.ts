@@ -6,6 +6,7 @@
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
+import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -136,21 +137,26 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           ? Effect.fail(placement.left)
           : HostOpen.open(registry, config, openOptions, placement.right)
       })
-    const service: McpWorkers.McpWorkersService = {
-      open: (input, openOptions) =>
-        Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
-          openConfig(config, openOptions)
-        ),
-      ...HostRequest.requests(registry),
-      status: (id) =>
-        Effect.map(lookup(registry, id), (entry) => {
-          readDelivered(entry)
-          return statusOf(entry)
-        }),
-      cancel: HostRequest.cancel(registry),
-      close: HostClose.close(registry),
-      events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
-    }
+    // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
+    // environment, as envFrom does.
+    const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
+      {
+        open: (input, openOptions) =>
+          Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
+            openConfig(config, openOptions)
+          ),
+        ...HostRequest.requests(registry),
+        status: (id) =>
+          Effect.map(lookup(registry, id), (entry) => {
+            readDelivered(entry)
+            return statusOf(entry)
+          }),
+        cancel: HostRequest.cancel(registry),
+        close: HostClose.close(registry),
+        events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
+      },
+      { environment: () => process.env }
+    )
     return {
       service,
       openConfig,

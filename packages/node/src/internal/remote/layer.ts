@@ -15,6 +15,7 @@ import {
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
+import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
@@ -55,7 +56,8 @@ export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
  *
  * @internal
  */
-export interface RemoteService extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra> {
+export interface RemoteService
+  extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra>, AgentHost.AgentHost {
   /** `events` as a pull whose subscription is made when this effect runs (see `subscribe`). */
   readonly subscribe: (id: string, options?: { readonly capacity?: number | undefined }) => ReturnType<typeof subscribe>
 }
@@ -279,13 +281,11 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
 
+  // openAll, closeAll, describe and tools over this thread's own operations: a document's references read this
+  // thread's environment (the caller's), and each call travels as any other of this thread.
+  const base = { open, ...requests, status, cancel, close, events: events(client) }
   const service: RemoteService = {
-    open,
-    ...requests,
-    status,
-    cancel,
-    close,
-    events: events(client),
+    ...AgentHost.extend(base, { environment: () => process.env }),
     subscribe: (id, options) => subscribe(client, id, options)
   }
   return service

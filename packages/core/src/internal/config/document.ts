@@ -4,11 +4,12 @@
  * with the same rules as `open` and keeps references unexpanded.
  */
 import * as Either from "effect/Either"
-import * as JsonValue from "../JsonValue.js"
-import { InvalidInput } from "../McpWorkerError.js"
-import type * as McpConfig from "../McpConfig.js"
-import * as References from "./configReferences.js"
-import * as ConfigNormalize from "./configNormalize.js"
+import * as JsonValue from "../../JsonValue.js"
+import { InvalidInput } from "../../McpWorkerError.js"
+import type * as McpConfig from "../../McpConfig.js"
+import * as References from "./references.js"
+import * as Check from "./check.js"
+import * as ConfigNormalize from "./normalize.js"
 import * as Jsonc from "./jsonc.js"
 
 /** What differs between the formats. @internal */
@@ -85,7 +86,7 @@ export const rules: Readonly<Record<McpConfig.Format, Rules>> = {
 }
 
 /** @internal */
-export const invalid = ConfigNormalize.invalid
+export const invalid = Check.invalid
 
 /** @internal */
 export const invalidInput = (path: string, message: string): InvalidInput =>
@@ -133,7 +134,7 @@ const templatedStrings = (
 ): ReadonlyArray<readonly [field: string, key: string | number | undefined, text: string]> => {
   const out: Array<readonly [string, string | number | undefined, string]> = []
   for (const field of Object.keys(templated)) {
-    const value = ConfigNormalize.own(entry, field)
+    const value = Check.own(entry, field)
     const kind = templated[field].kind
     if (kind === "string" && typeof value === "string") out.push([field, undefined, value])
     if (kind === "array" && Array.isArray(value)) {
@@ -189,7 +190,7 @@ const probe: References.Context = {
 
 const probeEnvironment = (entry: JsonValue.JsonObject): Record<string, string> => {
   const environment: Record<string, string> = {}
-  const envFrom = ConfigNormalize.own(entry, "envFrom")
+  const envFrom = Check.own(entry, "envFrom")
   if (Array.isArray(envFrom)) for (const name of envFrom) if (typeof name === "string") setOwn(environment, name, "x")
   return environment
 }
@@ -243,22 +244,20 @@ const readInputs = (
   path: string
 ): Either.Either<Record<string, McpConfig.InputDeclaration>, InvalidInput> =>
   Either.gen(function* () {
-    if (!Array.isArray(value))
-      return yield* invalid(path, `must be an array of inputs (got ${ConfigNormalize.kindOf(value)})`)
+    if (!Array.isArray(value)) return yield* invalid(path, `must be an array of inputs (got ${Check.kindOf(value)})`)
     const inputs: Record<string, McpConfig.InputDeclaration> = {}
     for (let i = 0; i < value.length; i++) {
       const item = value[i]
       const here = at(path, i)
-      if (!JsonValue.isJsonObject(item))
-        return yield* invalid(here, `must be an object (got ${ConfigNormalize.kindOf(item)})`)
-      const id = ConfigNormalize.own(item, "id")
+      if (!JsonValue.isJsonObject(item)) return yield* invalid(here, `must be an object (got ${Check.kindOf(item)})`)
+      const id = Check.own(item, "id")
       if (typeof id !== "string" || !/^[A-Za-z0-9_.-]+$/.test(id)) {
         return yield* invalid(at(here, "id"), "must be an id of letters, digits, _, . or -")
       }
       if (Object.hasOwn(inputs, id)) return yield* invalid(at(here, "id"), "repeats the id of an earlier input")
-      const description = ConfigNormalize.own(item, "description")
-      const fallback = ConfigNormalize.own(item, "default")
-      const password = ConfigNormalize.own(item, "password")
+      const description = Check.own(item, "description")
+      const fallback = Check.own(item, "default")
+      const password = Check.own(item, "password")
       setOwn(inputs, id, {
         description: typeof description === "string" ? description : undefined,
         default: typeof fallback === "string" ? fallback : undefined,
@@ -289,7 +288,7 @@ export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Doc
   Either.gen(function* () {
     const root = yield* content(input, format)
     if (!JsonValue.isJsonObject(root)) {
-      return yield* invalid("", `must be an object with ${format.serversKey} (got ${ConfigNormalize.kindOf(root)})`)
+      return yield* invalid("", `must be an object with ${format.serversKey} (got ${Check.kindOf(root)})`)
     }
     const other = format.serversKey === "servers" ? "mcpServers" : "servers"
     if (!Object.hasOwn(root, format.serversKey)) {
@@ -311,7 +310,7 @@ export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Doc
     if (!JsonValue.isJsonObject(servers)) {
       return yield* invalid(
         serversPath,
-        `must be an object mapping each server name to its config (got ${ConfigNormalize.kindOf(servers)})`
+        `must be an object mapping each server name to its config (got ${Check.kindOf(servers)})`
       )
     }
     const inputIds =
@@ -323,7 +322,7 @@ export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Doc
       const path = at(serversPath, name)
       const entry = servers[name]
       if (!JsonValue.isJsonObject(entry)) {
-        return yield* invalid(path, `must be an object with a command or a url (got ${ConfigNormalize.kindOf(entry)})`)
+        return yield* invalid(path, `must be an object with a command or a url (got ${Check.kindOf(entry)})`)
       }
       const key = normalizeName(name)
       if (key === "") return yield* invalid(path, "is not a usable server name: it has no letter or digit")
@@ -335,7 +334,7 @@ export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Doc
       }
       setOwn(names, key, name)
       // A server the host would not start is not opened either.
-      if (ConfigNormalize.own(entry, "disabled") === true) continue
+      if (Check.own(entry, "disabled") === true) continue
       setOwn(entries, key, yield* readEntry(entry, path, format, inputIds))
       setOwn(paths, key, path)
     }

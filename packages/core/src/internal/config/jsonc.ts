@@ -5,7 +5,7 @@
  * instead of silently winning.
  */
 import * as Either from "effect/Either"
-import type * as JsonValue from "../JsonValue.js"
+import type * as JsonValue from "../../JsonValue.js"
 
 /** Why the text is not JSON, and where. @internal */
 export interface SyntaxProblem {
