@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as fc from "fast-check"
-import * as Jsonc from "../../packages/core/src/internal/jsonc.js"
+import * as Jsonc from "../../packages/core/src/internal/config/jsonc.js"
 
 const canary = "CANARY-51d2e0"
 

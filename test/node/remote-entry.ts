@@ -3,9 +3,11 @@
 // and its outcome to the test on `parentPort`, errors encoded with their Schema so they arrive as the same classes.
 // Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
 import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type * as McpConfig from "@mcp-worker/core/McpConfig"
 import { McpWorkers, type OpenOptions as McpWorkersOpenOptions } from "@mcp-worker/core/McpWorkers"
 import type { SavedResult } from "@mcp-worker/core/Operations"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Context from "effect/Context"
@@ -47,6 +49,7 @@ export type ScenarioName =
   | "events"
   | "subscribeThenBusy"
   | "everything"
+  | "agentHost"
   | "behaviour"
   | "ask"
   | "saveTo"
@@ -351,6 +354,48 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The server-everything suite through the Promise client of this thread. */
   everything: (data: { id: string }) => withPromiseClient((mcp) => exerciseEverything(mcp, data.id)),
+
+  /**
+   * The agent-host operations from this thread: the tools of a worker of server-everything as methods (Effect, then
+   * Promise client, its errors the same), its declarations, and a document of two entries (one broken) opened and
+   * closed from here.
+   */
+  agentHost: (data: { id: string; document: McpConfig.Document }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const tools = yield* workers.tools(data.id)
+      const effectSum = (yield* tools.get_sum({ a: 20, b: 22 })) as { content: Array<{ text?: string }> }
+      const unknown = yield* Effect.flip(ToolBinding.effect(workers.callTool, "mcpw_unknown", ["echo"]).echo({}))
+      const promise = yield* withPromiseClient(async (mcp) => {
+        const bound = await mcp.tools(data.id, { timeout: 10_000 })
+        const echo = (await bound.echo({ message: "from a thread" }, { timeout: 10_000 })) as {
+          content: Array<{ text?: string }>
+        }
+        const rejected = await bound.get_sum({ a: "not a number" } as any).then(
+          (result) => ({ resolved: (result as { isError?: boolean }).isError === true }),
+          (e: unknown) => ({ rejected: (e as { _tag?: string })._tag ?? String(e) })
+        )
+        const declarations = await mcp.describe(data.id, { namespace: "everything" })
+        const opened = await mcp.openAll(data.document, { open: { timeout: 20_000 } })
+        const closed = await mcp.closeAll(opened)
+        return {
+          methods: Object.keys(bound),
+          echo: echo.content[0]?.text,
+          rejected,
+          declarations,
+          opened: Object.fromEntries(
+            Object.entries(opened).map(([name, entry]) => [name, entry._tag === "Opened" ? "Opened" : entry.error._tag])
+          ),
+          closed: Object.fromEntries(
+            Object.entries(closed).map(([name, entry]) => [
+              name,
+              entry._tag === "Closed" ? entry.status.cleanup?.activeProcesses : entry.error._tag
+            ])
+          )
+        }
+      })
+      return { effectSum: effectSum.content[0]?.text, unknown: unknown._tag, promise }
+    }),
 
   /** Makes the server ask the client (an elicitation): the host's handler answers it. */
   ask: (data: { id: string }) =>
