@@ -3,6 +3,7 @@
 // checked here was checked (inputs, the budget, whether the group is known gone), so that `not_sent` is said
 // only where nothing left this process.
 import type * as Sharding from "@effect/cluster/Sharding"
+import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import {
   CloseFailed,
@@ -153,8 +154,8 @@ export const make = (options: {
       PersistenceError: () => Effect.fail(controlTimeout(id)())
     })
 
-    const service: McpWorkers.McpWorkersService = {
-      ...(requests as McpWorkers.McpWorkersService),
+    const service: AgentHost.Base = {
+      ...(requests as AgentHost.Base),
       open: (config, openOptions) =>
         Option.match(options.local, {
           onNone: () =>
@@ -270,5 +271,7 @@ export const make = (options: {
         )
       }
     }
-    return service
+    // openAll, closeAll, describe and tools over the operations above, as on every surface: a document's entries
+    // open on this runner, its references read from this process's environment.
+    return AgentHost.extend(service, { environment: () => process.env })
   })
