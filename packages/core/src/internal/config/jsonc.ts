@@ -34,144 +34,155 @@ const setOwn = (record: Record<string, JsonValue.JsonValue>, key: string, value:
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-/** Parses JSON (or JSONC) text into plain data, or says where and why it is not. @internal */
-export const parse = (text: string, options: ParseOptions): Either.Either<JsonValue.JsonValue, SyntaxProblem> => {
-  let i = 0
+// A cursor over the text: each kind of value read by a method of its own.
+class Reader {
+  i = 0
+  constructor(
+    readonly text: string,
+    readonly options: ParseOptions
+  ) {}
 
-  const skip = (): void => {
+  skip(): void {
     for (;;) {
-      const c = text.charCodeAt(i)
+      const c = this.text.charCodeAt(this.i)
       if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0xfeff) {
-        i++
-      } else if (options.comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2f) {
-        while (i < text.length && text.charCodeAt(i) !== 0x0a) i++
-      } else if (options.comments && c === 0x2f && text.charCodeAt(i + 1) === 0x2a) {
-        const end = text.indexOf("*/", i + 2)
-        if (end < 0) throw new Fail(i, "a comment is not closed")
-        i = end + 2
+        this.i++
+      } else if (this.options.comments && c === 0x2f && this.text.charCodeAt(this.i + 1) === 0x2f) {
+        while (this.i < this.text.length && this.text.charCodeAt(this.i) !== 0x0a) this.i++
+      } else if (this.options.comments && c === 0x2f && this.text.charCodeAt(this.i + 1) === 0x2a) {
+        const end = this.text.indexOf("*/", this.i + 2)
+        if (end < 0) throw new Fail(this.i, "a comment is not closed")
+        this.i = end + 2
       } else {
         return
       }
     }
   }
 
-  const expect = (char: string, what: string): void => {
-    if (text[i] !== char)
-      throw new Fail(i, i >= text.length ? `the text ends where ${what} was expected` : `expected ${what}`)
-    i++
+  expect(char: string, what: string): void {
+    if (this.text[this.i] !== char)
+      throw new Fail(
+        this.i,
+        this.i >= this.text.length ? `the this.text ends where ${what} was expected` : `expected ${what}`
+      )
+    this.i++
   }
 
-  const string = (): string => {
-    const start = i
-    expect('"', "a string")
+  string(): string {
+    const start = this.i
+    this.expect('"', "a string")
     let out = ""
-    let from = i
+    let from = this.i
     for (;;) {
-      if (i >= text.length) throw new Fail(start, "a string is not closed")
-      const c = text.charCodeAt(i)
+      if (this.i >= this.text.length) throw new Fail(start, "a string is not closed")
+      const c = this.text.charCodeAt(this.i)
       if (c === 0x22) break
-      if (c < 0x20) throw new Fail(i, "a string holds a control character (write it as an escape)")
+      if (c < 0x20) throw new Fail(this.i, "a string holds a control character (write it as an escape)")
       if (c !== 0x5c) {
-        i++
+        this.i++
         continue
       }
-      out += text.slice(from, i)
-      const e = text[i + 1]
+      out += this.text.slice(from, this.i)
+      const e = this.text[this.i + 1]
       const simple = e === undefined ? undefined : escapes[e]
       if (simple !== undefined) {
         out += simple
-        i += 2
-      } else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
-        out += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16))
-        i += 6
+        this.i += 2
+      } else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(this.text.slice(this.i + 2, this.i + 6))) {
+        out += String.fromCharCode(parseInt(this.text.slice(this.i + 2, this.i + 6), 16))
+        this.i += 6
       } else {
-        throw new Fail(i, "a string holds an invalid escape")
+        throw new Fail(this.i, "a string holds an invalid escape")
       }
-      from = i
+      from = this.i
     }
-    out += text.slice(from, i)
-    i++
+    out += this.text.slice(from, this.i)
+    this.i++
     return out
   }
 
-  const number = (): number => {
-    const match = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 400))
-    if (match === null) throw new Fail(i, "expected a value")
+  number(): number {
+    const match = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/.exec(this.text.slice(this.i, this.i + 400))
+    if (match === null) throw new Fail(this.i, "expected a value")
     const value = Number(match[0])
-    if (!Number.isFinite(value)) throw new Fail(i, "a number is too large")
-    i += match[0].length
+    if (!Number.isFinite(value)) throw new Fail(this.i, "a number is too large")
+    this.i += match[0].length
     return value
   }
 
-  const literal = (word: string, value: JsonValue.JsonValue): JsonValue.JsonValue => {
-    if (text.startsWith(word, i)) {
-      i += word.length
+  literal(word: string, value: JsonValue.JsonValue): JsonValue.JsonValue {
+    if (this.text.startsWith(word, this.i)) {
+      this.i += word.length
       return value
     }
-    throw new Fail(i, "expected a value")
+    throw new Fail(this.i, "expected a value")
   }
 
   // Items of an array or members of an object up to `close`, with a trailing comma only in JSONC.
-  const sequence = (close: string, item: () => void): void => {
-    skip()
-    if (text[i] === close) {
-      i++
+  sequence(close: string, item: () => void): void {
+    this.skip()
+    if (this.text[this.i] === close) {
+      this.i++
       return
     }
     for (;;) {
       item()
-      skip()
-      if (text[i] === close) {
-        i++
+      this.skip()
+      if (this.text[this.i] === close) {
+        this.i++
         return
       }
-      expect(",", `"," or "${close}"`)
-      skip()
-      if (text[i] === close) {
-        if (!options.comments) throw new Fail(i, "a trailing comma is not allowed in JSON")
-        i++
+      this.expect(",", `"," or "${close}"`)
+      this.skip()
+      if (this.text[this.i] === close) {
+        if (!this.options.comments) throw new Fail(this.i, "a trailing comma is not allowed in JSON")
+        this.i++
         return
       }
     }
   }
 
-  const value = (depth: number): JsonValue.JsonValue => {
-    if (depth > maxDepth) throw new Fail(i, `the document nests deeper than ${maxDepth} levels`)
-    skip()
-    const c = text[i]
+  value(depth: number): JsonValue.JsonValue {
+    if (depth > maxDepth) throw new Fail(this.i, `the document nests deeper than ${maxDepth} levels`)
+    this.skip()
+    const c = this.text[this.i]
     if (c === "{") {
-      i++
+      this.i++
       const record: Record<string, JsonValue.JsonValue> = {}
-      sequence("}", () => {
-        const at = i
-        const key = string()
+      this.sequence("}", () => {
+        const at = this.i
+        const key = this.string()
         if (Object.hasOwn(record, key)) throw new Fail(at, "a key is repeated in one object")
-        skip()
-        expect(":", '":"')
-        setOwn(record, key, value(depth + 1))
+        this.skip()
+        this.expect(":", '":"')
+        setOwn(record, key, this.value(depth + 1))
       })
       return record
     }
     if (c === "[") {
-      i++
+      this.i++
       const items: Array<JsonValue.JsonValue> = []
-      sequence("]", () => {
-        items.push(value(depth + 1))
+      this.sequence("]", () => {
+        items.push(this.value(depth + 1))
       })
       return items
     }
-    if (c === '"') return string()
-    if (c === "t") return literal("true", true)
-    if (c === "f") return literal("false", false)
-    if (c === "n") return literal("null", null)
-    if (i >= text.length) throw new Fail(i, "the text ends where a value was expected")
-    return number()
+    if (c === '"') return this.string()
+    if (c === "t") return this.literal("true", true)
+    if (c === "f") return this.literal("false", false)
+    if (c === "n") return this.literal("null", null)
+    if (this.i >= this.text.length) throw new Fail(this.i, "the this.text ends where a value was expected")
+    return this.number()
   }
+}
 
+/** Parses JSON (or JSONC) text into plain data, or says where and why it is not. @internal */
+export const parse = (text: string, options: ParseOptions): Either.Either<JsonValue.JsonValue, SyntaxProblem> => {
+  const reader = new Reader(text, options)
   try {
-    const result = value(0)
-    skip()
-    if (i < text.length) throw new Fail(i, "unexpected text after the document")
+    const result = reader.value(0)
+    reader.skip()
+    if (reader.i < text.length) throw new Fail(reader.i, "unexpected text after the document")
     return Either.right(result)
   } catch (e) {
     if (!(e instanceof Fail)) throw e
