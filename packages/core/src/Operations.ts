@@ -1,24 +1,35 @@
 /**
  * The table of request operations: every MCP request a caller can make on a worker, defined once — its method,
  * how its arguments become the request's params (checked as JSON plain data in the calling thread), its span, and
- * its result type. The host service, the remote protocol and the Promise client are derived from it (`derive`),
- * and the owner sends any method of it as a plain request. Adding an operation is one entry here.
+ * its result type and the protocol's own schema of that result. The host service, the remote protocol and the Promise
+ * client are derived from it (`derive`), and the owner sends any method of it as a plain request, checking the result
+ * against the entry's `result` schema. Adding an operation is one entry here.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
  * sees it, an exact cancel on timeout, interruption or `cancel` (`DeliveryUnknown`), and results returned raw.
  *
  * @since 0.1.0
  */
-import type {
-  CallToolResult,
-  CompleteResult,
-  EmptyResult,
-  GetPromptResult,
-  ListPromptsResult,
-  ListResourcesResult,
-  ListResourceTemplatesResult,
-  ListToolsResult,
-  ReadResourceResult
+import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  type CompleteResult,
+  CompleteResultSchema,
+  type EmptyResult,
+  EmptyResultSchema,
+  type GetPromptResult,
+  GetPromptResultSchema,
+  type ListPromptsResult,
+  ListPromptsResultSchema,
+  type ListResourcesResult,
+  ListResourcesResultSchema,
+  type ListResourceTemplatesResult,
+  ListResourceTemplatesResultSchema,
+  type ListToolsResult,
+  ListToolsResultSchema,
+  type ReadResourceResult,
+  ReadResourceResultSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -111,6 +122,17 @@ export interface ParamsContext {
 }
 
 /**
+ * The protocol's own schema of a result, as the MCP SDK declares it: its output is the operation's result type `A`.
+ * The owner checks a server's result against it, never against what the server declared about itself (C25).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResultSchema<A> = AnySchema & {
+  readonly "~standard": { readonly types?: { readonly output: A } | undefined }
+}
+
+/**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
  * `A` its raw MCP result.
  *
@@ -136,8 +158,8 @@ export interface Operation<Args extends ReadonlyArray<unknown>, Options extends 
     | undefined
   /** Span attributes read off the arguments (names only, never values that may be secret). */
   readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
-  /** The result type (phantom). */
-  readonly "~result"?: A
+  /** The protocol's schema of the result, whose output is the result type `A`. */
+  readonly result: ResultSchema<A>
 }
 
 /**
@@ -201,18 +223,24 @@ const object = (
     ? JsonValue.encode(value, { where: "arguments", root: path, isProxy: context.isProxy })
     : invalid(path, `${what} must be a plain object`)
 
-const list = <A>(method: Method, name: string): Operation<[], ListOptions, A> => ({
+const list = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[], ListOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 0,
-  params: (_, options) => cursorParams(options)
+  params: (_, options) => cursorParams(options),
+  result
 })
 
-const byUri = (method: Method, name: string): Operation<[uri: string], RequestOptions, any> => ({
+const byUri = <A>(
+  method: Method,
+  name: string,
+  result: ResultSchema<A>
+): Operation<[uri: string], RequestOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 1,
-  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value }))
+  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value })),
+  result
 })
 
 /**
@@ -221,7 +249,11 @@ const byUri = (method: Method, name: string): Operation<[uri: string], RequestOp
  * @since 0.1.0
  * @category operations
  */
-export const listTools: Operation<[], ListOptions, ListToolsResult> = list("tools/list", "listTools")
+export const listTools: Operation<[], ListOptions, ListToolsResult> = list(
+  "tools/list",
+  "listTools",
+  ListToolsResultSchema
+)
 
 /**
  * `tools/call`: the server's raw result, `isError` included (a business result, C14).
@@ -249,7 +281,8 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
     const problem = context.checkSavePath(saveTo)
     return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
   },
-  attributes: ([name]) => ({ tool: name })
+  attributes: ([name]) => ({ tool: name }),
+  result: CallToolResultSchema
 }
 
 /**
@@ -258,7 +291,11 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
  * @since 0.1.0
  * @category operations
  */
-export const listResources: Operation<[], ListOptions, ListResourcesResult> = list("resources/list", "listResources")
+export const listResources: Operation<[], ListOptions, ListResourcesResult> = list(
+  "resources/list",
+  "listResources",
+  ListResourcesResultSchema
+)
 
 /**
  * `resources/templates/list`: one page of the server's resource templates.
@@ -268,7 +305,8 @@ export const listResources: Operation<[], ListOptions, ListResourcesResult> = li
  */
 export const listResourceTemplates: Operation<[], ListOptions, ListResourceTemplatesResult> = list(
   "resources/templates/list",
-  "listResourceTemplates"
+  "listResourceTemplates",
+  ListResourceTemplatesResultSchema
 )
 
 /**
@@ -279,7 +317,8 @@ export const listResourceTemplates: Operation<[], ListOptions, ListResourceTempl
  */
 export const readResource: Operation<[uri: string], RequestOptions, ReadResourceResult> = byUri(
   "resources/read",
-  "readResource"
+  "readResource",
+  ReadResourceResultSchema
 )
 
 /**
@@ -290,7 +329,8 @@ export const readResource: Operation<[uri: string], RequestOptions, ReadResource
  */
 export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
   "resources/subscribe",
-  "subscribeResource"
+  "subscribeResource",
+  EmptyResultSchema
 )
 
 /**
@@ -301,7 +341,8 @@ export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyRe
  */
 export const unsubscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
   "resources/unsubscribe",
-  "unsubscribeResource"
+  "unsubscribeResource",
+  EmptyResultSchema
 )
 
 /**
@@ -310,7 +351,11 @@ export const unsubscribeResource: Operation<[uri: string], RequestOptions, Empty
  * @since 0.1.0
  * @category operations
  */
-export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list("prompts/list", "listPrompts")
+export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list(
+  "prompts/list",
+  "listPrompts",
+  ListPromptsResultSchema
+)
 
 /**
  * `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them).
@@ -338,7 +383,8 @@ export const getPrompt: Operation<
         (text) => `{"name":${JSON.stringify(prompt)},"arguments":${text}}`
       )
     }),
-  attributes: ([name]) => ({ prompt: name })
+  attributes: ([name]) => ({ prompt: name }),
+  result: GetPromptResultSchema
 }
 
 /**
@@ -352,7 +398,8 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
   method: "completion/complete",
   span: "McpWorkers.complete",
   arity: 1,
-  params: ([params], _, context) => object(params, "params", "the completion params", context)
+  params: ([params], _, context) => object(params, "params", "the completion params", context),
+  result: CompleteResultSchema
 }
 
 /**
@@ -365,7 +412,8 @@ export const ping: Operation<[], RequestOptions, EmptyResult> = {
   method: "ping",
   span: "McpWorkers.ping",
   arity: 0,
-  params: () => Either.right("{}")
+  params: () => Either.right("{}"),
+  result: EmptyResultSchema
 }
 
 /**
