@@ -1,9 +1,8 @@
 /**
  * The table of request operations: every MCP request a caller can make on a worker, defined once — its method,
  * how its arguments become the request's params (checked as JSON plain data in the calling thread), its span, and
- * its result type and the protocol's own schema of that result. The host service, the remote protocol and the Promise
- * client are derived from it (`derive`), and the owner sends any method of it as a plain request, checking the result
- * against the entry's `result` schema. Adding an operation is one entry here.
+ * its result type with the protocol's schema of it (`result`). The surfaces are derived from it (`derive`), and the
+ * owner sends any method of it as a plain request, its result checked against `result`. Adding one is one entry.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
  * sees it, an exact cancel on timeout, interruption or `cancel` (`DeliveryUnknown`), and results returned raw.
@@ -11,26 +10,7 @@
  * @since 0.1.0
  */
 import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
-import {
-  type CallToolResult,
-  CallToolResultSchema,
-  type CompleteResult,
-  CompleteResultSchema,
-  type EmptyResult,
-  EmptyResultSchema,
-  type GetPromptResult,
-  GetPromptResultSchema,
-  type ListPromptsResult,
-  ListPromptsResultSchema,
-  type ListResourcesResult,
-  ListResourcesResultSchema,
-  type ListResourceTemplatesResult,
-  ListResourceTemplatesResultSchema,
-  type ListToolsResult,
-  ListToolsResultSchema,
-  type ReadResourceResult,
-  ReadResourceResultSchema
-} from "@modelcontextprotocol/sdk/types.js"
+import * as Mcp from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -122,15 +102,13 @@ export interface ParamsContext {
 }
 
 /**
- * The protocol's own schema of a result, as the MCP SDK declares it: its output is the operation's result type `A`.
- * The owner checks a server's result against it, never against what the server declared about itself (C25).
+ * The protocol's own schema of a result (the SDK's), whose output is the result type `A`: the owner checks a server's
+ * result against it, never against what the server declared about itself (C25).
  *
  * @since 0.1.0
  * @category models
  */
-export type ResultSchema<A> = AnySchema & {
-  readonly "~standard": { readonly types?: { readonly output: A } | undefined }
-}
+export type ResultSchema<A> = AnySchema & { readonly "~standard": { readonly types?: { output: A } | undefined } }
 
 /**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
@@ -196,15 +174,17 @@ export type Fn<O, Extra = {}> =
  */
 export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
 
-const invalid = (path: string, message: string): Either.Either<never, InvalidInput> =>
+type Checked<A> = Either.Either<A, InvalidInput>
+
+const invalid = (path: string, message: string): Checked<never> =>
   Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
 
-const string = (value: unknown, path: string, what: string): Either.Either<string, InvalidInput> =>
+const string = (value: unknown, path: string, what: string): Checked<string> =>
   typeof value === "string" && value.length > 0
     ? Either.right(value)
     : invalid(path, `${what} must be a non-empty string`)
 
-const cursorParams = (options: ListOptions | undefined): Either.Either<string, InvalidInput> => {
+const cursorParams = (options: ListOptions | undefined): Checked<string> => {
   const cursor = options?.cursor
   if (cursor === undefined) return Either.right("{}")
   return typeof cursor === "string"
@@ -213,12 +193,7 @@ const cursorParams = (options: ListOptions | undefined): Either.Either<string, I
 }
 
 /** An object argument, checked as JSON plain data (C16) and encoded once. */
-const object = (
-  value: unknown,
-  path: string,
-  what: string,
-  context: ParamsContext
-): Either.Either<string, InvalidInput> =>
+const object = (value: unknown, path: string, what: string, context: ParamsContext): Checked<string> =>
   JsonValue.isJsonObject(value)
     ? JsonValue.encode(value, { where: "arguments", root: path, isProxy: context.isProxy })
     : invalid(path, `${what} must be a plain object`)
@@ -231,11 +206,7 @@ const list = <A>(method: Method, name: string, result: ResultSchema<A>): Operati
   result
 })
 
-const byUri = <A>(
-  method: Method,
-  name: string,
-  result: ResultSchema<A>
-): Operation<[uri: string], RequestOptions, A> => ({
+const byUri = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[string], RequestOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 1,
@@ -249,10 +220,10 @@ const byUri = <A>(
  * @since 0.1.0
  * @category operations
  */
-export const listTools: Operation<[], ListOptions, ListToolsResult> = list(
+export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = list(
   "tools/list",
   "listTools",
-  ListToolsResultSchema
+  Mcp.ListToolsResultSchema
 )
 
 /**
@@ -261,7 +232,7 @@ export const listTools: Operation<[], ListOptions, ListToolsResult> = list(
  * @since 0.1.0
  * @category operations
  */
-export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, CallToolResult> = {
+export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult> = {
   method: "tools/call",
   span: "McpWorkers.callTool",
   arity: 2,
@@ -282,7 +253,7 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
     return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
   },
   attributes: ([name]) => ({ tool: name }),
-  result: CallToolResultSchema
+  result: Mcp.CallToolResultSchema
 }
 
 /**
@@ -291,10 +262,10 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
  * @since 0.1.0
  * @category operations
  */
-export const listResources: Operation<[], ListOptions, ListResourcesResult> = list(
+export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = list(
   "resources/list",
   "listResources",
-  ListResourcesResultSchema
+  Mcp.ListResourcesResultSchema
 )
 
 /**
@@ -303,10 +274,10 @@ export const listResources: Operation<[], ListOptions, ListResourcesResult> = li
  * @since 0.1.0
  * @category operations
  */
-export const listResourceTemplates: Operation<[], ListOptions, ListResourceTemplatesResult> = list(
+export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = list(
   "resources/templates/list",
   "listResourceTemplates",
-  ListResourceTemplatesResultSchema
+  Mcp.ListResourceTemplatesResultSchema
 )
 
 /**
@@ -315,10 +286,10 @@ export const listResourceTemplates: Operation<[], ListOptions, ListResourceTempl
  * @since 0.1.0
  * @category operations
  */
-export const readResource: Operation<[uri: string], RequestOptions, ReadResourceResult> = byUri(
+export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = byUri(
   "resources/read",
   "readResource",
-  ReadResourceResultSchema
+  Mcp.ReadResourceResultSchema
 )
 
 /**
@@ -327,10 +298,10 @@ export const readResource: Operation<[uri: string], RequestOptions, ReadResource
  * @since 0.1.0
  * @category operations
  */
-export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/subscribe",
   "subscribeResource",
-  EmptyResultSchema
+  Mcp.EmptyResultSchema
 )
 
 /**
@@ -339,10 +310,10 @@ export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyRe
  * @since 0.1.0
  * @category operations
  */
-export const unsubscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/unsubscribe",
   "unsubscribeResource",
-  EmptyResultSchema
+  Mcp.EmptyResultSchema
 )
 
 /**
@@ -351,10 +322,10 @@ export const unsubscribeResource: Operation<[uri: string], RequestOptions, Empty
  * @since 0.1.0
  * @category operations
  */
-export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list(
+export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = list(
   "prompts/list",
   "listPrompts",
-  ListPromptsResultSchema
+  Mcp.ListPromptsResultSchema
 )
 
 /**
@@ -366,7 +337,7 @@ export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list(
 export const getPrompt: Operation<
   [name: string, args?: Readonly<Record<string, string>>],
   RequestOptions,
-  GetPromptResult
+  Mcp.GetPromptResult
 > = {
   method: "prompts/get",
   span: "McpWorkers.getPrompt",
@@ -384,7 +355,7 @@ export const getPrompt: Operation<
       )
     }),
   attributes: ([name]) => ({ prompt: name }),
-  result: GetPromptResultSchema
+  result: Mcp.GetPromptResultSchema
 }
 
 /**
@@ -394,12 +365,12 @@ export const getPrompt: Operation<
  * @since 0.1.0
  * @category operations
  */
-export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, CompleteResult> = {
+export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult> = {
   method: "completion/complete",
   span: "McpWorkers.complete",
   arity: 1,
   params: ([params], _, context) => object(params, "params", "the completion params", context),
-  result: CompleteResultSchema
+  result: Mcp.CompleteResultSchema
 }
 
 /**
@@ -408,12 +379,12 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
  * @since 0.1.0
  * @category operations
  */
-export const ping: Operation<[], RequestOptions, EmptyResult> = {
+export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = {
   method: "ping",
   span: "McpWorkers.ping",
   arity: 0,
   params: () => Either.right("{}"),
-  result: EmptyResultSchema
+  result: Mcp.EmptyResultSchema
 }
 
 /**
