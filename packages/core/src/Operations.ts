@@ -1,25 +1,16 @@
 /**
  * The table of request operations: every MCP request a caller can make on a worker, defined once — its method,
  * how its arguments become the request's params (checked as JSON plain data in the calling thread), its span, and
- * its result type. The host service, the remote protocol and the Promise client are derived from it (`derive`),
- * and the owner sends any method of it as a plain request. Adding an operation is one entry here.
+ * its result type with the protocol's schema of it (`result`). The surfaces are derived from it (`derive`), and the
+ * owner sends any method of it as a plain request, its result checked against `result`. Adding one is one entry.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
  * sees it, an exact cancel on timeout, interruption or `cancel` (`DeliveryUnknown`), and results returned raw.
  *
  * @since 0.1.0
  */
-import type {
-  CallToolResult,
-  CompleteResult,
-  EmptyResult,
-  GetPromptResult,
-  ListPromptsResult,
-  ListResourcesResult,
-  ListResourceTemplatesResult,
-  ListToolsResult,
-  ReadResourceResult
-} from "@modelcontextprotocol/sdk/types.js"
+import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
+import * as Mcp from "@modelcontextprotocol/sdk/types.js"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -111,6 +102,15 @@ export interface ParamsContext {
 }
 
 /**
+ * The protocol's own schema of a result (the SDK's), whose output is the result type `A`: the owner checks a server's
+ * result against it, never against what the server declared about itself (C25).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ResultSchema<A> = AnySchema & { readonly "~standard": { readonly types?: { output: A } | undefined } }
+
+/**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
  * `A` its raw MCP result.
  *
@@ -136,8 +136,8 @@ export interface Operation<Args extends ReadonlyArray<unknown>, Options extends 
     | undefined
   /** Span attributes read off the arguments (names only, never values that may be secret). */
   readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
-  /** The result type (phantom). */
-  readonly "~result"?: A
+  /** The protocol's schema of the result, whose output is the result type `A`. */
+  readonly result: ResultSchema<A>
 }
 
 /**
@@ -174,15 +174,17 @@ export type Fn<O, Extra = {}> =
  */
 export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
 
-const invalid = (path: string, message: string): Either.Either<never, InvalidInput> =>
+type Checked<A> = Either.Either<A, InvalidInput>
+
+const invalid = (path: string, message: string): Checked<never> =>
   Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
 
-const string = (value: unknown, path: string, what: string): Either.Either<string, InvalidInput> =>
+const string = (value: unknown, path: string, what: string): Checked<string> =>
   typeof value === "string" && value.length > 0
     ? Either.right(value)
     : invalid(path, `${what} must be a non-empty string`)
 
-const cursorParams = (options: ListOptions | undefined): Either.Either<string, InvalidInput> => {
+const cursorParams = (options: ListOptions | undefined): Checked<string> => {
   const cursor = options?.cursor
   if (cursor === undefined) return Either.right("{}")
   return typeof cursor === "string"
@@ -191,28 +193,25 @@ const cursorParams = (options: ListOptions | undefined): Either.Either<string, I
 }
 
 /** An object argument, checked as JSON plain data (C16) and encoded once. */
-const object = (
-  value: unknown,
-  path: string,
-  what: string,
-  context: ParamsContext
-): Either.Either<string, InvalidInput> =>
+const object = (value: unknown, path: string, what: string, context: ParamsContext): Checked<string> =>
   JsonValue.isJsonObject(value)
     ? JsonValue.encode(value, { where: "arguments", root: path, isProxy: context.isProxy })
     : invalid(path, `${what} must be a plain object`)
 
-const list = <A>(method: Method, name: string): Operation<[], ListOptions, A> => ({
+const list = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[], ListOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 0,
-  params: (_, options) => cursorParams(options)
+  params: (_, options) => cursorParams(options),
+  result
 })
 
-const byUri = (method: Method, name: string): Operation<[uri: string], RequestOptions, any> => ({
+const byUri = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[string], RequestOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 1,
-  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value }))
+  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value })),
+  result
 })
 
 /**
@@ -221,7 +220,11 @@ const byUri = (method: Method, name: string): Operation<[uri: string], RequestOp
  * @since 0.1.0
  * @category operations
  */
-export const listTools: Operation<[], ListOptions, ListToolsResult> = list("tools/list", "listTools")
+export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = list(
+  "tools/list",
+  "listTools",
+  Mcp.ListToolsResultSchema
+)
 
 /**
  * `tools/call`: the server's raw result, `isError` included (a business result, C14).
@@ -229,7 +232,7 @@ export const listTools: Operation<[], ListOptions, ListToolsResult> = list("tool
  * @since 0.1.0
  * @category operations
  */
-export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, CallToolResult> = {
+export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult> = {
   method: "tools/call",
   span: "McpWorkers.callTool",
   arity: 2,
@@ -249,7 +252,8 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
     const problem = context.checkSavePath(saveTo)
     return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
   },
-  attributes: ([name]) => ({ tool: name })
+  attributes: ([name]) => ({ tool: name }),
+  result: Mcp.CallToolResultSchema
 }
 
 /**
@@ -258,7 +262,11 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
  * @since 0.1.0
  * @category operations
  */
-export const listResources: Operation<[], ListOptions, ListResourcesResult> = list("resources/list", "listResources")
+export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = list(
+  "resources/list",
+  "listResources",
+  Mcp.ListResourcesResultSchema
+)
 
 /**
  * `resources/templates/list`: one page of the server's resource templates.
@@ -266,9 +274,10 @@ export const listResources: Operation<[], ListOptions, ListResourcesResult> = li
  * @since 0.1.0
  * @category operations
  */
-export const listResourceTemplates: Operation<[], ListOptions, ListResourceTemplatesResult> = list(
+export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = list(
   "resources/templates/list",
-  "listResourceTemplates"
+  "listResourceTemplates",
+  Mcp.ListResourceTemplatesResultSchema
 )
 
 /**
@@ -277,9 +286,10 @@ export const listResourceTemplates: Operation<[], ListOptions, ListResourceTempl
  * @since 0.1.0
  * @category operations
  */
-export const readResource: Operation<[uri: string], RequestOptions, ReadResourceResult> = byUri(
+export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = byUri(
   "resources/read",
-  "readResource"
+  "readResource",
+  Mcp.ReadResourceResultSchema
 )
 
 /**
@@ -288,9 +298,10 @@ export const readResource: Operation<[uri: string], RequestOptions, ReadResource
  * @since 0.1.0
  * @category operations
  */
-export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/subscribe",
-  "subscribeResource"
+  "subscribeResource",
+  Mcp.EmptyResultSchema
 )
 
 /**
@@ -299,9 +310,10 @@ export const subscribeResource: Operation<[uri: string], RequestOptions, EmptyRe
  * @since 0.1.0
  * @category operations
  */
-export const unsubscribeResource: Operation<[uri: string], RequestOptions, EmptyResult> = byUri(
+export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/unsubscribe",
-  "unsubscribeResource"
+  "unsubscribeResource",
+  Mcp.EmptyResultSchema
 )
 
 /**
@@ -310,7 +322,11 @@ export const unsubscribeResource: Operation<[uri: string], RequestOptions, Empty
  * @since 0.1.0
  * @category operations
  */
-export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list("prompts/list", "listPrompts")
+export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = list(
+  "prompts/list",
+  "listPrompts",
+  Mcp.ListPromptsResultSchema
+)
 
 /**
  * `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them).
@@ -321,7 +337,7 @@ export const listPrompts: Operation<[], ListOptions, ListPromptsResult> = list("
 export const getPrompt: Operation<
   [name: string, args?: Readonly<Record<string, string>>],
   RequestOptions,
-  GetPromptResult
+  Mcp.GetPromptResult
 > = {
   method: "prompts/get",
   span: "McpWorkers.getPrompt",
@@ -338,7 +354,8 @@ export const getPrompt: Operation<
         (text) => `{"name":${JSON.stringify(prompt)},"arguments":${text}}`
       )
     }),
-  attributes: ([name]) => ({ prompt: name })
+  attributes: ([name]) => ({ prompt: name }),
+  result: Mcp.GetPromptResultSchema
 }
 
 /**
@@ -348,11 +365,12 @@ export const getPrompt: Operation<
  * @since 0.1.0
  * @category operations
  */
-export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, CompleteResult> = {
+export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult> = {
   method: "completion/complete",
   span: "McpWorkers.complete",
   arity: 1,
-  params: ([params], _, context) => object(params, "params", "the completion params", context)
+  params: ([params], _, context) => object(params, "params", "the completion params", context),
+  result: Mcp.CompleteResultSchema
 }
 
 /**
@@ -361,11 +379,12 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
  * @since 0.1.0
  * @category operations
  */
-export const ping: Operation<[], RequestOptions, EmptyResult> = {
+export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = {
   method: "ping",
   span: "McpWorkers.ping",
   arity: 0,
-  params: () => Either.right("{}")
+  params: () => Either.right("{}"),
+  result: Mcp.EmptyResultSchema
 }
 
 /**

@@ -10,21 +10,11 @@
  *
  * @since 0.1.0
  */
-import { WorkerError } from "@effect/platform/WorkerError"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
-import {
-  CleanupSummary,
-  DeliveryUnknown,
-  FailureKind,
-  InvalidInput,
-  OpenFailed,
-  ResultTooLarge,
-  ServerError,
-  WorkerBusy,
-  WorkerFailed
-} from "./McpWorkerError.js"
+import type * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import type * as Schema from "effect/Schema"
+import * as checks from "./internal/ownerProtocol/checks.js"
+import * as internal from "./internal/ownerProtocol/messages.js"
 
 /**
  * What an owner reports once its connection is initialized.
@@ -32,11 +22,7 @@ import {
  * @since 0.1.0
  * @category models
  */
-export const OpenInfo = Schema.Struct({
-  pid: Schema.NullOr(Schema.Number),
-  protocolVersion: Schema.NullOr(Schema.String),
-  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
-})
+export const OpenInfo: typeof internal.OpenInfo = internal.OpenInfo
 
 /**
  * What an owner reports once its connection is initialized.
@@ -52,23 +38,15 @@ export type OpenInfo = typeof OpenInfo.Type
  * @since 0.1.0
  * @category control plane
  */
-export class Open extends Schema.TaggedRequest<Open>()("Open", {
-  failure: Schema.Union(OpenFailed, WorkerError),
-  success: OpenInfo,
-  payload: {
-    workerId: Schema.String,
-    marker: Schema.String,
-    config: Schema.String,
-    timeoutMs: Schema.Number,
-    /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
-    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
-    /**
-     * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
-     * client. Used for a server that asks for authorization when the config has no `auth` of its own.
-     */
-    oauth: Schema.optional(Schema.String)
-  }
-}) {}
+export const Open: typeof internal.Open = internal.Open
+
+/**
+ * Connect the owner's client. `config` is the normalized config in its wire form (JSON text).
+ *
+ * @since 0.1.0
+ * @category control plane
+ */
+export type Open = internal.Open
 
 /**
  * Close the client and end everything the connection started, within `budgetMs`.
@@ -76,11 +54,15 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
  * @since 0.1.0
  * @category control plane
  */
-export class Close extends Schema.TaggedRequest<Close>()("Close", {
-  failure: WorkerError,
-  success: CleanupSummary,
-  payload: { budgetMs: Schema.Number }
-}) {}
+export const Close: typeof internal.Close = internal.Close
+
+/**
+ * Close the client and end everything the connection started, within `budgetMs`.
+ *
+ * @since 0.1.0
+ * @category control plane
+ */
+export type Close = internal.Close
 
 /**
  * Every control-plane request an owner thread serves.
@@ -88,7 +70,7 @@ export class Close extends Schema.TaggedRequest<Close>()("Close", {
  * @since 0.1.0
  * @category control plane
  */
-export const ControlRequest = Schema.Union(Open, Close)
+export const ControlRequest: typeof internal.ControlRequest = internal.ControlRequest
 
 /**
  * A control-plane request.
@@ -104,19 +86,7 @@ export type ControlRequest = typeof ControlRequest.Type
  * @since 0.1.0
  * @category data plane
  */
-export const Method = Schema.Literal(
-  "tools/list",
-  "tools/call",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-  "resources/subscribe",
-  "resources/unsubscribe",
-  "prompts/list",
-  "prompts/get",
-  "completion/complete",
-  "ping"
-)
+export const Method: typeof internal.Method = internal.Method
 
 /**
  * An MCP method a data-plane request may carry.
@@ -135,7 +105,7 @@ export type Method = typeof Method.Type
  * @since 0.1.0
  * @category data plane
  */
-export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Number })
+export const ReplyTo: typeof internal.ReplyTo = internal.ReplyTo
 
 /**
  * Where an owner thread posts a request's success itself.
@@ -152,24 +122,7 @@ export type ReplyTo = typeof ReplyTo.Type
  * @since 0.1.0
  * @category data plane
  */
-export const RequestMessage = Schema.TaggedStruct("Request", {
-  requestId: Schema.String,
-  method: Method,
-  params: Schema.String,
-  timeoutMs: Schema.Number,
-  /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
-  progress: Schema.optional(Schema.Boolean),
-  /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
-  saveTo: Schema.optional(Schema.String),
-  /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
-  replyTo: Schema.optional(ReplyTo),
-  /**
-   * How many remote callers' requests taken straight by the owner thread (`StartedMessage`) the host had read when it
-   * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
-   * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
-   */
-  seen: Schema.optional(Schema.Number)
-})
+export const RequestMessage: typeof internal.RequestMessage = internal.RequestMessage
 
 /**
  * Host → owner: cancel exactly this request, if it is still in flight.
@@ -177,15 +130,7 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
  * @since 0.1.0
  * @category data plane
  */
-export const CancelMessage = Schema.TaggedStruct("Cancel", {
-  requestId: Schema.String,
-  reason: Schema.Literal("timeout", "interrupted", "cancelled"),
-  /**
-   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request whose success
-   * an owner thread posts to its caller itself, which it may have posted already.
-   */
-  confirm: Schema.optional(Schema.Boolean)
-})
+export const CancelMessage: typeof internal.CancelMessage = internal.CancelMessage
 
 /**
  * The requests a server may send its client, which the host answers with its handlers.
@@ -193,14 +138,7 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
  * @since 0.1.0
  * @category data plane
  */
-export const ServerMethod = Schema.Literal(
-  "elicitation/create",
-  "sampling/createMessage",
-  "roots/list",
-  "oauth/authorize",
-  "oauth/tokens",
-  "oauth/saveTokens"
-)
+export const ServerMethod: typeof internal.ServerMethod = internal.ServerMethod
 
 /**
  * A request a server may send its client.
@@ -216,11 +154,7 @@ export type ServerMethod = typeof ServerMethod.Type
  * @since 0.1.0
  * @category data plane
  */
-export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
-  serverRequestId: Schema.String,
-  result: Schema.optional(Schema.String),
-  error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
-})
+export const ServerReplyMessage: typeof internal.ServerReplyMessage = internal.ServerReplyMessage
 
 /**
  * Every data-plane message from the host to an owner.
@@ -228,7 +162,7 @@ export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
  * @since 0.1.0
  * @category data plane
  */
-export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage)
+export const HostMessage: typeof internal.HostMessage = internal.HostMessage
 
 /**
  * A data-plane message from the host to an owner.
@@ -245,11 +179,7 @@ export type HostMessage = typeof HostMessage.Type
  * @since 0.1.0
  * @category data plane
  */
-export const SuccessMessage = Schema.TaggedStruct("Success", {
-  requestId: Schema.String,
-  result: Schema.String,
-  envelope: Schema.Boolean
-})
+export const SuccessMessage: typeof internal.SuccessMessage = internal.SuccessMessage
 
 /**
  * Owner → host: the request's success went straight to its caller (`replyTo`); the request has ended.
@@ -257,7 +187,7 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
  * @since 0.1.0
  * @category data plane
  */
-export const DeliveredMessage = Schema.TaggedStruct("Delivered", { requestId: Schema.String })
+export const DeliveredMessage: typeof internal.DeliveredMessage = internal.DeliveredMessage
 
 /**
  * One `notifications/progress` of a request in flight, as the server sent it.
@@ -265,11 +195,7 @@ export const DeliveredMessage = Schema.TaggedStruct("Delivered", { requestId: Sc
  * @since 0.1.0
  * @category data plane
  */
-export const Progress = Schema.Struct({
-  progress: Schema.Number,
-  total: Schema.optional(Schema.Number),
-  message: Schema.optional(Schema.String)
-})
+export const Progress: typeof internal.Progress = internal.Progress
 
 /**
  * One `notifications/progress` of a request in flight, as the server sent it.
@@ -285,7 +211,7 @@ export type Progress = typeof Progress.Type
  * @since 0.1.0
  * @category data plane
  */
-export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
+export const ProgressMessage: typeof internal.ProgressMessage = internal.ProgressMessage
 
 /**
  * Owner → host: the server asks the client something (`params` is JSON text); the host answers with `ServerReply`.
@@ -293,11 +219,7 @@ export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Sche
  * @since 0.1.0
  * @category data plane
  */
-export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
-  serverRequestId: Schema.String,
-  method: ServerMethod,
-  params: Schema.String
-})
+export const ServerRequestMessage: typeof internal.ServerRequestMessage = internal.ServerRequestMessage
 
 /**
  * The server notifications a worker hands on to its callers (`McpWorkers.events`): list changes, resource updates
@@ -306,13 +228,7 @@ export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
  * @since 0.1.0
  * @category data plane
  */
-export const NotificationMethod = Schema.Literal(
-  "notifications/tools/list_changed",
-  "notifications/resources/list_changed",
-  "notifications/resources/updated",
-  "notifications/prompts/list_changed",
-  "notifications/message"
-)
+export const NotificationMethod: typeof internal.NotificationMethod = internal.NotificationMethod
 
 /**
  * A server notification a worker hands on to its callers.
@@ -328,10 +244,7 @@ export type NotificationMethod = typeof NotificationMethod.Type
  * @since 0.1.0
  * @category data plane
  */
-export const NotificationMessage = Schema.TaggedStruct("Notification", {
-  method: NotificationMethod,
-  params: Schema.String
-})
+export const NotificationMessage: typeof internal.NotificationMessage = internal.NotificationMessage
 
 /**
  * Owner → host: a request ended with a typed failure. `WorkerBusy`: the host's request met a remote caller's request
@@ -341,10 +254,7 @@ export const NotificationMessage = Schema.TaggedStruct("Notification", {
  * @since 0.1.0
  * @category data plane
  */
-export const FailureMessage = Schema.TaggedStruct("Failure", {
-  requestId: Schema.String,
-  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput, WorkerBusy, DeliveryUnknown)
-})
+export const FailureMessage: typeof internal.FailureMessage = internal.FailureMessage
 
 /**
  * Owner → host: the answer to a `Cancel` that asked for one: whether the request was still in flight and is now
@@ -353,10 +263,7 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
  * @since 0.1.0
  * @category data plane
  */
-export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
-  requestId: Schema.String,
-  cancelled: Schema.Boolean
-})
+export const CancelAnswerMessage: typeof internal.CancelAnswerMessage = internal.CancelAnswerMessage
 
 /**
  * Owner → host: an owner thread took a remote caller's request straight from that caller's thread, named it
@@ -368,12 +275,7 @@ export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
  * @since 0.1.0
  * @category data plane
  */
-export const StartedMessage = Schema.TaggedStruct("Started", {
-  requestId: Schema.String,
-  method: Method,
-  replyTo: ReplyTo,
-  deadline: Schema.Number
-})
+export const StartedMessage: typeof internal.StartedMessage = internal.StartedMessage
 
 /**
  * Owner → host: the server process started (sent before `initialize`, so the host can always end its tree).
@@ -381,7 +283,7 @@ export const StartedMessage = Schema.TaggedStruct("Started", {
  * @since 0.1.0
  * @category data plane
  */
-export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Number })
+export const SpawnedMessage: typeof internal.SpawnedMessage = internal.SpawnedMessage
 
 /**
  * Owner → host: the connection died outside of any request.
@@ -389,11 +291,7 @@ export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Numbe
  * @since 0.1.0
  * @category data plane
  */
-export const FailedMessage = Schema.TaggedStruct("Failed", {
-  kind: FailureKind,
-  message: Schema.String,
-  at: Schema.String
-})
+export const FailedMessage: typeof internal.FailedMessage = internal.FailedMessage
 
 /**
  * Every data-plane message from an owner to the host.
@@ -401,18 +299,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
  * @since 0.1.0
  * @category data plane
  */
-export const OwnerMessage = Schema.Union(
-  SuccessMessage,
-  DeliveredMessage,
-  StartedMessage,
-  CancelAnswerMessage,
-  FailureMessage,
-  SpawnedMessage,
-  FailedMessage,
-  ProgressMessage,
-  ServerRequestMessage,
-  NotificationMessage
-)
+export const OwnerMessage: typeof internal.OwnerMessage = internal.OwnerMessage
 
 /**
  * A data-plane message from an owner to the host.
@@ -438,20 +325,9 @@ export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
  * @since 0.1.0
  * @category data plane
  */
-export const safeDecoder = <A, I>(
+export const safeDecoder: <A, I>(
   schema: Schema.Schema<A, I, never>
-): ((raw: unknown) => Either.Either<A, ParseResult.ParseError>) => {
-  const decode = Schema.decodeUnknownEither(schema)
-  return (raw) => {
-    try {
-      return decode(raw)
-    } catch {
-      return Either.left(
-        new ParseResult.ParseError({ issue: new ParseResult.Type(schema.ast, raw, "could not be inspected") })
-      )
-    }
-  }
-}
+) => (raw: unknown) => Either.Either<A, ParseResult.ParseError> = checks.safeDecoder
 
 /**
  * Validates a message that arrived at an owner.
@@ -459,36 +335,8 @@ export const safeDecoder = <A, I>(
  * @since 0.1.0
  * @category data plane
  */
-export const decodeHostMessage = (raw: unknown): Either.Either<HostMessage, ParseResult.ParseError> =>
-  isPlainRequest(raw) ? Either.right(raw) : decodeHostMessageSchema(raw)
-
-const decodeHostMessageSchema = safeDecoder(HostMessage)
-
-const methods: ReadonlySet<unknown> = new Set(Method.literals)
-
-// The message of every call, checked by hand: the same rules as `RequestMessage`, without building a parse tree.
-// Anything else, or anything that does not pass, goes through the Schema and its errors.
-const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Request" &&
-    typeof message.requestId === "string" &&
-    methods.has(message.method) &&
-    typeof message.params === "string" &&
-    typeof message.timeoutMs === "number" &&
-    (message.progress === undefined || typeof message.progress === "boolean") &&
-    (message.saveTo === undefined || typeof message.saveTo === "string") &&
-    (message.replyTo === undefined || isReplyTo(message.replyTo)) &&
-    (message.seen === undefined || typeof message.seen === "number")
-  )
-}
-
-const isReplyTo = (raw: unknown): boolean => {
-  if (typeof raw !== "object" || raw === null) return false
-  const replyTo = raw as Record<string, unknown>
-  return typeof replyTo.channel === "string" && typeof replyTo.callId === "number"
-}
+export const decodeHostMessage: (raw: unknown) => Either.Either<HostMessage, ParseResult.ParseError> =
+  checks.decodeHostMessage
 
 /**
  * Validates a message that arrived at the host.
@@ -496,44 +344,8 @@ const isReplyTo = (raw: unknown): boolean => {
  * @since 0.1.0
  * @category data plane
  */
-export const decodeOwnerMessage = (raw: unknown): Either.Either<OwnerMessage, ParseResult.ParseError> =>
-  isPlainSuccess(raw) || isPlainDelivered(raw) || isPlainStarted(raw)
-    ? Either.right(raw)
-    : decodeOwnerMessageSchema(raw)
-
-const decodeOwnerMessageSchema = safeDecoder(OwnerMessage)
-
-// The answer of every call, checked by hand as `SuccessMessage` would check it.
-const isPlainSuccess = (raw: unknown): raw is typeof SuccessMessage.Type => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Success" &&
-    typeof message.requestId === "string" &&
-    typeof message.result === "string" &&
-    typeof message.envelope === "boolean"
-  )
-}
-
-// The end of every call whose success went straight to a remote caller, checked by hand as `DeliveredMessage` would.
-const isPlainDelivered = (raw: unknown): raw is typeof DeliveredMessage.Type =>
-  typeof raw === "object" &&
-  raw !== null &&
-  (raw as Record<string, unknown>)._tag === "Delivered" &&
-  typeof (raw as Record<string, unknown>).requestId === "string"
-
-// The start of every call a remote caller sent an owner thread directly, checked by hand as `StartedMessage` would.
-const isPlainStarted = (raw: unknown): raw is typeof StartedMessage.Type => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Started" &&
-    typeof message.requestId === "string" &&
-    methods.has(message.method) &&
-    isReplyTo(message.replyTo) &&
-    typeof message.deadline === "number"
-  )
-}
+export const decodeOwnerMessage: (raw: unknown) => Either.Either<OwnerMessage, ParseResult.ParseError> =
+  checks.decodeOwnerMessage
 
 /**
  * Encodes a message for the host (tagged errors become plain data).
@@ -541,4 +353,4 @@ const isPlainStarted = (raw: unknown): raw is typeof StartedMessage.Type => {
  * @since 0.1.0
  * @category data plane
  */
-export const encodeOwnerMessage = Schema.encodeSync(OwnerMessage)
+export const encodeOwnerMessage: (message: OwnerMessage) => OwnerMessageEncoded = checks.encodeOwnerMessage

@@ -8,12 +8,12 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as Redacted from "effect/Redacted"
-import * as JsonValue from "./JsonValue.js"
+import type * as Either from "effect/Either"
+import type * as Redacted from "effect/Redacted"
+import type * as JsonValue from "./JsonValue.js"
 import type { InvalidInput } from "./McpWorkerError.js"
-import * as AuthNormalize from "./internal/config/auth.js"
 import * as internal from "./internal/config/normalize.js"
+import * as wire from "./internal/config/wire.js"
 
 /**
  * The HTTP transports a config may name.
@@ -279,44 +279,11 @@ export const maxResultBytesOf = (config: ServerConfig): number => config.maxResu
  * @since 0.1.0
  * @category constructors
  */
-export const normalize = (
+export const normalize: (
   input: unknown,
   environment: Readonly<Record<string, string | undefined>>,
   options?: NormalizeOptions
-): Either.Either<ServerConfig, InvalidInput> => {
-  const checked = JsonValue.check(input, { where: "config", root: internal.root, isProxy: options?.isProxy })
-  if (Either.isLeft(checked)) return Either.left(checked.left)
-  const value = checked.right
-  if (!JsonValue.isJsonObject(value)) {
-    return internal.invalid(internal.root, `must be an object with a command or a url (got ${internal.kindOf(value)})`)
-  }
-  if (!Object.hasOwn(value, "mcpServers")) return internal.normalizeEntry(value, internal.root, environment)
-  for (const key of Object.keys(value)) {
-    if (key !== "mcpServers") {
-      return internal.invalid(JsonValue.appendPath(internal.root, key), "is not expected next to mcpServers")
-    }
-  }
-  const serversPath = JsonValue.appendPath(internal.root, "mcpServers")
-  const servers = value.mcpServers
-  if (!JsonValue.isJsonObject(servers)) {
-    return internal.invalid(
-      serversPath,
-      `must be an object mapping one server name to its config (got ${internal.kindOf(servers)})`
-    )
-  }
-  const names = Object.keys(servers)
-  if (names.length !== 1) {
-    return internal.invalid(
-      serversPath,
-      `must hold exactly one server (it holds ${names.length}); open one server at a time`
-    )
-  }
-  const entryPath = JsonValue.appendPath(serversPath, names[0])
-  const entry = servers[names[0]]
-  return JsonValue.isJsonObject(entry)
-    ? internal.normalizeEntry(entry, entryPath, environment)
-    : internal.invalid(entryPath, `must be an object with a command or a url (got ${internal.kindOf(entry)})`)
-}
+) => Either.Either<ServerConfig, InvalidInput> = internal.normalize
 
 /**
  * Every secret of a config, revealed: the `env` and `headers` values and the `auth` secrets, for `Redact`.
@@ -324,10 +291,7 @@ export const normalize = (
  * @since 0.1.0
  * @category accessors
  */
-export const secretsOf = (config: ServerConfig): ReadonlyArray<string> =>
-  config._tag === "Stdio"
-    ? Object.values(config.env).map(Redacted.value)
-    : [...Object.values(config.headers), ...AuthNormalize.secrets(config.auth)].map(Redacted.value)
+export const secretsOf: (config: ServerConfig) => ReadonlyArray<string> = wire.secretsOf
 
 /**
  * What a config may say about itself in logs and spans: its transport, nothing else.
@@ -346,18 +310,7 @@ export const describe = (config: ServerConfig): { readonly transport: HttpTransp
  * @since 0.1.0
  * @category wire
  */
-export const toWire = (config: ServerConfig): string => {
-  const wire: Record<string, JsonValue.JsonValue> =
-    config._tag === "Stdio"
-      ? { command: config.command, args: config.args, env: internal.reveal(config.env) }
-      : { url: config.url, headers: internal.reveal(config.headers) }
-  if (config._tag === "Stdio" && config.cwd !== undefined) wire.cwd = config.cwd
-  if (config._tag === "Http" && config.transport !== undefined) wire.transport = config.transport
-  if (config._tag === "Http" && config.auth !== undefined) wire.auth = AuthNormalize.toWire(config.auth)
-  if (config.timeoutMs !== undefined) wire.timeoutMs = config.timeoutMs
-  if (config.maxResultBytes !== undefined) wire.maxResultBytes = config.maxResultBytes
-  return JSON.stringify(wire)
-}
+export const toWire: (config: ServerConfig) => string = wire.toWire
 
 /**
  * Reads the wire form back into a normalized config, secrets wrapped in `Redacted` again.
@@ -365,5 +318,4 @@ export const toWire = (config: ServerConfig): string => {
  * @since 0.1.0
  * @category wire
  */
-export const fromWire = (text: string): Either.Either<ServerConfig, InvalidInput> =>
-  Either.flatMap(JsonValue.decode(text, { where: "config", root: internal.root }), (value) => normalize(value, {}))
+export const fromWire: (text: string) => Either.Either<ServerConfig, InvalidInput> = wire.fromWire

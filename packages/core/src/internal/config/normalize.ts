@@ -5,7 +5,14 @@
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
-import type { AuthConfig, HttpConfig, HttpTransport, ServerConfig, StdioConfig } from "../../ServerConfig.js"
+import type {
+  AuthConfig,
+  HttpConfig,
+  HttpTransport,
+  NormalizeOptions,
+  ServerConfig,
+  StdioConfig
+} from "../../ServerConfig.js"
 import * as AuthNormalize from "./auth.js"
 import { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
 
@@ -254,3 +261,37 @@ const normalizeHttp = (
       maxResultBytes: resultLimit
     } as const
   })
+
+/** `ServerConfig.normalize`: a config input, or an `mcpServers` document of exactly one server. @internal */
+export const normalize = (
+  input: unknown,
+  environment: Readonly<Record<string, string | undefined>>,
+  options?: NormalizeOptions
+): Result<ServerConfig> => {
+  const checked = JsonValue.check(input, { where: "config", root, isProxy: options?.isProxy })
+  if (Either.isLeft(checked)) return Either.left(checked.left)
+  const value = checked.right
+  if (!JsonValue.isJsonObject(value)) {
+    return invalid(root, `must be an object with a command or a url (got ${kindOf(value)})`)
+  }
+  if (!Object.hasOwn(value, "mcpServers")) return normalizeEntry(value, root, environment)
+  for (const key of Object.keys(value)) {
+    if (key !== "mcpServers") {
+      return invalid(JsonValue.appendPath(root, key), "is not expected next to mcpServers")
+    }
+  }
+  const serversPath = JsonValue.appendPath(root, "mcpServers")
+  const servers = value.mcpServers
+  if (!JsonValue.isJsonObject(servers)) {
+    return invalid(serversPath, `must be an object mapping one server name to its config (got ${kindOf(servers)})`)
+  }
+  const names = Object.keys(servers)
+  if (names.length !== 1) {
+    return invalid(serversPath, `must hold exactly one server (it holds ${names.length}); open one server at a time`)
+  }
+  const entryPath = JsonValue.appendPath(serversPath, names[0])
+  const entry = servers[names[0]]
+  return JsonValue.isJsonObject(entry)
+    ? normalizeEntry(entry, entryPath, environment)
+    : invalid(entryPath, `must be an object with a command or a url (got ${kindOf(entry)})`)
+}

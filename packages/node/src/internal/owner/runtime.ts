@@ -4,81 +4,19 @@
  */
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
-import * as Owner from "@mcp-worker/core/Owner"
+import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { BroadcastChannel, MessagePort, receiveMessageOnPort } from "node:worker_threads"
+import { MessagePort } from "node:worker_threads"
 import type * as ProcessStart from "../job/start.js"
-import * as RemoteProtocol from "../wire/remoteProtocol.js"
-import * as ReplyChannels from "../wire/replyChannels.js"
 import { makeFactory } from "../transport/factory.js"
+import * as Direct from "./direct.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
 export interface DataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
-}
-
-/** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
-const maxReplyChannels = 16
-
-/**
- * The owner thread's end of the direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply
- * channel, as `remoteProtocol.Result`, and the refusal of a request that reached this thread directly. The channels
- * close with the thread.
- */
-const makeDirect = () => {
-  const channels = ReplyChannels.make(maxReplyChannels)
-  const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
-    const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
-    channels.get(replyTo.channel).postMessage(message)
-  }
-  const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
-    channels
-      .get(replyTo.channel)
-      .postMessage(RemoteProtocol.encodeReply({ _tag: "Failure", callId: replyTo.callId, error }))
-  const defect = (channel: string, callId: number, message: string) =>
-    channels.get(channel).postMessage({ _tag: "Defect", callId, message })
-  return { post, fail, defect, close: channels.close }
-}
-
-/**
- * Listens on the worker's own channel for remote callers' requests (`remoteProtocol.Direct`) once the connection is
- * ready, until the worker closes. What cannot be read is answered, when it says where, as a defect.
- */
-const listen = (workerId: string, owner: Owner.Owner, replies: ReturnType<typeof makeDirect>) => {
-  const channel = new BroadcastChannel(RemoteProtocol.ownerChannel(workerId))
-  channel.unref()
-  channel.onmessage = (event) => {
-    const decoded = RemoteProtocol.decodeOwnerChannelMessage((event as MessageEvent).data)
-    if (Either.isRight(decoded)) {
-      const message = decoded.right
-      return message._tag === "Direct"
-        ? owner.startDirect(message)
-        : owner.interruptDirect(message.from, message.callId)
-    }
-    const raw = (event as MessageEvent).data as { from?: unknown; callId?: unknown } | null
-    if (typeof raw?.from === "string" && typeof raw.callId === "number") {
-      replies.defect(
-        raw.from,
-        raw.callId,
-        "the mcp-worker owner thread could not read the request (another version of mcp-worker?)"
-      )
-    }
-  }
-  return () => channel.close()
-}
-
-/** Handles at once every host message waiting on the data port of an owner thread. */
-const readAhead = (port: MessagePort, owner: Owner.Owner) => () => {
-  for (;;) {
-    const received = receiveMessageOnPort(port)
-    if (received === undefined) return
-    owner.onMessage(received.message)
-  }
 }
 
 /**
@@ -89,8 +27,8 @@ const readAhead = (port: MessagePort, owner: Owner.Owner) => () => {
  */
 export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
   const factory = makeFactory(early)
-  const replies = direct ? makeDirect() : undefined
-  const owner: Owner.Owner = Owner.make({
+  const replies = direct ? Direct.makeReplies() : undefined
+  const owner = OwnerDirect.make({
     port: {
       post: (message) => port.postMessage(message),
       postDirect: replies?.post,
@@ -99,7 +37,7 @@ export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefin
     },
     factory: factory.make
   })
-  const ahead = port instanceof MessagePort ? readAhead(port, owner) : () => {}
+  const ahead = port instanceof MessagePort ? Direct.readAhead(port, owner.onMessage) : () => {}
   port.on("message", owner.onMessage)
   // Remote callers reach an owner thread directly once its connection is ready; not once it closes.
   let stopListening: (() => void) | undefined
@@ -114,7 +52,7 @@ export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefin
         ? owner.open(request)
         : Effect.tap(owner.open(request), () =>
             Effect.sync(() => {
-              stopListening = listen(request.workerId, owner, replies)
+              stopListening = Direct.listen(request.workerId, owner, replies)
             })
           ),
     Close: ({ budgetMs }) =>

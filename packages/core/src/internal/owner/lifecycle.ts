@@ -1,0 +1,160 @@
+/**
+ * The owner's life: `open` builds the transport and the client and completes initialize, leaving nothing running
+ * when it fails (C4); `close` ends whatever the state holds, within its budget, in any state.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { type CleanupSummary, emptyCleanup, OpenFailed } from "../../McpWorkerError.js"
+import type * as Owner from "../../Owner.js"
+import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as Redact from "../../Redact.js"
+import { displayString } from "../../WorkerStatus.js"
+import { maxTimeoutMs } from "../config/normalize.js"
+import * as ConfigWire from "../config/wire.js"
+import { errorText } from "./errors.js"
+import { forwardNotifications, forwardProgress } from "./notifications.js"
+import { onClientError } from "./requests.js"
+import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
+import { closedFrom, type Connection, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
+
+const clientInfo = { name: "mcp-worker", version: "0.1.0" }
+
+const openFailureStopMs = 2_000
+
+// How long a failed open waits for a server that is going away to exit and flush its stderr.
+const exitInfoWaitMs = 1_000
+
+// The version initialize settled on, as the client hands it to the transport.
+const recordProtocolVersion = (transport: Transport): { protocolVersion: string | null } => {
+  const negotiated: { protocolVersion: string | null } = { protocolVersion: null }
+  const setProtocolVersion = transport.setProtocolVersion?.bind(transport)
+  transport.setProtocolVersion = (version: string) => {
+    negotiated.protocolVersion = version
+    setProtocolVersion?.(version)
+  }
+  return negotiated
+}
+
+/** @internal */
+export const open = (
+  machine: Machine,
+  factory: Owner.TransportFactory,
+  request: OwnerProtocol.Open
+): Effect.Effect<OwnerProtocol.OpenInfo, OpenFailed> =>
+  Effect.gen(function* () {
+    const { workerId } = request
+    machine.state = State.Opening({ workerId, transport: undefined, client: undefined })
+    // The host validated the config already; a broken wire form is a protocol fault of the host.
+    const config = yield* Effect.mapError(
+      ConfigWire.fromWire(request.config),
+      (error) => new OpenFailed({ stage: "thread", message: error.message })
+    )
+    const configured = ConfigWire.secretsOf(config)
+    const transport = yield* factory(config, {
+      workerId,
+      marker: request.marker,
+      onSpawned: (pid) => machine.port.post({ _tag: "Spawned", pid }),
+      oauth: request.oauth === undefined ? undefined : interactiveOAuth(machine, request.oauth)
+    })
+    machine.state = State.Opening({ workerId, transport, client: undefined })
+    const negotiated = recordProtocolVersion(transport.transport)
+    const handlers = request.handlers ?? []
+    const client = new Client(clientInfo, { capabilities: capabilitiesOf(handlers) })
+    answerServerRequests(machine, client, handlers)
+    forwardNotifications(machine, client)
+    machine.state = State.Opening({ workerId, transport, client })
+    const secrets = transport.secrets ?? (() => configured)
+    const started = Date.now()
+    yield* Effect.tryPromise({
+      try: () => client.connect(transport.transport, { timeout: Math.min(request.timeoutMs, maxTimeoutMs) }),
+      catch: (error) => error
+    }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
+    const connection: Connection = { workerId, secrets, transport, client, inflight: new Map(), progress: new Map() }
+    client.onclose = () => fail(machine, "transport", "the connection closed")
+    client.onerror = (error: Error) => onClientError(machine, connection, error)
+    forwardProgress(machine, connection)
+    machine.state = State.Ready({ connection })
+    const server = client.getServerVersion()
+    return {
+      pid: transport.pid,
+      protocolVersion: negotiated.protocolVersion,
+      server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
+    }
+  }).pipe(
+    // On failure and on interruption alike (the host gives up on an open that outlives its budget): a failed open
+    // leaves nothing running (C4), and nothing that keeps this thread alive; the host re-scans once it is gone.
+    Effect.onError(() =>
+      Effect.suspend(() => {
+        const { transport } = heldBy(machine.state)
+        machine.state = closedFrom(machine.state)
+        return transport === undefined ? Effect.void : transport.stop(openFailureStopMs)
+      })
+    )
+  )
+
+// Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
+// status and last stderr lines are reported however early it died (C28).
+const openFailure = (
+  transport: Owner.OwnerTransport,
+  secrets: () => ReadonlyArray<string>,
+  error: unknown,
+  elapsedMs: number
+) =>
+  Effect.gen(function* () {
+    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
+    const exited = info.exitCode !== undefined || info.signal !== undefined
+    const waitedForUser = timedOut && transport.waitingForUser?.() === true
+    const stage = waitedForUser
+      ? "authorization"
+      : timedOut
+        ? "timeout"
+        : transport.classify?.(error) === "unauthorized"
+          ? "authorization"
+          : exited || error instanceof McpError
+            ? "initialize"
+            : "connect"
+    const message = waitedForUser
+      ? `the user's authorization did not come within ${elapsedMs} ms`
+      : timedOut
+        ? `the server did not complete initialize within ${elapsedMs} ms`
+        : exited
+          ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
+          : Redact.redact(errorText(error), secrets())
+    return yield* new OpenFailed({
+      stage,
+      message,
+      ...(info.exitCode !== undefined ? { exitCode: info.exitCode } : {}),
+      ...(info.signal !== undefined ? { signal: info.signal } : {}),
+      ...(info.stderrTail !== undefined && info.stderrTail.length > 0 ? { stderrTail: info.stderrTail } : {})
+    })
+  })
+
+/** @internal */
+export const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
+  Effect.gen(function* () {
+    rejectServerRequests(machine)
+    const previous = machine.state
+    const { client, transport } = heldBy(previous)
+    machine.state = closedFrom(previous)
+    const inflight = inflightOf(previous)
+    if (inflight !== undefined) {
+      for (const controller of inflight.values()) controller.abort("interrupted")
+      inflight.clear()
+    }
+    const started = Date.now()
+    if (client !== undefined) {
+      client.onclose = () => {}
+      client.onerror = () => {}
+      yield* Effect.promise(() => client.close()).pipe(
+        Effect.timeoutOption(Math.max(1, Math.floor(budgetMs / 2))),
+        Effect.catchAllCause(() => Effect.succeed(Option.none()))
+      )
+    }
+    if (transport === undefined) return emptyCleanup
+    const left = Math.max(1, budgetMs - (Date.now() - started))
+    return yield* transport.stop(left)
+  })

@@ -1,0 +1,226 @@
+/**
+ * The requests the owner sends its server, one at a time: taken from the host (or, in an owner thread, straight from
+ * a remote caller, `direct.ts`), sent as plain requests checked against the result schema of their `Operations`
+ * entry, cancelled exactly, and answered to the host or to the caller that named itself.
+ */
+import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Either from "effect/Either"
+import { InvalidInput, ResultTooLarge, ServerError, WorkerBusy, WorkerFailed } from "../../McpWorkerError.js"
+import * as Operations from "../../Operations.js"
+import type * as Owner from "../../Owner.js"
+import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as Redact from "../../Redact.js"
+import { maxTimeoutMs } from "../config/normalize.js"
+import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary } from "./errors.js"
+import { withProgressToken } from "./notifications.js"
+import { RequestAbort } from "./requestAbort.js"
+import { busyWith, type Connection, connectionGone, fail, type Machine, type Port, postFailure } from "./state.js"
+
+// The SDK arms its own timer per request; it must never cut in before the host's budget does.
+const sdkTimeoutSlackMs = 5_000
+
+// The protocol's own result schema of each method, read off the operation table: results are checked against the
+// protocol, never against what a server declared about itself (C25).
+const resultSchemas = Object.fromEntries(
+  Object.values(Operations.requests).map((operation) => [operation.method, operation.result])
+) as Readonly<Record<OwnerProtocol.Method, AnySchema>>
+
+/** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
+export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
+
+/** The host's request: refused when the owner is not ready or busy, else sent. @internal */
+export const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
+  const { requestId } = message
+  const state = machine.state
+  if (state._tag !== "Ready") {
+    return postFailure(
+      machine.port,
+      requestId,
+      connectionGone(state, "not_sent", "closing", "the connection is not ready")
+    )
+  }
+  const { connection } = state
+  // A remote caller's request taken directly, whose `Started` the host had not read when it sent this one: the host
+  // counts this one refused as soon as it reads that `Started`, even if that request has ended since.
+  const busy = (message.seen ?? 0) < machine.started ? machine.direct?.requestId : busyWith(connection)
+  if (busy !== undefined) {
+    return postFailure(
+      machine.port,
+      requestId,
+      new WorkerBusy({ workerId: connection.workerId, requestId: busy, delivery: "not_sent" })
+    )
+  }
+  send(machine, connection, message, JSON.parse(message.params))
+}
+
+/** Sends one request that was taken: from the host (its `RequestMessage`) or straight from a remote caller. @internal */
+export const send = (
+  machine: Machine,
+  connection: Connection,
+  message: Taken,
+  parsed: Record<string, unknown>
+): void => {
+  const { requestId } = message
+  const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
+  if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
+  const controller = new RequestAbort()
+  connection.inflight.set(requestId, controller)
+  // A cancelled, interrupted or closed request leaves no file behind.
+  if (save !== undefined) controller.addEventListener("abort", save.right.discard)
+  // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
+  const params = message.progress === true ? withProgressToken(parsed, requestId) : parsed
+  if (message.progress === true) connection.progress.set(requestId, controller)
+  const requestOptions = {
+    signal: controller.signal,
+    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs)
+  }
+  // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
+  // schemas it validates results against, task requirements it refuses calls for), and descriptions and
+  // results are untrusted data the library does not interpret (C25). Results come back as the server sent
+  // them; the schema applied is the protocol's own.
+  const promise = connection.client.request(
+    { method: message.method, params },
+    resultSchemas[message.method],
+    requestOptions
+  )
+  const saving = save === undefined ? undefined : save.right
+  const { replyTo } = message
+  promise.then(
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving, replyTo),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving, replyTo)
+  )
+}
+
+// The transport makes the file before anything is sent: a failure here means the request was not sent.
+const startSave = (transport: Owner.OwnerTransport, path: string): Either.Either<Owner.ResponseSave, InvalidInput> =>
+  Either.mapLeft(
+    transport.saveResponse === undefined ? Either.left("saveTo is for stdio servers") : transport.saveResponse(path),
+    (message) => new InvalidInput({ where: "arguments", path: "options.saveTo", message, delivery: "not_sent" })
+  )
+
+const onSettled = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  controller: RequestAbort,
+  exit: Either.Either<unknown, unknown>,
+  save: Owner.ResponseSave | undefined,
+  replyTo: OwnerProtocol.ReplyTo | undefined
+): void => {
+  connection.inflight.delete(requestId)
+  connection.progress.delete(requestId)
+  if (Either.isLeft(exit)) save?.discard()
+  // A cancelled request has already been answered by the host; its late outcome is dropped here.
+  if (controller.aborted) return
+  if (Either.isLeft(exit))
+    return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
+  if (save !== undefined) return postSaved(machine.port, connection, requestId, save, replyTo)
+  const response = connection.transport.takeResponse?.()
+  const { port } = machine
+  if (port.postResult !== undefined)
+    return port.postResult(requestId, response !== undefined ? response.result : exit.right)
+  if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true)
+  else postSuccess(port, requestId, replyTo, JSON.stringify(exit.right), false)
+}
+
+// Straight to a caller in another thread when it named itself, and the host only learns that the request ended.
+const postSuccess = (
+  port: Port,
+  requestId: string,
+  replyTo: OwnerProtocol.ReplyTo | undefined,
+  result: string,
+  envelope: boolean
+): void => {
+  if (replyTo === undefined || port.postDirect === undefined) {
+    return port.post({ _tag: "Success", requestId, result, envelope })
+  }
+  // The host first: it frees the worker for the caller's next request while the caller reads this one's result.
+  port.post({ _tag: "Delivered", requestId })
+  port.postDirect(replyTo, result, envelope)
+}
+
+// The result went to its file; the answer is the file's summary, which never carries the result itself.
+const postSaved = (
+  port: Port,
+  connection: Connection,
+  requestId: string,
+  save: Owner.ResponseSave,
+  replyTo: OwnerProtocol.ReplyTo | undefined
+): void => {
+  const summary = save.summary()
+  if (summary !== undefined) return postSuccess(port, requestId, replyTo, JSON.stringify(summary), false)
+  save.discard()
+  const message = "the server's result could not be saved"
+  postFailure(
+    port,
+    requestId,
+    new ServerError({ workerId: connection.workerId, requestId, code: ErrorCode.InternalError, message })
+  )
+}
+
+const requestError = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  error: unknown
+): ServerError | WorkerFailed => {
+  const { workerId } = connection
+  const secrets = connection.secrets()
+  const kind = connection.transport.classify?.(error)
+  if (kind !== undefined) {
+    const failure = fail(machine, kind, Redact.redact(errorText(error), secrets))
+    // A request refused for want of authorization was not run by the server (C34).
+    return new WorkerFailed({
+      workerId,
+      kind,
+      message: failure.message,
+      delivery: kind === "unauthorized" ? "not_sent" : "unknown"
+    })
+  }
+  if (machine.state._tag !== "Ready")
+    return connectionGone(machine.state, "unknown", "transport", "the connection closed")
+  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+    return new ServerError({
+      workerId,
+      requestId,
+      code: error.code,
+      message: Redact.redact(error.message, secrets),
+      ...(error.data !== undefined ? { data: error.data } : {})
+    })
+  }
+  // The connection is still up: the result broke the protocol's schema, or the request failed in the client;
+  // neither is a dead connection (C15 is for a connection that is gone, which the transport reports by closing).
+  const message = isSchemaError(error)
+    ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
+    : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
+  return new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message })
+}
+
+// The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
+// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
+const refuseOversized = (port: Port, connection: Connection, error: OversizedMessage): void => {
+  for (const [requestId, controller] of connection.inflight) {
+    connection.inflight.delete(requestId)
+    postFailure(
+      port,
+      requestId,
+      new ResultTooLarge({
+        workerId: connection.workerId,
+        requestId,
+        bytes: error.bytes,
+        limit: error.limit,
+        delivery: "unknown"
+      })
+    )
+    controller.abort("too_large")
+  }
+}
+
+/** The client's `onerror`: an oversized answer, or what the transport classifies as the connection's end. @internal */
+export const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
+  if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
+  // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
+  const kind = connection.transport.classify?.(error)
+  if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
+}

@@ -1,0 +1,180 @@
+/**
+ * The owner's state: one tagged union (`Idle | Opening | Ready | Failed | Closed`) around one SDK `Client`, the
+ * record that holds it (`Machine`), and the small functions that read and move it. Every other module of the owner
+ * takes the `Machine` and calls these.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import * as Data from "effect/Data"
+import {
+  type DeliveryUnknown,
+  type FailureKind,
+  type InvalidInput,
+  type ResultTooLarge,
+  type ServerError,
+  type WorkerBusy,
+  WorkerFailed
+} from "../../McpWorkerError.js"
+import type * as Owner from "../../Owner.js"
+import * as Checks from "../ownerProtocol/checks.js"
+import type * as Direct from "./direct.js"
+import type { RequestAbort } from "./requestAbort.js"
+
+/** Why the connection is gone, as reported to the host once. @internal */
+export interface Failure {
+  readonly kind: FailureKind
+  readonly message: string
+}
+
+/** A connection that completed initialize, and the requests in flight over it. @internal */
+export interface Connection {
+  readonly workerId: string
+  /** What never appears in a message; it grows as tokens are obtained. */
+  readonly secrets: () => ReadonlyArray<string>
+  readonly transport: Owner.OwnerTransport
+  readonly client: Client
+  /** One controller per request, so that a cancel aborts exactly the request it names. */
+  readonly inflight: Map<string, RequestAbort>
+  /** The requests that asked for progress, by the progress token they carry (their request id). */
+  readonly progress: Map<string, RequestAbort>
+}
+
+/**
+ * Where the owner is. `Opening` and `Closed` keep whatever the open built (a transport, a client): `close` ends
+ * it in any state, and closing again is harmless. A failed open ends as `Closed`, having stopped its transport.
+ *
+ * @internal
+ */
+export type State = Data.TaggedEnum<{
+  Idle: {}
+  Opening: {
+    readonly workerId: string
+    readonly transport: Owner.OwnerTransport | undefined
+    readonly client: Client | undefined
+  }
+  Ready: { readonly connection: Connection }
+  Failed: { readonly connection: Connection; readonly failure: Failure }
+  Closed: {
+    readonly workerId: string
+    readonly failure: Failure | undefined
+    readonly transport: Owner.OwnerTransport | undefined
+    readonly client: Client | undefined
+  }
+}>
+
+/** @internal */
+export const State = Data.taggedEnum<State>()
+
+/** The port an owner reports on: the host's, and in an owner thread the direct replies to remote callers. @internal */
+export type Port = Direct.DirectPort
+
+/** The owner's one mutable cell, the port it reports on, and the server's requests waiting for the host. @internal */
+export interface Machine {
+  state: State
+  readonly port: Port
+  readonly serverRequests: Map<
+    string,
+    { readonly resolve: (result: unknown) => void; readonly reject: (e: Error) => void }
+  >
+  nextServerRequest: number
+  /** The last remote caller's request taken directly, to find it by its caller's call number. */
+  direct: { readonly from: string; readonly callId: number; readonly requestId: string } | undefined
+  /** How many remote callers' requests were taken directly (each announced to the host by a `Started`). */
+  started: number
+}
+
+/** A machine that has opened nothing yet. @internal */
+export const makeMachine = (port: Port): Machine => ({
+  state: State.Idle(),
+  port,
+  serverRequests: new Map(),
+  nextServerRequest: 0,
+  direct: undefined,
+  started: 0
+})
+
+/** @internal */
+export const workerIdOf: (state: State) => string = State.$match({
+  Idle: () => "",
+  Opening: ({ workerId }) => workerId,
+  Ready: ({ connection }) => connection.workerId,
+  Failed: ({ connection }) => connection.workerId,
+  Closed: ({ workerId }) => workerId
+})
+
+/** @internal */
+export const failureOf = (state: State): Failure | undefined =>
+  state._tag === "Failed" || state._tag === "Closed" ? state.failure : undefined
+
+/** @internal */
+export const inflightOf = (state: State): Map<string, RequestAbort> | undefined =>
+  state._tag === "Ready" || state._tag === "Failed" ? state.connection.inflight : undefined
+
+/** What `close` has to end. @internal */
+export const heldBy = (
+  state: State
+): { readonly transport: Owner.OwnerTransport | undefined; readonly client: Client | undefined } =>
+  State.$match(state, {
+    Idle: () => ({ transport: undefined, client: undefined }),
+    Opening: ({ client, transport }) => ({ transport, client }),
+    Ready: ({ connection }) => connection,
+    Failed: ({ connection }) => connection,
+    Closed: ({ client, transport }) => ({ transport, client })
+  })
+
+/** @internal */
+export const closedFrom = (state: State): State =>
+  State.Closed({ workerId: workerIdOf(state), failure: failureOf(state), ...heldBy(state) })
+
+/** The connection failed: recorded and reported once, from `Ready`. Returns the failure on record. @internal */
+export const fail = (machine: Machine, kind: FailureKind, message: string): Failure => {
+  const state = machine.state
+  if (state._tag !== "Ready") return failureOf(state) ?? { kind, message }
+  const failure = { kind, message }
+  machine.state = State.Failed({ connection: state.connection, failure })
+  machine.port.post({ _tag: "Failed", kind, message, at: new Date().toISOString() })
+  return failure
+}
+
+/** The connection is gone: the recorded failure if there is one, else what the caller saw. @internal */
+export const connectionGone = (
+  state: State,
+  delivery: "not_sent" | "unknown",
+  kind: FailureKind,
+  message: string
+): WorkerFailed => {
+  const failure = failureOf(state)
+  return new WorkerFailed({
+    workerId: workerIdOf(state),
+    kind: failure?.kind ?? kind,
+    message: failure?.message ?? message,
+    delivery
+  })
+}
+
+/**
+ * The request in flight, if any: one at a time (C8). The host sends its next request only once the last one ended on
+ * its side, which it tells this owner first (a `Cancel`) when it ended it early.
+ *
+ * @internal
+ */
+export const busyWith = (connection: Connection): string | undefined => {
+  for (const requestId of connection.inflight.keys()) return requestId
+  return undefined
+}
+
+/** Only the exact request named; an id that is no longer in flight changes nothing. @internal */
+export const cancel = (state: State, requestId: string, reason: string): boolean => {
+  const inflight = inflightOf(state)
+  const controller = inflight?.get(requestId)
+  if (inflight === undefined || controller === undefined) return false
+  inflight.delete(requestId)
+  controller.abort(reason)
+  return true
+}
+
+/** @internal */
+export const postFailure = (
+  port: Port,
+  requestId: string,
+  error: ServerError | WorkerFailed | ResultTooLarge | InvalidInput | WorkerBusy | DeliveryUnknown
+): void => port.post(Checks.encodeOwnerMessage({ _tag: "Failure", requestId, error }))

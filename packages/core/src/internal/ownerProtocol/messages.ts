@@ -1,0 +1,208 @@
+/**
+ * The messages between the host and one owner, as schemas: the control plane's `Schema.TaggedRequest`s and the
+ * data plane's small tagged messages. Documented where they are public, in `OwnerProtocol`.
+ */
+import { WorkerError } from "@effect/platform/WorkerError"
+import * as Schema from "effect/Schema"
+import {
+  CleanupSummary,
+  DeliveryUnknown,
+  FailureKind,
+  InvalidInput,
+  OpenFailed,
+  ResultTooLarge,
+  ServerError,
+  WorkerBusy,
+  WorkerFailed
+} from "../../McpWorkerError.js"
+
+/** @internal */
+export const OpenInfo = Schema.Struct({
+  pid: Schema.NullOr(Schema.Number),
+  protocolVersion: Schema.NullOr(Schema.String),
+  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
+})
+
+/** @internal */
+export class Open extends Schema.TaggedRequest<Open>()("Open", {
+  failure: Schema.Union(OpenFailed, WorkerError),
+  success: OpenInfo,
+  payload: {
+    workerId: Schema.String,
+    marker: Schema.String,
+    config: Schema.String,
+    timeoutMs: Schema.Number,
+    /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
+    handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
+    /**
+     * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
+     * client. Used for a server that asks for authorization when the config has no `auth` of its own.
+     */
+    oauth: Schema.optional(Schema.String)
+  }
+}) {}
+
+/** @internal */
+export class Close extends Schema.TaggedRequest<Close>()("Close", {
+  failure: WorkerError,
+  success: CleanupSummary,
+  payload: { budgetMs: Schema.Number }
+}) {}
+
+/** @internal */
+export const ControlRequest = Schema.Union(Open, Close)
+
+/** @internal */
+export const Method = Schema.Literal(
+  "tools/list",
+  "tools/call",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "prompts/list",
+  "prompts/get",
+  "completion/complete",
+  "ping"
+)
+
+/** @internal */
+export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Number })
+
+/** @internal */
+export const RequestMessage = Schema.TaggedStruct("Request", {
+  requestId: Schema.String,
+  method: Method,
+  params: Schema.String,
+  timeoutMs: Schema.Number,
+  /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
+  progress: Schema.optional(Schema.Boolean),
+  /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
+  saveTo: Schema.optional(Schema.String),
+  /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
+  replyTo: Schema.optional(ReplyTo),
+  /**
+   * How many remote callers' requests taken straight by the owner thread (`StartedMessage`) the host had read when it
+   * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
+   * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
+   */
+  seen: Schema.optional(Schema.Number)
+})
+
+/** @internal */
+export const CancelMessage = Schema.TaggedStruct("Cancel", {
+  requestId: Schema.String,
+  reason: Schema.Literal("timeout", "interrupted", "cancelled"),
+  /**
+   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request whose success
+   * an owner thread posts to its caller itself, which it may have posted already.
+   */
+  confirm: Schema.optional(Schema.Boolean)
+})
+
+/** @internal */
+export const ServerMethod = Schema.Literal(
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+  "oauth/authorize",
+  "oauth/tokens",
+  "oauth/saveTokens"
+)
+
+/** @internal */
+export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
+  serverRequestId: Schema.String,
+  result: Schema.optional(Schema.String),
+  error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
+})
+
+/** @internal */
+export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage)
+
+/** @internal */
+export const SuccessMessage = Schema.TaggedStruct("Success", {
+  requestId: Schema.String,
+  result: Schema.String,
+  envelope: Schema.Boolean
+})
+
+/** @internal */
+export const DeliveredMessage = Schema.TaggedStruct("Delivered", { requestId: Schema.String })
+
+/** @internal */
+export const Progress = Schema.Struct({
+  progress: Schema.Number,
+  total: Schema.optional(Schema.Number),
+  message: Schema.optional(Schema.String)
+})
+
+/** @internal */
+export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
+
+/** @internal */
+export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
+  serverRequestId: Schema.String,
+  method: ServerMethod,
+  params: Schema.String
+})
+
+/** @internal */
+export const NotificationMethod = Schema.Literal(
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/resources/updated",
+  "notifications/prompts/list_changed",
+  "notifications/message"
+)
+
+/** @internal */
+export const NotificationMessage = Schema.TaggedStruct("Notification", {
+  method: NotificationMethod,
+  params: Schema.String
+})
+
+/** @internal */
+export const FailureMessage = Schema.TaggedStruct("Failure", {
+  requestId: Schema.String,
+  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput, WorkerBusy, DeliveryUnknown)
+})
+
+/** @internal */
+export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
+  requestId: Schema.String,
+  cancelled: Schema.Boolean
+})
+
+/** @internal */
+export const StartedMessage = Schema.TaggedStruct("Started", {
+  requestId: Schema.String,
+  method: Method,
+  replyTo: ReplyTo,
+  deadline: Schema.Number
+})
+
+/** @internal */
+export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Number })
+
+/** @internal */
+export const FailedMessage = Schema.TaggedStruct("Failed", {
+  kind: FailureKind,
+  message: Schema.String,
+  at: Schema.String
+})
+
+/** @internal */
+export const OwnerMessage = Schema.Union(
+  SuccessMessage,
+  DeliveredMessage,
+  StartedMessage,
+  CancelAnswerMessage,
+  FailureMessage,
+  SpawnedMessage,
+  FailedMessage,
+  ProgressMessage,
+  ServerRequestMessage,
+  NotificationMessage
+)

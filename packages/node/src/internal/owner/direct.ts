@@ -1,0 +1,79 @@
+/**
+ * An owner thread's end of the direct path: the remote callers' requests it reads on its own channel, the replies it
+ * posts on theirs, and the read-ahead of its data port. An owner process has none of this (no channel reaches it
+ * from other threads).
+ */
+import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
+import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Either from "effect/Either"
+import { BroadcastChannel, type MessagePort, receiveMessageOnPort } from "node:worker_threads"
+import * as RemoteProtocol from "../wire/remoteProtocol.js"
+import * as ReplyChannels from "../wire/replyChannels.js"
+
+/** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
+const maxReplyChannels = 16
+
+/**
+ * The direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply channel, as
+ * `remoteProtocol.Result`, and the refusal of a request that reached this thread directly. The channels close with
+ * the thread.
+ *
+ * @internal
+ */
+export const makeReplies = () => {
+  const channels = ReplyChannels.make(maxReplyChannels)
+  const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
+    const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
+    channels.get(replyTo.channel).postMessage(message)
+  }
+  const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
+    channels
+      .get(replyTo.channel)
+      .postMessage(RemoteProtocol.encodeReply({ _tag: "Failure", callId: replyTo.callId, error }))
+  const defect = (channel: string, callId: number, message: string) =>
+    channels.get(channel).postMessage({ _tag: "Defect", callId, message })
+  return { post, fail, defect, close: channels.close }
+}
+
+/** @internal */
+export type Replies = ReturnType<typeof makeReplies>
+
+/**
+ * Listens on the worker's own channel for remote callers' requests (`remoteProtocol.Direct`) once the connection is
+ * ready, until the worker closes. What cannot be read is answered, when it says where, as a defect. Returns the
+ * function that stops listening.
+ *
+ * @internal
+ */
+export const listen = (workerId: string, owner: OwnerDirect.DirectOwner, replies: Replies): (() => void) => {
+  const channel = new BroadcastChannel(RemoteProtocol.ownerChannel(workerId))
+  channel.unref()
+  channel.onmessage = (event) => {
+    const decoded = RemoteProtocol.decodeOwnerChannelMessage((event as MessageEvent).data)
+    if (Either.isRight(decoded)) {
+      const message = decoded.right
+      return message._tag === "Direct"
+        ? owner.startDirect(message)
+        : owner.interruptDirect(message.from, message.callId)
+    }
+    const raw = (event as MessageEvent).data as { from?: unknown; callId?: unknown } | null
+    if (typeof raw?.from === "string" && typeof raw.callId === "number") {
+      replies.defect(
+        raw.from,
+        raw.callId,
+        "the mcp-worker owner thread could not read the request (another version of mcp-worker?)"
+      )
+    }
+  }
+  return () => channel.close()
+}
+
+/** Handles at once every host message waiting on the data port of an owner thread. @internal */
+export const readAhead = (port: MessagePort, onMessage: (raw: unknown) => void) => (): void => {
+  for (;;) {
+    const received = receiveMessageOnPort(port)
+    if (received === undefined) return
+    onMessage(received.message)
+  }
+}
