@@ -7,32 +7,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-
-const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const root = path.resolve(here, "../..")
-const effect3Sources = [path.join(root, "packages/core/src"), path.join(root, "packages/node/src")]
-
-const effect4 = {
-  name: "effect4-resolution",
-  setup(build) {
-    build.onResolve({ filter: /lib\/effect3\/implementation\.mjs$/ }, (args) => ({
-      path: path.resolve(args.resolveDir, args.path),
-      external: true
-    }))
-    build.onResolve({ filter: /^@mcp-worker\/effect4(\/.+)?$/ }, (args) => {
-      const sub = args.path.slice("@mcp-worker/effect4".length + 1)
-      return { path: path.join(here, "src", `${sub === "" ? "index" : sub}.ts`) }
-    })
-    // Effect 4 for every importer but the Effect 3 sources and the root's own dependencies.
-    build.onResolve({ filter: /^effect(\/.*)?$/ }, (args) => {
-      const own = args.importer.includes(`${path.sep}node_modules${path.sep}`)
-      if (own || effect3Sources.some((dir) => args.importer.startsWith(dir))) return undefined
-      if (args.pluginData === "effect4") return undefined
-      return build.resolve(args.path, { resolveDir: here, kind: args.kind, pluginData: "effect4" })
-    })
-  }
-}
+import { effect4Resolution } from "./resolution.mjs"
 
 const argv = process.argv.slice(2)
 const split = argv.indexOf("--")
@@ -55,7 +30,7 @@ await esbuild.build({
   banner: {
     js: 'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
   },
-  plugins: [effect4],
+  plugins: [effect4Resolution],
   logLevel: "warning"
 })
 const child = spawn(process.execPath, [path.join(dir, path.basename(entries[0]).replace(/\.ts$/, ".mjs")), ...args], {
