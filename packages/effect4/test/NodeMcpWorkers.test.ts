@@ -13,11 +13,17 @@ import * as References from "effect/References"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { statefulConfig } from "../../../test/fixtures/servers.js"
-import { remoteEntry, runInThread } from "./remoteThread.js"
+import { type Outcome, remoteEntry, runInThread } from "./remoteThread.js"
 import { expectedTyped, typedScenario } from "./scenarios.js"
 import { abortedByInterruption, effect4Surface, exerciseBehaviour, expectedBehaviour } from "./surface.js"
 
 const entry = remoteEntry()
+
+// A thread's value, once its scenario succeeded (else the test fails with the thread's cause).
+const succeeded = (outcome: Outcome): unknown => {
+  assert.isTrue(outcome.ok, outcome.ok ? "" : outcome.error)
+  return outcome.ok ? outcome.value : undefined
+}
 const stateful = () => statefulConfig("--exit-on-stdin-eof")
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>, options?: NodeMcpWorkers.Options) =>
   Effect.provide(effect, NodeMcpWorkers.layer(options))
@@ -51,15 +57,16 @@ describe("the Effect 4 face", () => {
         const direct = yield* workers.open(stateful())
         const relayed = yield* workers.open(stateful())
         const behaviour = yield* runInThread(entry(), "behaviour", { direct, relayed })
-        assert.deepStrictEqual(behaviour, {
-          ok: true,
-          value: { direct: expectedBehaviour(abortedByInterruption), relayed: expectedBehaviour(abortedByInterruption) }
+        assert.deepStrictEqual(succeeded(behaviour), {
+          direct: expectedBehaviour(abortedByInterruption),
+          relayed: expectedBehaviour(abortedByInterruption)
         })
         const id = yield* workers.open(stateful())
-        assert.deepStrictEqual(yield* runInThread(entry(), "typed", { id }), { ok: true, value: expectedTyped })
-        assert.deepStrictEqual(yield* runInThread(entry(), "openAndClose", { config: stateful() }), {
-          ok: true,
-          value: { count: 2, cleanup: 0, afterClose: "UnknownWorker" }
+        assert.deepStrictEqual(succeeded(yield* runInThread(entry(), "typed", { id })), expectedTyped)
+        assert.deepStrictEqual(succeeded(yield* runInThread(entry(), "openAndClose", { config: stateful() })), {
+          count: 2,
+          cleanup: 0,
+          afterClose: "UnknownWorker"
         })
       })
     )
