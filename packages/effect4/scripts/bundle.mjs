@@ -1,5 +1,5 @@
 // Bundles the Effect 3 implementation privately into this package, so an Effect 4 application needs no effect 3:
-// the Promise host and the Promise client of @mcp-worker/node (with effect 3, @effect/platform and the MCP SDK)
+// the Promise host, the Promise client and `withClient` of @mcp-worker/node (with effect 3, @effect/platform and the MCP SDK)
 // into lib/effect3/implementation.mjs, and the owner thread's files into owner/. The implementation finds its owner
 // where @mcp-worker/node does, at ../../owner/ from its own file.
 import * as esbuild from "esbuild"
@@ -20,8 +20,8 @@ export const bundleImplementation = async () => {
   await esbuild.build({
     stdin: {
       contents: [
-        'export { makePromiseHost } from "@mcp-worker/node/PromiseHost"',
-        'export { makePromiseClient } from "@mcp-worker/node/PromiseClient"'
+        'export { handlersOf, makePromiseHost } from "@mcp-worker/node/PromiseHost"',
+        'export { makePromiseClient, withClient } from "@mcp-worker/node/PromiseClient"'
       ].join("\n"),
       resolveDir: root,
       sourcefile: "implementation.ts",

@@ -111,15 +111,8 @@ const logTo =
     )
   }
 
-const runner =
-  (context: Context.Context<never>) =>
-  <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal): Promise<A> =>
-    Effect.runPromiseWith(context)(effect, { signal })
-
 const hostOptions = (options: Options, context: Context.Context<never>): Implementation.HostOptions => {
-  const run = runner(context)
-  const handler = (f: Handler | undefined): Implementation.Handler | undefined =>
-    f === undefined ? undefined : (request, { signal }) => run(f(request), signal)
+  const run = Face.runner(context)
   const oauth = options.oauth
   return {
     requestTimeout: budgetOf(options.requestTimeout),
@@ -127,14 +120,7 @@ const hostOptions = (options: Options, context: Context.Context<never>): Impleme
     closeTimeout: budgetOf(options.closeTimeout),
     maxResultBytes: options.maxResultBytes,
     logLevel: levelOf(options.logLevel),
-    handlers:
-      options.handlers === undefined
-        ? undefined
-        : {
-            elicitation: handler(options.handlers.elicitation),
-            sampling: handler(options.handlers.sampling),
-            roots: handler(options.handlers.roots)
-          },
+    handlers: Face.handlersIn(context, options.handlers),
     oauth:
       oauth === undefined
         ? undefined

@@ -144,7 +144,14 @@ const handler =
   (request) =>
     Effect.tryPromise({ try: (signal) => f(request, { signal }), catch: (error) => error })
 
-const handlersOf = (handlers: Handlers | undefined): NodeMcpWorkers.Handlers | undefined =>
+/**
+ * Promise handlers as the registry's (and `withClient`'s) handlers: a rejection fails the handler, and the signal is
+ * aborted when the handler is interrupted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const handlersOf = (handlers: Handlers | undefined): NodeMcpWorkers.Handlers | undefined =>
   handlers === undefined
     ? undefined
     : {

@@ -9,8 +9,10 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as McpWorkerError from "../McpWorkerError.js"
 import type * as McpWorkers from "../McpWorkers.js"
+import type * as NodeMcpWorkers from "../NodeMcpWorkers.js"
 import type { WorkerStatus } from "../WorkerStatus.js"
-import type { RequestName, Surface } from "./implementation.js"
+import type * as Context from "effect/Context"
+import type { Handler, RequestName, Surface } from "./implementation.js"
 
 const errors: Record<string, new (fields: any) => McpWorkerError.McpWorkerError> = {
   UnknownWorker: McpWorkerError.UnknownWorker,
@@ -123,19 +125,42 @@ const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown
       ? { workerId: id, prompt: args[0] }
       : { workerId: id }
 
-const request = (surface: Surface, name: RequestName) => {
+/**
+ * How a surface sends one request of the table: its name, the worker id, the positional arguments and the options
+ * (with the call's signal).
+ *
+ * @internal
+ */
+export type Send = (
+  name: RequestName,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  options: Record<string, unknown>
+) => Promise<unknown>
+
+const request = (send: Send, name: RequestName, prefix: string) => {
   const arity = arities[name]
-  const span = `McpWorkers.${name}`
+  const span = `${prefix}.${name}`
   return (id: string, ...rest: Array<unknown>) => {
     // Every positional argument in its place (an optional one left out is `undefined`), then the options.
     const args = Array.from({ length: arity }, (_, i) => rest[i])
     const options = rest[arity] as McpWorkers.RequestOptions | undefined
     const timeout = timeoutOf(options?.timeout)
-    return call((signal) => surface[name](id, ...args, { ...options, timeout, signal })).pipe(
+    return call((signal) => send(name, id, args, { ...options, timeout, signal })).pipe(
       Effect.withSpan(span, { attributes: attributesOf(name, id, args) })
     )
   }
 }
+
+/**
+ * Every request of the table by worker id, each an Effect with its span (`<prefix>.<name>`).
+ *
+ * @internal
+ */
+export const requestsOf = (send: Send, prefix: string): McpWorkers.Requests =>
+  Object.fromEntries(
+    (Object.keys(arities) as Array<RequestName>).map((name) => [name, request(send, name, prefix)])
+  ) as unknown as McpWorkers.Requests
 
 /**
  * The service over a surface of the implementation.
@@ -143,9 +168,7 @@ const request = (surface: Surface, name: RequestName) => {
  * @internal
  */
 export const make = (surface: Surface): McpWorkers.McpWorkersService => {
-  const requests = Object.fromEntries(
-    (Object.keys(arities) as Array<RequestName>).map((name) => [name, request(surface, name)])
-  ) as unknown as McpWorkers.Requests
+  const requests = requestsOf((name, id, args, options) => surface[name](id, ...args, options), "McpWorkers")
   return {
     ...requests,
     open: (config, options) =>
@@ -179,5 +202,35 @@ export const make = (surface: Surface): McpWorkers.McpWorkersService => {
             : Stream.fail(decoded as McpWorkerError.UnknownWorker | McpWorkerError.InvalidInput)
         })
       )
+  }
+}
+
+/**
+ * Runs an effect of the application with the services it was given, as a Promise the signal interrupts.
+ *
+ * @internal
+ */
+export const runner =
+  (context: Context.Context<never>) =>
+  <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal): Promise<A> =>
+    Effect.runPromiseWith(context)(effect, { signal })
+
+/**
+ * Effect handlers as the implementation's Promise handlers, run with `context`.
+ *
+ * @internal
+ */
+export const handlersIn = (
+  context: Context.Context<never>,
+  handlers: NodeMcpWorkers.Handlers | undefined
+): { elicitation?: Handler | undefined; sampling?: Handler | undefined; roots?: Handler | undefined } | undefined => {
+  if (handlers === undefined) return undefined
+  const run = runner(context)
+  const handler = (f: NodeMcpWorkers.Handler | undefined): Handler | undefined =>
+    f === undefined ? undefined : (request, { signal }) => run(f(request), signal)
+  return {
+    elicitation: handler(handlers.elicitation),
+    sampling: handler(handlers.sampling),
+    roots: handler(handlers.roots)
   }
 }

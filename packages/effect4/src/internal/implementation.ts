@@ -7,6 +7,7 @@ export type {
   HostOptions,
   LogEntry,
   RequestName,
+  ScopedClient,
   ServerRequest,
   Surface
 } from "../../lib/effect3/implementation.mjs"
