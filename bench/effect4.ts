@@ -111,7 +111,7 @@ const summary = (runs: ReadonlyArray<Run>) => {
 
 progress("bundling the owner, the fixtures, the private implementation and both sides")
 await Promise.all([bundleOwner(), bundleFixtures()])
-const { bytes } = (await bundleImplementation()) as { bytes: number }
+const { host: bytes } = (await bundleImplementation()) as { host: number }
 const implementation = path.join(root, "packages/effect4/lib/effect3/implementation.mjs")
 const gzipped = zlib.gzipSync(fs.readFileSync(implementation)).length
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-bench-effect4-"))
@@ -167,7 +167,9 @@ const rows: Array<[string, string, string, string]> = [
   ]
 ]
 console.log(`Node ${process.versions.node}, ${os.cpus().length} CPUs; ${rounds} rounds × ${calls} calls per side`)
-console.log(`private implementation: ${(bytes / 1024).toFixed(0)} KiB (${(gzipped / 1024).toFixed(0)} KiB gzipped)\n`)
+console.log(
+  `private implementation (host, remote): ${(bytes / 1024).toFixed(0)} KiB (${(gzipped / 1024).toFixed(0)} KiB gzipped)\n`
+)
 console.log("| | Effect 3 packages | Effect 4 face | face − Effect 3 |\n|---|---|---|---|")
 for (const row of rows) console.log(`| ${row.join(" | ")} |`)
 console.log(

@@ -12,7 +12,7 @@ const effect3Sources = [path.join(root, "packages/core/src"), path.join(root, "p
 export const effect4Resolution = {
   name: "effect4-resolution",
   setup(build) {
-    build.onResolve({ filter: /lib\/effect3\/implementation\.mjs$/ }, (args) => ({
+    build.onResolve({ filter: /lib\/effect3\/[a-z]+\.mjs$/ }, (args) => ({
       path: path.resolve(args.resolveDir, args.path),
       external: true
     }))

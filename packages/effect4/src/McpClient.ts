@@ -107,7 +107,7 @@ export const make = (
 ): Effect.Effect<McpClient, OpenFailed | InvalidInput, Scope.Scope> =>
   Effect.gen(function* () {
     const context = yield* Effect.context<never>()
-    const implementation = yield* Effect.promise(Implementation.load)
+    const implementation = yield* Effect.promise(Implementation.loadClient)
     const handlers = implementation.handlersOf(Face.handlersIn(context, options.handlers))
     // The connection lives while the callback of `withClient` waits; the scope's end lets it return.
     const opened = yield* Effect.acquireRelease(

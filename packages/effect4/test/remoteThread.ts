@@ -14,7 +14,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const externalImplementation: esbuild.Plugin = {
   name: "external-implementation",
   setup(build) {
-    build.onResolve({ filter: /lib\/effect3\/implementation\.mjs$/ }, (args) => ({
+    build.onResolve({ filter: /lib\/effect3\/[a-z]+\.mjs$/ }, (args) => ({
       path: path.resolve(args.resolveDir, args.path),
       external: true
     }))
