@@ -34,8 +34,10 @@ interface Run {
   readonly loadedMs: number
   readonly firstOpenMs: number
   readonly firstOpenSinceStartMs: number
+  readonly firstOpenCpuMs: number
   readonly firstCallMs: number
   readonly callUs: ReadonlyArray<number>
+  readonly cpuUs: number
   readonly rssMb: number
   readonly left: number
 }
@@ -100,10 +102,12 @@ const summary = (runs: ReadonlyArray<Run>) => {
     loadedMs: median(runs.map((run) => run.loadedMs)),
     firstOpenMs: median(runs.map((run) => run.firstOpenMs)),
     firstOpenSinceStartMs: median(runs.map((run) => run.firstOpenSinceStartMs)),
+    firstOpenCpuMs: median(runs.map((run) => run.firstOpenCpuMs)),
     firstCallMs: median(runs.map((run) => run.firstCallMs)),
     callMedianUs: median(pooled),
     callP90Us: quantile(pooled, 0.9),
     callRoundMediansUs: [Math.min(...perRound), Math.max(...perRound)],
+    cpuPerCallUs: median(runs.map((run) => run.cpuUs)),
     rssMb: median(runs.map((run) => run.rssMb)),
     left: runs.reduce((sum, run) => sum + run.left, 0)
   }
@@ -151,12 +155,24 @@ const rows: Array<[string, string, string, string]> = [
     ms(effect4.firstOpenSinceStartMs),
     ms(effect4.firstOpenSinceStartMs - effect3.firstOpenSinceStartMs)
   ],
+  [
+    "process CPU up to the first open",
+    ms(effect3.firstOpenCpuMs),
+    ms(effect4.firstOpenCpuMs),
+    ms(effect4.firstOpenCpuMs - effect3.firstOpenCpuMs)
+  ],
   ["first callTool", ms(effect3.firstCallMs), ms(effect4.firstCallMs), ms(effect4.firstCallMs - effect3.firstCallMs)],
   [
     "callTool median",
     us(effect3.callMedianUs),
     us(effect4.callMedianUs),
     us(effect4.callMedianUs - effect3.callMedianUs)
+  ],
+  [
+    "process CPU per callTool",
+    us(effect3.cpuPerCallUs),
+    us(effect4.cpuPerCallUs),
+    us(effect4.cpuPerCallUs - effect3.cpuPerCallUs)
   ],
   ["callTool p90", us(effect3.callP90Us), us(effect4.callP90Us), us(effect4.callP90Us - effect3.callP90Us)],
   [
@@ -166,7 +182,10 @@ const rows: Array<[string, string, string, string]> = [
     `${(effect4.rssMb - effect3.rssMb).toFixed(0)} MiB`
   ]
 ]
-console.log(`Node ${process.versions.node}, ${os.cpus().length} CPUs; ${rounds} rounds × ${calls} calls per side`)
+console.log(
+  `Node ${process.versions.node}, ${os.cpus().length} CPUs, load average ${os.loadavg()[0]!.toFixed(1)}; ` +
+    `${rounds} rounds × ${calls} calls per side`
+)
 console.log(
   `private implementation (host, remote): ${(bytes / 1024).toFixed(0)} KiB (${(gzipped / 1024).toFixed(0)} KiB gzipped)\n`
 )

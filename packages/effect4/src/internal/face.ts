@@ -147,7 +147,7 @@ const request = (send: Send, name: RequestName, prefix: string) => {
     const options = rest[arity] as McpWorkers.RequestOptions | undefined
     const timeout = timeoutOf(options?.timeout)
     return call((signal) => send(name, id, args, { ...options, timeout, signal })).pipe(
-      Effect.withSpan(span, { attributes: attributesOf(name, id, args) })
+      Effect.withSpan(span, { attributes: attributesOf(name, id, args) }, { captureStackTrace: false })
     )
   }
 }
