@@ -19,13 +19,14 @@ export const inFlight = (id: string) =>
     return yield* Effect.die(new Error("no request went into flight"))
   })
 
-/** The scenario on a ready worker of the stateful fixture. */
+/** The scenario on a ready worker of the stateful fixture: busy, a timeout, an interruption, events. */
 export const typedScenario = (id: string) =>
   Effect.gen(function* () {
     const workers = yield* McpWorkers
 
-    // WorkerBusy: refused at once, not sent, caught by its tag.
-    const sleeping = yield* Effect.forkChild(workers.callTool(id, "sleep", { ms: 300, token: "busy-holder" }))
+    // WorkerBusy: refused, not sent, caught by its tag. The holder is long (a loaded machine may take a while to
+    // refuse), and is cancelled once the refusal is in.
+    const sleeping = yield* Effect.forkChild(workers.callTool(id, "sleep", { ms: 10_000, token: "busy-holder" }))
     const holder = yield* inFlight(id)
     const busy = yield* workers.callTool(id, "echo", { token: "refused" }).pipe(
       Effect.as("sent" as const),
@@ -33,7 +34,11 @@ export const typedScenario = (id: string) =>
         Effect.succeed({ tag: error._tag, delivery: error.delivery, namesHolder: error.requestId === holder })
       )
     )
-    yield* Fiber.join(sleeping)
+    yield* workers.cancel(id, holder)
+    const held = yield* Fiber.join(sleeping).pipe(
+      Effect.as("answered"),
+      Effect.catchTag("DeliveryUnknown", (error) => Effect.succeed(error.reason))
+    )
 
     // DeliveryUnknown: the budget ended while the server worked; caught by its tag.
     const unknown = yield* workers.callTool(id, "sleep", { ms: 10_000, token: "timeout" }, { timeout: 200 }).pipe(
@@ -59,7 +64,7 @@ export const typedScenario = (id: string) =>
     // What the server saw: every sleep once, and a cancellation for each request given up, with its reason.
     let cancelled: Array<unknown> = []
     let calls: Array<any> = []
-    for (let i = 0; i < 100 && cancelled.length < 2; i++) {
+    for (let i = 0; i < 100 && cancelled.length < 3; i++) {
       if (i > 0) yield* Effect.sleep(20)
       calls = structured(yield* workers.callTool(id, "calls")).calls
       cancelled = structured(yield* workers.callTool(id, "cancelled")).cancelled
@@ -67,6 +72,7 @@ export const typedScenario = (id: string) =>
     const tokenOf = (requestId: unknown) => calls.find((call) => call.id === requestId)?.token ?? "?"
     return {
       busy,
+      held,
       unknown,
       afterInterrupt,
       events,
@@ -78,11 +84,13 @@ export const typedScenario = (id: string) =>
 /** What `typedScenario` answers wherever it runs. */
 export const expectedTyped = {
   busy: { tag: "WorkerBusy", delivery: "not_sent", namesHolder: true },
+  held: "cancelled",
   unknown: { tag: "DeliveryUnknown", delivery: "unknown", reason: "timeout" },
   afterInterrupt: "after",
   events: ["notifications/tools/list_changed", "notifications/message"],
   sleepsAtServer: ["busy-holder", "timeout", "interrupt"],
   cancelledAtServer: [
+    ["busy-holder", "cancelled"],
     ["timeout", "timeout"],
     ["interrupt", "interrupted"]
   ]
