@@ -1,0 +1,298 @@
+/**
+ * The typed failures of mcp-worker as Effect 4 tagged errors: the same tags and fields as `@mcp-worker/core`'s, so
+ * `Effect.catchTag("WorkerBusy", …)` reads as it does on Effect 3. Each says whether the request reached the server
+ * (`delivery`). Messages are built from ids, stages and kinds only: never from configs, arguments or results.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+// `delivery: "not_sent"` for errors that can only mean it: given by the constructor.
+const notSent = Schema.Literal("not_sent").pipe(Schema.withConstructorDefault(Effect.succeed("not_sent" as const)))
+
+/**
+ * What `close` found when it ended the connection.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const CleanupSummary = Schema.Struct({
+  activeProcesses: Schema.Number,
+  signalled: Schema.Struct({ term: Schema.Number, kill: Schema.Number }),
+  escaped: Schema.Number,
+  durationMs: Schema.Number,
+  sessionTerminated: Schema.NullOr(Schema.Boolean)
+})
+
+/**
+ * What `close` found when it ended the connection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CleanupSummary = typeof CleanupSummary.Type
+
+/**
+ * Why a connection is dead.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const FailureKind = Schema.Literals([
+  "transport",
+  "protocol",
+  "thread",
+  "closing",
+  "session_expired",
+  "unauthorized"
+])
+
+/**
+ * Why a connection is dead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FailureKind = typeof FailureKind.Type
+
+/**
+ * A request is already in flight on that worker. Nothing was sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  delivery: Schema.Literal("not_sent")
+}) {
+  override get message(): string {
+    return `worker ${this.workerId} is busy with request ${this.requestId}; nothing was sent`
+  }
+}
+
+/**
+ * The request was sent, but its outcome is unknown: it timed out, its caller was interrupted, or it was cancelled.
+ * The server may or may not have acted on it. It is never replayed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
+  "DeliveryUnknown",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    reason: Schema.Literals(["timeout", "interrupted", "cancelled", "host_unresponsive"]),
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
+    const why = this.reason === "host_unresponsive" ? "the mcp-worker host stopped answering" : this.reason
+    return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
+  }
+}
+
+/**
+ * The server's answer was larger than the config's `maxResultBytes`; the tool ran, the rest was skipped unread.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")(
+  "ResultTooLarge",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    bytes: Schema.Number,
+    limit: Schema.Number,
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    return (
+      `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
+      `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`
+    )
+  }
+}
+
+/**
+ * The connection is dead (transport or protocol failure, or its owner died). The worker stays `failed` until it is
+ * closed; nothing is retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
+  workerId: Schema.String,
+  kind: FailureKind,
+  message: Schema.String,
+  delivery: Schema.Literals(["not_sent", "unknown"])
+}) {}
+
+/**
+ * The server answered with a JSON-RPC error. The connection stays ready.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {}
+
+/**
+ * The id never existed, was closed, or is malformed. These cases are indistinguishable on purpose.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")(
+  "UnknownWorker",
+  { workerId: Schema.String, delivery: notSent }
+) {
+  override get message(): string {
+    return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
+  }
+}
+
+/**
+ * A config or arguments are not JSON plain data, or not a valid config. Nothing was sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
+  where: Schema.Literals(["config", "arguments"]),
+  path: Schema.String,
+  message: Schema.String,
+  delivery: Schema.Literal("not_sent")
+}) {}
+
+/**
+ * Where an `open` failed.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const OpenStage = Schema.Literals(["thread", "spawn", "connect", "authorization", "initialize", "timeout"])
+
+/**
+ * The worker could not be started; no thread and no process of the attempt is left.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
+  stage: OpenStage,
+  message: Schema.String,
+  exitCode: Schema.optional(Schema.Number),
+  signal: Schema.optional(Schema.String),
+  stderrTail: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * Cleanup could not be confirmed. The id and its owner are kept so `close` can be called again.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
+  workerId: Schema.String,
+  message: Schema.String,
+  cleanup: CleanupSummary
+}) {}
+
+/**
+ * `cancel` named a request that is not the one in flight on that worker. The current request is untouched.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
+  "RequestNotPending",
+  { workerId: Schema.String, requestId: Schema.String }
+) {
+  override get message(): string {
+    return `request ${JSON.stringify(this.requestId.slice(0, 64))} is not in flight on worker ${this.workerId}`
+  }
+}
+
+/**
+ * A remote thread's request was taken by no host registry: none runs in this process, it has closed, or it was
+ * blocked past the time by which it had to acknowledge the request. The request was not sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
+  "HostUnavailable",
+  { message: Schema.String, delivery: notSent }
+) {}
+
+/**
+ * The request's deadline had passed before it could be sent: it was not sent.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
+  "DeadlineExceeded",
+  { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
+) {
+  override get message(): string {
+    return `the deadline of a request on worker ${this.workerId} passed before it could be sent; nothing was sent`
+  }
+}
+
+/**
+ * Every failure a request (`listTools`, `callTool`, …) can end with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestError =
+  | UnknownWorker
+  | WorkerBusy
+  | WorkerFailed
+  | DeliveryUnknown
+  | ServerError
+  | InvalidInput
+  | HostUnavailable
+  | ResultTooLarge
+  | DeadlineExceeded
+
+/**
+ * Every tagged error of mcp-worker.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const McpWorkerError = Schema.Union([
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed,
+  DeliveryUnknown,
+  ServerError,
+  InvalidInput,
+  OpenFailed,
+  CloseFailed,
+  RequestNotPending,
+  HostUnavailable,
+  ResultTooLarge,
+  DeadlineExceeded
+])
+
+/**
+ * Any tagged error of mcp-worker.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type McpWorkerError = typeof McpWorkerError.Type

@@ -1,0 +1,324 @@
+/**
+ * The `McpWorkers` service for Effect 4: open a stateful MCP connection in a dedicated owner thread, then use it
+ * from anywhere in the process by its opaque id. The same operations, options and errors as `@mcp-worker/core`'s
+ * `McpWorkers`; the layers are in `NodeMcpWorkers`.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
+import type * as Stream from "effect/Stream"
+import type {
+  CloseFailed,
+  HostUnavailable,
+  InvalidInput,
+  OpenFailed,
+  RequestError,
+  RequestNotPending,
+  UnknownWorker
+} from "./McpWorkerError.js"
+import type { WorkerStatus } from "./WorkerStatus.js"
+
+/**
+ * A string, or a secret held in Effect's `Redacted` until the config crosses into the implementation (which holds
+ * it in `Redacted` again from there until the transport needs it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Secret = string | Redacted.Redacted<string>
+
+/**
+ * A secret of an `auth` config: the value, or `{ env: NAME }` read from the calling thread's environment.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AuthSecret = Secret | { readonly env: string }
+
+/**
+ * A stdio server as `open` accepts it (also as an `mcpServers` entry, `type: "stdio"`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StdioConfig {
+  readonly type?: "stdio"
+  readonly command: string
+  readonly args?: ReadonlyArray<string>
+  readonly env?: Readonly<Record<string, Secret>>
+  /** Names of variables of the caller's environment to pass on; `env` wins for the same name. */
+  readonly envFrom?: ReadonlyArray<string>
+  readonly cwd?: string
+  readonly timeoutMs?: number
+  readonly maxResultBytes?: number
+  readonly [editorKey: string]: unknown
+}
+
+/**
+ * An HTTP server as `open` accepts it (`type: "http"` is Streamable HTTP, `type: "sse"` the older HTTP+SSE).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface HttpConfig {
+  readonly type?: "http" | "sse"
+  readonly url: string
+  readonly headers?: Readonly<Record<string, Secret>>
+  readonly auth?:
+    | { readonly type: "bearer"; readonly token: AuthSecret }
+    | {
+        readonly type: "client_credentials"
+        readonly clientId: string
+        readonly clientSecret?: AuthSecret
+        readonly privateKey?: AuthSecret
+        readonly algorithm?: string
+        readonly scope?: string
+        readonly tokenEndpointAuthMethod?: string
+      }
+  readonly transport?: "streamable-http" | "sse"
+  readonly timeoutMs?: number
+  readonly maxResultBytes?: number
+  readonly [editorKey: string]: unknown
+}
+
+/**
+ * Every config shape `open` accepts: JSON plain data, secrets as strings or `Redacted`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ServerConfig =
+  StdioConfig | HttpConfig | { readonly mcpServers: Readonly<Record<string, StdioConfig | HttpConfig>> }
+
+/**
+ * One progress notification of a request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * The options every request takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions {
+  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
+  readonly timeout?: Duration.Input | undefined
+  /** Called with each `notifications/progress` of this request, in the caller's thread; only with it is it asked. */
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+}
+
+/**
+ * The options of a paginated list.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListOptions extends RequestOptions {
+  readonly cursor?: string | undefined
+}
+
+/**
+ * The options of `callTool`: an absolute `saveTo` path has the owner write the raw result there.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallToolOptions extends RequestOptions {
+  readonly saveTo?: string | undefined
+}
+
+/**
+ * What `callTool` with `saveTo` answers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SavedResult {
+  readonly path: string
+  readonly bytes: number
+  readonly sha256: string
+  readonly isError: boolean
+  readonly preview: string | null
+}
+
+/**
+ * A raw MCP result, as the server sent it (unknown fields included).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RawResult {
+  readonly _meta?: { readonly [key: string]: unknown } | undefined
+  readonly [key: string]: unknown
+}
+
+/**
+ * The raw `tools/call` result, `isError` included.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallToolResult extends RawResult {
+  readonly content: ReadonlyArray<{ readonly type: string; readonly [key: string]: unknown }>
+  readonly structuredContent?: { readonly [key: string]: unknown } | undefined
+  readonly isError?: boolean | undefined
+}
+
+/**
+ * The raw `tools/list` result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListToolsResult extends RawResult {
+  readonly tools: ReadonlyArray<{ readonly name: string; readonly [key: string]: unknown }>
+  readonly nextCursor?: string | undefined
+}
+
+/**
+ * Options of `open`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  /** Budget for the owner to start and the server to complete `initialize`. */
+  readonly timeout?: Duration.Input | undefined
+  /** Where the owner runs: a thread of the host (the default) or a child process of its own. */
+  readonly isolation?: "thread" | "process" | undefined
+  /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536. */
+  readonly maxOldGenerationSizeMb?: number | undefined
+}
+
+/**
+ * Options of `close`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CloseOptions {
+  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
+  readonly timeout?: Duration.Input | undefined
+}
+
+/**
+ * Options of `events`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EventsOptions {
+  /** How many notifications wait for this subscriber at most (1 to 65,536, default 256); the oldest go first. */
+  readonly capacity?: number | undefined
+}
+
+/**
+ * The kinds of server notification `events` carries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NotificationMethod =
+  | "notifications/tools/list_changed"
+  | "notifications/resources/list_changed"
+  | "notifications/resources/updated"
+  | "notifications/prompts/list_changed"
+  | "notifications/message"
+
+/**
+ * One server notification, as the server sent it: `params` is untrusted data the library does not interpret.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerNotification {
+  readonly method: NotificationMethod
+  readonly params: { readonly [key: string]: unknown }
+}
+
+type Request<Args extends ReadonlyArray<unknown>, Options, A> = (
+  id: string,
+  ...rest: [...Args, options?: Options]
+) => Effect.Effect<A, RequestError>
+
+/**
+ * Every request of the operation table, each by worker id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Requests {
+  readonly listTools: Request<[], ListOptions, ListToolsResult>
+  readonly callTool: {
+    (
+      id: string,
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions & { readonly saveTo: string }
+    ): Effect.Effect<SavedResult, RequestError>
+    (
+      id: string,
+      name: string,
+      args?: { readonly [key: string]: unknown },
+      options?: CallToolOptions
+    ): Effect.Effect<CallToolResult, RequestError>
+  }
+  readonly listResources: Request<[], ListOptions, RawResult>
+  readonly listResourceTemplates: Request<[], ListOptions, RawResult>
+  readonly readResource: Request<[uri: string], RequestOptions, RawResult>
+  readonly subscribeResource: Request<[uri: string], RequestOptions, RawResult>
+  readonly unsubscribeResource: Request<[uri: string], RequestOptions, RawResult>
+  readonly listPrompts: Request<[], ListOptions, RawResult>
+  readonly getPrompt: Request<[name: string, args?: Readonly<Record<string, string>>], RequestOptions, RawResult>
+  readonly complete: Request<[params: { readonly [key: string]: unknown }], RequestOptions, RawResult>
+  readonly ping: Request<[], RequestOptions, RawResult>
+}
+
+/**
+ * Every operation, each by worker id, each with its typed failures.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpWorkersService extends Requests {
+  readonly open: (
+    config: ServerConfig,
+    options?: OpenOptions
+  ) => Effect.Effect<string, OpenFailed | InvalidInput | HostUnavailable>
+  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+  readonly cancel: (
+    id: string,
+    requestId: string
+  ) => Effect.Effect<void, UnknownWorker | RequestNotPending | HostUnavailable>
+  readonly close: (
+    id: string,
+    options?: CloseOptions
+  ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
+  /**
+   * The worker's server notifications from the stream's start, in the order the server sent them; it ends when the
+   * worker closes or its connection is gone.
+   */
+  readonly events: (
+    id: string,
+    options?: EventsOptions
+  ) => Stream.Stream<ServerNotification, UnknownWorker | InvalidInput | HostUnavailable>
+}
+
+/**
+ * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class McpWorkers extends Context.Service<McpWorkers, McpWorkersService>()("@mcp-worker/effect4/McpWorkers") {}

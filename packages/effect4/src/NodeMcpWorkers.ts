@@ -1,0 +1,195 @@
+/**
+ * The Node.js layers of `McpWorkers` for Effect 4: the host registry (`layer`, `layerConfig`, `make`) and the remote
+ * client of any other thread (`layerRemote`). They run mcp-worker's one implementation, bundled privately with its
+ * own Effect 3 runtime; the application sees Effect 4 values only.
+ *
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as LogLevel from "effect/LogLevel"
+import type * as Scope from "effect/Scope"
+import * as Face from "./internal/face.js"
+import * as Implementation from "./internal/implementation.js"
+import { McpWorkers } from "./McpWorkers.js"
+
+/**
+ * A server's request to its client, as the host's handler gets it: which worker, and the raw request params.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerRequest {
+  readonly workerId: string
+  readonly method: "elicitation/create" | "sampling/createMessage" | "roots/list"
+  readonly params: unknown
+}
+
+/**
+ * A handler: the raw result to answer with (JSON plain data), or a failure. It runs in the host's thread with the
+ * services the layer was built with, and is interrupted when the answer is no longer wanted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Handler = (request: ServerRequest) => Effect.Effect<unknown, unknown>
+
+/**
+ * The host's handlers of server requests; a worker's client declares a capability only when its handler is given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Handlers {
+  readonly elicitation?: Handler | undefined
+  readonly sampling?: Handler | undefined
+  readonly roots?: Handler | undefined
+}
+
+/**
+ * The host's interactive OAuth client: plain-data settings for the owner, and effects that run in the host.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OAuthProvider {
+  readonly redirectUrl: string
+  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
+  readonly clientMetadataUrl?: string | undefined
+  readonly clientInformation?:
+    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
+    | undefined
+  /** Takes the user through `authorizationUrl`; succeeds with the code the redirect brought back. */
+  readonly authorize: (request: {
+    readonly workerId: string
+    readonly authorizationUrl: string
+  }) => Effect.Effect<string, unknown>
+  readonly tokens?: ((serverUrl: string) => Effect.Effect<unknown, unknown>) | undefined
+  readonly saveTokens?: ((serverUrl: string, tokens: unknown) => Effect.Effect<void, unknown>) | undefined
+}
+
+/**
+ * Defaults of a host registry. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
+  readonly requestTimeout?: Duration.Input | undefined
+  /** The budget of an `open` whose config names no `timeoutMs` (default 30 s). */
+  readonly openTimeout?: Duration.Input | undefined
+  /** The budget of a `close` (default 5 s). */
+  readonly closeTimeout?: Duration.Input | undefined
+  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
+  readonly maxResultBytes?: number | undefined
+  /** The level of the registry's routine log lines (default `Debug`); failures are warnings or errors regardless. */
+  readonly logLevel?: LogLevel.LogLevel | undefined
+  readonly handlers?: Handlers | undefined
+  readonly oauth?: OAuthProvider | undefined
+}
+
+type Timeout = number | string
+
+const budgetOf = (input: Duration.Input | undefined): Timeout | undefined =>
+  Face.timeoutOf(input) as Timeout | undefined
+
+const levelOf = (level: LogLevel.LogLevel | undefined) => (level === "Warn" ? "Warning" : level)
+
+// The implementation's log lines, logged again in this runtime: the application's logger and minimum level apply.
+const logTo =
+  (context: Context.Context<never>) =>
+  (entry: Implementation.LogEntry): void => {
+    const annotations = entry.cause === undefined ? entry.annotations : { ...entry.annotations, cause: entry.cause }
+    Effect.runSyncWith(context)(
+      Effect.logWithLevel(entry.level === "Warning" ? "Warn" : entry.level)(entry.message).pipe(
+        Effect.annotateLogs(annotations)
+      )
+    )
+  }
+
+const hostOptions = (options: Options, context: Context.Context<never>): Implementation.HostOptions => {
+  const run = Face.runner(context)
+  const oauth = options.oauth
+  return {
+    requestTimeout: budgetOf(options.requestTimeout),
+    openTimeout: budgetOf(options.openTimeout),
+    closeTimeout: budgetOf(options.closeTimeout),
+    maxResultBytes: options.maxResultBytes,
+    logLevel: levelOf(options.logLevel),
+    handlers: Face.handlersIn(context, options.handlers),
+    oauth:
+      oauth === undefined
+        ? undefined
+        : {
+            ...oauth,
+            authorize: (request, { signal }) => run(oauth.authorize(request), signal),
+            tokens: oauth.tokens === undefined ? undefined : (url, { signal }) => run(oauth.tokens!(url), signal),
+            saveTokens:
+              oauth.saveTokens === undefined
+                ? undefined
+                : (url, tokens, { signal }) => run(oauth.saveTokens!(url, tokens), signal)
+          },
+    log: logTo(context)
+  }
+}
+
+/**
+ * Builds the host registry in the current scope: it owns every owner thread, serves the remote threads of the
+ * process, and closing the scope closes every worker. Options that are not valid budgets are a defect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<McpWorkers["Service"], never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<never>()
+    const implementation = yield* Effect.promise(Implementation.load)
+    const host = yield* Effect.acquireRelease(
+      Effect.promise(() => implementation.makePromiseHost(hostOptions(options, context))),
+      (host) => Effect.promise(() => host.dispose())
+    )
+    return Face.make(host)
+  })
+
+/**
+ * The host registry as a layer. Build it once per process (normally in the main thread); its finalizer closes every
+ * worker.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options?: Options): Layer.Layer<McpWorkers> => Layer.effect(McpWorkers, make(options))
+
+/**
+ * The host registry with its defaults read from `Config` (for example `{ requestTimeout:
+ * Config.duration("MCP_REQUEST_TIMEOUT").pipe(Config.withDefault("30 seconds")) }`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig = (config: Config.Wrap<Options>): Layer.Layer<McpWorkers, Config.ConfigError> =>
+  Layer.effect(McpWorkers, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * `McpWorkers` for any other thread (a `worker_thread`, an agent's `execute_code` run) of a process that runs a
+ * host registry in some thread (this package's `layer`, or `@mcp-worker/node`'s): the same workers, by the same
+ * ids. With no host running, every operation fails within 1 s with `HostUnavailable`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerRemote: Layer.Layer<McpWorkers> = Layer.effect(
+  McpWorkers,
+  Effect.gen(function* () {
+    const implementation = yield* Effect.promise(Implementation.load)
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => implementation.makePromiseClient()),
+      (client) => Effect.promise(() => client.dispose())
+    )
+    return Face.make(client)
+  })
+)

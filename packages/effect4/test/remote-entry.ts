@@ -1,0 +1,42 @@
+// A remote worker_thread of the tests: an Effect 4 program over `NodeMcpWorkers.layerRemote`, running the scenario
+// named in workerData and posting its plain-data outcome. Bundled by remoteThread.ts.
+import * as Effect from "effect/Effect"
+import { parentPort, workerData } from "node:worker_threads"
+import { McpWorkers } from "../src/McpWorkers.js"
+import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
+import { effect4Surface, exerciseBehaviour, withProgress } from "./surface.js"
+import { typedScenario } from "./scenarios.js"
+
+const input = workerData as { readonly scenario: string; readonly data: Record<string, any> }
+
+const scenarios: Record<string, Effect.Effect<unknown, unknown, McpWorkers>> = {
+  behaviour: Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const direct = yield* Effect.promise(() => exerciseBehaviour(effect4Surface(workers), input.data.direct))
+    const relayed = yield* Effect.promise(() =>
+      exerciseBehaviour(withProgress(effect4Surface(workers)), input.data.relayed)
+    )
+    return { direct, relayed }
+  }),
+  typed: Effect.suspend(() => typedScenario(input.data.id)),
+  // A worker opened from this thread (the fixture's path comes from the test: this file is bundled elsewhere) belongs to the host; closing it from here confirms its cleanup.
+  openAndClose: Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const id = yield* workers.open(input.data.config)
+    const counted = yield* workers.callTool(id, "inc", { by: 2 })
+    const closed = yield* workers.close(id)
+    const afterClose = yield* workers.status(id).pipe(
+      Effect.as("still known"),
+      Effect.catchTag("UnknownWorker", (error) => Effect.succeed(error._tag))
+    )
+    return { count: counted.structuredContent?.count, cleanup: closed.cleanup?.activeProcesses, afterClose }
+  })
+}
+
+const program = scenarios[input.scenario]!.pipe(Effect.provide(NodeMcpWorkers.layerRemote))
+
+void Effect.runPromiseExit(program).then((exit) =>
+  parentPort!.postMessage(
+    exit._tag === "Success" ? { ok: true, value: exit.value } : { ok: false, error: String(exit.cause) }
+  )
+)
