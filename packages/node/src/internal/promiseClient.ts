@@ -7,6 +7,7 @@
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import type { ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
@@ -178,20 +179,46 @@ export const makePromiseClient = (): PromiseClient => {
 
   const events: PromiseClient["events"] = (id, options) => eventsOf(runtime, disposed, id, options)
 
-  // Every page of the worker's tools, each request with the caller's signal.
-  const allTools = (id: string, options: RequestOptions | undefined) =>
-    abortable(options?.signal, (client) =>
-      AgentHost.listAllTools((worker, page) => client.listTools(worker, { ...page, signal: options?.signal }), id, {
-        timeout: duration(options?.timeout)
-      })
-    )
-
   return {
     open: (config, options) => run((client) => client.open(config, openOptions(options))),
     ...requests,
+    ...agentHostOf(abortable, requests, (client, id, page, signal) => client.listTools(id, { ...page, signal })),
+    status: (id) => run((client) => client.status(id)),
+    cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
+    close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
+    events,
+    dispose,
+    [Symbol.asyncDispose]: dispose
+  }
+}
+
+/**
+ * `openAll`, `closeAll`, `describe` and `tools` as Promises, over any `McpWorkers` a runner reaches (a remote client, a
+ * host's own service): `run` runs one of its effects with the caller's signal.
+ *
+ * @internal
+ */
+export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
+  run: <A>(signal: AbortSignal | undefined, f: (service: S) => Effect.Effect<A, unknown>) => Promise<A>,
+  requests: Requests,
+  listTools: (
+    service: S,
+    id: string,
+    page: Operations.ListOptions | undefined,
+    signal: AbortSignal | undefined
+  ) => Effect.Effect<ListToolsResult, unknown>
+): Pick<PromiseClient, "openAll" | "closeAll" | "describe" | "tools"> => {
+  // Every page of the worker's tools, each request with the caller's signal.
+  const allTools = (id: string, options: RequestOptions | undefined) =>
+    run(options?.signal, (service) =>
+      AgentHost.listAllTools((worker, page) => listTools(service, worker, page, options?.signal), id, {
+        timeout: duration(options?.timeout)
+      })
+    )
+  return {
     openAll: (document, options) =>
-      run((client) =>
-        client.openAll(document, {
+      run(undefined, (service) =>
+        service.openAll(document, {
           ...options,
           open: openOptions(options?.open),
           entries:
@@ -200,7 +227,8 @@ export const makePromiseClient = (): PromiseClient => {
               : Object.fromEntries(Object.entries(options.entries).map(([name, o]) => [name, openOptions(o) ?? {}]))
         })
       ),
-    closeAll: (workers, options) => run((client) => client.closeAll(workers, { timeout: duration(options?.timeout) })),
+    closeAll: (workers, options) =>
+      run(undefined, (service) => service.closeAll(workers, { timeout: duration(options?.timeout) })),
     describe: (id, options) =>
       allTools(id, options).then((tools) =>
         ToolDeclarations.render(tools, { name: options?.name, namespace: options?.namespace, title: options?.title })
@@ -208,13 +236,7 @@ export const makePromiseClient = (): PromiseClient => {
     tools: (id, options) =>
       allTools(id, options).then((tools) =>
         ToolBinding.promise(requests.callTool as ToolBinding.PromiseCallTool<ToolCallOptions>, id, tools)
-      ),
-    status: (id) => run((client) => client.status(id)),
-    cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
-    close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
-    events,
-    dispose,
-    [Symbol.asyncDispose]: dispose
+      )
   }
 }
 

@@ -1,0 +1,219 @@
+/**
+ * What `PromiseHost` stands on: the host registry in a runtime of its own, its operations as Promises, Promise
+ * handlers and a log sink.
+ *
+ * @internal
+ */
+import * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as Cause from "effect/Cause"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as NodeMcpWorkers from "../NodeMcpWorkers.js"
+import { layer } from "./nodeMcpWorkers.js"
+import { agentHostOf } from "./promiseClient.js"
+import type * as PromiseClient from "../PromiseClient.js"
+import type { Handler, Handlers, LogEntry, Options, PromiseHost } from "../PromiseHost.js"
+import type { OAuthProvider } from "../PromiseHost.js"
+
+const duration = (timeout: PromiseClient.Timeout | undefined) => timeout as Duration.DurationInput | undefined
+
+const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
+  Option.getOrElse(Cause.failureOption(cause), () =>
+    Cause.isInterruptedOnly(cause) && signal?.aborted === true ? signal.reason : Cause.squash(cause)
+  )
+
+const handler =
+  (f: Handler): NodeMcpWorkers.Handler =>
+  (request) =>
+    Effect.tryPromise({ try: (signal) => f(request, { signal }), catch: (error) => error })
+
+/**
+ * Promise handlers as the registry's (and `withClient`'s) handlers: a rejection fails the handler, and the signal is
+ * aborted when the handler is interrupted.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+/** @internal */
+export const handlersOf = (handlers: Handlers | undefined): NodeMcpWorkers.Handlers | undefined =>
+  handlers === undefined
+    ? undefined
+    : {
+        elicitation: handlers.elicitation === undefined ? undefined : handler(handlers.elicitation),
+        sampling: handlers.sampling === undefined ? undefined : handler(handlers.sampling),
+        roots: handlers.roots === undefined ? undefined : handler(handlers.roots)
+      }
+
+const oauthOf = (oauth: OAuthProvider | undefined): NodeMcpWorkers.OAuthProvider | undefined => {
+  if (oauth === undefined) return undefined
+  const { authorize, tokens, saveTokens, ...settings } = oauth
+  return {
+    ...settings,
+    authorize: (request) => Effect.tryPromise({ try: (signal) => authorize(request, { signal }), catch: (e) => e }),
+    tokens:
+      tokens === undefined
+        ? undefined
+        : (serverUrl) => Effect.tryPromise({ try: (signal) => tokens(serverUrl, { signal }), catch: (e) => e }),
+    saveTokens:
+      saveTokens === undefined
+        ? undefined
+        : (serverUrl, value) =>
+            Effect.tryPromise({ try: (signal) => saveTokens(serverUrl, value, { signal }), catch: (e) => e })
+  }
+}
+
+const messageOf = (message: unknown): string =>
+  (Array.isArray(message) ? message : [message])
+    .map((part) => (typeof part === "string" ? part : JSON.stringify(part)))
+    .join(" ")
+
+// The sink sees every line; the application's own logger decides what it keeps.
+const sinkLayer = (log: (entry: LogEntry) => void): Layer.Layer<never> =>
+  Layer.merge(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ annotations, cause, date, logLevel, message, spans }) => {
+        const spanStarts: Record<string, number> = {}
+        for (const span of spans) spanStarts[span.label] = span.startTime
+        const annotated: Record<string, unknown> = {}
+        for (const [key, value] of annotations) annotated[key] = value
+        log({
+          level: logLevel._tag === "All" || logLevel._tag === "None" ? "Info" : logLevel._tag,
+          message: messageOf(message),
+          annotations: annotated,
+          spans: spanStarts,
+          date,
+          cause: Cause.isEmpty(cause) ? undefined : Cause.pretty(cause)
+        })
+      })
+    ),
+    Logger.minimumLogLevel(LogLevel.All)
+  )
+
+const registryOptions = (options: Options): NodeMcpWorkers.Options => ({
+  requestTimeout: duration(options.requestTimeout),
+  openTimeout: duration(options.openTimeout),
+  closeTimeout: duration(options.closeTimeout),
+  maxResultBytes: options.maxResultBytes,
+  logLevel: options.logLevel === undefined ? undefined : LogLevel.fromLiteral(options.logLevel),
+  handlers: handlersOf(options.handlers),
+  oauth: oauthOf(options.oauth)
+})
+
+/**
+ * Starts a host registry in this thread and resolves once it serves (remote threads of the process reach it from
+ * then on). Options that are not valid budgets reject.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+/** @internal */
+export const makePromiseHost = async (options: Options = {}): Promise<PromiseHost> => {
+  const registry = layer(registryOptions(options))
+  const runtime = ManagedRuntime.make(
+    options.log === undefined ? registry : Layer.provide(registry, sinkLayer(options.log))
+  )
+  const workers = await runtime.runPromise(McpWorkers.McpWorkers)
+
+  const run = <A>(effect: Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
+    signal?.aborted === true
+      ? Promise.reject(signal.reason)
+      : runtime
+          .runPromiseExit(effect, signal === undefined ? undefined : { signal })
+          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
+
+  const requests = Object.fromEntries(
+    Object.entries(Operations.requests).map(([name, operation]) => [
+      name,
+      (id: string, ...rest: Array<unknown>) => {
+        const { signal, timeout, ...options } = (rest[operation.arity] ?? {}) as PromiseClient.RequestOptions
+        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
+        const request = workers[name as keyof Operations.Requests] as (
+          ...all: Array<unknown>
+        ) => Effect.Effect<unknown, unknown>
+        return run(request(id, ...args, { ...options, timeout: duration(timeout) }), signal)
+      }
+    ])
+  ) as unknown as PromiseClient.Requests
+
+  const events: PromiseHost["events"] = (id, eventsOptions) => {
+    const scope = Effect.runSync(Scope.make())
+    const pulling = runtime.runPromiseExit(Scope.extend(Stream.toPull(workers.events(id, eventsOptions)), scope))
+    let buffered: Array<McpWorkers.ServerNotification> = []
+    let finished = false
+    const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+      if (!finished) {
+        finished = true
+        buffered = []
+        await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
+      }
+      return { done: true, value: undefined }
+    }
+    const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
+      while (!finished) {
+        const item = buffered.shift()
+        if (item !== undefined) return { done: false, value: item }
+        const pull = await pulling
+        if (Exit.isFailure(pull)) {
+          await finish()
+          throw rejection(pull.cause, undefined)
+        }
+        const exit = await runtime.runPromiseExit(pull.value)
+        if (Exit.isSuccess(exit)) {
+          buffered = Array.from(exit.value)
+          continue
+        }
+        await finish()
+        const failure = Cause.failureOption(exit.cause)
+        // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
+        if (Option.isSome(failure) && Option.isNone(failure.value)) break
+        throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
+      }
+      return { done: true, value: undefined }
+    }
+    const iterator = {
+      next,
+      return: finish,
+      [Symbol.asyncIterator]: () => iterator,
+      [Symbol.asyncDispose]: async () => {
+        await finish()
+      }
+    }
+    return iterator
+  }
+
+  const dispose = () => runtime.dispose()
+
+  return {
+    open: (config, openOptions) =>
+      run(
+        workers.open(config, {
+          timeout: duration(openOptions?.timeout),
+          isolation: openOptions?.isolation,
+          maxOldGenerationSizeMb: openOptions?.maxOldGenerationSizeMb
+        })
+      ),
+    ...requests,
+    // The host's own service: the signal interrupts the run itself.
+    ...agentHostOf(
+      (signal, f) => run(f(workers), signal),
+      requests,
+      (service, id, page) => service.listTools(id, page)
+    ),
+    status: (id) => run(workers.status(id)),
+    cancel: (id, requestId) => run(workers.cancel(id, requestId)),
+    close: (id, closeOptions) => run(workers.close(id, { timeout: duration(closeOptions?.timeout) })),
+    events,
+    dispose,
+    [Symbol.asyncDispose]: dispose
+  }
+}
