@@ -21,18 +21,21 @@ const callRequired = ["workerId", "method", "params"] as const
 
 // Mostly wrong operations (and other operations' tags), and as many right ones.
 const operation = fc.oneof(
-  messageLike("Call", callFields),
-  validLike("Call", callFields, callRequired),
-  validLike("Call", callFields, callRequired),
-  fc.constantFrom({ _tag: "Status", workerId: "mcpw_x" }, { _tag: "Cancel", workerId: "mcpw_x", requestId: "r" }),
+  messageLike("RemoteCall", callFields),
+  validLike("RemoteCall", callFields, callRequired),
+  validLike("RemoteCall", callFields, callRequired),
+  fc.constantFrom(
+    { _tag: "RemoteStatus", workerId: "mcpw_x" },
+    { _tag: "RemoteCancel", workerId: "mcpw_x", requestId: "r" }
+  ),
   anyField
 )
 
 const requestFields = { from: fc.string(), callId: fc.double(), ackBy: fc.double(), operation }
 
 const request = fc.oneof(
-  messageLike("Request", requestFields),
-  validLike("Request", requestFields, ["from", "callId", "operation"])
+  messageLike("RemoteRequest", requestFields),
+  validLike("RemoteRequest", requestFields, ["from", "callId", "operation"])
 )
 
 const resultFields = { callId: fc.double(), result: fc.string(), envelope: fc.boolean() }
@@ -86,10 +89,10 @@ describe("remote protocol: the hand-written checks agree with the Schemas", () =
 
   it("other messages still go through the Schema", () => {
     const status = {
-      _tag: "Request",
+      _tag: "RemoteRequest",
       from: "r",
       callId: 1,
-      operation: { _tag: "Status", workerId: "mcpw_x" }
+      operation: { _tag: "RemoteStatus", workerId: "mcpw_x" }
     } as const
     assert.deepStrictEqual(Protocol.decodeRemoteMessage(status), Either.right(status))
     const ping = { _tag: "Ping", from: "r" } as const

@@ -73,7 +73,7 @@ const maxReplyChannels = 64
 const watchEveryMs = 500
 
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
-  operation._tag === "Open" ? undefined : operation.workerId
+  operation._tag === "RemoteOpen" ? undefined : operation.workerId
 
 /**
  * What is left of a remote caller's budget when the host starts the call (C9: the hop counts), as the call's
@@ -88,8 +88,8 @@ const remaining = (deadline: number | undefined): number | undefined =>
  */
 const directOf = (
   server: Server,
-  message: typeof Protocol.Request.Type,
-  operation: typeof Protocol.Call.Type
+  message: typeof Protocol.RemoteRequest.Type,
+  operation: typeof Protocol.RemoteCall.Type
 ): HostRequest.DirectCaller | undefined =>
   operation.direct === true && operation.progress !== true
     ? {
@@ -105,10 +105,10 @@ const directOf = (
 /** Runs an operation other than a request (those are `runRequest`'s), in a fiber of its own. */
 const run = (
   registry: HostRegistry,
-  operation: Exclude<Protocol.Operation, typeof Protocol.Call.Type>
+  operation: Exclude<Protocol.Operation, typeof Protocol.RemoteCall.Type>
 ): Effect.Effect<unknown, McpWorkerError> => {
   switch (operation._tag) {
-    case "Open":
+    case "RemoteOpen":
       return Either.match(ServerConfig.fromWire(operation.config), {
         onLeft: Effect.fail,
         onRight: (config) =>
@@ -118,13 +118,13 @@ const run = (
             maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb
           })
       })
-    case "Status":
+    case "RemoteStatus":
       return registry.service.status(operation.workerId)
-    case "Cancel":
+    case "RemoteCancel":
       return registry.service.cancel(operation.workerId, operation.requestId)
-    case "Close":
+    case "RemoteClose":
       return registry.service.close(operation.workerId, { timeout: remaining(operation.deadline) })
-    case "Events":
+    case "RemoteEvents":
       return registry.pullEvents(operation.workerId, operation.subscription, operation.capacity, operation.end === true)
   }
 }
@@ -173,7 +173,7 @@ const reply = (server: Server, to: string, message: Protocol.Reply) => {
   const channel = server.replyChannels.get(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
   channel.postMessage(
-    message._tag === "Failure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
+    message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   )
 }
 
@@ -184,11 +184,11 @@ const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerEr
   const { callId } = call
   if (Exit.isSuccess(exit)) {
     // The owner thread posted the success to the remote itself.
-    if (exit.value !== delivered) reply(server, call.from, { _tag: "Success", callId, value: exit.value })
+    if (exit.value !== delivered) reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
     return
   }
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) return reply(server, call.from, { _tag: "Failure", callId, error: failure.value })
+  if (Option.isSome(failure)) return reply(server, call.from, { _tag: "RemoteFailure", callId, error: failure.value })
   if (!Cause.isInterruptedOnly(exit.cause)) {
     reply(server, call.from, { _tag: "Defect", callId, message: "the mcp-worker host failed while running the call" })
     server.runFork(Effect.logError("a remote call failed with a defect", exit.cause))
@@ -198,7 +198,7 @@ const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerEr
   // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
   // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
   reply(server, call.from, {
-    _tag: "Failure",
+    _tag: "RemoteFailure",
     callId,
     error: call.interrupt === undefined ? Protocol.afterHostClosed(call.operation) : interruptedError(call)
   })
@@ -267,8 +267,8 @@ const ended = (server: Server, call: Call) => (exit: Exit.Exit<unknown, McpWorke
  */
 const routes = (server: Server): RemoteRoutes => ({
   adopt: (entry: Entry, started) => {
-    const operation: typeof Protocol.Call.Type = {
-      _tag: "Call",
+    const operation: typeof Protocol.RemoteCall.Type = {
+      _tag: "RemoteCall",
       workerId: entry.workerId,
       method: started.method,
       params: "",
@@ -284,12 +284,12 @@ const routes = (server: Server): RemoteRoutes => ({
   }
 })
 
-const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.Request.Type) => {
+const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.RemoteRequest.Type) => {
   const call = track(server, message.from, message.callId, message.operation)
   if (call === undefined) return
   const { key } = call
   const operation = message.operation
-  if (operation._tag === "Call") return runRequest(server, active, call, message, operation)
+  if (operation._tag === "RemoteCall") return runRequest(server, active, call, message, operation)
   // Runs synchronously up to the first wait, so an operation that fails at once (unknown id) is answered before this
   // returns.
   const fiber = server.runFork(
@@ -307,8 +307,8 @@ const runRequest = (
   server: Server,
   active: HostRegistry,
   call: Call,
-  message: typeof Protocol.Request.Type,
-  operation: typeof Protocol.Call.Type
+  message: typeof Protocol.RemoteRequest.Type,
+  operation: typeof Protocol.RemoteCall.Type
 ) => {
   // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
@@ -323,7 +323,7 @@ const runRequest = (
   const onProgress =
     operation.progress === true
       ? (progress: OwnerProtocol.Progress) =>
-          reply(server, message.from, { _tag: "Progress", callId: message.callId, progress })
+          reply(server, message.from, { _tag: "RemoteProgress", callId: message.callId, progress })
       : undefined
   try {
     const sent = active.begin(
@@ -342,19 +342,23 @@ const runRequest = (
   }
 }
 
-const onRequest = (server: Server, message: typeof Protocol.Request.Type) => {
+const onRequest = (server: Server, message: typeof Protocol.RemoteRequest.Type) => {
   const active = server.registry
   if (active === undefined || !serving(server)) return
   if (message.ackBy !== undefined) {
     // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
     if (Date.now() > message.ackBy) {
-      return reply(server, message.from, { _tag: "Failure", callId: message.callId, error: Protocol.arrivedLate() })
+      return reply(server, message.from, {
+        _tag: "RemoteFailure",
+        callId: message.callId,
+        error: Protocol.arrivedLate()
+      })
     }
     reply(server, message.from, { _tag: "Ack", hostId: server.hostId, callId: message.callId })
   }
   if (server.closing) {
     return reply(server, message.from, {
-      _tag: "Failure",
+      _tag: "RemoteFailure",
       callId: message.callId,
       error: Protocol.afterHostClosed(message.operation)
     })
@@ -380,7 +384,7 @@ const onRemoteMessage = (server: Server, data: unknown) => {
   const remote = server.remotes.get(message.from)
   if (remote !== undefined) remote.lastHeard = Date.now()
   switch (message._tag) {
-    case "Request":
+    case "RemoteRequest":
       return onRequest(server, message)
     case "Interrupt": {
       const call = server.calls.get(`${message.from}#${message.callId}`)

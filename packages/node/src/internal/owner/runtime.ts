@@ -39,7 +39,7 @@ const makeDirect = () => {
   const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
     channels
       .get(replyTo.channel)
-      .postMessage(RemoteProtocol.encodeReply({ _tag: "Failure", callId: replyTo.callId, error }))
+      .postMessage(RemoteProtocol.encodeReply({ _tag: "RemoteFailure", callId: replyTo.callId, error }))
   const defect = (channel: string, callId: number, message: string) =>
     channels.get(channel).postMessage({ _tag: "Defect", callId, message })
   return { post, fail, defect, close: channels.close }

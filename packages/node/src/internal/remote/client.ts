@@ -72,7 +72,7 @@ const noHost = () =>
 
 /** A request the host may have sent before it fell silent. */
 const hostUnresponsive = (operation: Protocol.Operation): McpWorkerError =>
-  operation._tag === "Open"
+  operation._tag === "RemoteOpen"
     ? new HostUnavailable({
         message:
           "the mcp-worker host stopped answering while it opened the worker; if it comes back, the open is " +
@@ -132,7 +132,7 @@ const failAll = (
  */
 const giveUp = (client: Client, callId: number, call: Pending) => {
   interrupt(client, callId, false)
-  const workerId = call.operation._tag === "Open" ? "" : call.operation.workerId
+  const workerId = call.operation._tag === "RemoteOpen" ? "" : call.operation.workerId
   settle(
     client,
     callId,
@@ -204,7 +204,7 @@ const check = (client: Client) => {
  */
 const onResult = (client: Client, reply: Protocol.Result) => {
   const call = client.pending.get(reply.callId)
-  if (call === undefined || call.operation._tag !== "Call") return
+  if (call === undefined || call.operation._tag !== "RemoteCall") return
   let value: unknown
   try {
     value = JSON.parse(reply.result)
@@ -249,13 +249,13 @@ const onReply = (client: Client, data: unknown) => {
       if (call !== undefined) call.acked = true
       return
     }
-    case "Success":
+    case "RemoteSuccess":
       return settle(client, reply.callId, Exit.succeed(reply.value))
-    case "Failure":
+    case "RemoteFailure":
       return settle(client, reply.callId, Exit.fail(reply.error))
     case "Defect":
       return settle(client, reply.callId, Exit.die(new Error(reply.message)))
-    case "Progress": {
+    case "RemoteProgress": {
       const onProgress = client.pending.get(reply.callId)?.onProgress
       if (onProgress === undefined) return
       // The caller's own code: what it throws must not reach this channel's message handling.
@@ -369,7 +369,11 @@ export const start = (
   const callId = ++client.nextCallId
   const now = Date.now()
   // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
-  if (operation._tag === "Call" && operation.progress !== true && now - client.lastHeard <= Protocol.staleAfterMs) {
+  if (
+    operation._tag === "RemoteCall" &&
+    operation.progress !== true &&
+    now - client.lastHeard <= Protocol.staleAfterMs
+  ) {
     const route = client.routes.get(operation.workerId)
     if (route !== undefined) return startDirect(client, callId, operation, route, signal, resume)
   }
@@ -378,7 +382,7 @@ export const start = (
   if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
   // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a
   // close is bounded by the host, and by the `Ack`s of a host that is gone.
-  const deadline = operation._tag === "Call" ? operation.deadline : undefined
+  const deadline = operation._tag === "RemoteCall" ? operation.deadline : undefined
   const stop = register(client, callId, {
     operation,
     channel: undefined,
@@ -391,8 +395,8 @@ export const start = (
   post(
     client,
     ackBy === undefined
-      ? { _tag: "Request", from: client.from, callId, operation }
-      : { _tag: "Request", from: client.from, callId, ackBy, operation }
+      ? { _tag: "RemoteRequest", from: client.from, callId, operation }
+      : { _tag: "RemoteRequest", from: client.from, callId, ackBy, operation }
   )
   arm(client)
   return stop
@@ -461,7 +465,7 @@ const stopWaiting = (
 const startDirect = (
   client: Client,
   callId: number,
-  operation: typeof Protocol.Call.Type,
+  operation: typeof Protocol.RemoteCall.Type,
   route: { readonly channel: string; readonly timeoutMs: number },
   signal: AbortSignal | undefined,
   resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void

@@ -123,7 +123,7 @@ export const subscribe = (
     const capacity = yield* HostEvents.capacityOf(options)
     const subscription = Protocol.randomId()
     const pull = (end: boolean) =>
-      RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
+      RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end }) as Effect.Effect<
         HostEvents.Batch,
         UnknownWorker | InvalidInput | HostUnavailable
       >
@@ -181,7 +181,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
           onLeft: Effect.fail,
           onRight: ([config, budget, placement]) =>
             RemoteClient.send(client, {
-              _tag: "Open",
+              _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
               deadline: deadlineOf(budget, Date.now()),
               ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
@@ -216,7 +216,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         onProgress === undefined && path === undefined
           ? // This thread reads `Result`s: the owner thread may answer it itself.
             {
-              _tag: "Call",
+              _tag: "RemoteCall",
               workerId: workerId.right,
               method: operation.method,
               params: params.right,
@@ -224,7 +224,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
               direct: true
             }
           : {
-              _tag: "Call",
+              _tag: "RemoteCall",
               workerId: workerId.right,
               method: operation.method,
               params: params.right,
@@ -255,7 +255,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        onRight: (workerId) => RemoteClient.send(client, { _tag: "Status", workerId })
+        onRight: (workerId) => RemoteClient.send(client, { _tag: "RemoteStatus", workerId })
       })
     ) as Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
 
@@ -263,7 +263,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        onRight: (workerId) => RemoteClient.send(client, { _tag: "Cancel", workerId, requestId: String(requestId) })
+        onRight: (workerId) =>
+          RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId: String(requestId) })
       })
     ).pipe(Effect.asVoid) as ReturnType<McpWorkers.McpWorkersService["cancel"]>
 
@@ -274,7 +275,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         // Like the host's `close`: an unusable budget falls back to the default one (close reports no InvalidInput).
         onRight: (workerId) =>
           RemoteClient.send(client, {
-            _tag: "Close",
+            _tag: "RemoteClose",
             workerId,
             deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")), Date.now())
           })

@@ -13,6 +13,9 @@
  * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
  * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
  *
+ * One tag, one message across the code base: the owner protocol has a `Request`, a `Success`, an `Open`… of its own,
+ * so this protocol's operations and its request, success, failure and progress messages are `Remote…`.
+ *
  * @internal
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
@@ -86,7 +89,7 @@ const deadline = Schema.optional(Schema.Number)
 const workerId = Schema.String
 
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
-export const Open = Schema.TaggedStruct("Open", {
+export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   config: Schema.String,
   deadline,
   /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
@@ -100,12 +103,12 @@ export const Open = Schema.TaggedStruct("Open", {
  *
  * @internal
  */
-export const Call = Schema.TaggedStruct("Call", {
+export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline,
-  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `Progress` replies. */
+  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `RemoteProgress` replies. */
   progress: Schema.optional(Schema.Boolean),
   /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
   saveTo: Schema.optional(Schema.String),
@@ -114,13 +117,13 @@ export const Call = Schema.TaggedStruct("Call", {
 })
 
 /** @internal */
-export const Status = Schema.TaggedStruct("Status", { workerId })
+export const RemoteStatus = Schema.TaggedStruct("RemoteStatus", { workerId })
 
 /** @internal */
-export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schema.String })
+export const RemoteCancel = Schema.TaggedStruct("RemoteCancel", { workerId, requestId: Schema.String })
 
 /** @internal */
-export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
+export const RemoteClose = Schema.TaggedStruct("RemoteClose", { workerId, deadline })
 
 /**
  * One pull of an `events` subscription (`subscription`: the remote's random id for it). The first pull subscribes;
@@ -129,7 +132,7 @@ export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
  *
  * @internal
  */
-export const Events = Schema.TaggedStruct("Events", {
+export const RemoteEvents = Schema.TaggedStruct("RemoteEvents", {
   workerId,
   subscription: Schema.String,
   capacity: Schema.Number,
@@ -137,7 +140,7 @@ export const Events = Schema.TaggedStruct("Events", {
 })
 
 /** One operation of `McpWorkers`, as data. @internal */
-export const Operation = Schema.Union(Open, Call, Status, Cancel, Close, Events)
+export const Operation = Schema.Union(RemoteOpen, RemoteCall, RemoteStatus, RemoteCancel, RemoteClose, RemoteEvents)
 
 /** @internal */
 export type Operation = typeof Operation.Type
@@ -152,7 +155,7 @@ export type Operation = typeof Operation.Type
  *
  * @internal
  */
-export const Request = Schema.TaggedStruct("Request", {
+export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   from: Schema.String,
   callId: Schema.Number,
   ackBy: Schema.optional(Schema.Number),
@@ -176,12 +179,12 @@ export const Interrupt = Schema.TaggedStruct("Interrupt", {
 export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 
 /** @internal */
-export const RemoteMessage = Schema.Union(Request, Interrupt, Ping)
+export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
 /**
  * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
  * deadline is always there (the route gives the worker's default budget). Answered on `from`: the success by the
- * owner (`Result`), a refusal by the owner (`Failure`, not sent), anything else by the host.
+ * owner (`Result`), a refusal by the owner (`RemoteFailure`, not sent), anything else by the host.
  *
  * @internal
  */
@@ -213,7 +216,7 @@ export type RemoteMessageEncoded = typeof RemoteMessage.Encoded
 export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String, callId: Schema.optional(Schema.Number) })
 
 /** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
-export const Success = Schema.TaggedStruct("Success", { callId: Schema.Number, value: Schema.Unknown })
+export const RemoteSuccess = Schema.TaggedStruct("RemoteSuccess", { callId: Schema.Number, value: Schema.Unknown })
 
 /**
  * Owner thread → remote: the success of the call `callId`, straight from the worker's owner thread, as JSON text (the
@@ -232,13 +235,16 @@ export const Result = Schema.TaggedStruct("Result", {
 export type Result = typeof Result.Type
 
 /** Host → remote: a typed failure, encoded, decoded back into the same error class. @internal */
-export const Failure = Schema.TaggedStruct("Failure", { callId: Schema.Number, error: McpWorkerError })
+export const RemoteFailure = Schema.TaggedStruct("RemoteFailure", { callId: Schema.Number, error: McpWorkerError })
 
 /** Host → remote: the host hit a defect while running the call. @internal */
 export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, message: Schema.String })
 
 /** Host → remote: the server's progress on the request of `callId`. @internal */
-export const Progress = Schema.TaggedStruct("Progress", { callId: Schema.Number, progress: OwnerProtocol.Progress })
+export const RemoteProgress = Schema.TaggedStruct("RemoteProgress", {
+  callId: Schema.Number,
+  progress: OwnerProtocol.Progress
+})
 
 /**
  * Host → remote: the requests of this remote to `workerId` may go straight to its owner thread, on `channel`, with
@@ -265,7 +271,17 @@ export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema
 export const Unrouted = Schema.TaggedStruct("Unrouted", { workerId: Schema.String })
 
 /** @internal */
-export const Reply = Schema.Union(Ack, Success, Result, Failure, Defect, Progress, Route, WorkerEnded, Unrouted)
+export const Reply = Schema.Union(
+  Ack,
+  RemoteSuccess,
+  Result,
+  RemoteFailure,
+  Defect,
+  RemoteProgress,
+  Route,
+  WorkerEnded,
+  Unrouted
+)
 
 /** @internal */
 export type Reply = typeof Reply.Type
@@ -304,7 +320,7 @@ export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChan
 
 /**
  * Validates what a remote posted to the host. A request of the operation table (every call) is checked by hand with
- * the rules of `Request` and `Call`, without building a parse tree; anything else, or anything that does not pass,
+ * the rules of `RemoteRequest` and `RemoteCall`, without building a parse tree; anything else, or anything that does not pass,
  * goes through the Schema and its errors.
  *
  * @internal
@@ -326,11 +342,11 @@ const methods: ReadonlySet<unknown> = new Set(OwnerProtocol.Method.literals)
 const isOptional = (value: unknown, type: "number" | "string" | "boolean"): boolean =>
   value === undefined || typeof value === type
 
-const isPlainCallRequest = (raw: unknown): raw is typeof Request.Type => {
+const isPlainCallRequest = (raw: unknown): raw is typeof RemoteRequest.Type => {
   if (typeof raw !== "object" || raw === null) return false
   const message = raw as Record<string, unknown>
   if (
-    message._tag !== "Request" ||
+    message._tag !== "RemoteRequest" ||
     typeof message.from !== "string" ||
     typeof message.callId !== "number" ||
     !isOptional(message.ackBy, "number") ||
@@ -341,7 +357,7 @@ const isPlainCallRequest = (raw: unknown): raw is typeof Request.Type => {
   }
   const operation = message.operation as Record<string, unknown>
   return (
-    operation._tag === "Call" &&
+    operation._tag === "RemoteCall" &&
     typeof operation.workerId === "string" &&
     methods.has(operation.method) &&
     typeof operation.params === "string" &&
@@ -395,7 +411,7 @@ export const unrefChannel = (name: string): BroadcastChannel => {
 
 /** What a call gets once the host has closed: its workers were closed and their ids forgotten with it. @internal */
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
-  operation._tag === "Open"
+  operation._tag === "RemoteOpen"
     ? new HostUnavailable({
         message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer() again to open workers"
       })
