@@ -36,7 +36,7 @@ const context = { isProxy, checkSavePath }
  * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
  * interruption. One object per request and no closures: this is the host's own work on every call.
  */
-class InFlight implements Pending {
+class RequestInFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelling: ((cancelled: boolean) => void) | undefined = undefined
   constructor(
@@ -69,7 +69,7 @@ class InFlight implements Pending {
   }
 }
 
-const onTimeout = (inflight: InFlight) => {
+const onTimeout = (inflight: RequestInFlight) => {
   if (!inflight.end("timeout")) return
   const { entry, requestId } = inflight
   inflight.resume(
@@ -154,7 +154,7 @@ export const adopt = (
     prior.complete(Exit.fail(new WorkerBusy({ workerId: entry.workerId, requestId, delivery: "not_sent" })))
     answerCancel(prior, false)
   }
-  const inflight = new InFlight(entry, requestId, resume, undefined, started.replyTo)
+  const inflight = new RequestInFlight(entry, requestId, resume, undefined, started.replyTo)
   entry.pending = inflight
   const left = Math.min(Math.max(0, started.deadline - Date.now()), ServerConfig.maxTimeoutMs)
   inflight.timer = setTimeout(onTimeout, left, inflight)
@@ -198,7 +198,7 @@ export const begin = (
   const replyTo = direct !== undefined && isThread(entry) ? direct.replyTo : undefined
   const route = replyTo === undefined ? undefined : routeFor(entry, replyTo.channel)
   if (route !== undefined) direct!.onRoute(route)
-  const inflight = new InFlight(entry, requestId, resume, onProgress, replyTo)
+  const inflight = new RequestInFlight(entry, requestId, resume, onProgress, replyTo)
   entry.pending = inflight
   const seen = entry.started
   entry.port.postMessage(

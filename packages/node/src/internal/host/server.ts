@@ -39,10 +39,11 @@ import { delivered, type Entry } from "./entry.js"
  */
 type InterruptMode = "silent" | "reply" | "abandoned"
 
-interface Call {
+/** A call of a remote thread, as this host serves it. */
+interface ServedCall {
   readonly key: string
   readonly from: string
-  readonly remote: Remote
+  readonly remote: RemotePeer
   readonly callId: number
   readonly operation: Protocol.Operation
   /** The fiber running an operation other than a request. */
@@ -52,7 +53,8 @@ interface Call {
   interrupt: InterruptMode | undefined
 }
 
-interface Remote {
+/** What this host knows of one remote thread: when it last heard from it, and how many of its calls it serves. */
+interface RemotePeer {
   lastHeard: number
   calls: number
 }
@@ -87,7 +89,7 @@ const remaining = (deadline: number | undefined): number | undefined =>
  * progress (progress travels through here, and the success must not overtake it, C29).
  */
 const directOf = (
-  server: Server,
+  server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
 ): HostRequest.DirectCaller | undefined =>
@@ -130,7 +132,7 @@ const run = (
 }
 
 /** What a call interrupted on behalf of its remote answers: the request may have reached the server. */
-const interruptedError = (call: Call): McpWorkerError => {
+const interruptedError = (call: ServedCall): McpWorkerError => {
   const workerId = workerIdOf(call.operation)
   return workerId === undefined
     ? new HostUnavailable({
@@ -147,14 +149,14 @@ const interruptedError = (call: Call): McpWorkerError => {
 }
 
 /** One host server's state, passed to the module-level functions below. */
-interface Server {
+interface ServerState {
   readonly hostId: string
   /** Hosts order themselves by start time: only the newest one in the process serves remote requests. */
   readonly startedAt: number
   /** Newer hosts that announced themselves: while one runs, this host stands by. */
   readonly newer: Set<string>
-  readonly calls: Map<string, Call>
-  readonly remotes: Map<string, Remote>
+  readonly calls: Map<string, ServedCall>
+  readonly remotes: Map<string, RemotePeer>
   /** Remote reply channels kept open. */
   readonly replyChannels: ReplyChannels.ReplyChannels
   readonly announce: BroadcastChannel
@@ -166,9 +168,9 @@ interface Server {
   released: boolean
 }
 
-const serving = (server: Server) => server.registry !== undefined && server.newer.size === 0
+const serving = (server: ServerState) => server.registry !== undefined && server.newer.size === 0
 
-const reply = (server: Server, to: string, message: Protocol.Reply) => {
+const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
   const channel = server.replyChannels.get(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
@@ -177,7 +179,7 @@ const reply = (server: Server, to: string, message: Protocol.Reply) => {
   )
 }
 
-const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerError>): void => {
+const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
   // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
@@ -204,7 +206,7 @@ const finish = (server: Server, call: Call, exit: Exit.Exit<unknown, McpWorkerEr
   })
 }
 
-const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
+const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) => {
   if (call.interrupt !== undefined) return
   const sent = call.sent
   if (sent !== undefined) {
@@ -222,7 +224,7 @@ const interrupt = (server: Server, call: Call, mode: InterruptMode) => {
 // A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
 // means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
 // requests.
-const watch = (server: Server): Effect.Effect<void> =>
+const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.gen(function* () {
     while (server.remotes.size > 0) {
       yield* Effect.sleep(watchEveryMs)
@@ -240,7 +242,12 @@ const watch = (server: Server): Effect.Effect<void> =>
   })
 
 /** A call of a remote, tracked from now on: answered once, and interrupted should the remote fall silent. */
-const track = (server: Server, from: string, callId: number, operation: Protocol.Operation): Call | undefined => {
+const track = (
+  server: ServerState,
+  from: string,
+  callId: number,
+  operation: Protocol.Operation
+): ServedCall | undefined => {
   const key = `${from}#${callId}`
   if (server.calls.has(key)) return undefined
   let remote = server.remotes.get(from)
@@ -248,7 +255,16 @@ const track = (server: Server, from: string, callId: number, operation: Protocol
     remote = { lastHeard: Date.now(), calls: 0 }
     server.remotes.set(from, remote)
   }
-  const call: Call = { key, from, remote, callId, operation, fiber: undefined, sent: undefined, interrupt: undefined }
+  const call: ServedCall = {
+    key,
+    from,
+    remote,
+    callId,
+    operation,
+    fiber: undefined,
+    sent: undefined,
+    interrupt: undefined
+  }
   server.calls.set(key, call)
   remote.calls++
   server.runWatcher(watch(server), { onlyIfMissing: true })
@@ -257,7 +273,7 @@ const track = (server: Server, from: string, callId: number, operation: Protocol
 
 // A request that another operation ended (a `cancel`, a `close`) is answered after that operation's own answer, as it
 // was from a fiber of its own: a Promise caller has its `cancel` resolved before the request it cancelled rejects.
-const ended = (server: Server, call: Call) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
+const ended = (server: ServerState, call: ServedCall) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
   Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
 
 /**
@@ -265,7 +281,7 @@ const ended = (server: Server, call: Call) => (exit: Exit.Exit<unknown, McpWorke
  * took it, is tracked and answered as a relayed one (its success excepted, which the owner posted itself); a worker's
  * end is announced to the remotes given its route, after those answers (they share the remote's reply channel).
  */
-const routes = (server: Server): RemoteRoutes => ({
+const routes = (server: ServerState): RemoteRoutes => ({
   adopt: (entry: Entry, started) => {
     const operation: typeof Protocol.RemoteCall.Type = {
       _tag: "RemoteCall",
@@ -284,7 +300,7 @@ const routes = (server: Server): RemoteRoutes => ({
   }
 })
 
-const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol.RemoteRequest.Type) => {
+const dispatch = (server: ServerState, active: HostRegistry, message: typeof Protocol.RemoteRequest.Type) => {
   const call = track(server, message.from, message.callId, message.operation)
   if (call === undefined) return
   const { key } = call
@@ -304,9 +320,9 @@ const dispatch = (server: Server, active: HostRegistry, message: typeof Protocol
  * it; when the host closes, the registry's close of each worker ends the request in flight, which answers it too.
  */
 const runRequest = (
-  server: Server,
+  server: ServerState,
   active: HostRegistry,
-  call: Call,
+  call: ServedCall,
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
 ) => {
@@ -342,7 +358,7 @@ const runRequest = (
   }
 }
 
-const onRequest = (server: Server, message: typeof Protocol.RemoteRequest.Type) => {
+const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.Type) => {
   const active = server.registry
   if (active === undefined || !serving(server)) return
   if (message.ackBy !== undefined) {
@@ -366,7 +382,7 @@ const onRequest = (server: Server, message: typeof Protocol.RemoteRequest.Type) 
   dispatch(server, active, message)
 }
 
-const onRemoteMessage = (server: Server, data: unknown) => {
+const onRemoteMessage = (server: ServerState, data: unknown) => {
   const decoded = Protocol.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
     // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
@@ -397,7 +413,7 @@ const onRemoteMessage = (server: Server, data: unknown) => {
   }
 }
 
-const onAnnouncement = (server: Server, data: unknown) => {
+const onAnnouncement = (server: ServerState, data: unknown) => {
   const decoded = Protocol.decodeAnnouncement(data)
   if (Either.isLeft(decoded) || decoded.right.hostId === server.hostId) return
   const announcement = decoded.right
@@ -441,7 +457,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     Effect.sync(() => Protocol.unrefChannel(Protocol.hostChannel)),
     (channel) => Effect.sync(() => channel.close())
   )
-  const server: Server = {
+  const server: ServerState = {
     hostId,
     // One host per process is the supported setup; the ordering only keeps two hosts from answering one request.
     startedAt: performance.timeOrigin + performance.now(),

@@ -16,7 +16,7 @@ import * as ReplyChannels from "../wire/replyChannels.js"
 import { makeFactory } from "../transport/factory.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
-export interface DataPort {
+export interface OwnerDataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
@@ -87,7 +87,7 @@ const readAhead = (port: MessagePort, owner: Owner.Owner) => () => {
  *
  * @internal
  */
-export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
+export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
   const factory = makeFactory(early)
   const replies = direct ? makeDirect() : undefined
   const owner: Owner.Owner = Owner.make({

@@ -27,7 +27,8 @@ import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Protocol from "../wire/remoteProtocol.js"
 
-interface Pending {
+/** A call this thread waits on: where it went, and what settles it. */
+interface WaitingCall {
   readonly operation: Protocol.Operation
   /** The owner thread's channel the request went to directly; `undefined`: it went to the host. */
   readonly channel: string | undefined
@@ -42,11 +43,11 @@ interface Pending {
 }
 
 /** One remote client's state. @internal */
-export interface Client {
+export interface RemoteClient {
   /** This client's reply channel. */
   readonly from: string
   readonly replies: BroadcastChannel
-  readonly pending: Map<number, Pending>
+  readonly pending: Map<number, WaitingCall>
   /** The owner threads this client's requests may reach directly, by worker id (`Route`). */
   readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number }>
   nextCallId: number
@@ -93,19 +94,19 @@ const postOn = (name: string, message: unknown) => {
   channel.close()
 }
 
-const post = (client: Client, message: Protocol.RemoteMessageEncoded) => {
+const post = (client: RemoteClient, message: Protocol.RemoteMessageEncoded) => {
   postOn(Protocol.hostChannel, message)
   client.lastSent = Date.now()
 }
 
 // Where the request went: an owner thread takes its caller's interruption on the same channel, after the request.
-const interrupt = (client: Client, callId: number, reply: boolean, call = client.pending.get(callId)) => {
+const interrupt = (client: RemoteClient, callId: number, reply: boolean, call = client.pending.get(callId)) => {
   const message: typeof Protocol.Interrupt.Type = { _tag: "Interrupt", from: client.from, callId, reply }
   if (call?.channel === undefined) post(client, message)
   else postOn(call.channel, message)
 }
 
-const settle = (client: Client, callId: number, exit: Exit.Exit<unknown, McpWorkerError>) => {
+const settle = (client: RemoteClient, callId: number, exit: Exit.Exit<unknown, McpWorkerError>) => {
   const call = client.pending.get(callId)
   if (call === undefined) return
   client.pending.delete(callId)
@@ -115,9 +116,9 @@ const settle = (client: Client, callId: number, exit: Exit.Exit<unknown, McpWork
 
 /** Ends the calls in flight (`which` of them) with `error`, and tells a host that may still run them to stop. */
 const failAll = (
-  client: Client,
+  client: RemoteClient,
   error: (operation: Protocol.Operation) => McpWorkerError,
-  which: (call: Pending) => boolean = () => true
+  which: (call: WaitingCall) => boolean = () => true
 ) => {
   for (const [callId, call] of Array.from(client.pending.entries())) {
     if (!which(call)) continue
@@ -130,7 +131,7 @@ const failAll = (
  * Past its deadline and its grace, with no answer: the host is blocked or lost the call. The request may have
  * reached the server, and the host is told to cancel it. Its request id was never sent here.
  */
-const giveUp = (client: Client, callId: number, call: Pending) => {
+const giveUp = (client: RemoteClient, callId: number, call: WaitingCall) => {
   interrupt(client, callId, false)
   const workerId = call.operation._tag === "RemoteOpen" ? "" : call.operation.workerId
   settle(
@@ -140,13 +141,13 @@ const giveUp = (client: Client, callId: number, call: Pending) => {
   )
 }
 
-const heard = (client: Client) => {
+const heard = (client: RemoteClient) => {
   client.lastHeard = Date.now()
   client.probe = undefined
 }
 
 /** When the timer must look next: the probe's deadline, the next keep-alive ping, a call's own deadlines. */
-const nextCheck = (client: Client): number => {
+const nextCheck = (client: RemoteClient): number => {
   let at = client.probe !== undefined ? client.probe.sentAt + client.probe.withinMs : Number.POSITIVE_INFINITY
   if (client.pending.size === 0) return at
   at = Math.min(at, client.lastSent + Protocol.pingEveryMs)
@@ -159,7 +160,7 @@ const nextCheck = (client: Client): number => {
 
 // One timer at most, re-armed only when an earlier check is needed: a steady stream of calls arms it about once
 // per `pingEveryMs`, not once per call.
-const arm = (client: Client) => {
+const arm = (client: RemoteClient) => {
   const at = nextCheck(client)
   if (at === Number.POSITIVE_INFINITY || (client.timer !== undefined && client.timer.at <= at)) return
   if (client.timer !== undefined) clearTimeout(client.timer.handle)
@@ -176,7 +177,7 @@ const arm = (client: Client) => {
   client.timer = { handle, at }
 }
 
-const check = (client: Client) => {
+const check = (client: RemoteClient) => {
   const now = Date.now()
   for (const [callId, call] of Array.from(client.pending.entries())) {
     // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read (see `arm`): no host took it.
@@ -202,7 +203,7 @@ const check = (client: Client) => {
  * A success straight from the owner thread. It says nothing of the host, whose liveness this client tracks, so it
  * is not taken as word from it.
  */
-const onResult = (client: Client, reply: Protocol.Result) => {
+const onResult = (client: RemoteClient, reply: Protocol.Result) => {
   const call = client.pending.get(reply.callId)
   if (call === undefined || call.operation._tag !== "RemoteCall") return
   let value: unknown
@@ -218,7 +219,7 @@ const onResult = (client: Client, reply: Protocol.Result) => {
  * The worker's owner has ended: the host answered every request of this client the owner took, on this same channel,
  * before it said so; a direct request still waiting never reached the owner.
  */
-const onWorkerEnded = (client: Client, reply: typeof Protocol.WorkerEnded.Type) => {
+const onWorkerEnded = (client: RemoteClient, reply: typeof Protocol.WorkerEnded.Type) => {
   const route = client.routes.get(reply.workerId)
   if (route === undefined) return
   client.routes.delete(reply.workerId)
@@ -227,7 +228,7 @@ const onWorkerEnded = (client: Client, reply: typeof Protocol.WorkerEnded.Type) 
   }
 }
 
-const onReply = (client: Client, data: unknown) => {
+const onReply = (client: RemoteClient, data: unknown) => {
   const decoded = Protocol.decodeReply(data)
   if (Either.isLeft(decoded)) return
   if (decoded.right._tag === "Result") return onResult(client, decoded.right)
@@ -269,7 +270,7 @@ const onReply = (client: Client, data: unknown) => {
   }
 }
 
-const onAnnouncement = (client: Client, data: unknown) => {
+const onAnnouncement = (client: RemoteClient, data: unknown) => {
   const decoded = Protocol.decodeAnnouncement(data)
   if (Either.isLeft(decoded)) return
   const announcement = decoded.right
@@ -297,10 +298,10 @@ const onAnnouncement = (client: Client, data: unknown) => {
  *
  * @internal
  */
-export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(function* () {
+export const make: Effect.Effect<RemoteClient, never, Scope.Scope> = Effect.gen(function* () {
   const from = Protocol.replyChannel(Protocol.randomId())
-  const client: Client = yield* Effect.acquireRelease(
-    Effect.sync((): Client => ({
+  const client: RemoteClient = yield* Effect.acquireRelease(
+    Effect.sync((): RemoteClient => ({
       from,
       replies: Protocol.unrefChannel(from),
       pending: new Map(),
@@ -342,7 +343,7 @@ export const make: Effect.Effect<Client, never, Scope.Scope> = Effect.gen(functi
  * @internal
  */
 export const send = (
-  client: Client,
+  client: RemoteClient,
   operation: Protocol.Operation,
   signal?: AbortSignal,
   onProgress?: (progress: OwnerProtocol.Progress) => void
@@ -356,7 +357,7 @@ export const send = (
  * @internal
  */
 export const start = (
-  client: Client,
+  client: RemoteClient,
   operation: Protocol.Operation,
   signal: AbortSignal | undefined,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
@@ -407,9 +408,9 @@ export const start = (
  * answer `DeliveryUnknown{reason: "interrupted"}`); gives what the caller's interruption runs.
  */
 const register = (
-  client: Client,
+  client: RemoteClient,
   callId: number,
-  call: Omit<Pending, "acked" | "resume"> & {
+  call: Omit<WaitingCall, "acked" | "resume"> & {
     readonly signal: AbortSignal | undefined
     readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
   }
@@ -443,7 +444,7 @@ const register = (
 
 /** What the caller's interruption runs: the call is forgotten here, and whoever runs it is told. */
 const stopWaiting = (
-  client: Client,
+  client: RemoteClient,
   callId: number,
   signal: AbortSignal | undefined,
   onAbort: (() => void) | undefined
@@ -463,7 +464,7 @@ const stopWaiting = (
  * none. The owner answers the success and its refusals here; the host answers the rest.
  */
 const startDirect = (
-  client: Client,
+  client: RemoteClient,
   callId: number,
   operation: typeof Protocol.RemoteCall.Type,
   route: { readonly channel: string; readonly timeoutMs: number },

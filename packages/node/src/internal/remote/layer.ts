@@ -107,7 +107,7 @@ const deadlineOf = (budget: number | undefined, started: number): number | undef
  * @internal
  */
 export const subscribe = (
-  client: RemoteClient.Client,
+  client: RemoteClient.RemoteClient,
   id: string,
   options?: { readonly capacity?: number | undefined }
 ): Effect.Effect<
@@ -153,7 +153,7 @@ export const subscribe = (
 
 /** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */
 const events =
-  (client: RemoteClient.Client): McpWorkers.McpWorkersService["events"] =>
+  (client: RemoteClient.RemoteClient): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
     Stream.unwrapScoped(Effect.map(subscribe(client, id, options), Stream.repeatEffectChunkOption))
 
