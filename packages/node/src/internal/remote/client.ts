@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Protocol from "../wire/remoteProtocol.js"
@@ -37,7 +38,12 @@ interface WaitingCall {
   /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
   readonly ackBy: number | undefined
   acked: boolean
-  readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+  /**
+   * The caller's resume, typed by its operation where the call was made (`Protocol.Answers`, an operation table entry)
+   * and kept here without it, as `RpcClient` keeps its entries: whatever settles a call hands on the value of a reply
+   * to it, or an error this client makes (which every operation's failures include).
+   */
+  readonly resume: (exit: Exit.Exit<any, any>) => void
   /** The caller's progress callback, kept in this thread. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
 }
@@ -199,6 +205,9 @@ const check = (client: RemoteClient) => {
   arm(client)
 }
 
+const resultOf = (response: unknown): unknown =>
+  Predicate.hasProperty(response, "result") ? response.result : undefined
+
 /**
  * A success straight from the owner thread. It says nothing of the host, whose liveness this client tracks, so it
  * is not taken as word from it.
@@ -212,7 +221,8 @@ const onResult = (client: RemoteClient, reply: Protocol.Result) => {
   } catch {
     return settle(client, reply.callId, Exit.die(new Error("the owner's answer could not be read")))
   }
-  settle(client, reply.callId, Exit.succeed(reply.envelope ? (value as { result?: unknown }).result : value))
+  // The envelope is the server's response line: its `result` is the call's.
+  settle(client, reply.callId, Exit.succeed(reply.envelope ? resultOf(value) : value))
 }
 
 /**
@@ -337,36 +347,40 @@ export const make: Effect.Effect<RemoteClient, never, Scope.Scope> = Effect.gen(
 })
 
 /**
- * Sends one operation to the host and waits for its answer. With `signal`, aborting asks the host to interrupt
- * exactly this call and answer `DeliveryUnknown{reason: "interrupted"}`.
+ * Sends one operation other than a request to the host and waits for its answer, which is that of the `McpWorkers`
+ * operation it stands for.
  *
  * @internal
  */
-export const send = (
+export const send = <O extends Protocol.LifecycleOperation>(
   client: RemoteClient,
-  operation: Protocol.Operation,
-  signal?: AbortSignal,
-  onProgress?: (progress: OwnerProtocol.Progress) => void
-): Effect.Effect<unknown, McpWorkerError> =>
-  Effect.async<unknown, McpWorkerError>((resume) => start(client, operation, signal, onProgress, resume))
+  operation: O
+): Effect.Effect<Protocol.SuccessOf<O>, Protocol.FailureOf<O>> =>
+  Effect.async<Protocol.SuccessOf<O>, Protocol.FailureOf<O>>((resume) =>
+    start(client, operation, undefined, undefined, resume)
+  )
 
 /**
  * `send`, as the register step of an `Effect.async`: posts the operation and gives what the caller's interruption
- * runs. For callers that check their input in the same step.
+ * runs. For callers that check their input in the same step. `A` and `E` are the operation's answer: a request's
+ * operation table entry, or `Protocol.Answers`. With `signal`, aborting asks the host to interrupt exactly this call
+ * and answer `DeliveryUnknown{reason: "interrupted"}`.
  *
  * @internal
  */
-export const start = (
+export const start = <A, E>(
   client: RemoteClient,
   operation: Protocol.Operation,
   signal: AbortSignal | undefined,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+  resume: (exit: Exit.Exit<A, E>) => void
 ): Effect.Effect<void> | void => {
+  // What this client answers itself (an abort, the host's close) is among every operation's failures.
+  const answer: (exit: Exit.Exit<any, any>) => void = resume
   // Aborted between the call and now (this runs a moment after the call when the runtime is still starting):
   // nothing was sent, so nothing is.
-  if (signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
-  if (client.hostGone) return resume(Exit.fail(Protocol.afterHostClosed(operation)))
+  if (signal?.aborted === true) return answer(Exit.interrupt(FiberId.none))
+  if (client.hostGone) return answer(Exit.fail(Protocol.afterHostClosed(operation)))
   const callId = ++client.nextCallId
   const now = Date.now()
   // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
@@ -410,10 +424,7 @@ export const start = (
 const register = (
   client: RemoteClient,
   callId: number,
-  call: Omit<WaitingCall, "acked" | "resume"> & {
-    readonly signal: AbortSignal | undefined
-    readonly resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
-  }
+  call: Omit<WaitingCall, "acked"> & { readonly signal: AbortSignal | undefined }
 ): Effect.Effect<void> => {
   const { signal, resume } = call
   const onAbort =
@@ -469,7 +480,7 @@ const startDirect = (
   operation: typeof Protocol.RemoteCall.Type,
   route: { readonly channel: string; readonly timeoutMs: number },
   signal: AbortSignal | undefined,
-  resume: (exit: Exit.Exit<unknown, McpWorkerError>) => void
+  resume: (exit: Exit.Exit<any, any>) => void
 ): Effect.Effect<void> => {
   const deadline = operation.deadline ?? Date.now() + route.timeoutMs
   const stop = register(client, callId, {

@@ -11,7 +11,6 @@
 import {
   type HostUnavailable,
   type InvalidInput,
-  type McpWorkerError,
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
@@ -19,8 +18,6 @@ import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import type { WorkerId } from "@mcp-worker/core/WorkerId"
-import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -123,10 +120,7 @@ export const subscribe = (
     const capacity = yield* HostEvents.capacityOf(options)
     const subscription = Protocol.randomId()
     const pull = (end: boolean) =>
-      RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end }) as Effect.Effect<
-        HostEvents.Batch,
-        UnknownWorker | InvalidInput | HostUnavailable
-      >
+      RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end })
     // A fiber started now, not forked: a forked fiber would post on the scheduler's next turn.
     const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
@@ -188,15 +182,20 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
               ...(placement.maxOldGenerationSizeMb === undefined
                 ? {}
                 : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
-            }) as Effect.Effect<WorkerId, McpWorkerError>
+            })
         })
       )
-    ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
+    ).pipe(span("McpWorkers.open", {}))
 
   // Every request of the table: its input checked and the request posted in the register step of one
   // `Effect.async`, as the host does; a span only when tracing is on.
-  const requests = Operations.derive<RemoteExtra>((operation, id, args, options) => {
-    const request = Effect.async<unknown, McpWorkerError>((resume) => {
+  const request = <A>(
+    operation: Operations.Operation<any, any, A>,
+    id: string,
+    args: ReadonlyArray<unknown>,
+    options: (Operations.RequestOptions & RemoteExtra) | undefined
+  ): Effect.Effect<A, RequestError> => {
+    const request = Effect.async<A, RequestError>((resume) => {
       // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
       // moment later).
       const started = options?.startedAt ?? Date.now()
@@ -239,17 +238,16 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         resume
       )
     })
-    // The host answers a request with a `RequestError` only.
-    const typed = request as Effect.Effect<unknown, RequestError>
-    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+    return Effect.withFiberRuntime<A, RequestError>((fiber) =>
       isTracing(fiber)
-        ? Effect.withSpan(typed, operation.span, {
+        ? Effect.withSpan(request, operation.span, {
             attributes: { workerId: id, ...operation.attributes?.(args), remote: true },
             captureStackTrace: false
           })
-        : typed
+        : request
     )
-  })
+  }
+  const requests = Operations.derive<RemoteExtra>(request)
 
   const status: McpWorkers.McpWorkersService["status"] = (id) =>
     Effect.suspend(() =>
@@ -257,7 +255,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         onLeft: Effect.fail,
         onRight: (workerId) => RemoteClient.send(client, { _tag: "RemoteStatus", workerId })
       })
-    ) as Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+    )
 
   const cancel: McpWorkers.McpWorkersService["cancel"] = (id, requestId) =>
     Effect.suspend(() =>
@@ -266,7 +264,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         onRight: (workerId) =>
           RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId: String(requestId) })
       })
-    ).pipe(Effect.asVoid) as ReturnType<McpWorkers.McpWorkersService["cancel"]>
+    )
 
   const close: McpWorkers.McpWorkersService["close"] = (id, options) =>
     Effect.suspend(() =>
@@ -280,7 +278,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
             deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")), Date.now())
           })
       })
-    ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
+    ).pipe(span("McpWorkers.close", { workerId: id }))
 
   // openAll, closeAll, describe and tools over this thread's own operations: a document's references read this
   // thread's environment (the caller's), and each call travels as any other of this thread.

@@ -19,10 +19,13 @@
  * @internal
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { BroadcastChannel } from "node:worker_threads"
 
@@ -144,6 +147,38 @@ export const Operation = Schema.Union(RemoteOpen, RemoteCall, RemoteStatus, Remo
 
 /** @internal */
 export type Operation = typeof Operation.Type
+
+/** An operation other than a request of the table: its answer is that of the `McpWorkers` operation it stands for. */
+export type LifecycleOperation = Exclude<Operation, typeof RemoteCall.Type>
+
+/** What one pull of an `events` subscription is answered with: what was buffered, and whether it has ended. @internal */
+export interface EventsBatch {
+  readonly items: ReadonlyArray<McpWorkers.ServerNotification>
+  readonly done: boolean
+}
+
+/**
+ * What the host answers each operation other than a request with, its success and its failures, declared once: those
+ * of the `McpWorkers` operation it stands for. A request's success is the result type of its operation table entry
+ * (`Operations.Operation`), and its failures a `RequestError`. Replies are not decoded against these: the host posts
+ * what its own service answered, and a request's result was checked once, in the owner, against the protocol's schema
+ * of its method (C25).
+ *
+ * @internal
+ */
+export interface Answers {
+  readonly RemoteOpen: ReturnType<McpWorkers.Lifecycle["open"]>
+  readonly RemoteStatus: ReturnType<McpWorkers.Lifecycle["status"]>
+  readonly RemoteCancel: ReturnType<McpWorkers.Lifecycle["cancel"]>
+  readonly RemoteClose: ReturnType<McpWorkers.Lifecycle["close"]>
+  readonly RemoteEvents: Effect.Effect<EventsBatch, Stream.Stream.Error<ReturnType<McpWorkers.Lifecycle["events"]>>>
+}
+
+/** The success of an operation other than a request. @internal */
+export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answers[O["_tag"]]>
+
+/** The failures of an operation other than a request. @internal */
+export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
 /**
  * Remote → host: run `operation`. `from` is the remote's reply channel and `callId` numbers calls per remote.
