@@ -146,6 +146,24 @@ export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Nu
 export type ReplyTo = typeof ReplyTo.Type
 
 /**
+ * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
+ * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one; the
+ * receiving side opens its own span as the child of this one (`Effect.withParentSpan` with an external span).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const TraceContext = Schema.Tuple(Schema.String, Schema.String, Schema.Boolean)
+
+/**
+ * The span a message's work is part of, in the thread that sent it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type TraceContext = typeof TraceContext.Type
+
+/**
  * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
  * budget, used only to keep the SDK's own request timer from cutting in first.
  *
@@ -168,7 +186,9 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
    * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
    * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
    */
-  seen: Schema.optional(Schema.Number)
+  seen: Schema.optional(Schema.Number),
+  /** The caller's span (a remote thread's, or the host's own): the owner's span of this request is its child. */
+  trace: Schema.optional(TraceContext)
 })
 
 /**
@@ -372,7 +392,9 @@ export const StartedMessage = Schema.TaggedStruct("Started", {
   requestId: Schema.String,
   method: Method,
   replyTo: ReplyTo,
-  deadline: Schema.Number
+  deadline: Schema.Number,
+  /** The remote caller's span, which the host's span of this request is a child of, as the owner's is. */
+  trace: Schema.optional(TraceContext)
 })
 
 /**
@@ -480,9 +502,17 @@ const isPlainRequest = (raw: unknown): raw is typeof RequestMessage.Type => {
     (message.progress === undefined || typeof message.progress === "boolean") &&
     (message.saveTo === undefined || typeof message.saveTo === "string") &&
     (message.replyTo === undefined || isReplyTo(message.replyTo)) &&
-    (message.seen === undefined || typeof message.seen === "number")
+    (message.seen === undefined || typeof message.seen === "number") &&
+    (message.trace === undefined || isTraceContext(message.trace))
   )
 }
+
+const isTraceContext = (raw: unknown): boolean =>
+  Array.isArray(raw) &&
+  raw.length === 3 &&
+  typeof raw[0] === "string" &&
+  typeof raw[1] === "string" &&
+  typeof raw[2] === "boolean"
 
 const isReplyTo = (raw: unknown): boolean => {
   if (typeof raw !== "object" || raw === null) return false
@@ -531,7 +561,8 @@ const isPlainStarted = (raw: unknown): raw is typeof StartedMessage.Type => {
     typeof message.requestId === "string" &&
     methods.has(message.method) &&
     isReplyTo(message.replyTo) &&
-    typeof message.deadline === "number"
+    typeof message.deadline === "number" &&
+    (message.trace === undefined || isTraceContext(message.trace))
   )
 }
 

@@ -23,7 +23,7 @@ import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
-import { isTracing } from "../shared/traced.js"
+import { contextOf, isTracing } from "../shared/traced.js"
 import { answerCancel, type Direct, type Pending } from "../shared/connection.js"
 import { type Entry, readDelivered, refusal } from "./entry.js"
 
@@ -165,7 +165,8 @@ export const adopt = (
  * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
  * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
  * step of their `Effect.async` (a fiber may yield between any two Effect steps), the host server in the step that
- * reads a remote thread's request. The budget counts from `started`.
+ * reads a remote thread's request. The budget counts from `started`. `trace`: the caller's span, when it is tracing,
+ * which the owner's span of the request is a child of.
  *
  * @internal
  */
@@ -179,6 +180,7 @@ export const begin = (
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
   direct: DirectCaller | undefined,
+  trace: OwnerProtocol.TraceContext | undefined,
   resume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
   const entry = registry.entries.get(id)
@@ -202,7 +204,7 @@ export const begin = (
   entry.pending = inflight
   const seen = entry.started
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && seen === 0
+    onProgress === undefined && saveTo === undefined && seen === 0 && trace === undefined
       ? replyTo === undefined
         ? { _tag: "Request", requestId, method, params, timeoutMs: left }
         : {
@@ -222,7 +224,8 @@ export const begin = (
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(replyTo === undefined ? {} : { replyTo }),
-          ...(seen === 0 ? {} : { seen })
+          ...(seen === 0 ? {} : { seen }),
+          ...(trace === undefined ? {} : { trace })
         }
   )
   inflight.timer = setTimeout(onTimeout, left, inflight)
@@ -236,38 +239,50 @@ export const begin = (
  * @internal
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
-  Operations.derive((operation, id, args, options) => {
-    const request = Effect.async<unknown, RequestError>((resume) => {
-      const started = Date.now()
-      const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-      const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
-      if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-      const timeout = options?.timeout
-      const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
-      if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
-      const sent = begin(
-        registry,
-        id,
-        operation.method,
-        params.right,
-        budget.right,
-        started,
-        options?.onProgress,
-        saveTo.right,
-        undefined,
-        resume
-      )
-      return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
-    })
-    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+  Operations.derive((operation, id, args, options) =>
+    Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       isTracing(fiber)
-        ? Effect.withSpan(request, operation.span, {
-            attributes: { workerId: id, ...operation.attributes?.(args) },
-            captureStackTrace: false
-          })
-        : request
+        ? Effect.withSpan(
+            // The span's context goes to the owner with the request: its span of it is a child of this one.
+            Effect.withFiberRuntime((inner) => request(registry, operation, id, args, options, contextOf(inner))),
+            operation.span,
+            { attributes: { workerId: id, ...operation.attributes?.(args) }, captureStackTrace: false }
+          )
+        : request(registry, operation, id, args, options, undefined)
     )
+  )
+
+const request = (
+  registry: Registry,
+  operation: Operations.Any,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  options: Operations.RequestOptions | undefined,
+  trace: OwnerProtocol.TraceContext | undefined
+) =>
+  Effect.async<unknown, RequestError>((resume) => {
+    const started = Date.now()
+    const params = operation.params(args, options, context)
+    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
+    const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
+    if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const timeout = options?.timeout
+    const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
+    if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
+    const sent = begin(
+      registry,
+      id,
+      operation.method,
+      params.right,
+      budget.right,
+      started,
+      options?.onProgress,
+      saveTo.right,
+      undefined,
+      trace,
+      resume
+    )
+    return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
   })
 
 /** Cancels exactly the request in flight named (C12). @internal */

@@ -19,10 +19,12 @@ import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { HostRegistry } from "./layer.js"
+import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as ReplyChannels from "../wire/replyChannels.js"
 import { finish, interrupt, remaining, reply, type ServerState, serving, track } from "./serverCalls.js"
 import { routes, runRequest } from "./serverRelay.js"
+import { currentTracing, withParent } from "../shared/traced.js"
 
 /**
  * The host server of one host layer.
@@ -73,7 +75,9 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   // Runs synchronously up to the first wait, so an operation that fails at once (unknown id) is answered before this
   // returns.
   const fiber = server.runFork(
-    run(active, operation).pipe(Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))))
+    withParent(run(active, operation), message.trace).pipe(
+      Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit)))
+    )
   )
   if (server.calls.has(key)) call.fiber = fiber
 }
@@ -103,7 +107,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
 }
 
 const onRemoteMessage = (server: ServerState, data: unknown) => {
-  const decoded = Protocol.decodeRemoteMessage(data)
+  const decoded = RemoteCodec.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
     // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
     const raw = data as { from?: unknown; callId?: unknown } | null
@@ -134,7 +138,7 @@ const onRemoteMessage = (server: ServerState, data: unknown) => {
 }
 
 const onAnnouncement = (server: ServerState, data: unknown) => {
-  const decoded = Protocol.decodeAnnouncement(data)
+  const decoded = RemoteCodec.decodeAnnouncement(data)
   if (Either.isLeft(decoded) || decoded.right.hostId === server.hostId) return
   const announcement = decoded.right
   if (announcement._tag === "Up") {
@@ -191,7 +195,8 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     runWatcher: yield* FiberHandle.makeRuntime<never, never, void>(),
     registry: undefined,
     closing: false,
-    released: false
+    released: false,
+    tracing: yield* currentTracing
   }
   requests.onmessage = (event) => onRemoteMessage(server, event.data)
   announce.onmessage = (event) => onAnnouncement(server, event.data)

@@ -13,12 +13,15 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./layer.js"
 import type * as HostRequest from "./request.js"
+import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import type * as ReplyChannels from "../wire/replyChannels.js"
 import { delivered } from "./entry.js"
+import { endSpan, type Tracing } from "../shared/traced.js"
 
 /**
  * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
@@ -42,6 +45,8 @@ export interface ServedCall {
   /** A request, run without a fiber: sent to its owner, not yet answered. */
   sent: HostRequest.Sent | undefined
   interrupt: InterruptMode | undefined
+  /** This host's span of a request whose remote caller was tracing, while it runs. */
+  span: Tracer.Span | undefined
 }
 
 /**
@@ -103,6 +108,8 @@ export interface ServerState {
   registry: HostRegistry | undefined
   closing: boolean
   released: boolean
+  /** What opens this host's spans of remote requests, when the host is tracing. */
+  readonly tracing: Tracing | undefined
 }
 
 /** Whether this host serves remote requests: it runs, and no newer host in the process does. @internal */
@@ -114,13 +121,14 @@ export const reply = (server: ServerState, to: string, message: Protocol.Reply) 
   const channel = server.replyChannels.get(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
   channel.postMessage(
-    message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
+    message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? RemoteCodec.encodeReply(message) : message
   )
 }
 
 /** Answers a call once, with how it ended, and forgets it. @internal */
 export const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
+  if (call.span !== undefined) endSpan(server.tracing!, call.span, exit)
   // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const { callId } = call
@@ -204,7 +212,8 @@ export const track = (
     operation,
     fiber: undefined,
     sent: undefined,
-    interrupt: undefined
+    interrupt: undefined,
+    span: undefined
   }
   server.calls.set(key, call)
   remote.calls++

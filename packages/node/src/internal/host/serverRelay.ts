@@ -14,6 +14,7 @@ import type { HostRegistry } from "./layer.js"
 import type { RemoteRoutes } from "./registry.js"
 import * as HostRequest from "./request.js"
 import * as Protocol from "../wire/remoteProtocol.js"
+import { startSpan } from "../shared/traced.js"
 import { ended, finish, remaining, reply, type ServedCall, type ServerState, track } from "./serverCalls.js"
 
 /**
@@ -37,6 +38,25 @@ const directOf = (
     : undefined
 
 /**
+ * This host's span of a remote caller's request, as the child of the caller's (`trace`), when the host is tracing too.
+ * The owner's span is the caller's child as well: the host is not on the way of a direct request (`direct`).
+ */
+const traceCall = (
+  server: ServerState,
+  call: ServedCall,
+  trace: OwnerProtocol.TraceContext,
+  operation: typeof Protocol.RemoteCall.Type,
+  direct: boolean
+) => {
+  if (server.tracing === undefined) return
+  call.span = startSpan(server.tracing, "HostServer.request", trace, {
+    workerId: operation.workerId,
+    method: operation.method,
+    direct
+  })
+}
+
+/**
  * The host server's part in the requests remote callers send owner threads directly: such a request, once its owner
  * took it, is tracked and answered as a relayed one (its success excepted, which the owner posted itself); a worker's
  * end is announced to the remotes given its route, after those answers (they share the remote's reply channel).
@@ -54,6 +74,7 @@ export const routes = (server: ServerState): RemoteRoutes => ({
     }
     const call = track(server, started.replyTo.channel, started.replyTo.callId, operation)
     if (call === undefined) return
+    if (started.trace !== undefined) traceCall(server, call, started.trace, operation, true)
     const sent = HostRequest.adopt(entry, started, ended(server, call))
     if (server.calls.has(call.key)) call.sent = sent
   },
@@ -76,6 +97,7 @@ export const runRequest = (
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
 ) => {
+  if (message.trace !== undefined) traceCall(server, call, message.trace, operation, false)
   // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   if (Either.isLeft(params)) return finish(server, call, Exit.fail(params.left))
@@ -100,6 +122,7 @@ export const runRequest = (
       onProgress,
       operation.saveTo,
       directOf(server, message, operation),
+      message.trace,
       ended(server, call)
     )
     if (server.calls.has(call.key)) call.sent = sent

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
+import { contextOf, isTracing } from "../shared/traced.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import { arm } from "./liveness.js"
 import { interrupt, post, postOn, type RemoteClient, type WaitingCall } from "./record.js"
@@ -75,15 +76,18 @@ export const send = <O extends Protocol.LifecycleOperation>(
   client: RemoteClient,
   operation: O
 ): Effect.Effect<Protocol.SuccessOf<O>, Protocol.FailureOf<O>> =>
-  Effect.async<Protocol.SuccessOf<O>, Protocol.FailureOf<O>>((resume) =>
-    start(client, operation, undefined, undefined, resume)
-  )
+  Effect.withFiberRuntime((fiber) => {
+    const trace = isTracing(fiber) ? contextOf(fiber) : undefined
+    return Effect.async<Protocol.SuccessOf<O>, Protocol.FailureOf<O>>((resume) =>
+      start(client, operation, undefined, undefined, resume, trace)
+    )
+  })
 
 /**
  * `send`, as the register step of an `Effect.async`: posts the operation and gives what the caller's interruption
  * runs. For callers that check their input in the same step. `A` and `E` are the operation's answer: a request's
  * operation table entry, or `Protocol.Answers`. With `signal`, aborting asks the host to interrupt exactly this call
- * and answer `DeliveryUnknown{reason: "interrupted"}`.
+ * and answer `DeliveryUnknown{reason: "interrupted"}`. `trace`: the caller's span, when it is tracing.
  *
  * @internal
  */
@@ -92,7 +96,8 @@ export const start = <A, E>(
   operation: Protocol.Operation,
   signal: AbortSignal | undefined,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  resume: (exit: Exit.Exit<A, E>) => void
+  resume: (exit: Exit.Exit<A, E>) => void,
+  trace?: OwnerProtocol.TraceContext
 ): Effect.Effect<void> | void => {
   // What this client answers itself (an abort, the host's close) is among every operation's failures.
   const answer: (exit: Exit.Exit<any, any>) => void = resume
@@ -109,7 +114,7 @@ export const start = <A, E>(
     now - client.lastHeard <= Protocol.staleAfterMs
   ) {
     const route = client.routes.get(operation.workerId)
-    if (route !== undefined) return startDirect(client, callId, operation, route, signal, resume)
+    if (route !== undefined) return startDirect(client, callId, operation, route, signal, resume, trace)
   }
   // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
@@ -126,12 +131,11 @@ export const start = <A, E>(
     onProgress,
     resume
   })
-  post(
-    client,
+  const message: Protocol.RemoteMessageEncoded =
     ackBy === undefined
       ? { _tag: "RemoteRequest", from: client.from, callId, operation }
       : { _tag: "RemoteRequest", from: client.from, callId, ackBy, operation }
-  )
+  post(client, trace === undefined ? message : { ...message, trace })
   arm(client)
   return stop
 }
@@ -199,7 +203,8 @@ const startDirect = (
   operation: typeof Protocol.RemoteCall.Type,
   route: { readonly channel: string; readonly timeoutMs: number },
   signal: AbortSignal | undefined,
-  resume: (exit: Exit.Exit<any, any>) => void
+  resume: (exit: Exit.Exit<any, any>) => void,
+  trace: OwnerProtocol.TraceContext | undefined
 ): Effect.Effect<void> => {
   const deadline = operation.deadline ?? Date.now() + route.timeoutMs
   const stop = register(client, callId, {
@@ -219,7 +224,13 @@ const startDirect = (
     params: operation.params,
     deadline
   }
-  postOn(route.channel, operation.saveTo === undefined ? message : { ...message, saveTo: operation.saveTo })
+  const { saveTo } = operation
+  postOn(
+    route.channel,
+    saveTo === undefined && trace === undefined
+      ? message
+      : { ...message, ...(saveTo === undefined ? {} : { saveTo }), ...(trace === undefined ? {} : { trace }) }
+  )
   arm(client)
   return stop
 }

@@ -17,6 +17,7 @@ import {
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -35,7 +36,7 @@ import { checkSavePath } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as RemoteClient from "./client.js"
-import { isTracing, traced } from "../shared/traced.js"
+import { contextOf, isTracing, traced } from "../shared/traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
@@ -152,6 +153,63 @@ const events =
     Stream.unwrapScoped(Effect.map(subscribe(client, id, options), Stream.repeatEffectChunkOption))
 
 /**
+ * One request of the table, its input checked and the request posted in the register step of one `Effect.async`, as
+ * the host does. `trace`: the span the request is part of, when the caller is tracing.
+ */
+const call = <A>(
+  client: RemoteClient.RemoteClient,
+  operation: Operations.Operation<any, any, A>,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & RemoteExtra) | undefined,
+  trace: OwnerProtocol.TraceContext | undefined
+): Effect.Effect<A, RequestError> =>
+  Effect.async<A, RequestError>((resume) => {
+    // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
+    // moment later).
+    const started = options?.startedAt ?? Date.now()
+    const workerId = checkWorkerId(id)
+    if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
+    const params = operation.params(args, options, context)
+    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
+    const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
+    if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
+    const saveTo = operation.saveTo?.(options, context)
+    if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
+    const onProgress = options?.onProgress
+    const path = saveTo?.right
+    return RemoteClient.start(
+      client,
+      onProgress === undefined && path === undefined
+        ? // This thread reads `Result`s: the owner thread may answer it itself.
+          {
+            _tag: "RemoteCall",
+            workerId: workerId.right,
+            method: operation.method,
+            params: params.right,
+            deadline,
+            direct: true
+          }
+        : {
+            _tag: "RemoteCall",
+            workerId: workerId.right,
+            method: operation.method,
+            params: params.right,
+            deadline,
+            ...(path === undefined ? {} : { saveTo: path }),
+            // Progress comes through the host, and a success straight from the owner could overtake the last
+            // of it (C29).
+            ...(onProgress === undefined ? { direct: true } : { progress: true })
+          },
+      options?.signal,
+      onProgress,
+      resume,
+      trace
+    )
+  })
+
+/**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
  * flight, and are closed with the scope.
  *
@@ -194,59 +252,17 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     id: string,
     args: ReadonlyArray<unknown>,
     options: (Operations.RequestOptions & RemoteExtra) | undefined
-  ): Effect.Effect<A, RequestError> => {
-    const request = Effect.async<A, RequestError>((resume) => {
-      // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
-      // moment later).
-      const started = options?.startedAt ?? Date.now()
-      const workerId = checkId(id)
-      if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
-      const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-      const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
-      if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
-      const saveTo = operation.saveTo?.(options, context)
-      if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-      const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
-      const onProgress = options?.onProgress
-      const path = saveTo?.right
-      return RemoteClient.start(
-        client,
-        onProgress === undefined && path === undefined
-          ? // This thread reads `Result`s: the owner thread may answer it itself.
-            {
-              _tag: "RemoteCall",
-              workerId: workerId.right,
-              method: operation.method,
-              params: params.right,
-              deadline,
-              direct: true
-            }
-          : {
-              _tag: "RemoteCall",
-              workerId: workerId.right,
-              method: operation.method,
-              params: params.right,
-              deadline,
-              ...(path === undefined ? {} : { saveTo: path }),
-              // Progress comes through the host, and a success straight from the owner could overtake the last
-              // of it (C29).
-              ...(onProgress === undefined ? { direct: true } : { progress: true })
-            },
-        options?.signal,
-        onProgress,
-        resume
-      )
-    })
-    return Effect.withFiberRuntime<A, RequestError>((fiber) =>
+  ): Effect.Effect<A, RequestError> =>
+    Effect.withFiberRuntime<A, RequestError>((fiber) =>
       isTracing(fiber)
-        ? Effect.withSpan(request, operation.span, {
-            attributes: { workerId: id, ...operation.attributes?.(args), remote: true },
-            captureStackTrace: false
-          })
-        : request
+        ? Effect.withSpan(
+            // The span's context goes with the request: the host's span and the owner's are its children.
+            Effect.withFiberRuntime((inner) => call(client, operation, id, args, options, contextOf(inner))),
+            operation.span,
+            { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
+          )
+        : call(client, operation, id, args, options, undefined)
     )
-  }
   const requests = Operations.derive<RemoteExtra>(request)
 
   const status: McpWorkers.McpWorkersService["status"] = (id) =>

@@ -7,6 +7,7 @@
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
+import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import { failAll, heard, type RemoteClient, settle } from "./record.js"
 
@@ -45,7 +46,7 @@ const onWorkerEnded = (client: RemoteClient, reply: typeof Protocol.WorkerEnded.
 
 /** A message on the client's reply channel. @internal */
 export const onReply = (client: RemoteClient, data: unknown) => {
-  const decoded = Protocol.decodeReply(data)
+  const decoded = RemoteCodec.decodeReply(data)
   if (Either.isLeft(decoded)) return
   if (decoded.right._tag === "Result") return onResult(client, decoded.right)
   heard(client)
@@ -88,7 +89,7 @@ export const onReply = (client: RemoteClient, data: unknown) => {
 
 /** A host's announcement: one started (`Up`), or ours closed (`Gone`). @internal */
 export const onAnnouncement = (client: RemoteClient, data: unknown) => {
-  const decoded = Protocol.decodeAnnouncement(data)
+  const decoded = RemoteCodec.decodeAnnouncement(data)
   if (Either.isLeft(decoded)) return
   const announcement = decoded.right
   if (announcement._tag === "Up") {

@@ -22,8 +22,6 @@ import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@m
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
@@ -194,7 +192,9 @@ export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   from: Schema.String,
   callId: Schema.Number,
   ackBy: Schema.optional(Schema.Number),
-  operation: Operation
+  operation: Operation,
+  /** The caller's span, when it was tracing: the host's span of the call, and the owner's, are its children. */
+  trace: Schema.optional(OwnerProtocol.TraceContext)
 })
 
 /**
@@ -229,7 +229,9 @@ export const Direct = Schema.TaggedStruct("Direct", {
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline: Schema.Number,
-  saveTo: Schema.optional(Schema.String)
+  saveTo: Schema.optional(Schema.String),
+  /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
+  trace: Schema.optional(OwnerProtocol.TraceContext)
 })
 
 /** @internal */
@@ -337,102 +339,6 @@ export const Announcement = Schema.Union(Up, Gone)
 
 /** @internal */
 export type Announcement = typeof Announcement.Type
-
-const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
-
-const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
-
-const decodeOwnerChannelSchema = OwnerProtocol.safeDecoder(OwnerChannelMessage)
-
-/**
- * Validates what a remote posted on an owner thread's channel; a request (every direct call) is checked by hand with
- * the rules of `Direct`, the rest by the Schema.
- *
- * @internal
- */
-export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChannelMessage, ParseResult.ParseError> =>
-  isPlainDirect(raw) ? Either.right(raw) : decodeOwnerChannelSchema(raw)
-
-/**
- * Validates what a remote posted to the host. A request of the operation table (every call) is checked by hand with
- * the rules of `RemoteRequest` and `RemoteCall`, without building a parse tree; anything else, or anything that does not pass,
- * goes through the Schema and its errors.
- *
- * @internal
- */
-export const decodeRemoteMessage = (raw: unknown): Either.Either<RemoteMessage, ParseResult.ParseError> =>
-  isPlainCallRequest(raw) ? Either.right(raw) : decodeRemoteMessageSchema(raw)
-
-/**
- * Validates what a remote received on its reply channel; the success an owner thread posts (`Result`, every direct
- * call) is checked by hand, the rest by the Schema.
- *
- * @internal
- */
-export const decodeReply = (raw: unknown): Either.Either<Reply, ParseResult.ParseError> =>
-  isPlainResult(raw) ? Either.right(raw) : decodeReplySchema(raw)
-
-const methods: ReadonlySet<unknown> = new Set(OwnerProtocol.Method.literals)
-
-const isOptional = (value: unknown, type: "number" | "string" | "boolean"): boolean =>
-  value === undefined || typeof value === type
-
-const isPlainCallRequest = (raw: unknown): raw is typeof RemoteRequest.Type => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  if (
-    message._tag !== "RemoteRequest" ||
-    typeof message.from !== "string" ||
-    typeof message.callId !== "number" ||
-    !isOptional(message.ackBy, "number") ||
-    typeof message.operation !== "object" ||
-    message.operation === null
-  ) {
-    return false
-  }
-  const operation = message.operation as Record<string, unknown>
-  return (
-    operation._tag === "RemoteCall" &&
-    typeof operation.workerId === "string" &&
-    methods.has(operation.method) &&
-    typeof operation.params === "string" &&
-    isOptional(operation.deadline, "number") &&
-    isOptional(operation.progress, "boolean") &&
-    isOptional(operation.saveTo, "string") &&
-    isOptional(operation.direct, "boolean")
-  )
-}
-
-const isPlainDirect = (raw: unknown): raw is Direct => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Direct" &&
-    typeof message.from === "string" &&
-    typeof message.callId === "number" &&
-    methods.has(message.method) &&
-    typeof message.params === "string" &&
-    typeof message.deadline === "number" &&
-    isOptional(message.saveTo, "string")
-  )
-}
-
-const isPlainResult = (raw: unknown): raw is Result => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Result" &&
-    typeof message.callId === "number" &&
-    typeof message.result === "string" &&
-    typeof message.envelope === "boolean"
-  )
-}
-
-/** @internal */
-export const encodeReply = Schema.encodeSync(Reply)
-
-/** @internal */
-export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
 /** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
 export const randomId = (): string => randomBytes(12).toString("base64url")
