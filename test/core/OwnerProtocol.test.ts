@@ -7,6 +7,12 @@ import * as Schema from "effect/Schema"
 import * as fc from "fast-check"
 import { agreesWithSchema, messageLike, validLike } from "./messageArbitraries.js"
 
+// A span's context, and now and then an array that is almost one.
+const traceContext = fc.oneof(
+  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean()), weight: 8 },
+  { arbitrary: fc.array(fc.oneof(fc.string(), fc.boolean()), { maxLength: 4 }), weight: 1 }
+)
+
 const requestFields = {
   requestId: fc.string(),
   method: fc.constantFrom(...OwnerProtocol.Method.literals),
@@ -15,7 +21,8 @@ const requestFields = {
   progress: fc.boolean(),
   saveTo: fc.string(),
   replyTo: fc.record({ channel: fc.string(), callId: fc.double() }),
-  seen: fc.double()
+  seen: fc.double(),
+  trace: traceContext
 }
 
 // Mostly wrong messages, and as many right ones, so that both sides of the check are reached in every run.
@@ -42,7 +49,8 @@ const startedFields = {
   requestId: fc.string(),
   method: fc.constantFrom(...OwnerProtocol.Method.literals),
   replyTo: fc.oneof(fc.record({ channel: fc.string(), callId: fc.double() }), fc.record({ channel: fc.double() })),
-  deadline: fc.double()
+  deadline: fc.double(),
+  trace: traceContext
 }
 
 const started = fc.oneof(

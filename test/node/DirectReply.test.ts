@@ -40,7 +40,7 @@ const rawRemote = Effect.acquireRelease(
       channel.close()
     }
     const post = (callId: number, operation: Record<string, unknown>) =>
-      postOn(Protocol.hostChannel, { _tag: "Request", from, callId, operation })
+      postOn(Protocol.hostChannel, { _tag: "RemoteRequest", from, callId, operation })
     /** A request straight to the owner thread of `workerId`, as a remote with its route sends it. */
     const direct = (
       callId: number,
@@ -105,7 +105,7 @@ const withWorker = <A, E>(
   )
 
 const echo = (workerId: string, token: string, extra: Record<string, unknown> = {}) => ({
-  _tag: "Call",
+  _tag: "RemoteCall",
   workerId,
   method: "tools/call",
   params: JSON.stringify({ name: "echo", arguments: { token } }),
@@ -154,7 +154,7 @@ describe("direct replies from the owner thread", () => {
         // A remote that does not say it reads them gets the host's `Success`, as before.
         remote.post(2, echo(id, "relayed"))
         const relayed = yield* remote.answer(2)
-        assert.strictEqual(relayed._tag, "Success")
+        assert.strictEqual(relayed._tag, "RemoteSuccess")
         assert.strictEqual((relayed.value as any).structuredContent.token, "relayed")
       })
     )
@@ -164,7 +164,7 @@ describe("direct replies from the owner thread", () => {
     withWorker((workers, id, remote) =>
       Effect.gen(function* () {
         remote.post(1, {
-          _tag: "Call",
+          _tag: "RemoteCall",
           workerId: id,
           method: "tools/call",
           params: JSON.stringify({ name: "sleep", arguments: { ms: 50, token: "late-timer" } }),
@@ -197,7 +197,7 @@ describe("direct replies from the owner thread", () => {
         const remote = yield* rawRemote
         remote.post(1, echo(id, "process", { direct: true }))
         const answer = yield* remote.answer(1)
-        assert.strictEqual(answer._tag, "Success")
+        assert.strictEqual(answer._tag, "RemoteSuccess")
         assert.strictEqual((answer.value as any).structuredContent.token, "process")
       })
     )
@@ -217,7 +217,7 @@ describe("direct replies from the owner thread", () => {
           assert.deepInclude(busy as object, { _tag: "WorkerBusy", requestId: status.requestId, delivery: "not_sent" })
           remote.direct(2, id, { name: "inc", arguments: {} })
           const refused = yield* remote.answer(2)
-          assert.strictEqual(refused._tag, "Failure")
+          assert.strictEqual(refused._tag, "RemoteFailure")
           assert.deepInclude(refused.error as object, {
             _tag: "WorkerBusy",
             requestId: status.requestId,
@@ -229,7 +229,7 @@ describe("direct replies from the owner thread", () => {
           yield* Effect.sleep(100)
           assert.deepStrictEqual(
             remote.replies.map((reply) => reply._tag),
-            ["Failure", "Result"]
+            ["RemoteFailure", "Result"]
           )
           assert.isFalse((yield* workers.status(id)).busy)
           // Neither refused request reached the server.

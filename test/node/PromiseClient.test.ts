@@ -309,7 +309,7 @@ describe("makePromiseClient", () => {
         assert.deepInclude(error, { workerId, reason: "timeout", delivery: "unknown" })
         assert.isAtLeast(ms, 300)
         assert.isBelow(ms, 1000)
-        const request = seen.find((message) => message._tag === "Request")
+        const request = seen.find((message) => message._tag === "RemoteRequest")
         // The request carried its absolute deadline, and the caller told the host it stopped waiting.
         assert.approximately(request.operation.deadline, started + 300, 50)
         const interrupts = () => seen.filter((message) => message._tag === "Interrupt")

@@ -95,7 +95,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         const channel = new BroadcastChannel(Protocol.hostChannel)
         channel.postMessage({ _tag: { toString: "" }, from: "nobody", callId: 1 })
         channel.postMessage({
-          _tag: "Request",
+          _tag: "RemoteRequest",
           from: { toString: "" },
           callId: 2,
           operation: { _tag: { toString: "" } }

@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"
 import { agreesWithSchema, anyField, messageLike, validLike } from "../core/messageArbitraries.js"
+import * as RemoteCodec from "../../packages/node/src/internal/wire/remoteCodec.js"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 
 const callFields = {
@@ -21,18 +22,27 @@ const callRequired = ["workerId", "method", "params"] as const
 
 // Mostly wrong operations (and other operations' tags), and as many right ones.
 const operation = fc.oneof(
-  messageLike("Call", callFields),
-  validLike("Call", callFields, callRequired),
-  validLike("Call", callFields, callRequired),
-  fc.constantFrom({ _tag: "Status", workerId: "mcpw_x" }, { _tag: "Cancel", workerId: "mcpw_x", requestId: "r" }),
+  messageLike("RemoteCall", callFields),
+  validLike("RemoteCall", callFields, callRequired),
+  validLike("RemoteCall", callFields, callRequired),
+  fc.constantFrom(
+    { _tag: "RemoteStatus", workerId: "mcpw_x" },
+    { _tag: "RemoteCancel", workerId: "mcpw_x", requestId: "r" }
+  ),
   anyField
 )
 
-const requestFields = { from: fc.string(), callId: fc.double(), ackBy: fc.double(), operation }
+// A span's context, and now and then an array that is almost one.
+const trace = fc.oneof(
+  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean()), weight: 8 },
+  { arbitrary: fc.array(fc.oneof(fc.string(), fc.boolean()), { maxLength: 4 }), weight: 1 }
+)
+
+const requestFields = { from: fc.string(), callId: fc.double(), ackBy: fc.double(), operation, trace }
 
 const request = fc.oneof(
-  messageLike("Request", requestFields),
-  validLike("Request", requestFields, ["from", "callId", "operation"])
+  messageLike("RemoteRequest", requestFields),
+  validLike("RemoteRequest", requestFields, ["from", "callId", "operation"])
 )
 
 const resultFields = { callId: fc.double(), result: fc.string(), envelope: fc.boolean() }
@@ -48,7 +58,8 @@ const directFields = {
   method: fc.constantFrom(...OwnerProtocol.Method.literals),
   params: fc.string(),
   deadline: fc.double(),
-  saveTo: fc.string()
+  saveTo: fc.string(),
+  trace
 }
 
 const ownerChannelMessage = fc.oneof(
@@ -64,7 +75,7 @@ describe("remote protocol: the hand-written checks agree with the Schemas", () =
     () =>
       agreesWithSchema(
         ownerChannelMessage,
-        Protocol.decodeOwnerChannelMessage,
+        RemoteCodec.decodeOwnerChannelMessage,
         OwnerProtocol.safeDecoder(Protocol.OwnerChannelMessage),
         300
       ),
@@ -74,28 +85,33 @@ describe("remote protocol: the hand-written checks agree with the Schemas", () =
   it(
     "decodeRemoteMessage: a request passes exactly when RemoteMessage decodes it",
     () =>
-      agreesWithSchema(request, Protocol.decodeRemoteMessage, OwnerProtocol.safeDecoder(Protocol.RemoteMessage), 300),
+      agreesWithSchema(
+        request,
+        RemoteCodec.decodeRemoteMessage,
+        OwnerProtocol.safeDecoder(Protocol.RemoteMessage),
+        300
+      ),
     60_000
   )
 
   it(
     "decodeReply: a result passes exactly when Reply decodes it",
-    () => agreesWithSchema(result, Protocol.decodeReply, OwnerProtocol.safeDecoder(Protocol.Reply), 300),
+    () => agreesWithSchema(result, RemoteCodec.decodeReply, OwnerProtocol.safeDecoder(Protocol.Reply), 300),
     60_000
   )
 
   it("other messages still go through the Schema", () => {
     const status = {
-      _tag: "Request",
+      _tag: "RemoteRequest",
       from: "r",
       callId: 1,
-      operation: { _tag: "Status", workerId: "mcpw_x" }
+      operation: { _tag: "RemoteStatus", workerId: "mcpw_x" }
     } as const
-    assert.deepStrictEqual(Protocol.decodeRemoteMessage(status), Either.right(status))
+    assert.deepStrictEqual(RemoteCodec.decodeRemoteMessage(status), Either.right(status))
     const ping = { _tag: "Ping", from: "r" } as const
-    assert.deepStrictEqual(Protocol.decodeRemoteMessage(ping), Either.right(ping))
+    assert.deepStrictEqual(RemoteCodec.decodeRemoteMessage(ping), Either.right(ping))
     const ack = { _tag: "Ack", hostId: "h", callId: 3 } as const
-    assert.deepStrictEqual(Protocol.decodeReply(ack), Either.right(ack))
-    assert.isTrue(Either.isLeft(Protocol.decodeReply({ _tag: "Ack", hostId: 3 })))
+    assert.deepStrictEqual(RemoteCodec.decodeReply(ack), Either.right(ack))
+    assert.isTrue(Either.isLeft(RemoteCodec.decodeReply({ _tag: "Ack", hostId: 3 })))
   })
 })

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Remote from "../../packages/node/src/internal/remote/layer.js"
+import * as RemoteCodec from "../../packages/node/src/internal/wire/remoteCodec.js"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 
 const workerId = "mcpw_AAAAAAAAAAAAAAAAAAAAAA"
@@ -28,14 +29,14 @@ const handPlayed = Effect.acquireRelease(
         channel = new BroadcastChannel(from)
         replies.set(from, channel)
       }
-      channel.postMessage(Protocol.encodeReply(message as Protocol.Reply))
+      channel.postMessage(RemoteCodec.encodeReply(message as Protocol.Reply))
     }
     const state = { route: true }
     host.onmessage = (event) => {
       const message = (event as MessageEvent).data
       atHost.push(message)
       if (message._tag === "Ping") return replyTo(message.from, { _tag: "Ack", hostId: "hand" })
-      if (message._tag !== "Request") return
+      if (message._tag !== "RemoteRequest") return
       if (message.ackBy !== undefined) replyTo(message.from, { _tag: "Ack", hostId: "hand", callId: message.callId })
       if (state.route) {
         replyTo(message.from, {
@@ -45,7 +46,7 @@ const handPlayed = Effect.acquireRelease(
           timeoutMs: 60_000
         })
       }
-      replyTo(message.from, { _tag: "Success", callId: message.callId, value: {} })
+      replyTo(message.from, { _tag: "RemoteSuccess", callId: message.callId, value: {} })
     }
     owner.onmessage = (event) => atOwner.push((event as MessageEvent).data)
     return { host, owner, replies, atHost, atOwner, replyTo, state }
@@ -71,7 +72,7 @@ describe("a remote's routes to owner threads", () => {
       const played = yield* handPlayed
       const remote = yield* Remote.make
       yield* remote.ping(workerId)
-      assert.strictEqual(played.atHost.filter((message) => message._tag === "Request").length, 1)
+      assert.strictEqual(played.atHost.filter((message) => message._tag === "RemoteRequest").length, 1)
       const direct = yield* Effect.fork(remote.callTool(workerId, "echo", { token: "straight" }))
       yield* until(() => played.atOwner.length === 1)
       const [request] = played.atOwner
@@ -82,7 +83,7 @@ describe("a remote's routes to owner threads", () => {
       // A call with progress goes to the host all the same (C29).
       const withProgress = yield* Effect.fork(remote.callTool(workerId, "slow", {}, { onProgress: () => {} }))
       yield* Fiber.join(withProgress)
-      assert.strictEqual(played.atHost.filter((message) => message._tag === "Request").length, 2)
+      assert.strictEqual(played.atHost.filter((message) => message._tag === "RemoteRequest").length, 2)
       assert.strictEqual(played.atOwner.length, 1)
       yield* Fiber.interrupt(direct)
       // The interruption follows its request to the owner's channel.
@@ -110,7 +111,7 @@ describe("a remote's routes to owner threads", () => {
         // The next request goes to the host again.
         played.state.route = false
         yield* remote.ping(workerId)
-        assert.strictEqual(played.atHost.filter((message) => message._tag === "Request").length, 2)
+        assert.strictEqual(played.atHost.filter((message) => message._tag === "RemoteRequest").length, 2)
         assert.strictEqual(played.atOwner.length, 1)
       })
   )
@@ -125,13 +126,13 @@ describe("a remote's routes to owner threads", () => {
       yield* Effect.sleep(20)
       yield* remote.ping(workerId)
       assert.strictEqual(played.atOwner.length, 0)
-      assert.strictEqual(played.atHost.filter((message) => message._tag === "Request").length, 2)
+      assert.strictEqual(played.atHost.filter((message) => message._tag === "RemoteRequest").length, 2)
       // Routed again, but silent for longer than a remote trusts: the request goes to the host and asks for an `Ack`.
       played.state.route = true
       yield* remote.ping(workerId)
       yield* Effect.sleep(Protocol.staleAfterMs + 100)
       yield* remote.ping(workerId)
-      const requests = played.atHost.filter((message) => message._tag === "Request")
+      const requests = played.atHost.filter((message) => message._tag === "RemoteRequest")
       assert.strictEqual(requests.length, 4)
       assert.isNumber(requests[3].ackBy)
       assert.strictEqual(played.atOwner.length, 0)
@@ -141,4 +142,4 @@ describe("a remote's routes to owner threads", () => {
 
 /** The remote's reply channel, read off the first request it sent the host. */
 const request = (played: { readonly atHost: ReadonlyArray<any> }) =>
-  played.atHost.find((message) => message._tag === "Request") as { readonly from: string }
+  played.atHost.find((message) => message._tag === "RemoteRequest") as { readonly from: string }

@@ -20,6 +20,7 @@ import { parentPort, workerData } from "node:worker_threads"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
+import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
@@ -55,6 +56,7 @@ export type ScenarioName =
   | "saveTo"
   | "host"
   | "whileHostBlocked"
+  | "traced"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -119,6 +121,25 @@ const callAfterGo = (data: CallData, warm: boolean) =>
   })
 
 const scenarios: Record<ScenarioName, Scenario> = {
+  /**
+   * Two echo calls without a tracer (relayed by the host, which gives the route, then straight to the owner thread),
+   * then two by a second client of this thread with a recording tracer (relayed, then direct): that client's spans.
+   */
+  traced: (data: { id: string }) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const untraced = yield* McpWorkers
+        yield* untraced.callTool(data.id, "echo", { token: "u1" })
+        yield* untraced.callTool(data.id, "echo", { token: "u2" })
+        const spans: Array<RecordedSpan> = []
+        const traced = Context.get(yield* Layer.build(NodeMcpWorkers.layerRemote), McpWorkers)
+        const tracer = recordingTracer("remote", (span) => spans.push(span))
+        yield* Effect.withTracer(traced.callTool(data.id, "echo", { token: "t1" }), tracer)
+        yield* Effect.withTracer(traced.callTool(data.id, "echo", { token: "t2" }), tracer)
+        return spans
+      })
+    ),
+
   /**
    * One call (relayed by the host, which gives this thread the worker's route), then, on "go", 20 more: when each
    * ended (the test blocks the host thread meanwhile).

@@ -116,6 +116,23 @@ export const ReplyTo: typeof internal.ReplyTo = internal.ReplyTo
 export type ReplyTo = typeof ReplyTo.Type
 
 /**
+ * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
+ * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const TraceContext: typeof internal.TraceContext = internal.TraceContext
+
+/**
+ * The span a message's work is part of, in the thread that sent it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export type TraceContext = typeof TraceContext.Type
+
+/**
  * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
  * budget, used only to keep the SDK's own request timer from cutting in first.
  *

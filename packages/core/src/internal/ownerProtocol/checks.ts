@@ -36,6 +36,13 @@ const methods: ReadonlySet<unknown> = new Set(Messages.Method.literals)
 
 // The message of every call, checked by hand: the same rules as `RequestMessage`, without building a parse tree.
 // Anything else, or anything that does not pass, goes through the Schema and its errors.
+const isTraceContext = (raw: unknown): boolean =>
+  Array.isArray(raw) &&
+  raw.length === 3 &&
+  typeof raw[0] === "string" &&
+  typeof raw[1] === "string" &&
+  typeof raw[2] === "boolean"
+
 const isPlainRequest = (raw: unknown): raw is typeof Messages.RequestMessage.Type => {
   if (typeof raw !== "object" || raw === null) return false
   const message = raw as Record<string, unknown>
@@ -48,7 +55,8 @@ const isPlainRequest = (raw: unknown): raw is typeof Messages.RequestMessage.Typ
     (message.progress === undefined || typeof message.progress === "boolean") &&
     (message.saveTo === undefined || typeof message.saveTo === "string") &&
     (message.replyTo === undefined || isReplyTo(message.replyTo)) &&
-    (message.seen === undefined || typeof message.seen === "number")
+    (message.seen === undefined || typeof message.seen === "number") &&
+    (message.trace === undefined || isTraceContext(message.trace))
   )
 }
 
@@ -96,7 +104,8 @@ const isPlainStarted = (raw: unknown): raw is typeof Messages.StartedMessage.Typ
     typeof message.requestId === "string" &&
     methods.has(message.method) &&
     isReplyTo(message.replyTo) &&
-    typeof message.deadline === "number"
+    typeof message.deadline === "number" &&
+    (message.trace === undefined || isTraceContext(message.trace))
   )
 }
 

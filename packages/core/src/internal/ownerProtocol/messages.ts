@@ -70,6 +70,15 @@ export const Method = Schema.Literal(
 /** @internal */
 export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Number })
 
+/**
+ * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
+ * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one; the
+ * receiving side opens its own span as the child of this one (`Effect.withParentSpan` with an external span).
+ *
+ * @internal
+ */
+export const TraceContext = Schema.Tuple(Schema.String, Schema.String, Schema.Boolean)
+
 /** @internal */
 export const RequestMessage = Schema.TaggedStruct("Request", {
   requestId: Schema.String,
@@ -87,7 +96,9 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
    * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
    * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
    */
-  seen: Schema.optional(Schema.Number)
+  seen: Schema.optional(Schema.Number),
+  /** The caller's span (a remote thread's, or the host's own): the owner's span of this request is its child. */
+  trace: Schema.optional(TraceContext)
 })
 
 /** @internal */
@@ -180,7 +191,9 @@ export const StartedMessage = Schema.TaggedStruct("Started", {
   requestId: Schema.String,
   method: Method,
   replyTo: ReplyTo,
-  deadline: Schema.Number
+  deadline: Schema.Number,
+  /** The remote caller's span, which the host's span of this request is a child of, as the owner's is. */
+  trace: Schema.optional(TraceContext)
 })
 
 /** @internal */

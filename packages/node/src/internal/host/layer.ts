@@ -59,6 +59,7 @@ export interface HostRegistry {
     onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
     saveTo: string | undefined,
     direct: HostRequest.DirectCaller | undefined,
+    trace: OwnerProtocol.TraceContext | undefined,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
@@ -160,8 +161,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     return {
       service,
       openConfig,
-      begin: (id, method, params, timeout, onProgress, saveTo, direct, resume) =>
-        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, resume),
+      begin: (id, method, params, timeout, onProgress, saveTo, direct, trace, resume) =>
+        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, trace, resume),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {
         registry.remote = routes

@@ -23,7 +23,7 @@ import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
-import { isTracing } from "../shared/traced.js"
+import { contextOf, isTracing } from "../shared/traced.js"
 import { answerCancel, type Direct, type Pending } from "../shared/connection.js"
 import { type Entry, readDelivered, refusal } from "./entry.js"
 
@@ -36,7 +36,7 @@ const context = { isProxy, checkSavePath }
  * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
  * interruption. One object per request and no closures: this is the host's own work on every call.
  */
-class InFlight implements Pending {
+class RequestInFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelling: ((cancelled: boolean) => void) | undefined = undefined
   constructor(
@@ -69,7 +69,7 @@ class InFlight implements Pending {
   }
 }
 
-const onTimeout = (inflight: InFlight) => {
+const onTimeout = (inflight: RequestInFlight) => {
   if (!inflight.end("timeout")) return
   const { entry, requestId } = inflight
   inflight.resume(
@@ -154,7 +154,7 @@ export const adopt = (
     prior.complete(Exit.fail(new WorkerBusy({ workerId: entry.workerId, requestId, delivery: "not_sent" })))
     answerCancel(prior, false)
   }
-  const inflight = new InFlight(entry, requestId, resume, undefined, started.replyTo)
+  const inflight = new RequestInFlight(entry, requestId, resume, undefined, started.replyTo)
   entry.pending = inflight
   const left = Math.min(Math.max(0, started.deadline - Date.now()), ServerConfig.maxTimeoutMs)
   inflight.timer = setTimeout(onTimeout, left, inflight)
@@ -165,7 +165,8 @@ export const adopt = (
  * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
  * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
  * step of their `Effect.async` (a fiber may yield between any two Effect steps), the host server in the step that
- * reads a remote thread's request. The budget counts from `started`.
+ * reads a remote thread's request. The budget counts from `started`. `trace`: the caller's span, when it is tracing,
+ * which the owner's span of the request is a child of.
  *
  * @internal
  */
@@ -179,6 +180,7 @@ export const begin = (
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
   direct: DirectCaller | undefined,
+  trace: OwnerProtocol.TraceContext | undefined,
   resume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
   const entry = registry.entries.get(id)
@@ -198,11 +200,11 @@ export const begin = (
   const replyTo = direct !== undefined && isThread(entry) ? direct.replyTo : undefined
   const route = replyTo === undefined ? undefined : routeFor(entry, replyTo.channel)
   if (route !== undefined) direct!.onRoute(route)
-  const inflight = new InFlight(entry, requestId, resume, onProgress, replyTo)
+  const inflight = new RequestInFlight(entry, requestId, resume, onProgress, replyTo)
   entry.pending = inflight
   const seen = entry.started
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && seen === 0
+    onProgress === undefined && saveTo === undefined && seen === 0 && trace === undefined
       ? replyTo === undefined
         ? { _tag: "Request", requestId, method, params, timeoutMs: left }
         : {
@@ -222,7 +224,8 @@ export const begin = (
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(replyTo === undefined ? {} : { replyTo }),
-          ...(seen === 0 ? {} : { seen })
+          ...(seen === 0 ? {} : { seen }),
+          ...(trace === undefined ? {} : { trace })
         }
   )
   inflight.timer = setTimeout(onTimeout, left, inflight)
@@ -236,38 +239,50 @@ export const begin = (
  * @internal
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
-  Operations.derive((operation, id, args, options) => {
-    const request = Effect.async<unknown, RequestError>((resume) => {
-      const started = Date.now()
-      const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-      const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
-      if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-      const timeout = options?.timeout
-      const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
-      if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
-      const sent = begin(
-        registry,
-        id,
-        operation.method,
-        params.right,
-        budget.right,
-        started,
-        options?.onProgress,
-        saveTo.right,
-        undefined,
-        resume
-      )
-      return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
-    })
-    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+  Operations.derive((operation, id, args, options) =>
+    Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       isTracing(fiber)
-        ? Effect.withSpan(request, operation.span, {
-            attributes: { workerId: id, ...operation.attributes?.(args) },
-            captureStackTrace: false
-          })
-        : request
+        ? Effect.withSpan(
+            // The span's context goes to the owner with the request: its span of it is a child of this one.
+            Effect.withFiberRuntime((inner) => request(registry, operation, id, args, options, contextOf(inner))),
+            operation.span,
+            { attributes: { workerId: id, ...operation.attributes?.(args) }, captureStackTrace: false }
+          )
+        : request(registry, operation, id, args, options, undefined)
     )
+  )
+
+const request = (
+  registry: Registry,
+  operation: Operations.Any,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  options: Operations.RequestOptions | undefined,
+  trace: OwnerProtocol.TraceContext | undefined
+) =>
+  Effect.async<unknown, RequestError>((resume) => {
+    const started = Date.now()
+    const params = operation.params(args, options, context)
+    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
+    const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
+    if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const timeout = options?.timeout
+    const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
+    if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
+    const sent = begin(
+      registry,
+      id,
+      operation.method,
+      params.right,
+      budget.right,
+      started,
+      options?.onProgress,
+      saveTo.right,
+      undefined,
+      trace,
+      resume
+    )
+    return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
   })
 
 /** Cancels exactly the request in flight named (C12). @internal */

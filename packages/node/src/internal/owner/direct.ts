@@ -8,8 +8,10 @@ import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import { BroadcastChannel, type MessagePort, receiveMessageOnPort } from "node:worker_threads"
+import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as RemoteProtocol from "../wire/remoteProtocol.js"
 import * as ReplyChannels from "../wire/replyChannels.js"
+import type { OwnerSpans } from "./spans.js"
 
 /** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
 const maxReplyChannels = 16
@@ -30,7 +32,7 @@ export const makeReplies = () => {
   const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
     channels
       .get(replyTo.channel)
-      .postMessage(RemoteProtocol.encodeReply({ _tag: "Failure", callId: replyTo.callId, error }))
+      .postMessage(RemoteCodec.encodeReply({ _tag: "RemoteFailure", callId: replyTo.callId, error }))
   const defect = (channel: string, callId: number, message: string) =>
     channels.get(channel).postMessage({ _tag: "Defect", callId, message })
   return { post, fail, defect, close: channels.close }
@@ -46,16 +48,22 @@ export type Replies = ReturnType<typeof makeReplies>
  *
  * @internal
  */
-export const listen = (workerId: string, owner: OwnerDirect.DirectOwner, replies: Replies): (() => void) => {
+export const listen = (
+  workerId: string,
+  owner: OwnerDirect.DirectOwner,
+  replies: Replies,
+  spans: OwnerSpans | undefined
+): (() => void) => {
   const channel = new BroadcastChannel(RemoteProtocol.ownerChannel(workerId))
   channel.unref()
   channel.onmessage = (event) => {
-    const decoded = RemoteProtocol.decodeOwnerChannelMessage((event as MessageEvent).data)
+    const decoded = RemoteCodec.decodeOwnerChannelMessage((event as MessageEvent).data)
     if (Either.isRight(decoded)) {
       const message = decoded.right
-      return message._tag === "Direct"
+      if (message._tag !== "Direct") return owner.interruptDirect(message.from, message.callId)
+      return spans === undefined || message.trace === undefined
         ? owner.startDirect(message)
-        : owner.interruptDirect(message.from, message.callId)
+        : spans.direct(message.trace, () => owner.startDirect(message))
     }
     const raw = (event as MessageEvent).data as { from?: unknown; callId?: unknown } | null
     if (typeof raw?.from === "string" && typeof raw.callId === "number") {

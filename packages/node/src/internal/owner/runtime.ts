@@ -10,10 +10,12 @@ import * as Effect from "effect/Effect"
 import { MessagePort } from "node:worker_threads"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"
+import * as Traced from "../shared/traced.js"
 import * as Direct from "./direct.js"
+import * as Spans from "./spans.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
-export interface DataPort {
+export interface OwnerDataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
@@ -25,20 +27,39 @@ export interface DataPort {
  *
  * @internal
  */
-export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
+export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
   const factory = makeFactory(early)
   const replies = direct ? Direct.makeReplies() : undefined
+  // Decided once: an owner without a tracer handles every message as if tracing did not exist.
+  const tracing = Traced.threadTracing()
+  const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
   const owner = OwnerDirect.make({
     port: {
-      post: (message) => port.postMessage(message),
+      post:
+        spans === undefined
+          ? (message) => port.postMessage(message)
+          : (message) => port.postMessage(spans.posted(message)),
       postDirect: replies?.post,
-      postDirectFailure: replies?.fail,
+      postDirectFailure:
+        replies === undefined || spans === undefined
+          ? replies?.fail
+          : (replyTo, error) => {
+              spans.refused(error)
+              replies.fail(replyTo, error)
+            },
       readAhead: direct && port instanceof MessagePort ? () => ahead() : undefined
     },
     factory: factory.make
   })
-  const ahead = port instanceof MessagePort ? Direct.readAhead(port, owner.onMessage) : () => {}
-  port.on("message", owner.onMessage)
+  const onMessage =
+    spans === undefined
+      ? owner.onMessage
+      : (message: unknown) => {
+          spans.received(message)
+          owner.onMessage(message)
+        }
+  const ahead = port instanceof MessagePort ? Direct.readAhead(port, onMessage) : () => {}
+  port.on("message", onMessage)
   // Remote callers reach an owner thread directly once its connection is ready; not once it closes.
   let stopListening: (() => void) | undefined
   const stop = () => {
@@ -47,14 +68,16 @@ export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefin
   }
 
   const main = WorkerRunner.layerSerialized(OwnerProtocol.ControlRequest, {
-    Open: (request) =>
-      replies === undefined
+    Open: (request) => {
+      spans?.opened(request.workerId)
+      return replies === undefined
         ? owner.open(request)
         : Effect.tap(owner.open(request), () =>
             Effect.sync(() => {
-              stopListening = Direct.listen(request.workerId, owner, replies)
+              stopListening = Direct.listen(request.workerId, owner, replies, spans)
             })
-          ),
+          )
+    },
     Close: ({ budgetMs }) =>
       Effect.suspend(() => {
         stop()
@@ -70,6 +93,7 @@ export const run = (port: DataPort, early: ProcessStart.StartedProcess | undefin
         Effect.sync(() => {
           stop()
           port.close()
+          spans?.close()
           replies?.close()
           factory.discard()
         })

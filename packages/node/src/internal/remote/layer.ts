@@ -11,16 +11,14 @@
 import {
   type HostUnavailable,
   type InvalidInput,
-  type McpWorkerError,
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import type { WorkerId } from "@mcp-worker/core/WorkerId"
-import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -38,7 +36,7 @@ import { checkSavePath } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as RemoteClient from "./client.js"
-import { isTracing, traced } from "../shared/traced.js"
+import { contextOf, isTracing, traced } from "../shared/traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
@@ -107,7 +105,7 @@ const deadlineOf = (budget: number | undefined, started: number): number | undef
  * @internal
  */
 export const subscribe = (
-  client: RemoteClient.Client,
+  client: RemoteClient.RemoteClient,
   id: string,
   options?: { readonly capacity?: number | undefined }
 ): Effect.Effect<
@@ -123,10 +121,7 @@ export const subscribe = (
     const capacity = yield* HostEvents.capacityOf(options)
     const subscription = Protocol.randomId()
     const pull = (end: boolean) =>
-      RemoteClient.send(client, { _tag: "Events", workerId, subscription, capacity, end }) as Effect.Effect<
-        HostEvents.Batch,
-        UnknownWorker | InvalidInput | HostUnavailable
-      >
+      RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end })
     // A fiber started now, not forked: a forked fiber would post on the scheduler's next turn.
     const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
@@ -153,9 +148,66 @@ export const subscribe = (
 
 /** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */
 const events =
-  (client: RemoteClient.Client): McpWorkers.McpWorkersService["events"] =>
+  (client: RemoteClient.RemoteClient): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
     Stream.unwrapScoped(Effect.map(subscribe(client, id, options), Stream.repeatEffectChunkOption))
+
+/**
+ * One request of the table, its input checked and the request posted in the register step of one `Effect.async`, as
+ * the host does. `trace`: the span the request is part of, when the caller is tracing.
+ */
+const call = <A>(
+  client: RemoteClient.RemoteClient,
+  operation: Operations.Operation<any, any, A>,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  options: (Operations.RequestOptions & RemoteExtra) | undefined,
+  trace: OwnerProtocol.TraceContext | undefined
+): Effect.Effect<A, RequestError> =>
+  Effect.async<A, RequestError>((resume) => {
+    // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
+    // moment later).
+    const started = options?.startedAt ?? Date.now()
+    const workerId = checkWorkerId(id)
+    if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
+    const params = operation.params(args, options, context)
+    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
+    const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
+    if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
+    const saveTo = operation.saveTo?.(options, context)
+    if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
+    const onProgress = options?.onProgress
+    const path = saveTo?.right
+    return RemoteClient.start(
+      client,
+      onProgress === undefined && path === undefined
+        ? // This thread reads `Result`s: the owner thread may answer it itself.
+          {
+            _tag: "RemoteCall",
+            workerId: workerId.right,
+            method: operation.method,
+            params: params.right,
+            deadline,
+            direct: true
+          }
+        : {
+            _tag: "RemoteCall",
+            workerId: workerId.right,
+            method: operation.method,
+            params: params.right,
+            deadline,
+            ...(path === undefined ? {} : { saveTo: path }),
+            // Progress comes through the host, and a success straight from the owner could overtake the last
+            // of it (C29).
+            ...(onProgress === undefined ? { direct: true } : { progress: true })
+          },
+      options?.signal,
+      onProgress,
+      resume,
+      trace
+    )
+  })
 
 /**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
@@ -181,91 +233,54 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
           onLeft: Effect.fail,
           onRight: ([config, budget, placement]) =>
             RemoteClient.send(client, {
-              _tag: "Open",
+              _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
               deadline: deadlineOf(budget, Date.now()),
               ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
               ...(placement.maxOldGenerationSizeMb === undefined
                 ? {}
                 : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
-            }) as Effect.Effect<WorkerId, McpWorkerError>
+            })
         })
       )
-    ).pipe(span("McpWorkers.open", {})) as ReturnType<McpWorkers.McpWorkersService["open"]>
+    ).pipe(span("McpWorkers.open", {}))
 
   // Every request of the table: its input checked and the request posted in the register step of one
   // `Effect.async`, as the host does; a span only when tracing is on.
-  const requests = Operations.derive<RemoteExtra>((operation, id, args, options) => {
-    const request = Effect.async<unknown, McpWorkerError>((resume) => {
-      // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
-      // moment later).
-      const started = options?.startedAt ?? Date.now()
-      const workerId = checkId(id)
-      if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
-      const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-      const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
-      if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
-      const saveTo = operation.saveTo?.(options, context)
-      if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-      const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
-      const onProgress = options?.onProgress
-      const path = saveTo?.right
-      return RemoteClient.start(
-        client,
-        onProgress === undefined && path === undefined
-          ? // This thread reads `Result`s: the owner thread may answer it itself.
-            {
-              _tag: "Call",
-              workerId: workerId.right,
-              method: operation.method,
-              params: params.right,
-              deadline,
-              direct: true
-            }
-          : {
-              _tag: "Call",
-              workerId: workerId.right,
-              method: operation.method,
-              params: params.right,
-              deadline,
-              ...(path === undefined ? {} : { saveTo: path }),
-              // Progress comes through the host, and a success straight from the owner could overtake the last
-              // of it (C29).
-              ...(onProgress === undefined ? { direct: true } : { progress: true })
-            },
-        options?.signal,
-        onProgress,
-        resume
-      )
-    })
-    // The host answers a request with a `RequestError` only.
-    const typed = request as Effect.Effect<unknown, RequestError>
-    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+  const request = <A>(
+    operation: Operations.Operation<any, any, A>,
+    id: string,
+    args: ReadonlyArray<unknown>,
+    options: (Operations.RequestOptions & RemoteExtra) | undefined
+  ): Effect.Effect<A, RequestError> =>
+    Effect.withFiberRuntime<A, RequestError>((fiber) =>
       isTracing(fiber)
-        ? Effect.withSpan(typed, operation.span, {
-            attributes: { workerId: id, ...operation.attributes?.(args), remote: true },
-            captureStackTrace: false
-          })
-        : typed
+        ? Effect.withSpan(
+            // The span's context goes with the request: the host's span and the owner's are its children.
+            Effect.withFiberRuntime((inner) => call(client, operation, id, args, options, contextOf(inner))),
+            operation.span,
+            { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
+          )
+        : call(client, operation, id, args, options, undefined)
     )
-  })
+  const requests = Operations.derive<RemoteExtra>(request)
 
   const status: McpWorkers.McpWorkersService["status"] = (id) =>
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        onRight: (workerId) => RemoteClient.send(client, { _tag: "Status", workerId })
+        onRight: (workerId) => RemoteClient.send(client, { _tag: "RemoteStatus", workerId })
       })
-    ) as Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+    )
 
   const cancel: McpWorkers.McpWorkersService["cancel"] = (id, requestId) =>
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        onRight: (workerId) => RemoteClient.send(client, { _tag: "Cancel", workerId, requestId: String(requestId) })
+        onRight: (workerId) =>
+          RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId: String(requestId) })
       })
-    ).pipe(Effect.asVoid) as ReturnType<McpWorkers.McpWorkersService["cancel"]>
+    )
 
   const close: McpWorkers.McpWorkersService["close"] = (id, options) =>
     Effect.suspend(() =>
@@ -274,12 +289,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         // Like the host's `close`: an unusable budget falls back to the default one (close reports no InvalidInput).
         onRight: (workerId) =>
           RemoteClient.send(client, {
-            _tag: "Close",
+            _tag: "RemoteClose",
             workerId,
             deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")), Date.now())
           })
       })
-    ).pipe(span("McpWorkers.close", { workerId: id })) as ReturnType<McpWorkers.McpWorkersService["close"]>
+    ).pipe(span("McpWorkers.close", { workerId: id }))
 
   // openAll, closeAll, describe and tools over this thread's own operations: a document's references read this
   // thread's environment (the caller's), and each call travels as any other of this thread.

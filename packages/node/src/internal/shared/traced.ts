@@ -3,12 +3,20 @@
  * and `Effect.withTracerEnabled(false)` is not in force. The default tracer never exports spans, yet each one draws
  * random ids for ~10 µs — a tenth of what a whole thread hop adds to a call — so without a real tracer no span work
  * is done at all.
+ *
+ * A span's context crosses threads with the message that carries its work (`OwnerProtocol.TraceContext`:
+ * `[traceId, spanId, sampled]`, as `@effect/platform`'s Worker sends it), so that one call is one trace. A call made
+ * while tracing is off carries none, and the other side then opens no span for it.
  */
+import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 
 // The tracer every fiber has until `Effect.withTracer` or a tracer layer replaces it: Effect's own default service.
@@ -29,3 +37,83 @@ export const traced =
 /** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
 export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+
+/** The context of `fiber`'s current span, to send with a message that carries its work on. @internal */
+export const contextOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
+  const span = fiber.currentSpan
+  return span === undefined ? undefined : [span.traceId, span.spanId, span.sampled]
+}
+
+/**
+ * Runs `effect` as part of the span of another thread, when a message carried one: its spans become children of it.
+ *
+ * @internal
+ */
+export const withParent = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  parent: TraceContext | undefined
+): Effect.Effect<A, E, R> => (parent === undefined ? effect : Effect.withParentSpan(effect, externalOf(parent)))
+
+const externalOf = ([traceId, spanId, sampled]: TraceContext): Tracer.ExternalSpan =>
+  Tracer.externalSpan({ traceId, spanId, sampled })
+
+/**
+ * What opens spans outside any fiber, for work that runs in the step that reads a message (the host's relay of a
+ * request, the owner's handling of one): the tracer and clock of a fiber that was tracing.
+ *
+ * @internal
+ */
+export interface Tracing {
+  readonly tracer: Tracer.Tracer
+  readonly clock: Clock.Clock
+}
+
+/** The tracing of `fiber`, or `undefined` when it records no spans. @internal */
+export const tracingOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Tracing | undefined =>
+  isTracing(fiber)
+    ? {
+        tracer: fiber.currentTracer,
+        clock: Context.get(fiber.getFiberRef(DefaultServices.currentServices), Clock.Clock)
+      }
+    : undefined
+
+/**
+ * The tracing of this thread's runtime as it is by default, outside any layer: for a thread whose runtime no caller
+ * builds (an owner thread). `undefined`, unless something in the thread made a real tracer its default service.
+ *
+ * @internal
+ */
+export const threadTracing = (): Tracing | undefined => Effect.runSync(currentTracing)
+
+/** The tracing of the fiber that runs this, for what it starts outside any fiber later. @internal */
+export const currentTracing: Effect.Effect<Tracing | undefined> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed(tracingOf(fiber))
+)
+
+/**
+ * Opens a span outside any fiber, as the child of a span of another thread. The attributes name things, never
+ * values that may be secret.
+ *
+ * @internal
+ */
+export const startSpan = (
+  tracing: Tracing,
+  name: string,
+  parent: TraceContext,
+  attributes: Record<string, unknown>
+): Tracer.Span => {
+  const span = tracing.tracer.span(
+    name,
+    Option.some(externalOf(parent)),
+    Context.empty(),
+    [],
+    tracing.clock.unsafeCurrentTimeNanos(),
+    "server"
+  )
+  for (const key of Object.keys(attributes)) span.attribute(key, attributes[key])
+  return span
+}
+
+/** Ends a span that `startSpan` opened. @internal */
+export const endSpan = (tracing: Tracing, span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void =>
+  span.end(tracing.clock.unsafeCurrentTimeNanos(), exit)

@@ -13,13 +13,17 @@
  * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
  * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
  *
+ * One tag, one message across the code base: the owner protocol has a `Request`, a `Success`, an `Open`… of its own,
+ * so this protocol's operations and its request, success, failure and progress messages are `Remote…`.
+ *
  * @internal
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { BroadcastChannel } from "node:worker_threads"
 
@@ -86,7 +90,7 @@ const deadline = Schema.optional(Schema.Number)
 const workerId = Schema.String
 
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
-export const Open = Schema.TaggedStruct("Open", {
+export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   config: Schema.String,
   deadline,
   /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
@@ -100,12 +104,12 @@ export const Open = Schema.TaggedStruct("Open", {
  *
  * @internal
  */
-export const Call = Schema.TaggedStruct("Call", {
+export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline,
-  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `Progress` replies. */
+  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `RemoteProgress` replies. */
   progress: Schema.optional(Schema.Boolean),
   /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
   saveTo: Schema.optional(Schema.String),
@@ -114,13 +118,13 @@ export const Call = Schema.TaggedStruct("Call", {
 })
 
 /** @internal */
-export const Status = Schema.TaggedStruct("Status", { workerId })
+export const RemoteStatus = Schema.TaggedStruct("RemoteStatus", { workerId })
 
 /** @internal */
-export const Cancel = Schema.TaggedStruct("Cancel", { workerId, requestId: Schema.String })
+export const RemoteCancel = Schema.TaggedStruct("RemoteCancel", { workerId, requestId: Schema.String })
 
 /** @internal */
-export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
+export const RemoteClose = Schema.TaggedStruct("RemoteClose", { workerId, deadline })
 
 /**
  * One pull of an `events` subscription (`subscription`: the remote's random id for it). The first pull subscribes;
@@ -129,7 +133,7 @@ export const Close = Schema.TaggedStruct("Close", { workerId, deadline })
  *
  * @internal
  */
-export const Events = Schema.TaggedStruct("Events", {
+export const RemoteEvents = Schema.TaggedStruct("RemoteEvents", {
   workerId,
   subscription: Schema.String,
   capacity: Schema.Number,
@@ -137,10 +141,42 @@ export const Events = Schema.TaggedStruct("Events", {
 })
 
 /** One operation of `McpWorkers`, as data. @internal */
-export const Operation = Schema.Union(Open, Call, Status, Cancel, Close, Events)
+export const Operation = Schema.Union(RemoteOpen, RemoteCall, RemoteStatus, RemoteCancel, RemoteClose, RemoteEvents)
 
 /** @internal */
 export type Operation = typeof Operation.Type
+
+/** An operation other than a request of the table: its answer is that of the `McpWorkers` operation it stands for. */
+export type LifecycleOperation = Exclude<Operation, typeof RemoteCall.Type>
+
+/** What one pull of an `events` subscription is answered with: what was buffered, and whether it has ended. @internal */
+export interface EventsBatch {
+  readonly items: ReadonlyArray<McpWorkers.ServerNotification>
+  readonly done: boolean
+}
+
+/**
+ * What the host answers each operation other than a request with, its success and its failures, declared once: those
+ * of the `McpWorkers` operation it stands for. A request's success is the result type of its operation table entry
+ * (`Operations.Operation`), and its failures a `RequestError`. Replies are not decoded against these: the host posts
+ * what its own service answered, and a request's result was checked once, in the owner, against the protocol's schema
+ * of its method (C25).
+ *
+ * @internal
+ */
+export interface Answers {
+  readonly RemoteOpen: ReturnType<McpWorkers.Lifecycle["open"]>
+  readonly RemoteStatus: ReturnType<McpWorkers.Lifecycle["status"]>
+  readonly RemoteCancel: ReturnType<McpWorkers.Lifecycle["cancel"]>
+  readonly RemoteClose: ReturnType<McpWorkers.Lifecycle["close"]>
+  readonly RemoteEvents: Effect.Effect<EventsBatch, Stream.Stream.Error<ReturnType<McpWorkers.Lifecycle["events"]>>>
+}
+
+/** The success of an operation other than a request. @internal */
+export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answers[O["_tag"]]>
+
+/** The failures of an operation other than a request. @internal */
+export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
 /**
  * Remote → host: run `operation`. `from` is the remote's reply channel and `callId` numbers calls per remote.
@@ -152,11 +188,13 @@ export type Operation = typeof Operation.Type
  *
  * @internal
  */
-export const Request = Schema.TaggedStruct("Request", {
+export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   from: Schema.String,
   callId: Schema.Number,
   ackBy: Schema.optional(Schema.Number),
-  operation: Operation
+  operation: Operation,
+  /** The caller's span, when it was tracing: the host's span of the call, and the owner's, are its children. */
+  trace: Schema.optional(OwnerProtocol.TraceContext)
 })
 
 /**
@@ -176,12 +214,12 @@ export const Interrupt = Schema.TaggedStruct("Interrupt", {
 export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 
 /** @internal */
-export const RemoteMessage = Schema.Union(Request, Interrupt, Ping)
+export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
 /**
  * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
  * deadline is always there (the route gives the worker's default budget). Answered on `from`: the success by the
- * owner (`Result`), a refusal by the owner (`Failure`, not sent), anything else by the host.
+ * owner (`Result`), a refusal by the owner (`RemoteFailure`, not sent), anything else by the host.
  *
  * @internal
  */
@@ -191,7 +229,9 @@ export const Direct = Schema.TaggedStruct("Direct", {
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline: Schema.Number,
-  saveTo: Schema.optional(Schema.String)
+  saveTo: Schema.optional(Schema.String),
+  /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
+  trace: Schema.optional(OwnerProtocol.TraceContext)
 })
 
 /** @internal */
@@ -213,7 +253,7 @@ export type RemoteMessageEncoded = typeof RemoteMessage.Encoded
 export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String, callId: Schema.optional(Schema.Number) })
 
 /** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
-export const Success = Schema.TaggedStruct("Success", { callId: Schema.Number, value: Schema.Unknown })
+export const RemoteSuccess = Schema.TaggedStruct("RemoteSuccess", { callId: Schema.Number, value: Schema.Unknown })
 
 /**
  * Owner thread → remote: the success of the call `callId`, straight from the worker's owner thread, as JSON text (the
@@ -232,13 +272,16 @@ export const Result = Schema.TaggedStruct("Result", {
 export type Result = typeof Result.Type
 
 /** Host → remote: a typed failure, encoded, decoded back into the same error class. @internal */
-export const Failure = Schema.TaggedStruct("Failure", { callId: Schema.Number, error: McpWorkerError })
+export const RemoteFailure = Schema.TaggedStruct("RemoteFailure", { callId: Schema.Number, error: McpWorkerError })
 
 /** Host → remote: the host hit a defect while running the call. @internal */
 export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, message: Schema.String })
 
 /** Host → remote: the server's progress on the request of `callId`. @internal */
-export const Progress = Schema.TaggedStruct("Progress", { callId: Schema.Number, progress: OwnerProtocol.Progress })
+export const RemoteProgress = Schema.TaggedStruct("RemoteProgress", {
+  callId: Schema.Number,
+  progress: OwnerProtocol.Progress
+})
 
 /**
  * Host → remote: the requests of this remote to `workerId` may go straight to its owner thread, on `channel`, with
@@ -265,7 +308,17 @@ export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema
 export const Unrouted = Schema.TaggedStruct("Unrouted", { workerId: Schema.String })
 
 /** @internal */
-export const Reply = Schema.Union(Ack, Success, Result, Failure, Defect, Progress, Route, WorkerEnded, Unrouted)
+export const Reply = Schema.Union(
+  Ack,
+  RemoteSuccess,
+  Result,
+  RemoteFailure,
+  Defect,
+  RemoteProgress,
+  Route,
+  WorkerEnded,
+  Unrouted
+)
 
 /** @internal */
 export type Reply = typeof Reply.Type
@@ -287,102 +340,6 @@ export const Announcement = Schema.Union(Up, Gone)
 /** @internal */
 export type Announcement = typeof Announcement.Type
 
-const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
-
-const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
-
-const decodeOwnerChannelSchema = OwnerProtocol.safeDecoder(OwnerChannelMessage)
-
-/**
- * Validates what a remote posted on an owner thread's channel; a request (every direct call) is checked by hand with
- * the rules of `Direct`, the rest by the Schema.
- *
- * @internal
- */
-export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChannelMessage, ParseResult.ParseError> =>
-  isPlainDirect(raw) ? Either.right(raw) : decodeOwnerChannelSchema(raw)
-
-/**
- * Validates what a remote posted to the host. A request of the operation table (every call) is checked by hand with
- * the rules of `Request` and `Call`, without building a parse tree; anything else, or anything that does not pass,
- * goes through the Schema and its errors.
- *
- * @internal
- */
-export const decodeRemoteMessage = (raw: unknown): Either.Either<RemoteMessage, ParseResult.ParseError> =>
-  isPlainCallRequest(raw) ? Either.right(raw) : decodeRemoteMessageSchema(raw)
-
-/**
- * Validates what a remote received on its reply channel; the success an owner thread posts (`Result`, every direct
- * call) is checked by hand, the rest by the Schema.
- *
- * @internal
- */
-export const decodeReply = (raw: unknown): Either.Either<Reply, ParseResult.ParseError> =>
-  isPlainResult(raw) ? Either.right(raw) : decodeReplySchema(raw)
-
-const methods: ReadonlySet<unknown> = new Set(OwnerProtocol.Method.literals)
-
-const isOptional = (value: unknown, type: "number" | "string" | "boolean"): boolean =>
-  value === undefined || typeof value === type
-
-const isPlainCallRequest = (raw: unknown): raw is typeof Request.Type => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  if (
-    message._tag !== "Request" ||
-    typeof message.from !== "string" ||
-    typeof message.callId !== "number" ||
-    !isOptional(message.ackBy, "number") ||
-    typeof message.operation !== "object" ||
-    message.operation === null
-  ) {
-    return false
-  }
-  const operation = message.operation as Record<string, unknown>
-  return (
-    operation._tag === "Call" &&
-    typeof operation.workerId === "string" &&
-    methods.has(operation.method) &&
-    typeof operation.params === "string" &&
-    isOptional(operation.deadline, "number") &&
-    isOptional(operation.progress, "boolean") &&
-    isOptional(operation.saveTo, "string") &&
-    isOptional(operation.direct, "boolean")
-  )
-}
-
-const isPlainDirect = (raw: unknown): raw is Direct => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Direct" &&
-    typeof message.from === "string" &&
-    typeof message.callId === "number" &&
-    methods.has(message.method) &&
-    typeof message.params === "string" &&
-    typeof message.deadline === "number" &&
-    isOptional(message.saveTo, "string")
-  )
-}
-
-const isPlainResult = (raw: unknown): raw is Result => {
-  if (typeof raw !== "object" || raw === null) return false
-  const message = raw as Record<string, unknown>
-  return (
-    message._tag === "Result" &&
-    typeof message.callId === "number" &&
-    typeof message.result === "string" &&
-    typeof message.envelope === "boolean"
-  )
-}
-
-/** @internal */
-export const encodeReply = Schema.encodeSync(Reply)
-
-/** @internal */
-export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
-
 /** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
 export const randomId = (): string => randomBytes(12).toString("base64url")
 
@@ -395,7 +352,7 @@ export const unrefChannel = (name: string): BroadcastChannel => {
 
 /** What a call gets once the host has closed: its workers were closed and their ids forgotten with it. @internal */
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
-  operation._tag === "Open"
+  operation._tag === "RemoteOpen"
     ? new HostUnavailable({
         message: "the mcp-worker host of this process has closed: build NodeMcpWorkers.layer() again to open workers"
       })
