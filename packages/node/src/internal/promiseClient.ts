@@ -24,6 +24,7 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import type * as McpClient from "../McpClient.js"
 import type {
+  MakeOptions,
   OpenOptions,
   PromiseClient,
   RequestOptions,
@@ -34,6 +35,7 @@ import type {
   WithClientOptions
 } from "../PromiseClient.js"
 import * as McpClientInternal from "./mcpClient/client.js"
+import * as ListenClient from "./listen/client.js"
 import * as Remote from "./remote/layer.js"
 
 class Client extends Context.Tag("@mcp-worker/node/PromiseClient/Client")<Client, Remote.RemoteService>() {}
@@ -137,8 +139,10 @@ const eventsOf = (
 }
 
 /** @internal */
-export const makePromiseClient = (): PromiseClient => {
-  const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
+export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
+  const runtime = ManagedRuntime.make(
+    Layer.scoped(Client, options?.connect === undefined ? Remote.make : ListenClient.make({ path: options.connect }))
+  )
   let disposed = false
 
   const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>

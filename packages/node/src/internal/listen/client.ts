@@ -1,0 +1,322 @@
+/**
+ * `McpWorkers` in another process, through a host's listener: every input checked here, in the calling process,
+ * then carried by an `RpcClient` of the listener's operations (`rpcs.ts`) over one connection at a time
+ * (`connection.ts`). A connection that died is never reopened for what was in flight on it; the next call opens a new
+ * one. The service has the remote thread's shape (`remote/layer.ts`), so the Promise client stands on either.
+ *
+ * @internal
+ */
+import * as RpcClient from "@effect/rpc/RpcClient"
+import { RpcClientError } from "@effect/rpc/RpcClientError"
+import {
+  DeliveryUnknown,
+  HostUnavailable,
+  InvalidInput,
+  type McpWorkerError,
+  type RequestError,
+  UnknownWorker
+} from "@mcp-worker/core/McpWorkerError"
+import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { types } from "node:util"
+import type { ConnectOptions } from "../../NodeMcpWorkers.js"
+import * as Budget from "../shared/budget.js"
+import { checkSavePath } from "../transport/responseSave.js"
+import type * as Remote from "../remote/layer.js"
+import * as HostEvents from "../host/events.js"
+import * as Connection from "./connection.js"
+import * as Frames from "./frames.js"
+import { ListenRpcs, streamedTag } from "./rpcs.js"
+
+const isProxy = (u: unknown) => types.isProxy(u)
+const context = { isProxy, checkSavePath }
+
+/** A live connection and the `RpcClient` over it. */
+interface Link {
+  readonly connection: Connection.Connection
+  readonly rpc: (tag: string, payload: unknown, options?: object) => any
+  readonly scope: Scope.CloseableScope
+}
+
+/** One client's state. */
+interface Client {
+  readonly path: string
+  readonly maxFrameBytes: number
+  readonly scope: Scope.Scope
+  current: Link | undefined
+}
+
+/** The connection for the next call: the current one while it lives, else a new one. */
+const link = (client: Client): Effect.Effect<Link> =>
+  Effect.suspend(() => {
+    const current = client.current
+    if (current !== undefined && current.connection.state !== "dead") return Effect.succeed(current)
+    if (current !== undefined) Effect.runFork(Scope.close(current.scope, Exit.void))
+    return Effect.gen(function* () {
+      const scope = yield* Scope.fork(client.scope, ExecutionStrategy.sequential)
+      const { connection, protocol } = yield* Scope.extend(Connection.make(client.path, client.maxFrameBytes), scope)
+      const rpc = yield* RpcClient.make(ListenRpcs, { flatten: true, disableTracing: true }).pipe(
+        Effect.provideService(RpcClient.Protocol, protocol),
+        Scope.extend(scope)
+      )
+      const next: Link = { connection, rpc: rpc as unknown as Link["rpc"], scope }
+      client.current = next
+      return next
+    })
+  })
+
+/** Runs `effect` as a call in flight on `link` (it keeps the process alive and the connection pinged meanwhile). */
+const inFlight = <A, E>(l: Link, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => Connection.use(l.connection, 1)),
+    () => effect,
+    () => Effect.sync(() => Connection.use(l.connection, -1))
+  )
+
+/** What a request's caller is told when the listener or the connection ended it, not the server. */
+const requestFailure = (id: string, cause: Cause.Cause<unknown>): Cause.Cause<McpWorkerError> => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof RpcClientError) {
+      const why = error.cause
+      if (why instanceof Connection.NotSent) return Cause.fail(why.error)
+      const reason = why instanceof Connection.Lost ? why.reason : "connection_lost"
+      return Cause.fail(new DeliveryUnknown({ workerId: id, requestId: "", reason, delivery: "unknown" }))
+    }
+    const typed = error as McpWorkerError
+    // An answer over the frame bound was replaced on the way out, before the worker id was known.
+    if (typed._tag === "ResultTooLarge" && typed.workerId === "") {
+      const { _tag, ...fields } = typed
+      return Cause.fail(new (typed.constructor as any)({ ...fields, workerId: id }))
+    }
+    return Cause.fail(typed)
+  }
+  if (Cause.isInterruptedOnly(cause)) {
+    // The listener stopped the call (it is closing): the request was cancelled at the server, its outcome unknown.
+    return Cause.fail(new DeliveryUnknown({ workerId: id, requestId: "", reason: "interrupted", delivery: "unknown" }))
+  }
+  return cause as Cause.Cause<never>
+}
+
+/** What a life-cycle operation's caller is told when the connection ended it: it has no `DeliveryUnknown`. */
+const lifecycleFailure = (cause: Cause.Cause<unknown>): Cause.Cause<McpWorkerError> => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure) && failure.value instanceof RpcClientError) {
+    const why = failure.value.cause
+    if (why instanceof Connection.NotSent) return Cause.fail(why.error)
+    return Cause.fail(
+      new HostUnavailable({
+        message: "the connection to the mcp-worker host was lost before it answered; the operation may have happened",
+        delivery: "not_sent"
+      })
+    )
+  }
+  if (Option.isNone(failure) && Cause.isInterruptedOnly(cause)) {
+    return Cause.fail(new HostUnavailable({ message: "the mcp-worker host closed", delivery: "not_sent" }))
+  }
+  return cause as Cause.Cause<McpWorkerError>
+}
+
+const call = (
+  client: Client,
+  tag: string,
+  payload: unknown,
+  onFailure: (cause: Cause.Cause<unknown>) => Cause.Cause<McpWorkerError>
+) =>
+  Effect.flatMap(link(client), (l) =>
+    inFlight(l, l.rpc(tag, payload) as Effect.Effect<unknown, unknown>).pipe(
+      Effect.catchAllCause((cause) => Effect.failCause(onFailure(cause)))
+    )
+  ) as Effect.Effect<any, any>
+
+const deadlineOf = (budget: number | undefined, started: number) =>
+  budget === undefined ? undefined : started + budget
+
+const tooLarge = (bytes: number, max: number) =>
+  new InvalidInput({
+    where: "arguments",
+    path: "args",
+    message: `the request is ${bytes} bytes, over the listener's frame limit of ${max} bytes`,
+    delivery: "not_sent"
+  })
+
+/** A request of the table: checked here, then sent plain, or streamed when the caller wants progress. */
+const request = (client: Client) =>
+  Operations.derive<Remote.RemoteExtra>((operation, id, args, options) =>
+    Effect.suspend(() => {
+      const started = options?.startedAt ?? Date.now()
+      if (typeof id !== "string") return Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
+      const params = operation.params(args, options, context)
+      if (Either.isLeft(params)) return Effect.fail(params.left)
+      const budget =
+        options?.timeout === undefined
+          ? Either.right(undefined)
+          : Either.mapLeft(Budget.budgetOf(options.timeout), (message) => Budget.invalidTimeout("arguments", message))
+      if (Either.isLeft(budget)) return Effect.fail(budget.left)
+      const saveTo = operation.saveTo?.(options, context)
+      if (saveTo !== undefined && Either.isLeft(saveTo)) return Effect.fail(saveTo.left)
+      const bytes = Buffer.byteLength(params.right) + 512
+      if (bytes > client.maxFrameBytes) return Effect.fail(tooLarge(bytes, client.maxFrameBytes))
+      const payload = {
+        id,
+        params: params.right,
+        deadline: deadlineOf(budget.right, started),
+        ...(saveTo?.right === undefined ? {} : { saveTo: saveTo.right })
+      }
+      const name = Object.keys(Operations.requests).find(
+        (key) => Operations.requests[key as keyof Operations.Requests] === operation
+      )!
+      const onProgress = options?.onProgress
+      const sent =
+        onProgress === undefined
+          ? call(client, name, payload, (cause) => requestFailure(id, cause))
+          : streamedRequest(client, streamedTag(name), payload, id, onProgress)
+      return abortable(sent as Effect.Effect<unknown, RequestError>, options?.signal, id)
+    })
+  )
+
+/** An aborted signal interrupts the call (the listener cancels its request) and answers `DeliveryUnknown`. */
+const abortable = <A>(effect: Effect.Effect<A, RequestError>, signal: AbortSignal | undefined, id: string) =>
+  signal === undefined
+    ? effect
+    : Effect.raceFirst(
+        effect,
+        Effect.async<never, RequestError>((resume) => {
+          const onAbort = () =>
+            resume(
+              Effect.fail(
+                new DeliveryUnknown({ workerId: id, requestId: "", reason: "interrupted", delivery: "unknown" })
+              )
+            )
+          if (signal.aborted) return onAbort()
+          signal.addEventListener("abort", onAbort, { once: true })
+          return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+        })
+      )
+
+const streamedRequest = (
+  client: Client,
+  tag: string,
+  payload: unknown,
+  id: string,
+  onProgress: (progress: Operations.Progress) => void
+) =>
+  Effect.flatMap(link(client), (l) =>
+    inFlight(
+      l,
+      Stream.runFoldEffect(
+        l.rpc(tag, payload) as Stream.Stream<{ _tag: "Progress" | "Result"; value?: unknown }, unknown>,
+        undefined as unknown,
+        (result, item) =>
+          Effect.sync(() => {
+            if (item._tag === "Result") return item.value
+            const { _tag, ...progress } = item as { _tag: string } & Operations.Progress
+            try {
+              onProgress(progress)
+            } catch {
+              // A callback that throws changes nothing about the request (C29).
+            }
+            return result
+          })
+      )
+    ).pipe(Effect.catchAllCause((cause) => Effect.failCause(requestFailure(id, cause))))
+  )
+
+/** `events` as the pull the Promise client reads: the subscription starts when this runs. */
+const subscribe = (client: Client, id: string, options?: { readonly capacity?: number | undefined }) =>
+  Effect.gen(function* () {
+    if (typeof id !== "string")
+      return yield* Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
+    const capacity = yield* HostEvents.capacityOf(options)
+    const l = yield* link(client)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => Connection.use(l.connection, 1)),
+      () => Effect.sync(() => Connection.use(l.connection, -1))
+    )
+    const stream = (l.rpc("events", { id, capacity }) as Stream.Stream<McpWorkers.ServerNotification, unknown>).pipe(
+      Stream.catchAllCause((cause) => Stream.failCause(lifecycleFailure(cause)))
+    )
+    const pull = yield* Stream.toPull(stream)
+    return Effect.mapError(pull, (error) => Option.map(error, (e) => e as any)) as Effect.Effect<
+      Chunk.Chunk<McpWorkers.ServerNotification>,
+      Option.Option<any>
+    >
+  })
+
+/**
+ * A client of the listener at `options.path`, in the current scope. Nothing connects until the first call.
+ *
+ * @internal
+ */
+export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteService, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client: Client = {
+      path: options.path,
+      maxFrameBytes: options.maxFrameBytes ?? Frames.defaultMaxFrameBytes,
+      scope: yield* Effect.scope,
+      current: undefined
+    }
+    const byId = (id: unknown) =>
+      typeof id === "string"
+        ? Either.right(id)
+        : Either.left(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
+    const budget = (input: unknown) =>
+      Either.getOrUndefined(Budget.budgetOf(input as Duration.DurationInput | undefined))
+    const lifecycle = (tag: string, id: unknown, payload: object) =>
+      Either.match(byId(id), {
+        onLeft: Effect.fail,
+        onRight: (checked) => call(client, tag, { id: checked, ...payload }, lifecycleFailure)
+      })
+    const service: Remote.RemoteService = {
+      open: (input, openOptions) =>
+        Effect.suspend(() =>
+          Either.all([
+            ServerConfig.normalize(input, process.env, { isProxy }),
+            Either.mapLeft(Budget.budgetOf(openOptions?.timeout), (message) =>
+              Budget.invalidTimeout("config", message)
+            ),
+            McpWorkersModule.placementOf(openOptions)
+          ]).pipe(
+            Either.match({
+              onLeft: Effect.fail,
+              onRight: ([config, ms, placement]) =>
+                call(
+                  client,
+                  "open",
+                  {
+                    config: ServerConfig.toWire(config),
+                    deadline: deadlineOf(ms, Date.now()),
+                    ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
+                    ...(placement.maxOldGenerationSizeMb === undefined
+                      ? {}
+                      : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+                  },
+                  lifecycleFailure
+                )
+            })
+          )
+        ),
+      ...request(client),
+      status: (id) => lifecycle("status", id, {}),
+      cancel: (id, requestId) => Effect.asVoid(lifecycle("cancel", id, { requestId: String(requestId) })),
+      close: (id, closeOptions) =>
+        lifecycle("close", id, { deadline: deadlineOf(budget(closeOptions?.timeout), Date.now()) }),
+      events: (id, eventsOptions) =>
+        Stream.unwrapScoped(Effect.map(subscribe(client, id, eventsOptions), Stream.repeatEffectChunkOption)),
+      subscribe: (id, eventsOptions) => subscribe(client, id, eventsOptions) as any
+    }
+    return service
+  })
