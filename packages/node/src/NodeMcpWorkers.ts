@@ -177,7 +177,7 @@ export interface ListenOptions {
   readonly maxFrameBytes?: number | undefined
   /** Connections served at once (default 1024); one past it is closed at once. */
   readonly maxConnections?: number | undefined
-  /** A connection that sends nothing for this long is closed (default 10 s); a client in use pings every second. */
+  /** A connection that sends nothing for this long is closed (default 10 s); a client in use pings every second, so it is at least 2 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
 }
 

@@ -34,6 +34,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
+import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
@@ -310,7 +311,8 @@ export const make = (
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
     const sockets = bounded(
       socketServer,
-      durationMs(options.idleTimeout, defaultIdleMs),
+      // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
+      Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
       options.maxConnections ?? defaultMaxConnections
     )
     const protocol = yield* RpcServer.makeProtocolSocketServer.pipe(
