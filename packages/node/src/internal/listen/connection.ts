@@ -161,7 +161,14 @@ export const make = (
     const watchdog = setInterval(() => {
       if (connection.state !== "open" || connection.inFlight === 0) return
       const now = Date.now()
-      if (now - connection.lastHeard > silentAfterMs) return drop(connection, "host_unresponsive")
+      if (now - connection.lastHeard > silentAfterMs) {
+        // This process's own event loop may have been blocked, with the host's answer waiting unread: the check
+        // phase comes after the socket was read, so only silence that outlasts that read counts.
+        setImmediate(() => {
+          if (Date.now() - connection.lastHeard > silentAfterMs) drop(connection, "host_unresponsive")
+        })
+        return
+      }
       if (now - connection.lastSent >= pingEveryMs) {
         connection.lastSent = now
         netSocket.write(ping)

@@ -322,7 +322,7 @@ export const make = (
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
     // and answered, then the connections and the socket close.
-    yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true }).pipe(
+    yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: true }).pipe(
       Effect.provideService(RpcServer.Protocol, protocol),
       Effect.provide(context),
       Effect.interruptible,
