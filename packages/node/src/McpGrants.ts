@@ -16,6 +16,7 @@ import type { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerErro
 import type * as Operations from "@mcp-worker/core/Operations"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import * as internal from "./internal/listen/grants.js"
 
 /**
  * An operation a grant may allow: a request of the operation table by its name (`callTool`, `listTools`…), `status`,
@@ -56,6 +57,14 @@ export interface McpGrantsService {
   /** Ends a grant at once; requests of it in flight run on. `UnknownWorker` if it names no live grant. */
   readonly revoke: (grant: string) => Effect.Effect<void, UnknownWorker>
 }
+
+/**
+ * What a grant allows without `operations`: every request of the operation table, `status`, `cancel` and `events`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultOperations: ReadonlyArray<GrantOperation> = internal.defaultOperations
 
 /**
  * The service tag, provided by `NodeMcpWorkers.layerListen`.

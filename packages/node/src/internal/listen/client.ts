@@ -14,6 +14,7 @@ import {
   InvalidInput,
   type McpWorkerError,
   type RequestError,
+  ResultTooLarge,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -99,8 +100,7 @@ const requestFailure = (id: string, cause: Cause.Cause<unknown>): Cause.Cause<Mc
     const typed = error as McpWorkerError
     // An answer over the frame bound was replaced on the way out, before the worker id was known.
     if (typed._tag === "ResultTooLarge" && typed.workerId === "") {
-      const { _tag, ...fields } = typed
-      return Cause.fail(new (typed.constructor as any)({ ...fields, workerId: id }))
+      return Cause.fail(new ResultTooLarge({ ...typed, workerId: id }))
     }
     return Cause.fail(typed)
   }

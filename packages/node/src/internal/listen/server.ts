@@ -19,7 +19,7 @@ import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import {
   HostUnavailable,
   InvalidInput,
-  type McpWorkerError,
+  McpWorkerError,
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
@@ -30,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
@@ -39,6 +40,9 @@ import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
 import * as SocketFile from "./socketFile.js"
+
+const encodeError = Schema.encodeSync(McpWorkerError)
+const decodeError = Schema.decodeUnknownSync(McpWorkerError)
 
 /** Default: a connection that sends nothing for this long is closed (a client in use pings every second). */
 const defaultIdleMs = 10_000
@@ -72,12 +76,10 @@ const target = (listener: Listener, id: string, operation: string): Either.Eithe
   return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
 }
 
-/** An error as the caller must see it: naming what it presented. */
+/** An error as the caller must see it: naming what it presented (re-made through its schema, fields and all). */
 const renamed = <E extends McpWorkerError>(error: E, id: string): E => {
   if (!("workerId" in error) || error.workerId === id) return error
-  const { _tag, ...fields } = error as unknown as { _tag: string; workerId: string }
-  const Class = error.constructor as new (fields: object) => E
-  return new Class({ ...fields, workerId: id })
+  return decodeError({ ...encodeError(error), workerId: id }) as E
 }
 
 const remaining = (deadline: number | undefined): number | undefined =>
