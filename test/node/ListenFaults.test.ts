@@ -8,7 +8,9 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
+import { spawn } from "node:child_process"
 import * as net from "node:net"
+import { createInterface } from "node:readline"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, structured } from "./helpers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
@@ -129,6 +131,39 @@ describe("listener faults", () => {
       }
       assert.isFalse(fs.existsSync(socket.path))
       const after = yield* Effect.promise(() => box.run("ping", ["mcpg_x"]))
+      assert.strictEqual(after.error?._tag, "HostUnavailable")
+      assert.strictEqual(after.error?.delivery, "not_sent")
+    })
+  )
+
+  it.scopedLive("C40: SIGTERM to a host process answers the socket caller in flight and removes the socket file", () =>
+    Effect.gen(function* () {
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const host = spawn(process.execPath, ["--import", "tsx", "test/fixtures/listen-host.ts", socket.path], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      yield* Effect.addFinalizer(() => Effect.sync(() => host.kill("SIGKILL")))
+      const exited = new Promise<number | null>((resolve) => host.once("exit", (code) => resolve(code)))
+      const grant = yield* Effect.promise(
+        () =>
+          new Promise<string>((resolve) =>
+            createInterface({ input: host.stdout! }).on("line", (line) => {
+              if (line.startsWith("READY ")) resolve(line.slice("READY ".length))
+            })
+          )
+      )
+      const box = yield* sandbox(socket.path)
+      assert.isTrue((yield* Effect.promise(() => box.run("callTool", [grant, "inc", {}]))).ok)
+      const inFlight = box.post("callTool", [grant, "sleep", { ms: 20_000 }])
+      yield* Effect.sleep("300 millis")
+      host.kill("SIGTERM")
+      const outcome = yield* Effect.promise(() => inFlight)
+      assert.isFalse(outcome.ok)
+      assert.strictEqual(outcome.error?.delivery, "unknown", JSON.stringify(outcome))
+      yield* Effect.promise(() => exited)
+      assert.isFalse(fs.existsSync(socket.path), "the socket file is gone")
+      const after = yield* Effect.promise(() => box.run("callTool", [grant, "inc", {}]))
       assert.strictEqual(after.error?._tag, "HostUnavailable")
       assert.strictEqual(after.error?.delivery, "not_sent")
     })

@@ -34,6 +34,7 @@ import * as Stream from "effect/Stream"
 import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as Budget from "../shared/budget.js"
+import { isTracing, traced } from "../shared/traced.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import type * as Remote from "../remote/layer.js"
 import * as HostEvents from "../host/events.js"
@@ -66,12 +67,15 @@ const link = (client: Client): Effect.Effect<Link> =>
     if (current !== undefined && current.connection.state !== "dead") return Effect.succeed(current)
     if (current !== undefined) Effect.runFork(Scope.close(current.scope, Exit.void))
     return Effect.gen(function* () {
+      // With a real tracer installed, every request carries its span's context to the listener.
+      const tracing = yield* Effect.withFiberRuntime((fiber) => Effect.succeed(isTracing(fiber)))
       const scope = yield* Scope.fork(client.scope, ExecutionStrategy.sequential)
       const { connection, protocol } = yield* Scope.extend(Connection.make(client.path, client.maxFrameBytes), scope)
-      const rpc = yield* RpcClient.make(ListenRpcs, { flatten: true, disableTracing: true }).pipe(
-        Effect.provideService(RpcClient.Protocol, protocol),
-        Scope.extend(scope)
-      )
+      const rpc = yield* RpcClient.make(ListenRpcs, {
+        flatten: true,
+        disableTracing: !tracing,
+        spanPrefix: "McpWorkers.listen"
+      }).pipe(Effect.provideService(RpcClient.Protocol, protocol), Scope.extend(scope))
       const next: Link = { connection, rpc: rpc as unknown as Link["rpc"], scope }
       client.current = next
       return next
@@ -153,6 +157,10 @@ const tooLarge = (bytes: number, max: number) =>
     delivery: "not_sent"
   })
 
+const names = new Map<Operations.Any, string>(
+  Object.entries(Operations.requests).map(([name, operation]) => [operation, name])
+)
+
 /** A request of the table: checked here, then sent plain, or streamed when the caller wants progress. */
 const request = (client: Client) =>
   Operations.derive<Remote.RemoteExtra>((operation, id, args, options) =>
@@ -176,15 +184,15 @@ const request = (client: Client) =>
         deadline: deadlineOf(budget.right, started),
         ...(saveTo?.right === undefined ? {} : { saveTo: saveTo.right })
       }
-      const name = Object.keys(Operations.requests).find(
-        (key) => Operations.requests[key as keyof Operations.Requests] === operation
-      )!
+      const name = names.get(operation)!
       const onProgress = options?.onProgress
       const sent =
         onProgress === undefined
           ? call(client, name, payload, (cause) => requestFailure(id, cause))
           : streamedRequest(client, streamedTag(name), payload, id, onProgress)
-      return abortable(sent as Effect.Effect<unknown, RequestError>, options?.signal, id)
+      return abortable(sent as Effect.Effect<unknown, RequestError>, options?.signal, id).pipe(
+        traced(operation.span, { workerId: id, ...operation.attributes?.(args), listener: true })
+      )
     })
   )
 
@@ -220,17 +228,18 @@ const streamedRequest = (
       Stream.runFoldEffect(
         l.rpc(tag, payload) as Stream.Stream<{ _tag: "Progress" | "Result"; value?: unknown }, unknown>,
         undefined as unknown,
-        (result, item) =>
-          Effect.sync(() => {
-            if (item._tag === "Result") return item.value
-            const { _tag, ...progress } = item as { _tag: string } & Operations.Progress
-            try {
-              onProgress(progress)
-            } catch {
-              // A callback that throws changes nothing about the request (C29).
-            }
-            return result
-          })
+        (result, item) => {
+          if (item._tag === "Result") return Effect.succeed(item.value)
+          const { _tag, ...progress } = item as { _tag: string } & Operations.Progress
+          // The caller's own code: what it throws changes nothing about the request (C29).
+          return Effect.as(
+            Effect.catchAllCause(
+              Effect.try(() => onProgress(progress)),
+              (cause) => Effect.logDebug("an onProgress callback threw", cause)
+            ),
+            result
+          )
+        }
       )
     ).pipe(Effect.catchAllCause((cause) => Effect.failCause(requestFailure(id, cause))))
   )

@@ -17,7 +17,7 @@ import { RpcClientError } from "@effect/rpc/RpcClientError"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import type * as Socket from "@effect/platform/Socket"
-import { HostUnavailable, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import { HostUnavailable, InvalidInput, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -224,17 +224,28 @@ export const make = (
           send: (request) =>
             Effect.suspend(() => {
               if (connection.state === "dead") return Effect.fail(clientError(new NotSent(noHost(path).error)))
-              let encoded: string
-              try {
-                encoded = parser.encode(request) as string
-              } catch (error) {
-                return Effect.fail(clientError(new NotSent(noHost(path).error)))
-              }
-              const out = write(encoded).pipe(
-                Effect.tap(() => {
-                  connection.lastSent = Date.now()
-                }),
-                Effect.mapError(() => clientError(new Lost("connection_lost")))
+              const encoded = Effect.try({
+                try: () => parser.encode(request) as string,
+                // Over the frame bound (the client checks its requests' size before they get here).
+                catch: () =>
+                  clientError(
+                    new NotSent(
+                      new InvalidInput({
+                        where: "arguments",
+                        path: "args",
+                        message: `the request is over the frame limit of ${maxFrameBytes} bytes`,
+                        delivery: "not_sent"
+                      })
+                    )
+                  )
+              })
+              const out = Effect.flatMap(encoded, (data) =>
+                write(data).pipe(
+                  Effect.tap(() => {
+                    connection.lastSent = Date.now()
+                  }),
+                  Effect.mapError(() => clientError(new Lost("connection_lost")))
+                )
               )
               if (request._tag !== "Request") return Effect.ignore(out)
               return Effect.zipRight(Effect.mapError(live(connection, write, ping), clientError), out)

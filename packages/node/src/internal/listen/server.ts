@@ -35,6 +35,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
+import { isTracing } from "../shared/traced.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
@@ -324,7 +325,10 @@ export const make = (
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
     // and answered, then the connections and the socket close.
-    yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: true }).pipe(
+    // Spans only where a real tracer is installed: then each call is a span, the child of its caller's in the other
+    // process (`RpcServer` reads the span context every request carries).
+    const tracing = yield* Effect.withFiberRuntime((fiber) => Effect.succeed(isTracing(fiber)))
+    yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: !tracing }).pipe(
       Effect.provideService(RpcServer.Protocol, protocol),
       Effect.provide(context),
       Effect.interruptible,

@@ -111,13 +111,8 @@ export const restrict = (prepared: Prepared): Effect.Effect<void, ListenError> =
 
 /** Removes the socket file, and the directory if the listener made it and it is empty. @internal */
 export const remove = (prepared: Prepared): Effect.Effect<void> =>
-  Effect.sync(() => {
-    fs.rmSync(prepared.path, { force: true })
-    if (prepared.createdDirectory) {
-      try {
-        fs.rmdirSync(path.dirname(prepared.path))
-      } catch {
-        // Not empty, or gone: it is not ours to clear out.
-      }
-    }
+  Effect.gen(function* () {
+    yield* Effect.sync(() => fs.rmSync(prepared.path, { force: true }))
+    // Not empty, or gone: then it is not the listener's to clear out.
+    if (prepared.createdDirectory) yield* Effect.ignore(Effect.try(() => fs.rmdirSync(path.dirname(prepared.path))))
   })
