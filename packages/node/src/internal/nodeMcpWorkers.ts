@@ -16,9 +16,7 @@ import type * as McpGrantsFace from "../McpGrants.js"
 import type { ConnectOptions, ListenOptions, Options } from "../NodeMcpWorkers.js"
 import * as Host from "./host/layer.js"
 import * as HostServer from "./host/server.js"
-import * as ListenClient from "./listen/client.js"
 import * as Grants from "./listen/grants.js"
-import * as Listener from "./listen/server.js"
 import type { ListenError } from "./listen/socketFile.js"
 import * as Remote from "./remote/layer.js"
 
@@ -64,6 +62,11 @@ const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpG
     )
 })
 
+// The listen room is loaded when a listener or a connection is built, not when the package is imported: `@effect/rpc`
+// loads msgpackr, which looks for a native extension on the file system as it loads (C2: importing costs nothing).
+const loadListener = Effect.promise(() => import("./listen/server.js"))
+const loadClient = Effect.promise(() => import("./listen/client.js"))
+
 /** @internal */
 export const layerListen = (
   options: ListenOptions & Options
@@ -77,6 +80,7 @@ export const layerListen = (
       const registry = yield* Host.make(options)
       yield* server.serve(registry)
       const grants = Grants.make()
+      const Listener = yield* loadListener
       const running = yield* Listener.make(registry, grants, options).pipe(Scope.extend(listenScope))
       // Runs first on shutdown: calls that arrive while the workers close are refused, not sent.
       yield* Effect.addFinalizer(() => Effect.sync(running.stop))
@@ -88,4 +92,7 @@ export const layerListen = (
 
 /** @internal */
 export const layerConnect = (options: ConnectOptions): Layer.Layer<McpWorkers.McpWorkers> =>
-  Layer.scoped(McpWorkers.McpWorkers, ListenClient.make(options))
+  Layer.scoped(
+    McpWorkers.McpWorkers,
+    Effect.flatMap(loadClient, (client) => client.make(options))
+  )

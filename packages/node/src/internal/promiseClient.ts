@@ -35,7 +35,6 @@ import type {
   WithClientOptions
 } from "../PromiseClient.js"
 import * as McpClientInternal from "./mcpClient/client.js"
-import * as ListenClient from "./listen/client.js"
 import * as Remote from "./remote/layer.js"
 
 class Client extends Context.Tag("@mcp-worker/node/PromiseClient/Client")<Client, Remote.RemoteService>() {}
@@ -141,7 +140,16 @@ const eventsOf = (
 /** @internal */
 export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
   const runtime = ManagedRuntime.make(
-    Layer.scoped(Client, options?.connect === undefined ? Remote.make : ListenClient.make({ path: options.connect }))
+    Layer.scoped(
+      Client,
+      options?.connect === undefined
+        ? Remote.make
+        : // Loaded on first use, as NodeMcpWorkers.layerConnect loads it (C2).
+          Effect.flatMap(
+            Effect.promise(() => import("./listen/client.js")),
+            (client) => client.make({ path: options.connect! })
+          )
+    )
   )
   let disposed = false
 
