@@ -6,7 +6,7 @@ import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
-import { spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { statefulConfig } from "../fixtures/servers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
 import { structured } from "./helpers.js"
@@ -82,6 +82,32 @@ describe("listener", () => {
         assert.strictEqual(yield* Effect.promise(() => box.exit()), 0)
       }),
     60_000
+  )
+
+  it.live(
+    "examples/sandbox: three sandbox processes reuse one worker by grant; after revoke, UnknownWorker",
+    () =>
+      Effect.gen(function* () {
+        const stdout = yield* Effect.promise(
+          () =>
+            new Promise<string>((resolve, reject) =>
+              execFile(
+                process.execPath,
+                ["--import", "tsx", "examples/sandbox/host.ts"],
+                { timeout: 150_000 },
+                (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))
+              )
+            )
+        )
+        const lines = stdout.trim().split("\n")
+        assert.deepStrictEqual(lines.slice(0, 3), [
+          'sandbox 1: {"count":1} (a tool outside the grant: InvalidInput)',
+          'sandbox 2: {"count":2} (a tool outside the grant: InvalidInput)',
+          'sandbox 3: {"count":3} (a tool outside the grant: InvalidInput)'
+        ])
+        assert.match(lines[3]!, /^after revoke: refused: UnknownWorker/)
+      }),
+    160_000
   )
 
   it.scopedLive("C38: the socket is 0600 in a 0700 directory; a live host is refused, a stale socket replaced", () =>
