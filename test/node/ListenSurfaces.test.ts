@@ -7,6 +7,8 @@ import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { statefulConfig } from "../fixtures/servers.js"
 import {
   abortedByInterruption,
@@ -79,6 +81,54 @@ describe("C36: the listener's clients follow every rule of the suites", () => {
       const after = yield* Effect.flip(remote.status(id))
       assert.strictEqual(after._tag, "UnknownWorker")
     })
+  )
+
+  it.scopedLive(
+    "C37: saveTo through a grant writes only under its saveDir, checked on the host before anything is sent",
+    () =>
+      Effect.gen(function* () {
+        const { path: socket, workers, grants } = yield* listening()
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "mcpl-save-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
+        const saveDir = path.join(root, "results")
+        const outside = path.join(root, "outside")
+        fs.mkdirSync(saveDir)
+        fs.mkdirSync(outside)
+        // A link inside saveDir that leads out of it.
+        fs.symlinkSync(outside, path.join(saveDir, "escape"))
+        const mcp = yield* promiseClient(socket)
+        const saveTo = (grant: string, target: string) =>
+          Effect.promise(() =>
+            mcp.callTool(grant, "echo", { token: "saved" }, { saveTo: target }).then(
+              (saved) => ({ ok: true as const, bytes: saved.bytes }),
+              (error: { _tag: string; path?: string; delivery?: string }) => ({
+                ok: false as const,
+                error: [error._tag, error.path, error.delivery]
+              })
+            )
+          )
+        const plain = yield* grants.grant(id)
+        const allowed = yield* grants.grant(id, { saveDir })
+        const refused = ["InvalidInput", "options.saveTo", "not_sent"]
+        assert.deepStrictEqual(yield* saveTo(plain, path.join(saveDir, "a.json")), { ok: false, error: refused })
+        assert.deepStrictEqual(yield* saveTo(allowed, path.join(outside, "b.json")), { ok: false, error: refused })
+        assert.deepStrictEqual(yield* saveTo(allowed, path.join(saveDir, "escape", "c.json")), {
+          ok: false,
+          error: refused
+        })
+        assert.deepStrictEqual(yield* saveTo(allowed, path.join(saveDir, "..", "outside", "d.json")), {
+          ok: false,
+          error: refused
+        })
+        assert.deepStrictEqual(fs.readdirSync(outside), [], "nothing was written outside saveDir")
+        const written = yield* saveTo(allowed, path.join(saveDir, "e.json"))
+        assert.isTrue(written.ok)
+        assert.include(fs.readFileSync(path.join(saveDir, "e.json"), "utf8"), "saved")
+        // Nothing refused reached the server: the echo it ran once is the one written.
+        const calls = (yield* workers.callTool(id, "calls")).structuredContent as { calls: Array<{ name: string }> }
+        assert.strictEqual(calls.calls.filter((call) => call.name === "echo").length, 1)
+      })
   )
 
   it.scopedLive("a listener of grants only refuses open, and plain ids", () =>

@@ -41,6 +41,11 @@ export interface GrantOptions {
    * shows. Default: every tool.
    */
   readonly tools?: ReadonlyArray<string> | undefined
+  /**
+   * An absolute directory of the host's file system under which a `callTool` of this grant may write its result
+   * (`saveTo`, which the owner writes with the host's rights). Default: no `saveTo` at all (`InvalidInput`, not sent).
+   */
+  readonly saveDir?: string | undefined
   /** How long the grant holds. Default: until it is revoked or its worker closes. */
   readonly ttl?: Duration.DurationInput | undefined
 }
@@ -54,7 +59,7 @@ export interface GrantOptions {
 export interface McpGrantsService {
   /** A new grant naming the open worker `id` (a worker id, not a grant) with the rights of `options`. */
   readonly grant: (id: string, options?: GrantOptions) => Effect.Effect<string, UnknownWorker | InvalidInput>
-  /** Ends a grant at once; requests of it in flight run on. `UnknownWorker` if it names no live grant. */
+  /** Ends a grant at once; its requests in flight and open `events` subscriptions run on. `UnknownWorker` if it names no live grant. */
   readonly revoke: (grant: string) => Effect.Effect<void, UnknownWorker>
 }
 

@@ -30,12 +30,15 @@ import * as Exit from "effect/Exit"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Fiber from "effect/Fiber"
+import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
+import { randomBytes } from "node:crypto"
+import * as path from "node:path"
 import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as Budget from "../shared/budget.js"
 import { isTracing, traced } from "../shared/traced.js"
-import { checkSavePath } from "../transport/responseSave.js"
 import type * as Remote from "../remote/layer.js"
 import * as HostEvents from "../host/events.js"
 import * as Connection from "./connection.js"
@@ -43,7 +46,12 @@ import * as Frames from "./frames.js"
 import { ListenRpcs, streamedTag } from "./rpcs.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
-const context = { isProxy, checkSavePath }
+// `saveTo` names a path of the host's file system, which the listener checks (the owner writes it there); here only
+// its form is.
+const context = {
+  isProxy,
+  checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path")
+}
 
 /** A live connection and the `RpcClient` over it. */
 interface Link {
@@ -60,13 +68,20 @@ interface Client {
   current: Link | undefined
 }
 
-/** The connection for the next call: the current one while it lives, else a new one. */
-const link = (client: Client): Effect.Effect<Link> =>
+/**
+ * The connection for one call, counted in flight on it from this very step (an idle connection closes itself): the
+ * current one while it lives, else a new one. A dead one is closed here, and never used again.
+ */
+const acquire = (client: Client): Effect.Effect<Link> =>
   Effect.suspend(() => {
     const current = client.current
-    if (current !== undefined && current.connection.state !== "dead") return Effect.succeed(current)
-    if (current !== undefined) Effect.runFork(Scope.close(current.scope, Exit.void))
+    if (current !== undefined && current.connection.state !== "dead") {
+      Connection.use(current.connection, 1)
+      return Effect.succeed(current)
+    }
+    client.current = undefined
     return Effect.gen(function* () {
+      if (current !== undefined) yield* Effect.forkIn(Scope.close(current.scope, Exit.void), client.scope)
       // With a real tracer installed, every request carries its span's context to the listener.
       const tracing = yield* Effect.withFiberRuntime((fiber) => Effect.succeed(isTracing(fiber)))
       const scope = yield* Scope.fork(client.scope, ExecutionStrategy.sequential)
@@ -77,18 +92,15 @@ const link = (client: Client): Effect.Effect<Link> =>
         spanPrefix: "McpWorkers.listen"
       }).pipe(Effect.provideService(RpcClient.Protocol, protocol), Scope.extend(scope))
       const next: Link = { connection, rpc: rpc as unknown as Link["rpc"], scope }
+      Connection.use(connection, 1)
       client.current = next
       return next
     })
   })
 
-/** Runs `effect` as a call in flight on `link` (it keeps the process alive and the connection pinged meanwhile). */
-const inFlight = <A, E>(l: Link, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => Connection.use(l.connection, 1)),
-    () => effect,
-    () => Effect.sync(() => Connection.use(l.connection, -1))
-  )
+/** Runs `f` as a call in flight on a connection (which keeps the process alive and is pinged meanwhile). */
+const inFlight = <A, E, R>(client: Client, f: (link: Link) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.acquireUseRelease(acquire(client), f, (link) => Effect.sync(() => Connection.use(link.connection, -1)))
 
 /** What a request's caller is told when the listener or the connection ended it, not the server. */
 const requestFailure = (id: string, cause: Cause.Cause<unknown>): Cause.Cause<McpWorkerError> => {
@@ -123,7 +135,7 @@ const lifecycleFailure = (cause: Cause.Cause<unknown>): Cause.Cause<McpWorkerErr
     if (why instanceof Connection.NotSent) return Cause.fail(why.error)
     return Cause.fail(
       new HostUnavailable({
-        message: "the connection to the mcp-worker host was lost before it answered; the operation may have happened",
+        message: `the connection to the mcp-worker host was lost before it answered (${String((why as { reason?: string })?.reason ?? why)}); the operation may have happened`,
         delivery: "not_sent"
       })
     )
@@ -140,10 +152,8 @@ const call = (
   payload: unknown,
   onFailure: (cause: Cause.Cause<unknown>) => Cause.Cause<McpWorkerError>
 ) =>
-  Effect.flatMap(link(client), (l) =>
-    inFlight(l, l.rpc(tag, payload) as Effect.Effect<unknown, unknown>).pipe(
-      Effect.catchAllCause((cause) => Effect.failCause(onFailure(cause)))
-    )
+  inFlight(client, (link) => link.rpc(tag, payload) as Effect.Effect<unknown, unknown>).pipe(
+    Effect.catchAllCause((cause) => Effect.failCause(onFailure(cause)))
   ) as Effect.Effect<any, any>
 
 const deadlineOf = (budget: number | undefined, started: number) =>
@@ -222,47 +232,65 @@ const streamedRequest = (
   id: string,
   onProgress: (progress: Operations.Progress) => void
 ) =>
-  Effect.flatMap(link(client), (l) =>
-    inFlight(
-      l,
-      Stream.runFoldEffect(
-        l.rpc(tag, payload) as Stream.Stream<{ _tag: "Progress" | "Result"; value?: unknown }, unknown>,
-        undefined as unknown,
-        (result, item) => {
-          if (item._tag === "Result") return Effect.succeed(item.value)
-          const { _tag, ...progress } = item as { _tag: string } & Operations.Progress
-          // The caller's own code: what it throws changes nothing about the request (C29).
-          return Effect.as(
-            Effect.catchAllCause(
-              Effect.try(() => onProgress(progress)),
-              (cause) => Effect.logDebug("an onProgress callback threw", cause)
-            ),
-            result
-          )
-        }
-      )
-    ).pipe(Effect.catchAllCause((cause) => Effect.failCause(requestFailure(id, cause))))
-  )
+  inFlight(client, (link) =>
+    Stream.runFoldEffect(
+      link.rpc(tag, payload) as Stream.Stream<{ _tag: "Progress" | "Result"; value?: unknown }, unknown>,
+      undefined as unknown,
+      (result, item) => {
+        if (item._tag === "Result") return Effect.succeed(item.value)
+        const { _tag, ...progress } = item as { _tag: string } & Operations.Progress
+        // The caller's own code: what it throws changes nothing about the request (C29).
+        return Effect.as(
+          Effect.catchAllCause(
+            Effect.try(() => onProgress(progress)),
+            (cause) => Effect.logDebug("an onProgress callback threw", cause)
+          ),
+          result
+        )
+      }
+    )
+  ).pipe(Effect.catchAllCause((cause) => Effect.failCause(requestFailure(id, cause))))
 
-/** `events` as the pull the Promise client reads: the subscription starts when this runs. */
+/**
+ * `events` as the pull the Promise client reads, as a remote thread's (`remote/layer.ts` `subscribe`): the first pull
+ * (which subscribes) starts in this very step, and each later one only when the reader asks, so this process holds at
+ * most one batch. Leaving the scope early unsubscribes; the connection stays in use meanwhile.
+ */
 const subscribe = (client: Client, id: string, options?: { readonly capacity?: number | undefined }) =>
   Effect.gen(function* () {
-    if (typeof id !== "string")
+    if (typeof id !== "string") {
       return yield* Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
+    }
     const capacity = yield* HostEvents.capacityOf(options)
-    const l = yield* link(client)
-    yield* Effect.acquireRelease(
-      Effect.sync(() => Connection.use(l.connection, 1)),
-      () => Effect.sync(() => Connection.use(l.connection, -1))
+    const subscription = randomBytes(12).toString("base64url")
+    const link = yield* Effect.acquireRelease(acquire(client), (link) =>
+      Effect.sync(() => Connection.use(link.connection, -1))
     )
-    const stream = (l.rpc("events", { id, capacity }) as Stream.Stream<McpWorkers.ServerNotification, unknown>).pipe(
-      Stream.catchAllCause((cause) => Stream.failCause(lifecycleFailure(cause)))
-    )
-    const pull = yield* Stream.toPull(stream)
-    return Effect.mapError(pull, (error) => Option.map(error, (e) => e as any)) as Effect.Effect<
-      Chunk.Chunk<McpWorkers.ServerNotification>,
-      Option.Option<any>
-    >
+    const pull = (end: boolean) =>
+      (link.rpc("events", { id, subscription, capacity, end }) as Effect.Effect<HostEvents.Batch, unknown>).pipe(
+        Effect.catchAllCause((cause) => Effect.failCause(lifecycleFailure(cause)))
+      ) as Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput | HostUnavailable>
+    // Started now, not forked: its request is written ahead of any call this caller makes next.
+    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
+    yield* Effect.addFinalizer(() => Fiber.interrupt(first))
+    let taken = false
+    let done = false
+    yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
+    return Effect.suspend(() => {
+      if (done) return Effect.fail(Option.none())
+      const batch = taken ? pull(false) : Fiber.join(first)
+      taken = true
+      return Effect.mapBoth(batch, {
+        onFailure: (error) => {
+          done = true
+          return Option.some(error)
+        },
+        onSuccess: (batch) => {
+          done = batch.done
+          return Chunk.unsafeFromArray(batch.items.slice() as Array<McpWorkers.ServerNotification>)
+        }
+      })
+    })
   })
 
 /**
@@ -325,7 +353,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
         lifecycle("close", id, { deadline: deadlineOf(budget(closeOptions?.timeout), Date.now()) }),
       events: (id, eventsOptions) =>
         Stream.unwrapScoped(Effect.map(subscribe(client, id, eventsOptions), Stream.repeatEffectChunkOption)),
-      subscribe: (id, eventsOptions) => subscribe(client, id, eventsOptions) as any
+      subscribe: (id, eventsOptions) => subscribe(client, id, eventsOptions)
     }
     return service
   })

@@ -32,6 +32,13 @@ export const ackWithinMs = 750
 export const pingEveryMs = 1_000
 /** A host not heard from for this long while calls are in flight is taken for stalled or gone. @internal */
 export const silentAfterMs = 3_000
+/**
+ * A connection with nothing in flight for this long is closed by the client, before a listener's idle bound (at least
+ * 2 s) could close it under a request being written; the next call opens a new one.
+ *
+ * @internal
+ */
+export const idleAfterMs = 1_000
 
 /** Why a request was provably not sent: what its caller is told. @internal */
 export class NotSent {
@@ -64,6 +71,7 @@ export interface Connection {
   readonly opened: Deferred.Deferred<void, NotSent>
   /** Completed by the next frame from the host. */
   heard: Deferred.Deferred<void> | undefined
+  idle: ReturnType<typeof setTimeout> | undefined
 }
 
 const noHost = (path: string) =>
@@ -82,11 +90,22 @@ const unresponsive = () =>
 /** Marks a call in flight (or over) on the connection: only a connection in use keeps the process alive. @internal */
 export const use = (connection: Connection, delta: 1 | -1): void => {
   connection.inFlight += delta
-  if (connection.inFlight === 1 && delta === 1) connection.socket.ref()
+  if (connection.inFlight === 1 && delta === 1) {
+    clearTimeout(connection.idle)
+    connection.socket.ref()
+  }
   if (connection.inFlight === 0) {
     connection.socket.unref()
-    connection.lastSent = Date.now()
+    connection.idle = setTimeout(closeIdle, idleAfterMs, connection)
+    connection.idle.unref()
   }
+}
+
+const closeIdle = (connection: Connection) => {
+  if (connection.inFlight > 0 || connection.state === "dead") return
+  // Nothing is in flight, so nothing is lost: the state says so before the socket goes.
+  connection.state = "dead"
+  connection.socket.end()
 }
 
 /** Ends the connection: what was in flight on it is answered with `lost` (its outcome unknown). @internal */
@@ -141,7 +160,8 @@ export const make = (
       lost: "connection_lost",
       socket: netSocket,
       opened: yield* Deferred.make<void, NotSent>(),
-      heard: undefined
+      heard: undefined,
+      idle: undefined
     }
     const socket = yield* NodeSocket.fromDuplex(
       Effect.acquireRelease(
@@ -175,7 +195,12 @@ export const make = (
       }
     }, 250)
     watchdog.unref()
-    yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(watchdog)))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        clearInterval(watchdog)
+        clearTimeout(connection.idle)
+      })
+    )
 
     const protocol = yield* RpcClient.Protocol.make((writeResponse) =>
       Effect.gen(function* () {

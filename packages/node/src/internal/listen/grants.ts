@@ -13,6 +13,8 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import type * as McpGrantsFace from "../../McpGrants.js"
 import { budgetOf } from "../shared/budget.js"
 
@@ -31,6 +33,8 @@ export interface Grant {
   readonly tools: ReadonlySet<string> | undefined
   /** `Date.now()` past which the grant is over; `Infinity` without a ttl. */
   readonly expiresAt: number
+  /** The directory (its real path) under which a `saveTo` of this grant may write; `undefined`: nowhere. */
+  readonly saveDir: string | undefined
 }
 
 /** The grants of one host. @internal */
@@ -91,6 +95,7 @@ export const issue = (
       )
     }
     const tools = yield* stringList(options?.tools, "options.tools")
+    const saveDir = yield* saveDirOf(options?.saveDir)
     const ttl = yield* Either.mapLeft(budgetOf(options?.ttl as Duration.DurationInput | undefined), (message) =>
       invalid("options.ttl", message)
     )
@@ -99,10 +104,34 @@ export const issue = (
       workerId,
       operations: new Set(operations),
       tools: tools === undefined ? undefined : new Set(tools),
-      expiresAt: ttl === undefined ? Infinity : now + ttl
+      expiresAt: ttl === undefined ? Infinity : now + ttl,
+      saveDir
     })
     return `${prefix}${nonce}${tagOf(grants, nonce).toString("base64url")}`
   })
+
+const saveDirOf = (dir: unknown): Either.Either<string | undefined, InvalidInput> => {
+  if (dir === undefined) return Either.right(undefined)
+  if (typeof dir !== "string" || !path.isAbsolute(dir)) {
+    return Either.left(invalid("options.saveDir", "saveDir must be an absolute path"))
+  }
+  return Either.mapLeft(
+    Either.try(() => fs.realpathSync(dir)),
+    () => invalid("options.saveDir", "saveDir must be an existing directory")
+  )
+}
+
+/**
+ * Whether `target` would be written inside `dir` (a real path): its directory, with every link in it resolved, is `dir`
+ * or below it. The owner writes next to the target and renames into place, so only the directory's real path counts.
+ *
+ * @internal
+ */
+export const isUnder = (dir: string, target: string): boolean => {
+  if (!path.isAbsolute(target)) return false
+  const parent = Either.getOrUndefined(Either.try(() => fs.realpathSync(path.dirname(target))))
+  return parent !== undefined && (parent === dir || parent.startsWith(dir + path.sep))
+}
 
 // Checked whatever was presented: a string of any other shape is compared against a tag too.
 const filler = Buffer.alloc(tagBytes)

@@ -77,12 +77,22 @@ export const Close = Rpc.make("close", {
   error: McpWorkerError
 })
 
-/** The worker's notifications from now on, each as the server sent it. @internal */
+/**
+ * One pull of an `events` subscription (`subscription`: the caller's random id for it, within its connection): the
+ * first pull subscribes, each is answered with what the host buffered for it once there is at least one, and `end`
+ * unsubscribes. The caller pulls again only when its reader asks, so neither side holds more than `capacity` for it.
+ *
+ * @internal
+ */
 export const Events = Rpc.make("events", {
-  payload: { id: Schema.String, capacity: Schema.optional(Schema.Number) },
-  success: Schema.Unknown,
-  error: McpWorkerError,
-  stream: true
+  payload: {
+    id: Schema.String,
+    subscription: Schema.String,
+    capacity: Schema.Number,
+    end: Schema.optional(Schema.Boolean)
+  },
+  success: Schema.Struct({ items: Schema.Array(Schema.Unknown), done: Schema.Boolean }),
+  error: McpWorkerError
 })
 
 /**

@@ -23,19 +23,23 @@ import {
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
+import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
 import { isTracing } from "../shared/traced.js"
+import { checkSavePath } from "../transport/responseSave.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
@@ -54,6 +58,10 @@ interface Listener {
   readonly registry: HostRegistry
   readonly grants: Grants.Grants
   readonly acceptWorkerIds: boolean
+  /** Names this listener's subscriptions at the host, apart from any other's. */
+  readonly prefix: string
+  /** The `events` subscriptions of each connection, by the server's id for it. */
+  readonly subscriptions: Map<number, Set<string>>
   closing: boolean
 }
 
@@ -86,18 +94,30 @@ const renamed = <E extends McpWorkerError>(error: E, id: string): E => {
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-/** A grant's tool allow-list, checked on the params before anything is sent. */
-const toolAllowed = (grant: Grants.Grant | undefined, name: string, params: string): InvalidInput | undefined => {
-  if (grant?.tools === undefined || name !== "callTool") return undefined
-  const tool = (JSON.parse(params) as { name?: unknown }).name
-  return typeof tool === "string" && grant.tools.has(tool)
-    ? undefined
-    : new InvalidInput({
-        where: "arguments",
-        path: "name",
-        message: "this grant does not allow that tool",
-        delivery: "not_sent"
-      })
+const invalid = (path: string, message: string) =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+/**
+ * What a caller sent, checked as the host server checks a remote thread's (the owner must get an object's JSON text),
+ * and against its grant: the tool allow-list, and where `saveTo` may write (only under the grant's `saveDir`: a path of
+ * the host's file system, which the owner writes). Nothing is sent before these pass.
+ */
+const checked = (target: Target, name: string, payload: typeof RequestPayload.Type): InvalidInput | undefined => {
+  const params = JsonValue.decode(payload.params, { where: "arguments", root: "params" })
+  if (Either.isLeft(params)) return params.left
+  if (!JsonValue.isJsonObject(params.right)) return invalid("params", "the request params must be a plain object")
+  const grant = target.grant
+  if (grant?.tools !== undefined && name === "callTool") {
+    const tool = params.right.name
+    if (typeof tool !== "string" || !grant.tools.has(tool))
+      return invalid("name", "this grant does not allow that tool")
+  }
+  if (payload.saveTo === undefined) return undefined
+  if (grant !== undefined && (grant.saveDir === undefined || !Grants.isUnder(grant.saveDir, payload.saveTo))) {
+    return invalid("options.saveTo", "this grant does not allow saveTo there")
+  }
+  const problem = checkSavePath(payload.saveTo)
+  return problem === undefined ? undefined : invalid("options.saveTo", problem)
 }
 
 /** `listTools` through a grant with an allow-list shows only those tools. */
@@ -122,7 +142,7 @@ const request = (
     if (listener.closing) return Effect.fail(closingError())
     const found = target(listener, payload.id, name)
     if (Either.isLeft(found)) return Effect.fail(found.left)
-    const refused = toolAllowed(found.right.grant, name, payload.params)
+    const refused = checked(found.right, name, payload)
     if (refused !== undefined) return Effect.fail(refused)
     const operation = Operations.requests[name as keyof Operations.Requests]
     return Effect.async<unknown, RequestError>((resume) => {
@@ -220,16 +240,58 @@ const lifecycle = (listener: Listener) => {
           return { ...status, workerId: id }
         })
       ),
-    events: ({ id, capacity }: { readonly id: string; readonly capacity?: number | undefined }) =>
-      Stream.unwrap(
-        Effect.map(
-          by(id, "events", (found) => Effect.succeed(found)),
-          ({ workerId }) =>
-            Stream.mapError(registry.service.events(workerId, { capacity }), (error) => renamed(error, id))
+    events: (
+      payload: {
+        readonly id: string
+        readonly subscription: string
+        readonly capacity: number
+        readonly end?: boolean | undefined
+      },
+      { clientId }: { readonly clientId: number }
+    ) => {
+      // Subscriptions live in the connection that made them: no other connection can name them, and they end with it.
+      const key = `${listener.prefix}/${clientId}/${payload.subscription}`
+      let keys = listener.subscriptions.get(clientId)
+      const pull = (workerId: string, known: Set<string>) =>
+        Effect.tap(registry.pullEvents(workerId, key, payload.capacity, payload.end === true), (batch) =>
+          Effect.sync(() => (batch.done || payload.end === true) && known.delete(key))
         )
-      )
+      // A subscription this connection made was granted then: it reads on to its end (the worker's close included),
+      // whatever became of the grant since.
+      if (keys?.has(key) === true) return pull("", keys)
+      return by(payload.id, "events", ({ workerId }) => {
+        if (keys === undefined) listener.subscriptions.set(clientId, (keys = new Set()))
+        keys.add(key)
+        return pull(workerId, keys)
+      })
+    }
   }
 }
+
+/** A connection closed: its subscriptions end at the host. */
+const disconnected = (listener: Listener, clientId: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const keys = listener.subscriptions.get(clientId)
+    listener.subscriptions.delete(clientId)
+    if (keys === undefined) return Effect.void
+    return Effect.forEach(keys, (key) => Effect.ignore(listener.registry.pullEvents("", key, 1, true)), {
+      discard: true
+    })
+  })
+
+/** The protocol with the listener's part in each disconnect, ahead of the server's own. */
+const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
+  Effect.gen(function* () {
+    const disconnects = yield* Mailbox.make<number>()
+    yield* protocol.disconnects.take.pipe(
+      Effect.tap((clientId) => disconnected(listener, clientId)),
+      Effect.flatMap((clientId) => disconnects.offer(clientId)),
+      Effect.forever,
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+    return { ...protocol, disconnects }
+  })
 
 /** Every operation's handler, by its tag: the requests derived from the operation table. */
 const handlers = (listener: Listener) => {
@@ -301,6 +363,8 @@ export const make = (
       registry,
       grants,
       acceptWorkerIds: options.acceptWorkerIds === true,
+      prefix: `listen/${randomBytes(9).toString("base64url")}`,
+      subscriptions: new Map(),
       closing: false
     }
     const prepared = yield* SocketFile.prepare(options.path)
@@ -318,10 +382,11 @@ export const make = (
       Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
       options.maxConnections ?? defaultMaxConnections
     )
-    const protocol = yield* RpcServer.makeProtocolSocketServer.pipe(
+    const socketProtocol = yield* RpcServer.makeProtocolSocketServer.pipe(
       Effect.provideService(SocketServer.SocketServer, sockets),
       Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes))
     )
+    const protocol = yield* watched(listener, socketProtocol)
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
     // and answered, then the connections and the socket close.
