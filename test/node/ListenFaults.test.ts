@@ -122,7 +122,9 @@ describe("listener faults", () => {
         box.post("callTool", [yield* grants.grant(id), "sleep", { ms: 20_000 }]),
         box.post("callTool", [yield* grants.grant(other), "sleep", { ms: 20_000 }])
       ]
-      yield* Effect.promise(() => eventually(() => Effect.runSync(Effect.orDie(workers.status(other))).busy, 5_000))
+      // Both in flight: two requests made at once are not written in any promised order.
+      const busy = (worker: string) => Effect.runSync(Effect.orDie(workers.status(worker))).busy
+      yield* Effect.promise(() => eventually(() => busy(id) && busy(other), 5_000))
       yield* Scope.close(scope, Exit.void)
       const outcomes = yield* Effect.promise(() => Promise.all(calls))
       for (const outcome of outcomes) {

@@ -64,7 +64,10 @@ export interface Connection {
   state: "connecting" | "open" | "dead"
   /** Calls and subscriptions in flight on it: while there are any, it keeps the process alive and pings. */
   inFlight: number
+  /** When the host last sent anything; `0` until it first did (a request then waits for a `Ping`'s answer). */
   lastHeard: number
+  /** When the connection opened: silence is counted from here until the host first speaks. */
+  openedAt: number
   lastSent: number
   lost: Lost["reason"]
   readonly socket: Net.Socket
@@ -116,6 +119,8 @@ export const drop = (connection: Connection, lost: Lost["reason"]): void => {
   connection.socket.destroy()
 }
 
+const silentSince = (connection: Connection) => Math.max(connection.lastHeard, connection.openedAt)
+
 /** Proves the host alive before a request is written: a `Ping` answered within `ackWithinMs`. */
 const live = (connection: Connection, write: (data: string) => Effect.Effect<void, Socket.SocketError>, ping: string) =>
   Effect.gen(function* () {
@@ -156,6 +161,7 @@ export const make = (
       state: "connecting",
       inFlight: 0,
       lastHeard: 0,
+      openedAt: 0,
       lastSent: Date.now(),
       lost: "connection_lost",
       socket: netSocket,
@@ -181,11 +187,11 @@ export const make = (
     const watchdog = setInterval(() => {
       if (connection.state !== "open" || connection.inFlight === 0) return
       const now = Date.now()
-      if (now - connection.lastHeard > silentAfterMs) {
+      if (now - silentSince(connection) > silentAfterMs) {
         // This process's own event loop may have been blocked, with the host's answer waiting unread: the check
         // phase comes after the socket was read, so only silence that outlasts that read counts.
         setImmediate(() => {
-          if (Date.now() - connection.lastHeard > silentAfterMs) drop(connection, "host_unresponsive")
+          if (Date.now() - silentSince(connection) > silentAfterMs) drop(connection, "host_unresponsive")
         })
         return
       }
@@ -236,6 +242,7 @@ export const make = (
             {
               onOpen: Effect.suspend(() => {
                 connection.state = "open"
+                connection.openedAt = Date.now()
                 return Deferred.succeed(connection.opened, undefined)
               })
             }
