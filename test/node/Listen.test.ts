@@ -1,5 +1,5 @@
 // The listener (NodeMcpWorkers.layerListen) and its clients in other processes: real sandbox processes, a real
-// socket, the real stateful fixture server. Clauses: docs/contract.md C36–C39.
+// socket, the real stateful fixture server. Clauses: docs/contract.md C43–C46.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
@@ -31,7 +31,7 @@ const sandbox = (socket: string) => Effect.promise(() => startSandbox(entry(), s
 
 describe("listener", () => {
   it.scopedLive(
-    "C36, C37: three sandbox processes in a row reuse one stateful worker by grant; a fourth reaches only what it was granted",
+    "C43, C44: three sandbox processes in a row reuse one stateful worker by grant; a fourth reaches only what it was granted",
     () =>
       Effect.gen(function* () {
         const { socket, workers, grants } = yield* listening()
@@ -110,7 +110,7 @@ describe("listener", () => {
     160_000
   )
 
-  it.scopedLive("C38: the socket is 0600 in a 0700 directory; a live host is refused, a stale socket replaced", () =>
+  it.scopedLive("C45: the socket is 0600 in a 0700 directory; a live host is refused, a stale socket replaced", () =>
     Effect.gen(function* () {
       const { socket } = yield* listening()
       assert.strictEqual(fs.statSync(socket.path).mode & 0o777, 0o600)

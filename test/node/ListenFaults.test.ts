@@ -1,5 +1,5 @@
 // The listener under faults: a sandbox killed mid-call, a host stalled past the ack window, the host closing with
-// calls in flight, and bad bytes on the socket. Clauses: docs/contract.md C39, C40.
+// calls in flight, and bad bytes on the socket. Clauses: docs/contract.md C46, C47.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
@@ -52,7 +52,7 @@ const fds = () => fs.readdirSync("/proc/self/fd").length
 
 describe("listener faults", () => {
   it.scopedLive(
-    "C39: a sandbox SIGKILLed mid-call frees the worker at once; its request is cancelled at the server",
+    "C46: a sandbox SIGKILLed mid-call frees the worker at once; its request is cancelled at the server",
     () =>
       Effect.gen(function* () {
         const { socket, workers, grants } = yield* listening()
@@ -82,7 +82,7 @@ describe("listener faults", () => {
   )
 
   it.scopedLive(
-    "C39: a host stalled past the ack window: a request not yet written is not sent; one written is DeliveryUnknown and cancelled",
+    "C46: a host stalled past the ack window: a request not yet written is not sent; one written is DeliveryUnknown and cancelled",
     () =>
       Effect.gen(function* () {
         const { socket, workers, grants } = yield* listening()
@@ -112,7 +112,7 @@ describe("listener faults", () => {
     30_000
   )
 
-  it.scopedLive("C40: the host closing answers every socket caller in flight and removes the socket file", () =>
+  it.scopedLive("C47: the host closing answers every socket caller in flight and removes the socket file", () =>
     Effect.gen(function* () {
       const { socket, scope, workers, grants } = yield* listening()
       const id = yield* workers.open(statefulConfig())
@@ -138,7 +138,7 @@ describe("listener faults", () => {
     })
   )
 
-  it.scopedLive("C40: SIGTERM to a host process answers the socket caller in flight and removes the socket file", () =>
+  it.scopedLive("C47: SIGTERM to a host process answers the socket caller in flight and removes the socket file", () =>
     Effect.gen(function* () {
       const socket = socketPath()
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
@@ -172,7 +172,7 @@ describe("listener faults", () => {
   )
 
   it.scopedLive(
-    "C40: garbage, an oversized frame, a half-written frame, 200 connections and an idle one: refused, others work, nothing leaks",
+    "C47: garbage, an oversized frame, a half-written frame, 200 connections and an idle one: refused, others work, nothing leaks",
     () =>
       Effect.gen(function* () {
         const before = fds()

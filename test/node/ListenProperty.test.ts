@@ -1,6 +1,6 @@
 // The randomized interleaving property of the suite, across processes: two sandbox processes share one worker through
 // one listener, with calls, timeouts, aborted signals and races. Every outcome agrees with what the server executed,
-// and nothing runs twice (C36, C39).
+// and nothing runs twice (C43, C46).
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"

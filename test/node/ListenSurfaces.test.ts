@@ -1,6 +1,6 @@
 // The suites every surface runs (behaviour, operations, progress, events), run against the listener's clients: the
 // Promise client with `connect` and layerConnect, by grant and by plain id (a listener that accepts them). The client
-// runs in this process here; Listen.test.ts and ListenFaults.test.ts run it in sandbox processes. C36, C39.
+// runs in this process here; Listen.test.ts and ListenFaults.test.ts run it in sandbox processes. C43, C46.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
@@ -45,7 +45,7 @@ const promiseClient = (path: string) =>
     (mcp) => Effect.promise(() => mcp.dispose())
   )
 
-describe("C36: the listener's clients follow every rule of the suites", () => {
+describe("C43: the listener's clients follow every rule of the suites", () => {
   it.scopedLive("the Promise client by grant: behaviour, operations, progress, events", () =>
     Effect.gen(function* () {
       const { path, workers, grants } = yield* listening()
@@ -84,7 +84,7 @@ describe("C36: the listener's clients follow every rule of the suites", () => {
   )
 
   it.scopedLive(
-    "C37: saveTo through a grant writes only under its saveDir, checked on the host before anything is sent",
+    "C44: saveTo through a grant writes only under its saveDir, checked on the host before anything is sent",
     () =>
       Effect.gen(function* () {
         const { path: socket, workers, grants } = yield* listening()

@@ -19,6 +19,7 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
+import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
@@ -317,7 +318,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
         onLeft: Effect.fail,
         onRight: (checked) => call(client, tag, { id: checked, ...payload }, lifecycleFailure)
       })
-    const service: Remote.RemoteService = {
+    const base = {
       open: (input, openOptions) =>
         Effect.suspend(() =>
           Either.all([
@@ -352,7 +353,12 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
       close: (id, closeOptions) =>
         lifecycle("close", id, { deadline: deadlineOf(budget(closeOptions?.timeout), Date.now()) }),
       events: (id, eventsOptions) =>
-        Stream.unwrapScoped(Effect.map(subscribe(client, id, eventsOptions), Stream.repeatEffectChunkOption)),
+        Stream.unwrapScoped(Effect.map(subscribe(client, id, eventsOptions), Stream.repeatEffectChunkOption))
+    } satisfies Omit<McpWorkers.McpWorkersService, "openAll" | "closeAll" | "describe" | "tools">
+    // openAll, closeAll, describe and tools over this process's own operations, as a remote thread's: a document's
+    // references read this process's environment (the caller's), and each call travels as any other of it.
+    const service: Remote.RemoteService = {
+      ...AgentHost.extend(base, { environment: () => process.env }),
       subscribe: (id, eventsOptions) => subscribe(client, id, eventsOptions)
     }
     return service
