@@ -389,4 +389,6 @@ const main = async () => {
   }, 10_000).unref()
 }
 
-await main()
+// The listener rows run alone: they start a host of their own, and sandbox processes.
+if (process.env.BENCH_ROWS === "listen") await import("./listen.js")
+else await main()

@@ -78,13 +78,18 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    reason: Schema.Literal("timeout", "interrupted", "cancelled", "host_unresponsive"),
+    reason: Schema.Literal("timeout", "interrupted", "cancelled", "host_unresponsive", "connection_lost"),
     delivery: Schema.Literal("unknown")
   }
 ) {
   override get message(): string {
     const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
-    const why = this.reason === "host_unresponsive" ? "the mcp-worker host stopped answering" : this.reason
+    const why =
+      this.reason === "host_unresponsive"
+        ? "the mcp-worker host stopped answering"
+        : this.reason === "connection_lost"
+          ? "the connection to the mcp-worker host was lost"
+          : this.reason
     return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
   }
 }
@@ -104,10 +109,18 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
     requestId: Schema.String,
     bytes: Schema.Number,
     limit: Schema.Number,
-    delivery: Schema.Literal("unknown")
+    delivery: Schema.Literal("unknown"),
+    /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
+    bound: Schema.optional(Schema.Literal("frame"))
   }
 ) {
   override get message(): string {
+    if (this.bound === "frame") {
+      return (
+        `the answer to request ${this.requestId} on worker ${this.workerId} passed the listener's frame limit ` +
+        `(${this.bytes} > ${this.limit} bytes); the request ran and its outcome is unknown (saveTo writes any size)`
+      )
+    }
     return (
       `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
       `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`

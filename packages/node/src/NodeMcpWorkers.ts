@@ -13,6 +13,8 @@ import type * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/nodeMcpWorkers.js"
+import type * as McpGrants from "./McpGrants.js"
+import type { ListenError } from "./internal/listen/socketFile.js"
 
 /**
  * Defaults of a host registry. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over
@@ -156,3 +158,67 @@ export const layerConfig: (
  * @category layers
  */
 export const layerRemote: Layer.Layer<McpWorkers.McpWorkers> = internal.layerRemote
+
+/**
+ * Options of a listener: where its socket is, and what it accepts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListenOptions {
+  /**
+   * The absolute path of the Unix domain socket. Its directory must belong to this user and be closed to everyone else
+   * (0700; it is created so when missing): that directory is who may connect. The socket itself is made 0600.
+   */
+  readonly path: string
+  /** Accept plain worker ids (full rights, `open` included) besides grants. Default: grants only. */
+  readonly acceptWorkerIds?: boolean | undefined
+  /** The largest frame either way, in bytes (default 16 MiB): a bigger answer is `ResultTooLarge`; use `saveTo`. */
+  readonly maxFrameBytes?: number | undefined
+  /** Connections served at once (default 1024); one past it is closed at once. */
+  readonly maxConnections?: number | undefined
+  /** A connection that sends nothing for this long is closed (default 10 s); a client in use pings every second, so it is at least 2 s. */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The listener could not start: a bad path, a directory open to others, or a live host on the socket already.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export { ListenError } from "./internal/listen/socketFile.js"
+
+/**
+ * The host registry (as `layer`) serving its workers to other processes of this machine on a Unix domain socket, and
+ * the grants that hand them out (`McpGrants`). Over the socket only grants are accepted, unless `acceptWorkerIds`.
+ * When the scope closes, every caller in flight is answered and the socket file is removed.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerListen: (
+  options: ListenOptions & Options
+) => Layer.Layer<McpWorkers.McpWorkers | McpGrants.McpGrants, ListenError> = internal.layerListen
+
+/**
+ * `McpWorkers` in another process of the machine, through a host's listener at `path`: the operations of a remote
+ * thread (requests, `status`, `cancel`, `events`; `open` and `close` where the grant or the listener allows), by grant.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConnect: (options: ConnectOptions) => Layer.Layer<McpWorkers.McpWorkers> = internal.layerConnect
+
+/**
+ * Where a client in another process finds the host.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ConnectOptions {
+  /** The listener's socket path. */
+  readonly path: string
+  /** The largest frame either way, in bytes (default 16 MiB), as the listener's. */
+  readonly maxFrameBytes?: number | undefined
+}

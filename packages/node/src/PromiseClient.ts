@@ -186,12 +186,26 @@ export interface PromiseClient extends Requests {
 }
 
 /**
- * Makes a client. Nothing starts until the first call; idle, it never keeps the thread alive.
+ * Options of `makePromiseClient`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions {
+  /**
+   * The socket path of a host's listener (`NodeMcpWorkers.layerListen`): the client then works from any process of
+   * the machine, by grant, instead of from a thread of the host's process.
+   */
+  readonly connect?: string | undefined
+}
+
+/**
+ * Makes a client. Nothing starts until the first call; idle, it never keeps the thread (or process) alive.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makePromiseClient: () => PromiseClient = internal.makePromiseClient
+export const makePromiseClient: (options?: MakeOptions) => PromiseClient = internal.makePromiseClient
 
 /**
  * A request of the operation table on one connection, as an async function: its arguments, then `RequestOptions`.

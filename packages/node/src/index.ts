@@ -10,6 +10,11 @@ export * as McpClient from "./McpClient.js"
 /**
  * @since 0.1.0
  */
+export * as McpGrants from "./McpGrants.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 
 /**

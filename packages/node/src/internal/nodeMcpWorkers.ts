@@ -3,15 +3,21 @@
  *
  * @internal
  */
+import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
-import type { Options } from "../NodeMcpWorkers.js"
+import * as Context from "effect/Context"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Scope from "effect/Scope"
+import type * as McpGrantsFace from "../McpGrants.js"
+import type { ConnectOptions, ListenOptions, Options } from "../NodeMcpWorkers.js"
 import * as Host from "./host/layer.js"
 import * as HostServer from "./host/server.js"
+import * as Grants from "./listen/grants.js"
+import type { ListenError } from "./listen/socketFile.js"
 import * as Remote from "./remote/layer.js"
 
 /** @internal */
@@ -37,3 +43,56 @@ export const layerConfig = (
 
 /** @internal */
 export const layerRemote: Layer.Layer<McpWorkers.McpWorkers> = Remote.layer
+
+/** The grants service of a registry: only an open worker's own id can be granted. */
+const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpGrantsFace.McpGrantsService => ({
+  grant: (id, options) =>
+    Effect.flatMap(registry.service.status(id), () =>
+      Effect.suspend(() => {
+        const now = Date.now()
+        Grants.sweep(grants, registry.isOpen, now)
+        return Grants.issue(grants, id, options, now)
+      })
+    ).pipe(Effect.catchTag("HostUnavailable", (error) => Effect.die(error))),
+  revoke: (grant) =>
+    Effect.suspend(() =>
+      Grants.revoke(grants, grant)
+        ? Effect.void
+        : Effect.fail(new UnknownWorker({ workerId: grant, delivery: "not_sent" }))
+    )
+})
+
+// The listen room is loaded when a listener or a connection is built, not when the package is imported: `@effect/rpc`
+// loads msgpackr, which looks for a native extension on the file system as it loads (C2: importing costs nothing).
+const loadListener = Effect.promise(() => import("./listen/server.js"))
+const loadClient = Effect.promise(() => import("./listen/client.js"))
+
+/** @internal */
+export const layerListen = (
+  options: ListenOptions & Options
+): Layer.Layer<McpWorkers.McpWorkers | Grants.McpGrants, ListenError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      // Acquired before the registry, released after it: the registry first closes every worker (calls in flight
+      // are answered as for local callers), then the listener interrupts what is left and removes its socket.
+      const listenScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const server = yield* HostServer.make
+      const registry = yield* Host.make(options)
+      yield* server.serve(registry)
+      const grants = Grants.make()
+      const Listener = yield* loadListener
+      const running = yield* Listener.make(registry, grants, options).pipe(Scope.extend(listenScope))
+      // Runs first on shutdown: calls that arrive while the workers close are refused, not sent.
+      yield* Effect.addFinalizer(() => Effect.sync(running.stop))
+      return Context.make(McpWorkers.McpWorkers, registry.service).pipe(
+        Context.add(Grants.McpGrants, grantsService(registry, grants))
+      )
+    })
+  )
+
+/** @internal */
+export const layerConnect = (options: ConnectOptions): Layer.Layer<McpWorkers.McpWorkers> =>
+  Layer.scoped(
+    McpWorkers.McpWorkers,
+    Effect.flatMap(loadClient, (client) => client.make(options))
+  )

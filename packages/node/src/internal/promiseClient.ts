@@ -24,6 +24,7 @@ import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import type * as McpClient from "../McpClient.js"
 import type {
+  MakeOptions,
   OpenOptions,
   PromiseClient,
   RequestOptions,
@@ -137,8 +138,19 @@ const eventsOf = (
 }
 
 /** @internal */
-export const makePromiseClient = (): PromiseClient => {
-  const runtime = ManagedRuntime.make(Layer.scoped(Client, Remote.make))
+export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
+  const runtime = ManagedRuntime.make(
+    Layer.scoped(
+      Client,
+      options?.connect === undefined
+        ? Remote.make
+        : // Loaded on first use, as NodeMcpWorkers.layerConnect loads it (C2).
+          Effect.flatMap(
+            Effect.promise(() => import("./listen/client.js")),
+            (client) => client.make({ path: options.connect! })
+          )
+    )
+  )
   let disposed = false
 
   const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>

@@ -64,6 +64,8 @@ export interface HostRegistry {
   ) => HostRequest.Sent | undefined
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
   readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
+  /** Whether `id` names an open worker (a listener forgets the grants of closed ones). */
+  readonly isOpen: (id: string) => boolean
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
@@ -163,6 +165,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       openConfig,
       begin: (id, method, params, timeout, onProgress, saveTo, direct, trace, resume) =>
         HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, trace, resume),
+      isOpen: (id) => registry.entries.has(id),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {
         registry.remote = routes

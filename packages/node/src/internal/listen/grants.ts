@@ -1,0 +1,172 @@
+/**
+ * Grants: opaque ids that name a worker with narrower rights, for code in another process. A grant is
+ * `mcpg_<nonce><tag>`: 128 random bits and the first 128 bits of an HMAC-SHA256 of them under a key that never leaves
+ * the host. A presented grant is checked by recomputing its tag and comparing in constant time before anything is
+ * looked up, so a forged grant costs exactly what a real one costs, and an unknown, expired, revoked or forged one is
+ * answered the same (`UnknownWorker`, naming what was presented).
+ *
+ * @internal
+ */
+import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type * as McpGrantsFace from "../../McpGrants.js"
+import { budgetOf } from "../shared/budget.js"
+
+/**
+ * Issues and revokes grants of the host's workers.
+ *
+ * @internal
+ */
+export class McpGrants extends Context.Tag("@mcp-worker/node/McpGrants")<McpGrants, McpGrantsFace.McpGrantsService>() {}
+
+/** One grant's rights. @internal */
+export interface Grant {
+  readonly workerId: string
+  readonly operations: ReadonlySet<string>
+  /** The tools a `callTool` may name, and the only ones `listTools` shows; `undefined`: every tool. */
+  readonly tools: ReadonlySet<string> | undefined
+  /** `Date.now()` past which the grant is over; `Infinity` without a ttl. */
+  readonly expiresAt: number
+  /** The directory (its real path) under which a `saveTo` of this grant may write; `undefined`: nowhere. */
+  readonly saveDir: string | undefined
+}
+
+/** The grants of one host. @internal */
+export interface Grants {
+  readonly key: Buffer
+  readonly byNonce: Map<string, Grant>
+}
+
+const prefix = "mcpg_"
+const nonceChars = 22
+const tagBytes = 16
+const grantLength = prefix.length + nonceChars + 22
+
+/** What a grant allows without `operations`: every request of the table, `status`, `cancel` and `events`. @internal */
+export const defaultOperations: ReadonlyArray<McpGrantsFace.GrantOperation> = [
+  ...(Object.keys(Operations.requests) as Array<keyof Operations.Requests>),
+  "status",
+  "cancel",
+  "events"
+]
+
+const known: ReadonlySet<string> = new Set<string>([...defaultOperations, "close"])
+
+/** @internal */
+export const make = (): Grants => ({ key: randomBytes(32), byNonce: new Map() })
+
+const tagOf = (grants: Grants, nonce: string): Buffer =>
+  createHmac("sha256", grants.key).update(nonce).digest().subarray(0, tagBytes)
+
+const invalid = (path: string, message: string) =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+const stringList = (value: unknown, path: string): Either.Either<ReadonlyArray<string> | undefined, InvalidInput> => {
+  if (value === undefined) return Either.right(undefined)
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.length === 0)) {
+    return Either.left(invalid(path, `${path.slice("options.".length)} must be an array of non-empty strings`))
+  }
+  return Either.right(value as ReadonlyArray<string>)
+}
+
+/**
+ * A new grant of the open worker `workerId`, or why the options cannot make one.
+ *
+ * @internal
+ */
+export const issue = (
+  grants: Grants,
+  workerId: string,
+  options: McpGrantsFace.GrantOptions | undefined,
+  now: number
+): Either.Either<string, InvalidInput> =>
+  Either.gen(function* () {
+    const operations = (yield* stringList(options?.operations, "options.operations")) ?? defaultOperations
+    const unknownOperation = operations.find((operation) => !known.has(operation))
+    if (unknownOperation !== undefined) {
+      return yield* Either.left(
+        invalid("options.operations", `no operation is named ${JSON.stringify(unknownOperation)}`)
+      )
+    }
+    const tools = yield* stringList(options?.tools, "options.tools")
+    const saveDir = yield* saveDirOf(options?.saveDir)
+    const ttl = yield* Either.mapLeft(budgetOf(options?.ttl as Duration.DurationInput | undefined), (message) =>
+      invalid("options.ttl", message)
+    )
+    const nonce = randomBytes(16).toString("base64url")
+    grants.byNonce.set(nonce, {
+      workerId,
+      operations: new Set(operations),
+      tools: tools === undefined ? undefined : new Set(tools),
+      expiresAt: ttl === undefined ? Infinity : now + ttl,
+      saveDir
+    })
+    return `${prefix}${nonce}${tagOf(grants, nonce).toString("base64url")}`
+  })
+
+const saveDirOf = (dir: unknown): Either.Either<string | undefined, InvalidInput> => {
+  if (dir === undefined) return Either.right(undefined)
+  if (typeof dir !== "string" || !path.isAbsolute(dir)) {
+    return Either.left(invalid("options.saveDir", "saveDir must be an absolute path"))
+  }
+  return Either.mapLeft(
+    Either.try(() => fs.realpathSync(dir)),
+    () => invalid("options.saveDir", "saveDir must be an existing directory")
+  )
+}
+
+/**
+ * Whether `target` would be written inside `dir` (a real path): its directory, with every link in it resolved, is `dir`
+ * or below it. The owner writes next to the target and renames into place, so only the directory's real path counts.
+ *
+ * @internal
+ */
+export const isUnder = (dir: string, target: string): boolean => {
+  if (!path.isAbsolute(target)) return false
+  const parent = Either.getOrUndefined(Either.try(() => fs.realpathSync(path.dirname(target))))
+  return parent !== undefined && (parent === dir || parent.startsWith(dir + path.sep))
+}
+
+// Checked whatever was presented: a string of any other shape is compared against a tag too.
+const filler = Buffer.alloc(tagBytes)
+
+/**
+ * The grant `id` names, if it is one of this host's and still valid. The tag is checked in constant time first; only a
+ * grant this host issued reaches the table.
+ *
+ * @internal
+ */
+export const resolve = (grants: Grants, id: string, now: number): Grant | undefined => {
+  const shaped = id.length === grantLength && id.startsWith(prefix)
+  const nonce = shaped ? id.slice(prefix.length, prefix.length + nonceChars) : "-"
+  const presented = shaped ? Buffer.from(id.slice(prefix.length + nonceChars), "base64url") : filler
+  const expected = tagOf(grants, nonce)
+  const genuine = presented.length === tagBytes && timingSafeEqual(presented, expected) && shaped
+  if (!genuine) return undefined
+  const grant = grants.byNonce.get(nonce)
+  if (grant === undefined) return undefined
+  if (now > grant.expiresAt) {
+    grants.byNonce.delete(nonce)
+    return undefined
+  }
+  return grant
+}
+
+/** Ends the grant `id` names; `false` when it names none of this host's. @internal */
+export const revoke = (grants: Grants, id: string): boolean => {
+  if (resolve(grants, id, Date.now()) === undefined) return false
+  return grants.byNonce.delete(id.slice(prefix.length, prefix.length + nonceChars))
+}
+
+/** Forgets the grants of workers that are no longer open, and the expired ones. @internal */
+export const sweep = (grants: Grants, isOpen: (workerId: string) => boolean, now: number): void => {
+  for (const [nonce, grant] of grants.byNonce) {
+    if (now > grant.expiresAt || !isOpen(grant.workerId)) grants.byNonce.delete(nonce)
+  }
+}

@@ -1,0 +1,100 @@
+// Sandbox processes for the listener tests: test/fixtures/sandbox.ts bundled with esbuild once per file (one file
+// boots fast), run as real child processes that know nothing but the socket path and what they are sent.
+import { afterAll, beforeAll } from "@effect/vitest"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, "../..")
+
+/** Bundles the sandbox before the file's tests; gives its path. */
+export const sandboxEntry = (): (() => string) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-sandbox-"))
+  const entry = path.join(dir, "sandbox.mjs")
+  beforeAll(async () => {
+    await esbuild.build({
+      entryPoints: [path.join(root, "test/fixtures/sandbox.ts")],
+      outfile: entry,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      tsconfig: path.join(root, "tsconfig.json"),
+      banner: {
+        js: 'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
+      },
+      logLevel: "warning"
+    })
+  })
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return () => entry
+}
+
+/** What a sandbox said about one command. */
+export interface Outcome {
+  readonly n: number
+  readonly ok: boolean
+  readonly value?: any
+  readonly progress?: ReadonlyArray<unknown>
+  readonly error?: {
+    readonly _tag: string
+    readonly delivery?: string
+    readonly reason?: string
+    readonly message: string
+  }
+}
+
+/** A running sandbox process. */
+export interface Sandbox {
+  readonly child: ChildProcess
+  /** Sends one command; resolves with its outcome. */
+  readonly run: (op: string, args: ReadonlyArray<unknown>, extra?: Record<string, unknown>) => Promise<Outcome>
+  /** Sends a command and does not wait (for a sandbox killed mid-call). */
+  readonly post: (op: string, args: ReadonlyArray<unknown>, extra?: Record<string, unknown>) => Promise<Outcome>
+  /** Disposes of the client and resolves with the exit code. */
+  readonly exit: () => Promise<number | null>
+  readonly exited: Promise<number | null>
+}
+
+/** A fresh private directory for a socket (0700), and its socket path. */
+export const socketPath = (): { readonly dir: string; readonly path: string } => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpl-"))
+  fs.chmodSync(dir, 0o700)
+  return { dir, path: path.join(dir, "host.sock") }
+}
+
+/** Starts a sandbox on `socket`; resolves once it is ready. */
+export const startSandbox = async (entry: string, socket: string): Promise<Sandbox> => {
+  const child = spawn(process.execPath, [entry, socket], { stdio: ["pipe", "pipe", "inherit"] })
+  const waiting = new Map<number, (outcome: Outcome) => void>()
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  const ready = new Promise<void>((resolve) => waiting.set(0, () => resolve()))
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    const outcome = JSON.parse(line) as Outcome
+    waiting.get(outcome.n)?.(outcome)
+    waiting.delete(outcome.n)
+  })
+  let next = 1
+  const post = (op: string, args: ReadonlyArray<unknown>, extra: Record<string, unknown> = {}) => {
+    const n = next++
+    const outcome = new Promise<Outcome>((resolve) => waiting.set(n, resolve))
+    child.stdin!.write(JSON.stringify({ n, op, args, ...extra }) + "\n")
+    return outcome
+  }
+  await ready
+  return {
+    child,
+    run: post,
+    post,
+    exit: () => {
+      child.stdin!.write(JSON.stringify({ op: "exit" }) + "\n")
+      return exited
+    },
+    exited
+  }
+}
