@@ -97,6 +97,13 @@ const awaitOwnShard = (sharding: Sharding.Sharding["Type"], group: string, timeo
 export const layer = (
   options: McpCluster.Options
 ): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
+  layerWith(options, Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host)))
+
+// `layer` over a given local registry (the tests wrap the real one to make its handler die).
+export const layerWith = (
+  options: McpCluster.Options,
+  localWorkers: Layer.Layer<LocalWorkers>
+): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
   Layer.unwrapEffect(
     Effect.sync(() => {
       const group = ClusterWorkerId.makeGroup()
@@ -134,10 +141,9 @@ export const layer = (
           disableFatalDefects: true
         })
       )
-      const local = Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host))
       return Layer.merge(service, selfLayer).pipe(
         Layer.provide(entities),
-        Layer.provide(Layer.merge(local, selfLayer)),
+        Layer.provide(Layer.merge(localWorkers, selfLayer)),
         Layer.provide(clusterRuntime(options, group))
       )
     })
