@@ -20,6 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as McpCluster from "../McpCluster.js"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import * as client from "./client.js"
@@ -66,7 +67,11 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
           Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol])
         )
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
-    Layer.provide(config)
+    Layer.provide(config),
+    // The storage creates its tables (`CREATE TABLE IF NOT EXISTS`) as it starts. Runners started at once on a
+    // fresh Postgres race there, and all but one can fail on the catalog's unique index (here, two of three once
+    // exited before they were ready); the tables exist by the next try.
+    Layer.retry(Schedule.intersect(Schedule.jittered(Schedule.spaced(Duration.millis(200))), Schedule.recurs(5)))
   )
   return transport.pipe(
     Layer.provideMerge(storage),
