@@ -158,7 +158,8 @@ const bundleClusterRunner = () =>
     plugins: [...common.plugins, ownerEntryAbsolute],
     entryPoints: [path.join(root, "test/cluster/runner-program.ts")],
     outfile: path.join(root, "test/fixtures/dist/cluster-runner.mjs"),
-    external: ["pg-native"]
+    // better-sqlite3 finds its native addon from its own module's path (`bindings`), so it stays in node_modules.
+    external: ["pg-native", "better-sqlite3"]
   })
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -71,7 +71,12 @@ export const startRunner = (
     exited.then(() => {
       for (const [, settle] of pending) settle({ ok: false, error: { _tag: "RunnerExited" } })
       pending.clear()
-      reject(new Error(`runner on port ${options.port} exited before it was ready`))
+      reject(
+        new Error(
+          `runner on port ${options.port} exited before it was ready (code ${child.exitCode}, signal ` +
+            `${child.signalCode}): ${out.slice(-2000)}`
+        )
+      )
     })
     const send = (op: string, ...args: Array<unknown>) => {
       const id = next++

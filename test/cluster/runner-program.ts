@@ -2,11 +2,13 @@
 //   node --import tsx test/cluster/runner-program.ts
 // Environment: MCPW_STORAGE (postgres | sqlite), MCPW_TARGET (the url or file), MCPW_PORT (where the other runners
 // reach it), MCPW_LISTEN_PORT (where it listens, when a proxy stands in front of it), MCPW_DEFECT=1 (its registry's
-// callTool of the tool "defect" dies, counted on stdout as `DEFECT <n>`).
+// callTool of the tool "defect" dies, counted on stdout as `DEFECT <n>`), MCPW_EXPIRATION (runnerExpiration, s),
+// MCPW_REQUEST_TIMEOUT (requestTimeout, s: the budget of a status or cancel to another runner).
 // Messages in: { id, op, args }; out: { id, exit: { ok: true, value } | { ok: false, error } } and, once,
 // { ready: { group, address, pid } }. Errors travel as their fields and `_tag`.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -15,8 +17,13 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Runtime from "effect/Runtime"
+import * as Stream from "effect/Stream"
 import { McpWorkers } from "../../packages/core/src/McpWorkers.js"
+import type * as McpWorkersModule from "../../packages/core/src/McpWorkers.js"
 import { McpCluster } from "../../packages/cluster/src/index.js"
+import { layerWith } from "../../packages/cluster/src/internal/cluster.js"
+import { LocalWorkers } from "../../packages/cluster/src/internal/facade.js"
+import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -28,11 +35,33 @@ const env = (name: string): string => {
 const port = Number(env("MCPW_PORT"))
 const listenPort = process.env.MCPW_LISTEN_PORT === undefined ? undefined : Number(process.env.MCPW_LISTEN_PORT)
 
-const cluster = McpCluster.layer({
-  runner: { host: "127.0.0.1", port, listenPort },
-  runnerExpiration: Duration.seconds(Number(process.env.MCPW_EXPIRATION ?? 20)),
-  refreshInterval: Duration.millis(500)
-}).pipe(Layer.provide(sqlLayer(env("MCPW_STORAGE") as StorageKind, env("MCPW_TARGET"))))
+// This runner's own registry; with MCPW_DEFECT=1 its callTool of "defect" dies, as a broken handler would, and
+// says so on stdout each time, so that the test can count how often the request ran.
+let defects = 0
+const withDefect = (workers: McpWorkersModule.McpWorkersService): McpWorkersModule.McpWorkersService =>
+  process.env.MCPW_DEFECT !== "1"
+    ? workers
+    : {
+        ...workers,
+        callTool: (...args: Array<unknown>) =>
+          args[1] === "defect"
+            ? Effect.suspend(() => {
+                defects++
+                process.stdout.write(`DEFECT ${defects}\n`)
+                return Effect.die(new Error("the handler broke"))
+              })
+            : (workers.callTool as (...args: Array<unknown>) => Effect.Effect<any, any>)(...args)
+      }
+
+const cluster = layerWith(
+  {
+    runner: { host: "127.0.0.1", port, listenPort },
+    runnerExpiration: Duration.seconds(Number(process.env.MCPW_EXPIRATION ?? 20)),
+    requestTimeout: Duration.seconds(Number(process.env.MCPW_REQUEST_TIMEOUT ?? 30)),
+    refreshInterval: Duration.millis(500)
+  },
+  Layer.scoped(LocalWorkers, Effect.map(NodeMcpWorkers.make(), withDefect))
+).pipe(Layer.provide(sqlLayer(env("MCPW_STORAGE") as StorageKind, env("MCPW_TARGET"))))
 
 type Msg = { id: number; op: string; args: Array<any> }
 
@@ -53,8 +82,17 @@ const program = Effect.gen(function* () {
         return w.open(args[0], args[1])
       case "request": {
         const [name, id, rest, options] = args
-        const { timeoutMs, ...other } = options ?? {}
-        return w[name](id, ...rest, timeoutMs === undefined ? other : { ...other, timeout: Duration.millis(timeoutMs) })
+        const { onProgress, timeoutMs, ...other } = options ?? {}
+        // `onProgress: "report"`: the progress this caller was given comes back with the result
+        const progress: Array<unknown> = []
+        const withProgress =
+          onProgress === "report" ? { ...other, onProgress: (p: unknown) => progress.push(p) } : other
+        const call = w[name](
+          id,
+          ...rest,
+          timeoutMs === undefined ? withProgress : { ...withProgress, timeout: Duration.millis(timeoutMs) }
+        ) as Effect.Effect<unknown, unknown>
+        return onProgress === "report" ? Effect.map(call, (result) => ({ result, progress })) : call
       }
       case "status":
         return w.status(args[0])
@@ -62,6 +100,16 @@ const program = Effect.gen(function* () {
         return w.cancel(args[0], args[1])
       case "close":
         return w.close(args[0], args[1])
+      case "events": {
+        // the first `n` notifications of the worker from now on (fewer if its stream ends), within `ms`
+        const [id, n, ms] = args
+        return (w.events(id) as Stream.Stream<unknown, unknown>).pipe(
+          Stream.take(n),
+          Stream.runCollect,
+          Effect.map(Chunk.toReadonlyArray),
+          Effect.timeout(Duration.millis(ms))
+        )
+      }
       case "bench": {
         // `n` sequential echo calls from this process, each timed here (bench/cluster.ts)
         const [id, n] = args

@@ -45,7 +45,10 @@ export interface Options {
   readonly runner?: RunnerOptions | undefined
   /** The options of this runner's own registry. */
   readonly host?: NodeMcpWorkers.Options | undefined
-  /** The budget of a request to another runner without a `timeout` of its own (default 30 s). */
+  /**
+   * The budget of a request to another runner without a `timeout` of its own, and of a `status` or `cancel` there
+   * (default 30 s). One that got no answer by then may have arrived: it is `DeliveryUnknown`.
+   */
   readonly requestTimeout?: Duration.DurationInput | undefined
   /** The budget of a `close` on another runner (default 5 s, plus 1 s for the answer to travel). */
   readonly closeTimeout?: Duration.DurationInput | undefined
@@ -83,7 +86,7 @@ export const McpCluster: Context.Tag<facade.SelfRunner, Runner> = facade.SelfRun
 
 /**
  * The cluster's `McpWorkers` on this process, and its `McpCluster` place. Needs a `SqlClient` for the runner
- * storage (Postgres with `@effect/sql-pg`, or SQLite for processes of one machine, see `SqliteStorage`).
+ * storage (Postgres with `@effect/sql-pg` across machines; on one machine, `SqliteStorage.layer`, the default there).
  *
  * @since 0.1.0
  * @category layers

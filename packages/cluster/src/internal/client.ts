@@ -39,6 +39,10 @@ const nameOf = new Map<Operations.Any, string>(
 const deliveryUnknown = (workerId: string, reason: "timeout" | "host_unresponsive") =>
   new DeliveryUnknown({ workerId, requestId: "", reason, delivery: "unknown" })
 
+// A control message (status, cancel, events) that got no answer: the runner may have acted on it.
+const deliveryUnknownOf = (workerId: string, requestId: string) =>
+  new DeliveryUnknown({ workerId, requestId, reason: "host_unresponsive", delivery: "unknown" })
+
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
@@ -144,14 +148,16 @@ export const make = (options: {
       }
     )
 
-    // A control operation that got no answer in time: it may have reached the runner.
-    const controlTimeout = (id: string) => () =>
-      new HostUnavailable({ message: `the runner of worker ${id} did not answer in time`, delivery: "not_sent" })
+    // A status or cancel that got no answer: it may have reached the runner (a cancel may have cancelled), so it is
+    // `DeliveryUnknown`, never a `not_sent` it cannot prove — as a remote thread's is when its host falls silent
+    // (C22a). The service's types do not list `DeliveryUnknown` for these two; the cast says so where it happens.
+    const controlUnknown = (id: string, requestId: string) => () =>
+      deliveryUnknownOf(id, requestId) as unknown as HostUnavailable
 
-    const transportToHost = (id: string) => ({
-      MailboxFull: () => Effect.fail(controlTimeout(id)()),
-      AlreadyProcessingMessage: () => Effect.fail(controlTimeout(id)()),
-      PersistenceError: () => Effect.fail(controlTimeout(id)())
+    const transportUnknown = (id: string, requestId: string) => ({
+      MailboxFull: () => Effect.fail(controlUnknown(id, requestId)()),
+      AlreadyProcessingMessage: () => Effect.fail(controlUnknown(id, requestId)()),
+      PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
     })
 
     const service: AgentHost.Base = {
@@ -181,12 +187,15 @@ export const make = (options: {
             controlClient(id)
               .Status({ workerId: id })
               .pipe(
-                Effect.catchTags(transportToHost(id)),
-                Effect.catchAllDefect(() => Effect.fail(controlTimeout(id)()))
+                Effect.catchTags(transportUnknown(id, "")),
+                Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
               )
           ),
           Effect.disconnect,
-          Effect.timeoutFail({ duration: Duration.millis(defaults.requestTimeoutMs), onTimeout: controlTimeout(id) })
+          Effect.timeoutFail({
+            duration: Duration.millis(defaults.requestTimeoutMs),
+            onTimeout: controlUnknown(id, "")
+          })
         )
       },
       cancel: (id, requestId) => {
@@ -202,12 +211,15 @@ export const make = (options: {
             controlClient(id)
               .Cancel({ workerId: id, requestId })
               .pipe(
-                Effect.catchTags(transportToHost(id)),
-                Effect.catchAllDefect(() => Effect.fail(controlTimeout(id)()))
+                Effect.catchTags(transportUnknown(id, requestId)),
+                Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
               )
           ),
           Effect.disconnect,
-          Effect.timeoutFail({ duration: Duration.millis(defaults.requestTimeoutMs), onTimeout: controlTimeout(id) })
+          Effect.timeoutFail({
+            duration: Duration.millis(defaults.requestTimeoutMs),
+            onTimeout: controlUnknown(id, requestId)
+          })
         )
       },
       close: (id, closeOptions) => {
@@ -263,7 +275,7 @@ export const make = (options: {
             controlClient(id)
               .Events(capacity === undefined ? { workerId: id } : { workerId: id, capacity })
               .pipe(
-                Stream.catchTags(transportToHost(id)),
+                Stream.catchTags(transportUnknown(id, "")),
                 Stream.map((event) => event as McpWorkers.ServerNotification)
               )
           ),

@@ -20,6 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as McpCluster from "../McpCluster.js"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import * as client from "./client.js"
@@ -66,7 +67,11 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
           Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol])
         )
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
-    Layer.provide(config)
+    Layer.provide(config),
+    // The storage creates its tables (`CREATE TABLE IF NOT EXISTS`) as it starts. Runners started at once on a
+    // fresh Postgres race there, and all but one can fail on the catalog's unique index (here, two of three once
+    // exited before they were ready); the tables exist by the next try.
+    Layer.retry(Schedule.intersect(Schedule.jittered(Schedule.spaced(Duration.millis(200))), Schedule.recurs(5)))
   )
   return transport.pipe(
     Layer.provideMerge(storage),
@@ -96,6 +101,13 @@ const awaitOwnShard = (sharding: Sharding.Sharding["Type"], group: string, timeo
 
 export const layer = (
   options: McpCluster.Options
+): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
+  layerWith(options, Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host)))
+
+// `layer` over a given local registry (the tests wrap the real one to make its handler die).
+export const layerWith = (
+  options: McpCluster.Options,
+  localWorkers: Layer.Layer<LocalWorkers>
 ): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
   Layer.unwrapEffect(
     Effect.sync(() => {
@@ -134,10 +146,9 @@ export const layer = (
           disableFatalDefects: true
         })
       )
-      const local = Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host))
       return Layer.merge(service, selfLayer).pipe(
         Layer.provide(entities),
-        Layer.provide(Layer.merge(local, selfLayer)),
+        Layer.provide(Layer.merge(localWorkers, selfLayer)),
         Layer.provide(clusterRuntime(options, group))
       )
     })
