@@ -342,7 +342,18 @@ describe("NodeMcpWorkers (stdio)", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const service = yield* NodeMcpWorkers.make()
-        const expected = ["open", ...Object.keys(Operations.requests), "status", "cancel", "close", "events"].sort()
+        const expected = [
+          "open",
+          ...Object.keys(Operations.requests),
+          "status",
+          "cancel",
+          "close",
+          "events",
+          "openAll",
+          "closeAll",
+          "describe",
+          "tools"
+        ].sort()
         assert.deepStrictEqual(Object.keys(service).sort(), expected)
       })
     )
