@@ -1,6 +1,6 @@
 // Bundles the Effect 3 implementation privately into this package, so an Effect 4 application needs no effect 3:
 // the Promise host and the Promise client of @mcp-worker/node (with effect 3, @effect/platform and the MCP SDK) into
-// lib/effect3/implementation.mjs, `withClient` (McpClient's in-thread client) into lib/effect3/client.mjs, and the
+// lib/effect3/bundle/implementation.mjs, `withClient` (McpClient's in-thread client) into lib/effect3/bundle/client.mjs, and the
 // owner thread's files into owner/. The implementation finds its owner where @mcp-worker/node does, at ../../owner/
 // from its own file.
 import * as esbuild from "esbuild"
@@ -29,7 +29,7 @@ export const bundleImplementation = async () => {
   const owner = path.join(here, "owner")
   fs.rmSync(owner, { recursive: true, force: true })
   fs.cpSync(path.join(root, "packages/node/owner"), owner, { recursive: true })
-  const outdir = path.join(here, "lib/effect3")
+  const outdir = path.join(here, "lib/effect3/bundle")
   // Earlier builds' chunks; the hand-written declarations stay.
   for (const file of fs.readdirSync(outdir)) if (file.endsWith(".mjs")) fs.rmSync(path.join(outdir, file))
   // Two bundles, not one split in chunks: a chunk shared by both would carry the in-thread client (the SDK client and
@@ -82,5 +82,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await bundleOwner()
   const { host, client } = await bundleImplementation()
   const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`
-  console.log(`lib/effect3: implementation.mjs (host, remote) ${kib(host)}, client.mjs (McpClient) ${kib(client)}`)
+  console.log(`lib/effect3/bundle: implementation.mjs (host, remote) ${kib(host)}, client.mjs (McpClient) ${kib(client)}`)
 }

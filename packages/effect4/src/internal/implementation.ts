@@ -1,7 +1,7 @@
 // The Effect 3 implementation, bundled privately into this package (scripts/bundle.mjs): loaded once per thread,
 // on first use, so a thread that only imports the types pays nothing.
-import type * as Client from "../../lib/effect3/client.mjs"
-import type * as Implementation from "../../lib/effect3/implementation.mjs"
+import type * as Client from "../../lib/effect3/bundle/client.mjs"
+import type * as Implementation from "../../lib/effect3/bundle/implementation.mjs"
 
 export type {
   Handler,
@@ -10,15 +10,15 @@ export type {
   RequestName,
   ServerRequest,
   Surface
-} from "../../lib/effect3/implementation.mjs"
-export type { ScopedClient } from "../../lib/effect3/client.mjs"
+} from "../../lib/effect3/bundle/implementation.mjs"
+export type { ScopedClient } from "../../lib/effect3/bundle/client.mjs"
 
 let loaded: Promise<typeof Implementation> | undefined
 
 /** @internal */
-export const load = (): Promise<typeof Implementation> => (loaded ??= import("../../lib/effect3/implementation.mjs"))
+export const load = (): Promise<typeof Implementation> => (loaded ??= import("../../lib/effect3/bundle/implementation.mjs"))
 
 let loadedClient: Promise<typeof Client> | undefined
 
 /** The in-thread client of McpClient: a bundle of its own, so that hosts and remote threads never load it. @internal */
-export const loadClient = (): Promise<typeof Client> => (loadedClient ??= import("../../lib/effect3/client.mjs"))
+export const loadClient = (): Promise<typeof Client> => (loadedClient ??= import("../../lib/effect3/bundle/client.mjs"))
