@@ -82,5 +82,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   await bundleOwner()
   const { host, client } = await bundleImplementation()
   const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`
-  console.log(`lib/effect3/bundle: implementation.mjs (host, remote) ${kib(host)}, client.mjs (McpClient) ${kib(client)}`)
+  console.log(
+    `lib/effect3/bundle: implementation.mjs (host, remote) ${kib(host)}, client.mjs (McpClient) ${kib(client)}`
+  )
 }

@@ -16,7 +16,8 @@ export type { ScopedClient } from "../../lib/effect3/bundle/client.mjs"
 let loaded: Promise<typeof Implementation> | undefined
 
 /** @internal */
-export const load = (): Promise<typeof Implementation> => (loaded ??= import("../../lib/effect3/bundle/implementation.mjs"))
+export const load = (): Promise<typeof Implementation> =>
+  (loaded ??= import("../../lib/effect3/bundle/implementation.mjs"))
 
 let loadedClient: Promise<typeof Client> | undefined
 
