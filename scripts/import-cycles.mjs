@@ -5,24 +5,9 @@
 // components (Tarjan).
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import ts from "typescript"
+import { files, packagesDir, root } from "./sourceFiles.mjs"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const packagesDir = path.join(root, "packages")
-
-const sourceFiles = (dir) =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full)
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [full] : []
-  })
-
-const files = fs
-  .readdirSync(packagesDir)
-  .map((name) => path.join(packagesDir, name, "src"))
-  .filter((dir) => fs.existsSync(dir))
-  .flatMap(sourceFiles)
 const known = new Set(files)
 
 // `@mcp-worker/<pkg>` and `@mcp-worker/<pkg>/<Module>` name another package's sources.

@@ -3,27 +3,11 @@
 // function's lines run from its first to its last token, comments inside included.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import ts from "typescript"
+import { files, root } from "./sourceFiles.mjs"
 
 const maxFileLines = 450
 const maxFunctionLines = 100
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const packagesDir = path.join(root, "packages")
-
-const sourceFiles = (dir) =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full)
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [full] : []
-  })
-
-const files = fs
-  .readdirSync(packagesDir)
-  .map((name) => path.join(packagesDir, name, "src"))
-  .filter((dir) => fs.existsSync(dir))
-  .flatMap(sourceFiles)
 
 const problems = []
 for (const file of files) {
