@@ -84,11 +84,28 @@ const oauth: NodeMcpWorkers.OAuthProvider = {
       const response = await fetch(authorizationUrl, { redirect: "manual" })
       await response.body?.cancel()
       const location = response.headers.get("location")
-      const code = location === null ? null : new URL(location).searchParams.get("code")
+      const params = location === null ? null : new URL(location).searchParams
+      const code = params?.get("code") ?? null
       if (code === null) throw new Error(`no code in the redirect (HTTP ${response.status})`)
-      return code
+      // The redirect's issuer, for the owner to check against the authorization server's (RFC 9207, C58).
+      const iss = params?.get("iss") ?? undefined
+      return iss === undefined ? code : { code, iss }
     })
 }
+
+// The 2026-07-28 scenarios that need nothing of their own: every tool the server lists, called once with no
+// arguments (the server checks what reached it: the _meta envelope, the headers, the echoed requestState).
+const everyTool: Scenario = (workers, id) =>
+  Effect.gen(function* () {
+    const { tools } = yield* workers.listTools(id)
+    for (const tool of tools) {
+      const outcome = yield* Effect.either(workers.callTool(id, tool.name, {}))
+      yield* Console.log(
+        `${tool.name}:`,
+        outcome._tag === "Right" ? JSON.stringify(outcome.right.content) : outcome.left
+      )
+    }
+  })
 
 // The auth scenarios: the flow happens during open (and again when a call needs more scope); calls prove the token.
 const authorized: Scenario = (workers, id) =>
@@ -109,7 +126,8 @@ for (const name of scenarioList.auth) {
 const program = Effect.gen(function* () {
   const name = scenarioName
   const url = process.argv.at(-1) ?? ""
-  const scenario = scenarios[name]
+  const scenario =
+    scenarios[name] ?? (process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === "2026-07-28" ? everyTool : undefined)
   if (scenario === undefined || !URL.canParse(url)) {
     return yield* Effect.fail(
       `usage: MCP_CONFORMANCE_SCENARIO=<${Object.keys(scenarios).join("|")}> conformance-client.ts <server-url>`
@@ -117,14 +135,26 @@ const program = Effect.gen(function* () {
   }
   const workers = yield* McpWorkers
   const auth = authOf()
-  const id = yield* workers.open({ type: "http", url, ...(auth !== undefined ? { auth } : {}) })
+  // The runner names the revision a scenario runs at; 2026-07-28 pins the modern era (C51), anything else is auto.
+  const protocol = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === "2026-07-28" ? ("2026-07-28" as const) : undefined
+  const id = yield* workers.open({
+    type: "http",
+    url,
+    ...(auth !== undefined ? { auth } : {}),
+    ...(protocol !== undefined ? { protocol } : {})
+  })
   yield* scenario(workers, id).pipe(Effect.ensuring(Effect.ignore(workers.close(id))))
 })
 
 program.pipe(
   Effect.provide(
     NodeMcpWorkers.layer({
-      handlers: { elicitation: () => Effect.succeed({ action: "accept", content: {} }) },
+      handlers: {
+        elicitation: () => Effect.succeed({ action: "accept", content: {} }),
+        sampling: () =>
+          Effect.succeed({ role: "assistant", content: { type: "text", text: "conformance" }, model: "conformance" }),
+        roots: () => Effect.succeed({ roots: [] })
+      },
       oauth
     })
   ),
