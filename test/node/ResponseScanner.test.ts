@@ -83,4 +83,25 @@ describe("ResponseScanner", () => {
     assert.strictEqual(handed.length, 0)
     assert.isFalse(scanner.resultComplete)
   })
+
+  it("reads a 2026-07-28 resultType, so that an input_required round is never what saveTo writes", () =>
+    fc.assert(
+      fc.property(
+        fc.constantFrom("complete", "input_required", "task_pending_unknown"),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (resultType, cuts) => {
+          const round = { resultType, inputRequests: { q: { method: "elicitation/create", params: { note: "}" } } } }
+          const line = Buffer.from(JSON.stringify({ result: round, jsonrpc: "2.0", id: 3 }), "utf8")
+          const { scanner } = scan(line, cuts)
+          assert.strictEqual(scanner.resultTypeText, JSON.stringify(resultType))
+          assert.isTrue(scanner.resultComplete)
+        }
+      )
+    ))
+
+  it("leaves resultType unset for a result without one, and ignores one nested deeper", () => {
+    const nested = { content: [{ type: "text", text: "x" }], structuredContent: { resultType: "input_required" } }
+    const { scanner } = scan(Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, result: nested })), [5])
+    assert.isUndefined(scanner.resultTypeText)
+  })
 })

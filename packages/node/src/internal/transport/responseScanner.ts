@@ -2,8 +2,9 @@
  * An incremental scanner of one JSON-RPC response line, fed in pieces as they arrive: it hands on the bytes of the
  * top-level `result` value as they pass (so that a result of any size can go to a file without being held), and
  * notes the few small things a saved result is summed up by — the top-level `id` (which may come after the
- * result), whether an `error` member is present, the result's `isError`, and the start of the first `text` of its
- * `content`. It tracks string, escape and nesting state only; it does not check that the line is valid JSON (a
+ * result), whether an `error` member is present, the result's `isError` and `resultType` (a 2026-07-28 server answers
+ * `"input_required"` for a round of a multi-round-trip call, which is not the result to save), and the start of the
+ * first `text` of its `content`. It tracks string, escape and nesting state only; it does not check that the line is valid JSON (a
  * line that is not is never renamed into place: its result never completes).
  *
  * @internal
@@ -22,9 +23,10 @@ const comma = 0x2c
 const maxKeyBytes = 16
 const maxIdBytes = 256
 const maxFlagBytes = 8
+const maxResultTypeBytes = 64
 
 /** The small values the scanner captures, by where they are in the line. */
-type Target = "id" | "isError" | "text"
+type Target = "id" | "isError" | "resultType" | "text"
 
 interface Capture {
   readonly target: Target
@@ -70,6 +72,8 @@ export class ResponseScanner {
   hasError = false
   /** The raw text of the result's `isError`, if seen. */
   isErrorText: string | undefined
+  /** The raw text of the result's `resultType` (quotes included), if seen. */
+  resultTypeText: string | undefined
   /** The raw bytes of the first `text` of the result's `content` (at most `previewBytes`), and if it ended. */
   textRaw: Buffer | undefined
   textComplete = false
@@ -222,6 +226,8 @@ export class ResponseScanner {
     if (this.keys[0] !== "result" || this.objects[0] !== true || this.objects[1] !== true) return
     if (depth === 2 && key === "isError") {
       this.capture = { target: "isError", cap: maxFlagBytes, parts: [], bytes: 0, from: at, string }
+    } else if (depth === 2 && key === "resultType") {
+      this.capture = { target: "resultType", cap: maxResultTypeBytes, parts: [], bytes: 0, from: at, string }
     } else if (
       depth === 4 &&
       string &&
@@ -262,6 +268,9 @@ export class ResponseScanner {
         return
       case "isError":
         this.isErrorText = raw.toString("utf8")
+        return
+      case "resultType":
+        this.resultTypeText = raw.toString("utf8")
         return
       case "text":
         // Without its quotes; complete only if the closing quote was kept.
