@@ -74,7 +74,9 @@ describe("ServerConfig", () => {
         envFrom: ["GITHUB_TOKEN"],
         cwd: "/tmp",
         timeoutMs: 10_000,
-        maxResultBytes: 1024
+        maxResultBytes: 1024,
+        protocol: "legacy",
+        maxInputRounds: 3
       })
       assert.deepStrictEqual(plain(config), {
         _tag: "Stdio",
@@ -83,7 +85,9 @@ describe("ServerConfig", () => {
         env: { GITHUB_TOKEN: `${canary}-gh`, API_KEY: "literal" },
         cwd: "/tmp",
         timeoutMs: 10_000,
-        maxResultBytes: 1024
+        maxResultBytes: 1024,
+        protocol: "legacy",
+        maxInputRounds: 3
       })
       assert.deepStrictEqual(ServerConfig.describe(config), { transport: "stdio" })
     })
@@ -96,7 +100,9 @@ describe("ServerConfig", () => {
         env: {},
         cwd: undefined,
         timeoutMs: undefined,
-        maxResultBytes: undefined
+        maxResultBytes: undefined,
+        protocol: undefined,
+        maxInputRounds: undefined
       })
       assert.strictEqual(ServerConfig.maxResultBytesOf(stdio({ command: "server" })), 64 * 1024 * 1024)
     })
@@ -115,7 +121,9 @@ describe("ServerConfig", () => {
         auth: undefined,
         transport: "streamable-http",
         timeoutMs: 5000,
-        maxResultBytes: undefined
+        maxResultBytes: undefined,
+        protocol: undefined,
+        maxInputRounds: undefined
       })
       assert.deepStrictEqual(ServerConfig.describe(config), { transport: "streamable-http" })
       const auto = http({ url: "http://127.0.0.1:8080/mcp" })

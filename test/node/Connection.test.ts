@@ -12,6 +12,7 @@ const make = (): Connection.Connection => ({
   life: Connection.opening,
   pending: undefined,
   pid: null,
+  era: null,
   protocolVersion: null,
   server: null,
   notifications: Connection.counters()

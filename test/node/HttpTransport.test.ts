@@ -107,7 +107,7 @@ const openExit = (input: object) =>
       exit,
       owner,
       worker: {
-        info: Exit.isSuccess(exit) ? exit.value : { pid: null, protocolVersion: null, server: null },
+        info: Exit.isSuccess(exit) ? exit.value : { pid: null, era: null, protocolVersion: null, server: null },
         posted,
         sent,
         start,
@@ -455,8 +455,9 @@ describe("HttpTransport (HTTP+SSE)", () => {
       assert.deepStrictEqual(success(yield* callTool(worker, "inc")).structuredContent, { count: 1 })
       const log = yield* Effect.promise(() => sse.log())
       assert.deepStrictEqual(
-        log.headers.slice(0, 3).map((h) => `${h.method} ${h.path}`),
-        ["POST /sse", "GET /sse", "POST /messages"]
+        log.headers.slice(0, 4).map((h) => `${h.method} ${h.path}`),
+        // The era probe (server/discover, C51), refused as initialize is; then the fallback of the specification.
+        ["POST /sse", "POST /sse", "GET /sse", "POST /messages"]
       )
       assert.strictEqual(log.sessions.length, 1)
       // The client sent initialize once; the transport re-sent it once over SSE after the refusal (the log's
@@ -475,7 +476,8 @@ describe("HttpTransport (HTTP+SSE)", () => {
       const log = yield* Effect.promise(() => sse.log())
       assert.deepStrictEqual(
         log.headers.map((h) => `${h.method} ${h.path}`),
-        ["POST /sse"]
+        // The era probe (server/discover, C51), then initialize; neither falls back.
+        ["POST /sse", "POST /sse"]
       )
       assert.strictEqual(log.sessions.length, 0)
     })

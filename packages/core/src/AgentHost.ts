@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js"
+import type { Tool } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
 import type * as McpConfig from "./McpConfig.js"
 import type {

@@ -78,7 +78,14 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    reason: Schema.Literal("timeout", "interrupted", "cancelled", "host_unresponsive", "connection_lost"),
+    reason: Schema.Literal(
+      "timeout",
+      "interrupted",
+      "cancelled",
+      "host_unresponsive",
+      "connection_lost",
+      "stream_broken"
+    ),
     delivery: Schema.Literal("unknown")
   }
 ) {
@@ -89,7 +96,9 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
         ? "the mcp-worker host stopped answering"
         : this.reason === "connection_lost"
           ? "the connection to the mcp-worker host was lost"
-          : this.reason
+          : this.reason === "stream_broken"
+            ? "its response stream broke before the result; it was not sent again"
+            : this.reason
     return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
   }
 }
@@ -125,6 +134,66 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
       `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
       `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`
     )
+  }
+}
+
+/**
+ * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
+ * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InputRoundsExceeded extends Schema.TaggedError<InputRoundsExceeded>(
+  "@mcp-worker/core/InputRoundsExceeded"
+)("InputRoundsExceeded", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  rounds: Schema.Number,
+  delivery: Schema.Literal("unknown")
+}) {
+  override get message(): string {
+    return (
+      `request ${this.requestId} on worker ${this.workerId} still asked for input after ${this.rounds} rounds ` +
+      "(maxInputRounds); it was stopped and not sent again, its outcome is unknown"
+    )
+  }
+}
+
+/**
+ * Why a server's answer could not be used: a `resultType` no revision the client speaks defines, an `input_required`
+ * whose requests or state are missing or malformed, a result the protocol's schema refuses, or an `input_required` that
+ * asks for what no handler of the host answers (the client declared no such capability).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnusableReason = Schema.Literal(
+  "unknown_result_type",
+  "malformed_input_required",
+  "invalid_result",
+  "no_handler"
+)
+
+/**
+ * The server answered, but with nothing the client can use: the call ends here, is
+ * never retried, and the worker stays ready. `message` says what was wrong in words that hold no data of the answer.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnusableResult extends Schema.TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")(
+  "UnusableResult",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    reason: UnusableReason,
+    detail: Schema.String,
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    return `the answer to request ${this.requestId} on worker ${this.workerId} cannot be used (${this.reason}): ${this.detail}`
   }
 }
 
@@ -301,6 +370,8 @@ export type RequestError =
   | HostUnavailable
   | ResultTooLarge
   | DeadlineExceeded
+  | InputRoundsExceeded
+  | UnusableResult
 
 /**
  * The schema of every failure a request can end with.
@@ -318,7 +389,9 @@ export const RequestError: Schema.Union<
     typeof InvalidInput,
     typeof HostUnavailable,
     typeof ResultTooLarge,
-    typeof DeadlineExceeded
+    typeof DeadlineExceeded,
+    typeof InputRoundsExceeded,
+    typeof UnusableResult
   ]
 > = Schema.Union(
   UnknownWorker,
@@ -329,7 +402,9 @@ export const RequestError: Schema.Union<
   InvalidInput,
   HostUnavailable,
   ResultTooLarge,
-  DeadlineExceeded
+  DeadlineExceeded,
+  InputRoundsExceeded,
+  UnusableResult
 )
 
 /**
@@ -350,7 +425,9 @@ export const McpWorkerError = Schema.Union(
   RequestNotPending,
   HostUnavailable,
   ResultTooLarge,
-  DeadlineExceeded
+  DeadlineExceeded,
+  InputRoundsExceeded,
+  UnusableResult
 )
 
 /**

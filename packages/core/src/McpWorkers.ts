@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"

@@ -9,8 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
-import * as Mcp from "@modelcontextprotocol/sdk/types.js"
+import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -108,7 +107,7 @@ export interface ParamsContext {
  * @since 0.1.0
  * @category models
  */
-export type ResultSchema<A> = AnySchema & { readonly "~standard": { readonly types?: { output: A } | undefined } }
+export type ResultSchema<A> = Mcp.StandardSchemaV1<unknown, A>
 
 /**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
@@ -223,7 +222,7 @@ const byUri = <A>(method: Method, name: string, result: ResultSchema<A>): Operat
 export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = list(
   "tools/list",
   "listTools",
-  Mcp.ListToolsResultSchema
+  Mcp.specTypeSchemas.ListToolsResult
 )
 
 /**
@@ -253,7 +252,7 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
     return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
   },
   attributes: ([name]) => ({ tool: name }),
-  result: Mcp.CallToolResultSchema
+  result: Mcp.specTypeSchemas.CallToolResult
 }
 
 /**
@@ -265,7 +264,7 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
 export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = list(
   "resources/list",
   "listResources",
-  Mcp.ListResourcesResultSchema
+  Mcp.specTypeSchemas.ListResourcesResult
 )
 
 /**
@@ -277,7 +276,7 @@ export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> 
 export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = list(
   "resources/templates/list",
   "listResourceTemplates",
-  Mcp.ListResourceTemplatesResultSchema
+  Mcp.specTypeSchemas.ListResourceTemplatesResult
 )
 
 /**
@@ -289,7 +288,7 @@ export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceT
 export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = byUri(
   "resources/read",
   "readResource",
-  Mcp.ReadResourceResultSchema
+  Mcp.specTypeSchemas.ReadResourceResult
 )
 
 /**
@@ -301,7 +300,7 @@ export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadReso
 export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/subscribe",
   "subscribeResource",
-  Mcp.EmptyResultSchema
+  Mcp.specTypeSchemas.EmptyResult
 )
 
 /**
@@ -313,7 +312,7 @@ export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.Emp
 export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
   "resources/unsubscribe",
   "unsubscribeResource",
-  Mcp.EmptyResultSchema
+  Mcp.specTypeSchemas.EmptyResult
 )
 
 /**
@@ -325,7 +324,7 @@ export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.E
 export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = list(
   "prompts/list",
   "listPrompts",
-  Mcp.ListPromptsResultSchema
+  Mcp.specTypeSchemas.ListPromptsResult
 )
 
 /**
@@ -355,7 +354,7 @@ export const getPrompt: Operation<
       )
     }),
   attributes: ([name]) => ({ prompt: name }),
-  result: Mcp.GetPromptResultSchema
+  result: Mcp.specTypeSchemas.GetPromptResult
 }
 
 /**
@@ -370,7 +369,7 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
   span: "McpWorkers.complete",
   arity: 1,
   params: ([params], _, context) => object(params, "params", "the completion params", context),
-  result: Mcp.CompleteResultSchema
+  result: Mcp.specTypeSchemas.CompleteResult
 }
 
 /**
@@ -384,7 +383,7 @@ export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = {
   span: "McpWorkers.ping",
   arity: 0,
   params: () => Either.right("{}"),
-  result: Mcp.EmptyResultSchema
+  result: Mcp.specTypeSchemas.EmptyResult
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { Transport } from "@modelcontextprotocol/client"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as errors from "./internal/owner/errors.js"
@@ -78,6 +78,20 @@ export interface ResponseSave {
 export const OversizedMessage: typeof errors.OversizedMessage = errors.OversizedMessage
 
 /**
+ * Reported by a transport through `onerror` when a request's response stream ended before its response (C54).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StreamBroken: typeof errors.StreamBroken = errors.StreamBroken
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StreamBroken = errors.StreamBroken
+
+/**
  * Reported by a transport through `onerror` when a message from the server passed the config's `maxResultBytes`.
  *
  * @since 0.1.0
@@ -124,8 +138,11 @@ export type TransportFactory = (
 export interface InteractiveOAuth {
   /** JSON text: `redirectUrl`, `clientMetadata`, `clientMetadataUrl?`, `clientInformation?`. */
   readonly settings: string
-  /** The authorization code, or a rejection when the user's authorization did not come. */
-  readonly authorize: (authorizationUrl: string) => Promise<string>
+  /**
+   * The authorization code and the redirect's `iss` if the host's client read it (RFC 9207), or a rejection when the
+   * user's authorization did not come.
+   */
+  readonly authorize: (authorizationUrl: string) => Promise<{ readonly code: string; readonly iss: string | undefined }>
   /** The tokens the host's client keeps for this server (JSON plain data), if it keeps any. */
   readonly loadTokens: (serverUrl: string) => Promise<unknown>
   /** Hands newly obtained tokens to the host's client to keep; a failure to keep them is not the owner's. */

@@ -39,6 +39,10 @@ export interface StdioConfig {
   readonly timeoutMs: number | undefined
   /** The largest result (one response message, in bytes) delivered; `undefined` means `defaultMaxResultBytes`. */
   readonly maxResultBytes: number | undefined
+  /** Which protocol era to speak; `undefined` means `"auto"` (C51). */
+  readonly protocol: Protocol | undefined
+  /** Retries of one multi-round-trip call before it is stopped; `undefined` means `defaultMaxInputRounds` (C53). */
+  readonly maxInputRounds: number | undefined
 }
 
 /**
@@ -57,7 +61,21 @@ export interface HttpConfig {
   readonly timeoutMs: number | undefined
   /** The largest result (one response message, in bytes) delivered; `undefined` means `defaultMaxResultBytes`. */
   readonly maxResultBytes: number | undefined
+  /** Which protocol era to speak; `undefined` means `"auto"` (C51). */
+  readonly protocol: Protocol | undefined
+  /** Retries of one multi-round-trip call before it is stopped; `undefined` means `defaultMaxInputRounds` (C53). */
+  readonly maxInputRounds: number | undefined
 }
+
+/**
+ * Which protocol era a worker speaks: `"auto"` asks the server (`server/discover`) and falls back to the 2025
+ * `initialize` handshake for a legacy server; `"legacy"` is that handshake alone; `"2026-07-28"` that revision or
+ * nothing.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Protocol = "auto" | "legacy" | "2026-07-28"
 
 /**
  * How a client authenticates itself at the token endpoint.
@@ -190,6 +208,10 @@ export interface StdioConfigInput extends IgnoredKeysInput {
   readonly timeoutMs?: number
   /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
   readonly maxResultBytes?: number
+  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
+  readonly protocol?: Protocol
+  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
+  readonly maxInputRounds?: number
 }
 
 /**
@@ -209,6 +231,10 @@ export interface HttpConfigInput extends IgnoredKeysInput {
   readonly timeoutMs?: number
   /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
   readonly maxResultBytes?: number
+  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
+  readonly protocol?: Protocol
+  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
+  readonly maxInputRounds?: number
 }
 
 /**
@@ -255,6 +281,22 @@ export const maxTimeoutMs: number = internal.maxTimeoutMs
  * @category constants
  */
 export const defaultMaxResultBytes: number = 64 * 1024 * 1024
+
+/**
+ * The default `maxInputRounds`: 8 retries of one multi-round-trip call.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxInputRounds: number = internal.defaultMaxInputRounds
+
+/**
+ * The `maxInputRounds` of a config, its default applied.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const maxInputRoundsOf = (config: ServerConfig): number => config.maxInputRounds ?? defaultMaxInputRounds
 
 /**
  * The largest `maxResultBytes` a config may set (500 MiB: a result must still fit in one JavaScript string).

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult } from "@modelcontextprotocol/client"
 import type * as Effect from "effect/Effect"
 import type { JsonObject } from "./JsonValue.js"
 import type { RequestError } from "./McpWorkerError.js"

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { ListToolsResult, Tool } from "@modelcontextprotocol/sdk/types.js"
+import type { ListToolsResult, Tool } from "@modelcontextprotocol/client"
 import * as SchemaType from "./internal/schemaType.js"
 
 /**

@@ -37,6 +37,8 @@ export const WorkerStatus = Schema.Struct({
   threadId: Schema.NullOr(Schema.Number),
   /** The owner process's pid under `isolation: "process"`; `null` when the owner is a thread of the host. */
   ownerPid: Schema.NullOr(Schema.Number),
+  /** The protocol era negotiated (C51): `legacy` (`initialize`, 2025-11-25 and before) or `modern` (2026-07-28). */
+  era: Schema.NullOr(Schema.Literal("legacy", "modern")),
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
   lastFailure: Schema.NullOr(Schema.Struct({ kind: FailureKind, message: Schema.String, at: Schema.String })),

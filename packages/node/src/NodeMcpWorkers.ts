@@ -71,12 +71,14 @@ export interface OAuthProvider {
     | undefined
   /**
    * Takes the user through `authorizationUrl` and succeeds with the authorization code the redirect to `redirectUrl`
-   * brought back. A failure, or no answer within the open's budget, fails the open at stage `authorization`.
+   * brought back — or with `{ code, iss }`, the redirect's `iss` too, which the owner checks against the authorization
+   * server (RFC 9207, C58). A failure, or no answer within the open's budget, fails the open at stage
+   * `authorization`.
    */
   readonly authorize: (request: {
     readonly workerId: string
     readonly authorizationUrl: string
-  }) => Effect.Effect<string, unknown>
+  }) => Effect.Effect<string | { readonly code: string; readonly iss?: string | undefined }, unknown>
   /**
    * The tokens kept for the MCP server at `serverUrl` (the SDK's `OAuthTokens`, JSON plain data), if any: a worker
    * that finds tokens here does not ask the user. Without it, tokens live in the owner for the worker's life.

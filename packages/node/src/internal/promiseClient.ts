@@ -7,7 +7,7 @@
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import type { ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
+import type { ListToolsResult } from "@modelcontextprotocol/client"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"

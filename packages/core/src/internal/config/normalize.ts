@@ -10,6 +10,7 @@ import type {
   HttpConfig,
   HttpTransport,
   NormalizeOptions,
+  Protocol,
   ServerConfig,
   StdioConfig
 } from "../../ServerConfig.js"
@@ -45,7 +46,9 @@ const stdioKeys: ReadonlySet<string> = new Set([
   "envFrom",
   "cwd",
   "timeoutMs",
-  "maxResultBytes"
+  "maxResultBytes",
+  "protocol",
+  "maxInputRounds"
 ])
 
 const httpKeys: ReadonlySet<string> = new Set([
@@ -55,7 +58,9 @@ const httpKeys: ReadonlySet<string> = new Set([
   "auth",
   "transport",
   "timeoutMs",
-  "maxResultBytes"
+  "maxResultBytes",
+  "protocol",
+  "maxInputRounds"
 ])
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
@@ -92,6 +97,16 @@ const timeoutMs = wholeNumber("milliseconds", maxTimeoutMs)
 export const maxMaxResultBytes = 500 * 1024 * 1024
 
 const maxResultBytes = wholeNumber("bytes", maxMaxResultBytes)
+
+/** `ServerConfig.defaultMaxInputRounds`. @internal */
+export const defaultMaxInputRounds = 8
+
+const maxInputRounds = wholeNumber("rounds", 64)
+
+const protocolOf = (value: JsonValue.JsonValue, path: string): Result<Protocol> =>
+  value === "auto" || value === "legacy" || value === "2026-07-28"
+    ? Either.right(value)
+    : invalid(path, `must be "auto", "legacy" or "2026-07-28"`)
 
 const stringArray = (value: JsonValue.JsonValue | undefined, path: string): Result<ReadonlyArray<string>> => {
   if (!Array.isArray(value)) return invalid(path, `must be an array of strings (got ${kindOf(value)})`)
@@ -192,6 +207,8 @@ const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: 
     const cwd = yield* optional(entry, path, "cwd", (value, at) => string(value, at, "a directory"))
     const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
     const resultLimit = yield* optional(entry, path, "maxResultBytes", maxResultBytes)
+    const era = yield* optional(entry, path, "protocol", protocolOf)
+    const rounds = yield* optional(entry, path, "maxInputRounds", maxInputRounds)
     const env: Record<string, Redacted.Redacted<string>> = {}
     const envFrom = yield* optional(entry, path, "envFrom", stringArray)
     const envFromPath = JsonValue.appendPath(path, "envFrom")
@@ -217,7 +234,9 @@ const normalizeStdio = (entry: JsonValue.JsonObject, path: string, environment: 
       env,
       cwd,
       timeoutMs: timeout,
-      maxResultBytes: resultLimit
+      maxResultBytes: resultLimit,
+      protocol: era,
+      maxInputRounds: rounds
     } as const
   })
 
@@ -245,6 +264,8 @@ const normalizeHttp = (
     )
     const timeout = yield* optional(entry, path, "timeoutMs", timeoutMs)
     const resultLimit = yield* optional(entry, path, "maxResultBytes", maxResultBytes)
+    const era = yield* optional(entry, path, "protocol", protocolOf)
+    const rounds = yield* optional(entry, path, "maxInputRounds", maxInputRounds)
     const headers: Record<string, Redacted.Redacted<string>> = {}
     const explicit = yield* optional(entry, path, "headers", (value, at) => stringRecord(value, at, "header"))
     for (const [name, value] of explicit ?? []) setOwn(headers, name, Redacted.make(value))
@@ -258,7 +279,9 @@ const normalizeHttp = (
       auth,
       transport: given ?? typeTransport,
       timeoutMs: timeout,
-      maxResultBytes: resultLimit
+      maxResultBytes: resultLimit,
+      protocol: era,
+      maxInputRounds: rounds
     } as const
   })
 

@@ -26,6 +26,8 @@ export const toWire = (config: ServerConfig): string => {
   if (config._tag === "Http" && config.auth !== undefined) wire.auth = AuthNormalize.toWire(config.auth)
   if (config.timeoutMs !== undefined) wire.timeoutMs = config.timeoutMs
   if (config.maxResultBytes !== undefined) wire.maxResultBytes = config.maxResultBytes
+  if (config.protocol !== undefined) wire.protocol = config.protocol
+  if (config.maxInputRounds !== undefined) wire.maxInputRounds = config.maxInputRounds
   return JSON.stringify(wire)
 }
 

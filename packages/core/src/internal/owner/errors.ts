@@ -19,6 +19,20 @@ export class OversizedMessage extends Error {
   }
 }
 
+/**
+ * Reported by a transport through `onerror` when the response stream of a request ended before its response (a
+ * 2026-07-28 Streamable HTTP exchange, which nothing resumes): the owner ends the request in flight with
+ * `DeliveryUnknown` and never sends it again (C54).
+ *
+ * @internal
+ */
+export class StreamBroken extends Error {
+  override readonly name = "StreamBroken"
+  constructor() {
+    super("the response stream of a request ended before its response")
+  }
+}
+
 /** @internal */
 export const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"

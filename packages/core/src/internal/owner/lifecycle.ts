@@ -2,9 +2,13 @@
  * The owner's life: `open` builds the transport and the client and completes initialize, leaving nothing running
  * when it fails (C4); `close` ends whatever the state holds, within its budget, in any state.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  type VersionNegotiationMode
+} from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type CleanupSummary, emptyCleanup, OpenFailed } from "../../McpWorkerError.js"
@@ -12,10 +16,10 @@ import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { displayString } from "../../WorkerStatus.js"
-import { maxTimeoutMs } from "../config/normalize.js"
+import { defaultMaxInputRounds, maxTimeoutMs } from "../config/normalize.js"
 import * as ConfigWire from "../config/wire.js"
 import { errorText } from "./errors.js"
-import { forwardNotifications, forwardProgress } from "./notifications.js"
+import { forwardNotifications, forwardProgress, listen } from "./notifications.js"
 import { onClientError } from "./requests.js"
 import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
 import { closedFrom, type Connection, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
@@ -27,16 +31,12 @@ const openFailureStopMs = 2_000
 // How long a failed open waits for a server that is going away to exit and flush its stderr.
 const exitInfoWaitMs = 1_000
 
-// The version initialize settled on, as the client hands it to the transport.
-const recordProtocolVersion = (transport: Transport): { protocolVersion: string | null } => {
-  const negotiated: { protocolVersion: string | null } = { protocolVersion: null }
-  const setProtocolVersion = transport.setProtocolVersion?.bind(transport)
-  transport.setProtocolVersion = (version: string) => {
-    negotiated.protocolVersion = version
-    setProtocolVersion?.(version)
-  }
-  return negotiated
-}
+// How long a stdio server may stay silent on `server/discover` before it counts as a legacy server that ignores
+// requests before `initialize` (the SDK then sends `initialize`); at most half the open budget.
+const stdioProbeMs = 5_000
+
+const negotiationOf = (protocol: "auto" | "legacy" | "2026-07-28" | undefined): VersionNegotiationMode =>
+  protocol === "legacy" ? "legacy" : protocol === "2026-07-28" ? { pin: "2026-07-28" } : "auto"
 
 /** @internal */
 export const open = (
@@ -60,27 +60,51 @@ export const open = (
       oauth: request.oauth === undefined ? undefined : interactiveOAuth(machine, request.oauth)
     })
     machine.state = State.Opening({ workerId, transport, client: undefined })
-    const negotiated = recordProtocolVersion(transport.transport)
     const handlers = request.handlers ?? []
-    const client = new Client(clientInfo, { capabilities: capabilitiesOf(handlers) })
+    const budgetMs = Math.min(request.timeoutMs, maxTimeoutMs)
+    const client = new Client(clientInfo, {
+      capabilities: capabilitiesOf(handlers),
+      // Either era, as the config says (C51): the probe goes over this connection, whose server starts once.
+      versionNegotiation: {
+        mode: negotiationOf(config.protocol),
+        // The probe is bounded as initialize is (the SDK's own default would be its 60 s request timeout).
+        probe: {
+          timeoutMs: config._tag === "Stdio" ? Math.max(1, Math.min(stdioProbeMs, Math.floor(budgetMs / 2))) : budgetMs
+        }
+      },
+      // The rounds of one call are bounded; past them the call fails with InputRoundsExceeded (C53).
+      inputRequired: { maxRounds: config.maxInputRounds ?? defaultMaxInputRounds }
+    })
     answerServerRequests(machine, client, handlers)
     forwardNotifications(machine, client)
     machine.state = State.Opening({ workerId, transport, client })
     const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
     yield* Effect.tryPromise({
-      try: () => client.connect(transport.transport, { timeout: Math.min(request.timeoutMs, maxTimeoutMs) }),
+      try: () => client.connect(transport.transport, { timeout: budgetMs }),
       catch: (error) => error
     }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
-    const connection: Connection = { workerId, secrets, transport, client, inflight: new Map(), progress: new Map() }
+    const era = client.getProtocolEra() ?? null
+    const modern = era === "modern" ? { subscribed: new Set<string>(), listening: undefined } : undefined
+    const connection: Connection = {
+      workerId,
+      secrets,
+      transport,
+      client,
+      inflight: new Map(),
+      progress: new Map(),
+      modern
+    }
     client.onclose = () => fail(machine, "transport", "the connection closed")
     client.onerror = (error: Error) => onClientError(machine, connection, error)
     forwardProgress(machine, connection)
     machine.state = State.Ready({ connection })
+    if (modern !== undefined) listen(connection, modern)
     const server = client.getServerVersion()
     return {
       pid: transport.pid,
-      protocolVersion: negotiated.protocolVersion,
+      era,
+      protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
       server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
     }
   }).pipe(
@@ -95,6 +119,9 @@ export const open = (
     )
   )
 
+const isNegotiationError = (error: unknown): boolean =>
+  error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed
+
 // Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
 // status and last stderr lines are reported however early it died (C28).
 const openFailure = (
@@ -104,7 +131,13 @@ const openFailure = (
   elapsedMs: number
 ) =>
   Effect.gen(function* () {
-    const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    // A probe that failed on the transport: the transport's own error says what happened (C51, C28).
+    for (let i = 0; i < 3 && isNegotiationError(error); i++) {
+      const cause = (error as Error).cause
+      if (cause === undefined) break
+      error = cause
+    }
+    const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
     const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)
     const exited = info.exitCode !== undefined || info.signal !== undefined
     const waitedForUser = timedOut && transport.waitingForUser?.() === true
@@ -114,7 +147,7 @@ const openFailure = (
         ? "timeout"
         : transport.classify?.(error) === "unauthorized"
           ? "authorization"
-          : exited || error instanceof McpError
+          : exited || error instanceof ProtocolError || isNegotiationError(error)
             ? "initialize"
             : "connect"
     const message = waitedForUser

@@ -2,31 +2,25 @@
  * What the server tells the owner unasked: the notifications handed on to the host, and the progress of a request
  * in flight, matched to its request here.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import {
-  LoggingMessageNotificationSchema,
-  ProgressNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
+import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
-import type { Connection, Machine } from "./state.js"
+import type { Connection, Machine, Modern } from "./state.js"
 
-// The notifications handed on to the host, which counts them and gives them to whoever listens (`events`).
-const notificationSchemas = [
-  ToolListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
-  PromptListChangedNotificationSchema,
-  LoggingMessageNotificationSchema
+// The notifications handed on to the host, which counts them and gives them to whoever listens (`events`). A legacy
+// server sends them unasked; a modern one on the subscriptions/listen stream, whose notifications reach the same
+// handlers (C57).
+const notificationMethods = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/resources/updated",
+  "notifications/prompts/list_changed",
+  "notifications/message"
 ] as const
 
 /** @internal */
 export const forwardNotifications = (machine: Machine, client: Client): void => {
-  for (const schema of notificationSchemas) {
-    client.setNotificationHandler(schema, (notification) => {
+  for (const method of notificationMethods) {
+    client.setNotificationHandler(method, (notification) => {
       machine.port.post({
         _tag: "Notification",
         method: notification.method,
@@ -56,7 +50,7 @@ const progressOf = (progress: {
  * @internal
  */
 export const forwardProgress = (machine: Machine, connection: Connection): void => {
-  connection.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+  connection.client.setNotificationHandler("notifications/progress", (notification) => {
     const requestId = String(notification.params.progressToken)
     const controller = connection.progress.get(requestId)
     if (controller === undefined || controller.aborted) return
@@ -72,3 +66,31 @@ export const withProgressToken = (params: Record<string, unknown>, requestId: st
     progressToken: requestId
   }
 })
+
+/**
+ * The `subscriptions/listen` stream of a modern connection (C57): every list change the server advertises, and the
+ * resources subscribed to. Its notifications reach the handlers `forwardNotifications` set, as a legacy server's
+ * unsolicited ones do. Opened anew when the subscribed resources change; the previous stream is closed after the new
+ * one is acknowledged, so no notification between the two is lost. A stream the server refuses or ends leaves the
+ * worker ready: requests do not depend on it.
+ *
+ * @internal
+ */
+export const listen = (connection: Connection, modern: Modern): Promise<void> => {
+  const capabilities = connection.client.getServerCapabilities() ?? {}
+  const filter = {
+    ...(capabilities.tools?.listChanged === true ? { toolsListChanged: true } : {}),
+    ...(capabilities.prompts?.listChanged === true ? { promptsListChanged: true } : {}),
+    ...(capabilities.resources?.listChanged === true ? { resourcesListChanged: true } : {}),
+    ...(modern.subscribed.size > 0 ? { resourceSubscriptions: [...modern.subscribed] } : {})
+  }
+  if (Object.keys(filter).length === 0) return Promise.resolve()
+  const previous = modern.listening
+  return connection.client.listen(filter).then(
+    (subscription) => {
+      modern.listening = subscription
+      if (previous !== undefined) void previous.close().catch(() => {})
+    },
+    () => {}
+  )
+}

@@ -3,19 +3,42 @@
  * a remote caller, `direct.ts`), sent as plain requests checked against the result schema of their `Operations`
  * entry, cancelled exactly, and answered to the host or to the caller that named itself.
  */
-import type { AnySchema } from "@modelcontextprotocol/sdk/server/zod-compat.js"
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type StandardSchemaV1
+} from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
-import { InvalidInput, ResultTooLarge, ServerError, WorkerBusy, WorkerFailed } from "../../McpWorkerError.js"
+import {
+  DeliveryUnknown,
+  InputRoundsExceeded,
+  InvalidInput,
+  ResultTooLarge,
+  ServerError,
+  UnusableResult,
+  WorkerBusy,
+  WorkerFailed
+} from "../../McpWorkerError.js"
 import * as Operations from "../../Operations.js"
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { maxTimeoutMs } from "../config/normalize.js"
-import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary } from "./errors.js"
-import { withProgressToken } from "./notifications.js"
+import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
+import { listen, withProgressToken } from "./notifications.js"
 import { RequestAbort } from "./requestAbort.js"
-import { busyWith, type Connection, connectionGone, fail, type Machine, type Port, postFailure } from "./state.js"
+import {
+  busyWith,
+  type Connection,
+  connectionGone,
+  fail,
+  type Machine,
+  type Modern,
+  type Port,
+  postFailure
+} from "./state.js"
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
@@ -24,7 +47,7 @@ const sdkTimeoutSlackMs = 5_000
 // protocol, never against what a server declared about itself (C25).
 const resultSchemas = Object.fromEntries(
   Object.values(Operations.requests).map((operation) => [operation.method, operation.result])
-) as Readonly<Record<OwnerProtocol.Method, AnySchema>>
+) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
 /** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
 export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
@@ -79,17 +102,44 @@ export const send = (
   // schemas it validates results against, task requirements it refuses calls for), and descriptions and
   // results are untrusted data the library does not interpret (C25). Results come back as the server sent
   // them; the schema applied is the protocol's own.
-  const promise = connection.client.request(
-    { method: message.method, params },
-    resultSchemas[message.method],
-    requestOptions
-  )
+  const promise =
+    (connection.modern !== undefined
+      ? modernOnly(connection, connection.modern, message.method, params, requestOptions)
+      : undefined) ??
+    connection.client.request({ method: message.method, params }, resultSchemas[message.method], requestOptions)
   const saving = save === undefined ? undefined : save.right
   const { replyTo } = message
   promise.then(
     (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving, replyTo),
     (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving, replyTo)
   )
+}
+
+/**
+ * The operations a 2026-07-28 server has no method for, done the way that revision does them: a resource subscription
+ * is part of the connection's subscriptions/listen filter (C57), answered once the server acknowledged the new
+ * stream; `ping` is a `server/discover`, which every modern server answers. `undefined`: a plain request.
+ */
+const modernOnly = (
+  connection: Connection,
+  modern: Modern,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>,
+  options: { readonly signal: AbortSignal; readonly timeout: number }
+): Promise<unknown> | undefined => {
+  if (method === "ping") {
+    return connection.client.discover(options).then(() => {
+      // The discover line is not this request's result: the transport's raw copy of it is dropped.
+      connection.transport.takeResponse?.()
+      return {}
+    })
+  }
+  if (method !== "resources/subscribe" && method !== "resources/unsubscribe") return undefined
+  const uri = typeof params.uri === "string" ? params.uri : undefined
+  if (uri === undefined) return undefined
+  if (method === "resources/subscribe") modern.subscribed.add(uri)
+  else modern.subscribed.delete(uri)
+  return listen(connection, modern).then(() => ({}))
 }
 
 // The transport makes the file before anything is sent: a failure here means the request was not sent.
@@ -155,7 +205,7 @@ const postSaved = (
   postFailure(
     port,
     requestId,
-    new ServerError({ workerId: connection.workerId, requestId, code: ErrorCode.InternalError, message })
+    new ServerError({ workerId: connection.workerId, requestId, code: ProtocolErrorCode.InternalError, message })
   )
 }
 
@@ -164,7 +214,7 @@ const requestError = (
   connection: Connection,
   requestId: string,
   error: unknown
-): ServerError | WorkerFailed => {
+): ServerError | WorkerFailed | InputRoundsExceeded | UnusableResult | DeliveryUnknown => {
   const { workerId } = connection
   const secrets = connection.secrets()
   const kind = connection.transport.classify?.(error)
@@ -180,7 +230,11 @@ const requestError = (
   }
   if (machine.state._tag !== "Ready")
     return connectionGone(machine.state, "unknown", "transport", "the connection closed")
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+  // A modern HTTP exchange that broke: the request's outcome is unknown, the worker goes on (C54).
+  if (error instanceof StreamBroken) {
+    return new DeliveryUnknown({ workerId, requestId, reason: "stream_broken", delivery: "unknown" })
+  }
+  if (error instanceof ProtocolError) {
     return new ServerError({
       workerId,
       requestId,
@@ -189,12 +243,49 @@ const requestError = (
       ...(error.data !== undefined ? { data: error.data } : {})
     })
   }
+  const unusable = error instanceof SdkError ? unusableOf(workerId, requestId, error) : undefined
+  if (unusable !== undefined) return unusable
   // The connection is still up: the result broke the protocol's schema, or the request failed in the client;
   // neither is a dead connection (C15 is for a connection that is gone, which the transport reports by closing).
   const message = isSchemaError(error)
     ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
     : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
-  return new ServerError({ workerId, requestId, code: ErrorCode.InternalError, message })
+  return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message })
+}
+
+/**
+ * What the SDK's multi-round-trip driver and result decoding refuse (C53): a server that asks past the round limit,
+ * a `resultType` it does not know, an `input_required` it cannot act on. The call ends; nothing is retried. The
+ * words are fixed: what a server put in its answer (keys, methods, values) never reaches an error message.
+ */
+const unusableOf = (
+  workerId: string,
+  requestId: string,
+  error: SdkError
+): InputRoundsExceeded | UnusableResult | undefined => {
+  const unusable = (reason: UnusableResult["reason"], detail: string) =>
+    new UnusableResult({ workerId, requestId, reason, detail, delivery: "unknown" })
+  switch (error.code) {
+    case SdkErrorCode.InputRequiredRoundsExceeded: {
+      const rounds = (error.data as { rounds?: unknown } | undefined)?.rounds
+      return new InputRoundsExceeded({
+        workerId,
+        requestId,
+        rounds: typeof rounds === "number" ? rounds : 0,
+        delivery: "unknown"
+      })
+    }
+    case SdkErrorCode.UnsupportedResultType:
+      return unusable("unknown_result_type", "the result's resultType is none the client speaks")
+    case SdkErrorCode.CapabilityNotSupported:
+      return unusable("no_handler", "the server asked for input that no handler of the host answers")
+    case SdkErrorCode.InvalidResult:
+      return /input.required|input request/i.test(error.message)
+        ? unusable("malformed_input_required", "the input_required answer has no usable inputRequests or requestState")
+        : unusable("invalid_result", "the result does not match the protocol's schema")
+    default:
+      return undefined
+  }
 }
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
@@ -217,9 +308,24 @@ const refuseOversized = (port: Port, connection: Connection, error: OversizedMes
   }
 }
 
+// A modern HTTP request whose stream broke: the request in flight (one at a time, C8) ends as DeliveryUnknown, and the
+// client forgets it; it is never sent again (C54).
+const endBroken = (port: Port, connection: Connection): void => {
+  for (const [requestId, controller] of connection.inflight) {
+    connection.inflight.delete(requestId)
+    postFailure(
+      port,
+      requestId,
+      new DeliveryUnknown({ workerId: connection.workerId, requestId, reason: "stream_broken", delivery: "unknown" })
+    )
+    controller.abort("stream_broken")
+  }
+}
+
 /** The client's `onerror`: an oversized answer, or what the transport classifies as the connection's end. @internal */
 export const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
   if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
+  if (error instanceof StreamBroken) return endBroken(machine.port, connection)
   // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))

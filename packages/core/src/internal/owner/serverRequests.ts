@@ -2,14 +2,7 @@
  * The requests a server sends its client (elicitation, sampling, roots) and the questions of an interactive OAuth
  * flow: each handed to the host, which answers with its handlers (`ServerReply`).
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import {
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
-  McpError
-} from "@modelcontextprotocol/sdk/types.js"
+import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import type { Machine } from "./state.js"
@@ -26,6 +19,10 @@ export const capabilitiesOf = (handlers: ReadonlyArray<string>) => ({
   ...(handlers.includes("roots") ? { roots: {} } : {})
 })
 
+// The JSON-RPC codes of the 2025 SDK for a request the client gave up on, and for a closing connection.
+const requestTimeoutCode = -32001
+const connectionClosedCode = -32000
+
 /**
  * Hands a server's request to the host and answers the server with what the host's handler answered. A request
  * the server cancels (or a connection that closes) stops waiting here; the host's late answer is dropped.
@@ -40,7 +37,7 @@ const askHost = (
     const serverRequestId = String(++machine.nextServerRequest)
     const onAbort = () => {
       machine.serverRequests.delete(serverRequestId)
-      reject(new McpError(ErrorCode.RequestTimeout, "the request was cancelled"))
+      reject(new ProtocolError(requestTimeoutCode, "the request was cancelled"))
     }
     if (signal.aborted) return onAbort()
     signal.addEventListener("abort", onAbort, { once: true })
@@ -59,19 +56,21 @@ const askHost = (
 
 /** @internal */
 export const answerServerRequests = (machine: Machine, client: Client, handlers: ReadonlyArray<string>): void => {
+  // The same handlers answer a legacy server's requests and the embedded requests of a modern server's
+  // `input_required` rounds, which the SDK's driver dispatches to them inside the one call (C31, C52).
   if (handlers.includes("elicitation")) {
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-      askHost(machine, "elicitation/create", request.params, extra.signal)
+    client.setRequestHandler("elicitation/create", (request, context) =>
+      askHost(machine, "elicitation/create", request.params, context.mcpReq.signal)
     )
   }
   if (handlers.includes("sampling")) {
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) =>
-      askHost(machine, "sampling/createMessage", request.params, extra.signal)
+    client.setRequestHandler("sampling/createMessage", (request, context) =>
+      askHost(machine, "sampling/createMessage", request.params, context.mcpReq.signal)
     )
   }
   if (handlers.includes("roots")) {
-    client.setRequestHandler(ListRootsRequestSchema, (request, extra) =>
-      askHost(machine, "roots/list", request.params, extra.signal)
+    client.setRequestHandler("roots/list", (request, context) =>
+      askHost(machine, "roots/list", request.params, context.mcpReq.signal)
     )
   }
 }
@@ -83,14 +82,14 @@ export const onServerReply = (machine: Machine, message: typeof OwnerProtocol.Se
   machine.serverRequests.delete(message.serverRequestId)
   if (message.result !== undefined) return waiting.resolve(JSON.parse(message.result))
   return waiting.reject(
-    new McpError(message.error?.code ?? ErrorCode.InternalError, message.error?.message ?? "no answer")
+    new ProtocolError(message.error?.code ?? ProtocolErrorCode.InternalError, message.error?.message ?? "no answer")
   )
 }
 
 /** A closing connection answers nobody any more: every question still waiting for the host fails. @internal */
 export const rejectServerRequests = (machine: Machine): void => {
   for (const waiting of machine.serverRequests.values()) {
-    waiting.reject(new McpError(ErrorCode.ConnectionClosed, "the connection is closing"))
+    waiting.reject(new ProtocolError(connectionClosedCode, "the connection is closing"))
   }
   machine.serverRequests.clear()
 }
@@ -103,9 +102,9 @@ export const interactiveOAuth = (machine: Machine, settings: string): Owner.Inte
   settings,
   authorize: (authorizationUrl) =>
     askHost(machine, "oauth/authorize", { authorizationUrl }, authorizing).then((result: unknown) => {
-      const code = typeof result === "object" && result !== null ? (result as { code?: unknown }).code : undefined
+      const { code, iss } = typeof result === "object" && result !== null ? (result as Record<string, unknown>) : {}
       if (typeof code !== "string" || code.length === 0) throw new Error("the host's OAuth client gave no code")
-      return code
+      return { code, iss: typeof iss === "string" ? iss : undefined }
     }),
   loadTokens: (serverUrl) =>
     askHost(machine, "oauth/tokens", { serverUrl }, authorizing).then(

@@ -3,13 +3,15 @@
  * record that holds it (`Machine`), and the small functions that read and move it. Every other module of the owner
  * takes the `Machine` and calls these.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import {
   type DeliveryUnknown,
   type FailureKind,
+  type InputRoundsExceeded,
   type InvalidInput,
   type ResultTooLarge,
+  type UnusableResult,
   type ServerError,
   type WorkerBusy,
   WorkerFailed
@@ -36,6 +38,19 @@ export interface Connection {
   readonly inflight: Map<string, RequestAbort>
   /** The requests that asked for progress, by the progress token they carry (their request id). */
   readonly progress: Map<string, RequestAbort>
+  /** Set once the client negotiated the 2026-07-28 era: what only that era needs (C56, C57). */
+  readonly modern: Modern | undefined
+}
+
+/**
+ * A modern connection's own state: the `subscriptions/listen` stream that feeds `events` (C57), opened anew when the
+ * resource URIs subscribed to change.
+ *
+ * @internal
+ */
+export interface Modern {
+  readonly subscribed: Set<string>
+  listening: { close(): Promise<void> } | undefined
 }
 
 /**
@@ -176,5 +191,13 @@ export const cancel = (state: State, requestId: string, reason: string): boolean
 export const postFailure = (
   port: Port,
   requestId: string,
-  error: ServerError | WorkerFailed | ResultTooLarge | InvalidInput | WorkerBusy | DeliveryUnknown
+  error:
+    | ServerError
+    | WorkerFailed
+    | ResultTooLarge
+    | InvalidInput
+    | WorkerBusy
+    | DeliveryUnknown
+    | InputRoundsExceeded
+    | UnusableResult
 ): void => port.post(Checks.encodeOwnerMessage({ _tag: "Failure", requestId, error }))

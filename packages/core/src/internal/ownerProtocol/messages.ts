@@ -8,10 +8,12 @@ import {
   CleanupSummary,
   DeliveryUnknown,
   FailureKind,
+  InputRoundsExceeded,
   InvalidInput,
   OpenFailed,
   ResultTooLarge,
   ServerError,
+  UnusableResult,
   WorkerBusy,
   WorkerFailed
 } from "../../McpWorkerError.js"
@@ -19,6 +21,8 @@ import {
 /** @internal */
 export const OpenInfo = Schema.Struct({
   pid: Schema.NullOr(Schema.Number),
+  /** The protocol era the worker's client negotiated: `initialize` (legacy) or `server/discover` (modern). */
+  era: Schema.NullOr(Schema.Literal("legacy", "modern")),
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
 })
@@ -177,7 +181,16 @@ export const NotificationMessage = Schema.TaggedStruct("Notification", {
 /** @internal */
 export const FailureMessage = Schema.TaggedStruct("Failure", {
   requestId: Schema.String,
-  error: Schema.Union(ServerError, WorkerFailed, ResultTooLarge, InvalidInput, WorkerBusy, DeliveryUnknown)
+  error: Schema.Union(
+    ServerError,
+    WorkerFailed,
+    ResultTooLarge,
+    InvalidInput,
+    WorkerBusy,
+    DeliveryUnknown,
+    InputRoundsExceeded,
+    UnusableResult
+  )
 })
 
 /** @internal */

@@ -141,6 +141,7 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       pid: null,
       threadId: null,
       ownerPid: null,
+      era: null,
       protocolVersion: null,
       server: null,
       notifications: Connection.counters(),
@@ -258,6 +259,7 @@ export const open = (
       Effect.onError(() => abandon(registry, entry))
     )
     entry.pid = info.pid
+    entry.era = info.era
     entry.protocolVersion = info.protocolVersion
     entry.server = info.server
     entry.life = Connection.ready

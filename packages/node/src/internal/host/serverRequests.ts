@@ -21,14 +21,18 @@ type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, un
 const fieldsOf = (params: unknown): Readonly<Record<string, unknown>> =>
   typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {}
 
-// The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code }`.
+// The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code, iss? }`.
 const authorizeWith =
   (oauth: OAuthProvider): Answerer =>
   (workerId, params) => {
     const { authorizationUrl } = fieldsOf(params)
     return typeof authorizationUrl !== "string"
       ? Effect.fail("no authorization URL")
-      : Effect.map(oauth.authorize({ workerId, authorizationUrl }), (code) => ({ code }))
+      : Effect.map(oauth.authorize({ workerId, authorizationUrl }), (answer) =>
+          typeof answer === "string"
+            ? { code: answer }
+            : { code: answer.code, ...(typeof answer.iss === "string" ? { iss: answer.iss } : {}) }
+        )
   }
 
 // The owner asks for the tokens kept for a server, and hands over those it obtained; without storage, there are none.

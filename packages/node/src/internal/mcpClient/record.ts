@@ -273,6 +273,7 @@ export const make = (
       life: Connection.opening,
       pending: undefined,
       pid: null,
+      era: null,
       protocolVersion: null,
       server: null,
       notifications: Connection.counters()
@@ -322,6 +323,7 @@ export const make = (
         Effect.onError(() => abandon(client))
       )
     client.pid = info.pid
+    client.era = info.era
     client.protocolVersion = info.protocolVersion
     client.server = info.server
     client.life = Connection.ready

@@ -118,6 +118,8 @@ export interface Connection extends Holder {
   readonly http: boolean
   life: Life
   pid: number | null
+  /** The protocol era the owner's client negotiated (C51). */
+  era: "legacy" | "modern" | null
   protocolVersion: string | null
   server: { name: string; version: string } | null
   readonly notifications: Counters
@@ -236,6 +238,7 @@ export const statusOf = (
   pid: connection.pid,
   threadId: owner.threadId,
   ownerPid: owner.ownerPid,
+  era: connection.era,
   protocolVersion: connection.protocolVersion,
   server: connection.server,
   lastFailure: failureOf(connection.life),

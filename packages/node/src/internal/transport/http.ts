@@ -15,16 +15,23 @@ import * as Owner from "@mcp-worker/core/Owner"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { FetchLike, Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type FetchLike,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  SdkHttpError,
+  SSEClientTransport,
+  SseError,
+  StreamableHTTPClientTransport,
+  type Transport,
+  type TransportSendOptions
+} from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as HttpAuth from "./httpAuth.js"
-import { type Described, describe, HttpTransportError, toError } from "./httpErrors.js"
+import { brokeMidway, type Described, describe, HttpTransportError, toError } from "./httpErrors.js"
 
 export { HttpTransportError } from "./httpErrors.js"
 
@@ -32,16 +39,33 @@ type TransportName = ServerConfig.HttpTransport
 
 type Inner = StreamableHTTPClientTransport | SSEClientTransport
 
-// Only Streamable HTTP resumes streams; the SSE transport takes no options.
+// Only Streamable HTTP takes options: resumption (2025), the request's own stream and its headers (2026-07-28).
 const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> =>
   inner instanceof SSEClientTransport || options === undefined
     ? inner.send(message)
     : inner.send(message, {
         ...(options.resumptionToken !== undefined ? { resumptionToken: options.resumptionToken } : {}),
-        ...(options.onresumptiontoken !== undefined ? { onresumptiontoken: options.onresumptiontoken } : {})
+        ...(options.onresumptiontoken !== undefined ? { onresumptiontoken: options.onresumptiontoken } : {}),
+        ...(options.requestSignal !== undefined ? { requestSignal: options.requestSignal } : {}),
+        ...(options.onRequestStreamEnd !== undefined ? { onRequestStreamEnd: options.onRequestStreamEnd } : {}),
+        ...(options.headers !== undefined ? { headers: options.headers } : {})
       })
 
 const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
+
+// The 2026-07-28 probe. It decides nothing about the transport: a legacy answer is followed by `initialize`, which
+// may still fall back to HTTP+SSE. Its HTTP answers reach the client as the SDK raised them, for it to read the era off.
+const isDiscover = (message: JSONRPCMessage): boolean => "method" in message && message.method === "server/discover"
+
+// A 2026-07-28 message carries its protocol version in its own `_meta` envelope (there is no handshake to remember).
+const isModern = (message: JSONRPCMessage): boolean => {
+  const params = "params" in message ? (message.params as { _meta?: Record<string, unknown> } | undefined) : undefined
+  return typeof params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "string"
+}
+
+// A caller's request over the 2026-07-28 wire (the listen stream, which ends when it is closed, is none).
+const requestIdOf = (message: JSONRPCMessage): string | number | undefined =>
+  "method" in message && "id" in message && message.method !== "subscriptions/listen" ? message.id : undefined
 
 /**
  * Where the transport is. `active` is which transport carries the connection: the configured one, else
@@ -102,6 +126,12 @@ class HttpClientTransport implements Transport {
   /** Transports the fallback replaced; `stop` closes them too. */
   private readonly dropped: Array<Inner> = []
   private protocolVersion: string | undefined
+  /** The era probe is in flight: its failure is told by its send, to the client's negotiation, not by closing. */
+  private discovering = false
+  /** The last message sent was of the 2026-07-28 wire. */
+  private modern = false
+  /** The 2026-07-28 requests whose response has not arrived (see `watched`). */
+  private readonly awaiting = new Set<string | number>()
   private deleteStatus: number | undefined
   private readonly fetch: FetchLike
 
@@ -145,15 +175,38 @@ class HttpClientTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const phase = this.phase
     if (!isAttached(phase)) throw new Error("Not connected")
+    this.modern = isModern(message)
+    if (isDiscover(message)) {
+      this.discovering = true
+      return sendOn(phase.inner, message, options)
+        .catch((error: unknown) => {
+          // An HTTP answer is the SDK's to read the era off; anything else is the connection's failure, told as such.
+          throw error instanceof SdkHttpError ? error : toError(this.describe(error))
+        })
+        .finally(() => {
+          this.discovering = false
+        })
+    }
     if (phase.active === undefined) {
       if (isInitialize(message) && phase.inner instanceof StreamableHTTPClientTransport) {
         return this.probe(phase.inner, message, options)
       }
       this.phase = decide(phase, "streamable-http")
     }
-    return sendOn(phase.inner, message, options).catch((error: unknown) => {
+    return sendOn(phase.inner, message, this.watched(message, options)).catch((error: unknown) => {
+      // A 2026-07-28 request whose exchange broke after it may have reached the server (a reset, a hang-up) is the
+      // request's, not the connection's: there is no session to lose (C54). A refused connection sent nothing.
+      if (isModern(message) && requestIdOf(message) !== undefined && brokeMidway(error)) throw new Owner.StreamBroken()
       throw toError(this.describe(error))
     })
+  }
+
+  /**
+   * Streamable HTTP opens one stream per request, which the 2026-07-28 client closes to cancel it (C55); the SDK
+   * reads this to know it may.
+   */
+  get hasPerRequestStream(): boolean {
+    return innerOf(this.phase) instanceof StreamableHTTPClientTransport
   }
 
   async close(): Promise<void> {
@@ -188,6 +241,28 @@ class HttpClientTransport implements Transport {
   }
 
   // internal
+
+  /**
+   * A 2026-07-28 request's stream that ends before its response is reported (`StreamBroken`): nothing resumes such a
+   * stream, and the owner ends the request as `DeliveryUnknown` rather than wait out its budget (C54). A 2025 stream
+   * is the SDK's to resume, as the session allows.
+   */
+  private watched(
+    message: JSONRPCMessage,
+    options: TransportSendOptions | undefined
+  ): TransportSendOptions | undefined {
+    const id = requestIdOf(message)
+    if (id === undefined || !isModern(message)) return options
+    this.awaiting.add(id)
+    options?.requestSignal?.addEventListener("abort", () => this.awaiting.delete(id), { once: true })
+    return {
+      ...options,
+      onRequestStreamEnd: () => {
+        options?.onRequestStreamEnd?.()
+        if (this.awaiting.delete(id) && isAttached(this.phase)) this.onerror?.(new Owner.StreamBroken())
+      }
+    }
+  }
 
   /**
    * The response with its body cut off once it passes `maxResultBytes`. The owner learns it first (`onerror` with
@@ -228,6 +303,7 @@ class HttpClientTransport implements Transport {
   /** Hands on what `inner` reports while it carries the connection; a replaced transport is not heard. */
   private listen<I extends Inner>(inner: I): I {
     inner.onmessage = (message: JSONRPCMessage) => {
+      if ("id" in message && !("method" in message) && message.id !== undefined) this.awaiting.delete(message.id)
       const phase = this.phase
       if (isAttached(phase) && phase.inner === inner) this.onmessage?.(message)
     }
@@ -262,7 +338,7 @@ class HttpClientTransport implements Transport {
       const refused = await sendOn(streamable, message, options).then(
         () => undefined,
         (error: unknown) => {
-          const status = error instanceof StreamableHTTPError ? (error.code ?? 0) : 0
+          const status = error instanceof SdkHttpError ? error.status : 0
           // A refusal for want of authorization is not a server that does not speak Streamable HTTP.
           const refused = status >= 400 && status < 500 && status !== 401 && status !== 403
           if (refused && this.phase._tag === "Probing") return status
@@ -309,8 +385,10 @@ class HttpClientTransport implements Transport {
     const phase = this.phase
     if (phase._tag !== "Open" || phase.inner !== inner) return
     const described = this.describe(error)
-    // A lost SSE stream is never resumed: the SDK would open a fresh, uninitialized session behind the client.
-    const fatal = described.expired || described.unreachable || error instanceof SseError
+    // A lost SSE stream is never resumed: the SDK would open a fresh, uninitialized session behind the client. Over the
+    // 2026-07-28 wire an exchange that broke midway is that request's loss, told by its send (C54), not the end.
+    const requestLost = (this.modern && brokeMidway(error)) || this.discovering
+    const fatal = !requestLost && (described.expired || described.unreachable || error instanceof SseError)
     if (!fatal) return this.onerror?.(new Error(described.message))
     this.onerror?.(toError(described))
     const attached = isAttached(this.phase)
@@ -399,6 +477,15 @@ export const make = (
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
       exitInfo: () => Effect.succeed({}),
-      classify: (error) => (error instanceof HttpTransportError ? error.kind : undefined)
+      // What reaches the owner as the SDK raised it (the era probe's HTTP answers): a refusal for want of authorization,
+      // or another HTTP failure of the connection.
+      classify: (error) =>
+        error instanceof HttpTransportError
+          ? error.kind
+          : error instanceof SdkHttpError
+            ? error.status === 401 || error.status === 403
+              ? "unauthorized"
+              : "transport"
+            : undefined
     }
   })

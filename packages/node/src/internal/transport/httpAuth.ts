@@ -16,15 +16,17 @@
 import type * as Owner from "@mcp-worker/core/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
-import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
-import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
-import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+import {
+  auth,
+  createPrivateKeyJwtAuth,
+  extractWWWAuthenticateParams,
+  type FetchLike,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens
+} from "@modelcontextprotocol/client"
 import * as Redacted from "effect/Redacted"
 
 /**
@@ -312,11 +314,13 @@ const renewing = (
 ): Authorizer => {
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
-  const run = (authorizationCode?: string) =>
+  // The SDK checks the redirect's `iss` against the authorization server before it redeems the code (RFC 9207, C58).
+  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
     auth(provider, {
       serverUrl,
       fetchFn: baseFetch,
-      ...(authorizationCode !== undefined ? { authorizationCode } : {}),
+      ...(authorization !== undefined ? { authorizationCode: authorization.code } : {}),
+      ...(authorization?.iss !== undefined ? { iss: authorization.iss } : {}),
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
       ...(store.scope !== undefined ? { scope: store.scope } : {})
     })
@@ -331,7 +335,7 @@ const renewing = (
       throw new AuthorizationError("the authorization server wants the user's authorization, and no one can ask")
     }
     waiting = true
-    const code = await interactive
+    const authorization = await interactive
       .authorize(redirect.href)
       .catch((error: unknown) => {
         throw new AuthorizationError(`the user's authorization did not come: ${failureText(error, secrets())}`)
@@ -339,8 +343,10 @@ const renewing = (
       .finally(() => {
         waiting = false
       })
-    remember(store, code)
-    if ((await run(code)) !== "AUTHORIZED") throw new AuthorizationError("the authorization server did not authorize")
+    remember(store, authorization.code)
+    if ((await run(authorization)) !== "AUTHORIZED") {
+      throw new AuthorizationError("the authorization server did not authorize")
+    }
   }
   let running: Promise<void> | undefined
   // One authorization at a time: requests that need it meanwhile wait for the same one.

@@ -7,8 +7,7 @@
  */
 import type { FailureKind } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { SdkHttpError, SseError } from "@modelcontextprotocol/client"
 import * as HttpAuth from "./httpAuth.js"
 
 /**
@@ -50,7 +49,8 @@ export const clip = (text: string, secrets: ReadonlyArray<string>): string => {
   return `${line.slice(0, cut)}…`
 }
 
-const networkCode = (error: unknown): string | undefined => {
+/** The network failure's code, for an error that is one (`fetch failed` and its cause). @internal */
+export const networkCode = (error: unknown): string | undefined => {
   if (!(error instanceof TypeError)) return undefined
   const cause: unknown = (error as { cause?: unknown }).cause
   const code = typeof cause === "object" && cause !== null ? (cause as { code?: unknown }).code : undefined
@@ -58,6 +58,12 @@ const networkCode = (error: unknown): string | undefined => {
 }
 
 /** @internal */
+/** The exchange started and then broke: anything but a connection that was never made. @internal */
+export const brokeMidway = (error: unknown): boolean => {
+  const code = networkCode(error)
+  return code !== undefined && code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
+}
+
 export const expiredMessage = "the server no longer knows this session (HTTP 404); close the worker and open a new one"
 
 const answered = (status: number, detail: string): string =>
@@ -76,10 +82,10 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
-  if (error instanceof StreamableHTTPError) {
-    const status = error.code !== undefined && error.code > 0 ? error.code : undefined
+  if (error instanceof SdkHttpError) {
+    const status = error.status > 0 ? error.status : undefined
     if (status === 404 && hasSession) return plain(expiredMessage, 404)
-    const detail = clip(error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, ""), secrets)
+    const detail = clip(error.message.replace(/^(Streamable HTTP error: )?(Error POSTing to endpoint: )?/, ""), secrets)
     return plain(status === undefined ? detail : answered(status, detail), status)
   }
   if (error instanceof SseError) {

@@ -6,9 +6,7 @@ import * as Owner from "@mcp-worker/core/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { type JSONRPCMessage, serializeMessage, type Transport } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
@@ -153,7 +151,11 @@ class ProcessTransport implements Transport {
     scanner.end()
     const id = save.id
     const mine = id !== undefined && scanner.id === JSON.stringify(id)
-    if (mine && save.live && scanner.resultComplete && !scanner.hasError) {
+    // A round of a multi-round-trip call (2026-07-28) is not its result: the save waits for the retry, which the client
+    // sends on a fresh id, and the round goes to the client as any line does.
+    const complete = scanner.resultTypeText === undefined || scanner.resultTypeText === '"complete"'
+    if (mine && save.live && !complete) save.id = undefined
+    if (mine && save.live && complete && scanner.resultComplete && !scanner.hasError) {
       if (this.save === save) this.save = undefined
       // The client gets a minimal result in place of the one saved; the owner answers with the save's summary.
       const committed = save.commit(scanner)
@@ -171,7 +173,9 @@ class ProcessTransport implements Transport {
     // A line too long to have been kept. The request's own answer (an error, or a result that is not an object)
     // fails the request; anything else is skipped, as a line past the limit is.
     if (mine && save.live) {
-      const message = `the server's ${spool.bytes}-byte answer has no result to save`
+      const message = complete
+        ? `the server's ${spool.bytes}-byte answer has no result to save`
+        : `the server's ${spool.bytes}-byte input_required answer is too long to read`
       return this.onmessage?.({ jsonrpc: "2.0", id, error: { code: -32603, message } })
     }
     if (!mine)
@@ -215,7 +219,13 @@ class ProcessTransport implements Transport {
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
-      if ("method" in message && "id" in message && message.method !== "initialize") {
+      // Not the handshake, nor the long-lived subscriptions/listen stream (2026-07-28): neither is a caller's request.
+      if (
+        "method" in message &&
+        "id" in message &&
+        message.method !== "initialize" &&
+        message.method !== "subscriptions/listen"
+      ) {
         this.tracked = message.id
         this.answered = undefined
         if (this.save !== undefined && this.save.id === undefined) this.save.id = message.id
