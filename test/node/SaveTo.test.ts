@@ -3,13 +3,14 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { startHttpFixture, statefulConfig } from "../fixtures/servers.js"
+import { modernConfig, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, structured, withHost } from "./helpers.js"
 import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
 
@@ -235,6 +236,36 @@ describe("C32: saveTo", () => {
         assert.deepStrictEqual(fs.readdirSync(where), ["out.json"])
         yield* workers.close(id)
       })
+    )
+  )
+
+  it.live("a 2026-07-28 worker's result is saved too, the last round's after an input_required round", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const where = freshDir("modern")
+      const id = yield* workers.open(modernConfig("--exit-on-stdin-eof"))
+      for (const tool of ["big", "ask_big"]) {
+        const target = path.join(where, `${tool}.json`)
+        const saved = yield* workers.callTool(id, tool, { bytes: 5_000 }, { saveTo: target })
+        const written = fs.readFileSync(target)
+        assert.deepStrictEqual(
+          [saved.bytes, saved.sha256, saved.isError, saved.preview],
+          [written.length, sha256(written), false, "x".repeat(1024)],
+          tool
+        )
+        // The server's own result, byte for byte: a 2026-07-28 one says its resultType.
+        const result = JSON.parse(written.toString("utf8"))
+        assert.strictEqual(result.resultType, "complete")
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "x".repeat(5_000) }])
+      }
+      assert.sameMembers(fs.readdirSync(where), ["big.json", "ask_big.json"])
+      yield* workers.close(id)
+    }).pipe(
+      Effect.provide(
+        NodeMcpWorkers.layer({
+          handlers: { elicitation: () => Effect.succeed({ action: "accept", content: { name: "Ada" } }) }
+        })
+      )
     )
   )
 

@@ -28,6 +28,13 @@ interface Spool {
   bytes: number
 }
 
+/**
+ * What the client is handed in place of a result that went to a file: an empty one, of the result's revision (a
+ * 2026-07-28 result must say `resultType`, and the client refuses one that does not).
+ */
+const minimalResult = (scanner: ResponseScanner) =>
+  scanner.resultTypeText === undefined ? { content: [] } : { content: [], resultType: "complete" }
+
 /** A send to a server whose stdin is gone: the connection is dead. */
 class TransportClosed extends Error {}
 
@@ -161,7 +168,7 @@ class ProcessTransport implements Transport {
       const committed = save.commit(scanner)
       return this.onmessage?.(
         Either.isRight(committed)
-          ? { jsonrpc: "2.0", id, result: { content: [] } }
+          ? { jsonrpc: "2.0", id, result: minimalResult(scanner) }
           : { jsonrpc: "2.0", id, error: { code: -32603, message: committed.left } }
       )
     }
