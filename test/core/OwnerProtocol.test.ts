@@ -20,6 +20,7 @@ const requestFields = {
   timeoutMs: fc.double(),
   progress: fc.boolean(),
   saveTo: fc.string(),
+  spill: fc.oneof(fc.string(), fc.boolean()),
   replyTo: fc.record({ channel: fc.string(), callId: fc.double() }),
   seen: fc.double(),
   trace: traceContext

@@ -120,7 +120,9 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
     limit: Schema.Number,
     delivery: Schema.Literal("unknown"),
     /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
-    bound: Schema.optional(Schema.Literal("frame"))
+    bound: Schema.optional(Schema.Literal("frame")),
+    /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
+    spillFailed: Schema.optional(Schema.String)
   }
 ) {
   override get message(): string {
@@ -128,6 +130,13 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
       return (
         `the answer to request ${this.requestId} on worker ${this.workerId} passed the listener's frame limit ` +
         `(${this.bytes} > ${this.limit} bytes); the request ran and its outcome is unknown (saveTo writes any size)`
+      )
+    }
+    if (this.spillFailed !== undefined) {
+      return (
+        `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
+        `(${this.bytes} > ${this.limit} bytes) and could not be spilled (${this.spillFailed}); nothing of it is ` +
+        `left, the request ran and its outcome is unknown`
       )
     }
     return (

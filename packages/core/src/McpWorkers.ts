@@ -20,6 +20,7 @@ import {
 } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
 import type * as Operations from "./Operations.js"
+import type * as ResultFile from "./ResultFile.js"
 import type { NotificationMethod } from "./OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
 import type { WorkerId } from "./WorkerId.js"
@@ -50,6 +51,15 @@ export type CallToolOptions = Operations.CallToolOptions
 export type SavedResult = Operations.SavedResult
 
 /**
+ * What `callTool` answers for a result over `maxResultBytes` that was spilled (`onTooLarge`); tell it from a
+ * server's result with `ResultFile.isSpilled`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SpilledResult = ResultFile.SpilledResult
+
+/**
  * Options of `open`.
  *
  * @since 0.1.0
@@ -68,6 +78,12 @@ export interface OpenOptions {
    * a process): an owner past it dies, and the worker becomes `failed`. A whole number from 16 to 65,536.
    */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /**
+   * The worker's result policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes each such
+   * result to a new file there and answers a `SpilledResult`; `"fail"` (the default) is `ResultTooLarge`. A call's
+   * own `onTooLarge` comes first. Stdio workers only; the directory is checked here, before anything starts.
+   */
+  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
 }
 
 /**

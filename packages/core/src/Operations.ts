@@ -16,6 +16,7 @@ import * as Either from "effect/Either"
 import * as JsonValue from "./JsonValue.js"
 import { InvalidInput, type RequestError } from "./McpWorkerError.js"
 import type { Method } from "./OwnerProtocol.js"
+import * as ResultFile from "./ResultFile.js"
 
 /**
  * The options every request takes.
@@ -59,22 +60,20 @@ export interface CallToolOptions extends RequestOptions {
    * workers only.
    */
   readonly saveTo?: string | undefined
+  /**
+   * A result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there, as `saveTo` would, and answers
+   * a `SpilledResult` (`ResultFile.isSpilled`); `"fail"` is `ResultTooLarge`. Default: the worker's `open` option.
+   */
+  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
 }
 
 /**
- * What `callTool` with `saveTo` answers: where the result is, its size and SHA-256 (of the file's bytes), its
- * `isError`, and the start of its first `text` content (at most 1024 UTF-16 code units), or `null`.
+ * What `callTool` with `saveTo` answers (`ResultFile.SavedResult`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface SavedResult {
-  readonly path: string
-  readonly bytes: number
-  readonly sha256: string
-  readonly isError: boolean
-  readonly preview: string | null
-}
+export type SavedResult = ResultFile.SavedResult
 
 /**
  * The options of a paginated list.
@@ -97,7 +96,9 @@ export interface ParamsContext {
   /** Rejects proxies before any trap runs (Node: `util.types.isProxy`). */
   readonly isProxy?: ((u: unknown) => boolean) | undefined
   /** Why a `saveTo` path cannot be written, or `undefined`; a surface without it refuses `saveTo`. */
-  readonly checkSavePath?: ((path: string) => string | undefined) | undefined
+  readonly checkSavePath?: ResultFile.Check | undefined
+  /** Why a directory cannot take spilled results, or `undefined`; a surface without it refuses `onTooLarge.spill`. */
+  readonly checkSpillDirectory?: ResultFile.Check | undefined
 }
 
 /**
@@ -108,6 +109,8 @@ export interface ParamsContext {
  * @category models
  */
 export type ResultSchema<A> = Mcp.StandardSchemaV1<unknown, A>
+
+type Checked<A> = Either.Either<A, InvalidInput>
 
 /**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
@@ -124,15 +127,14 @@ export interface Operation<Args extends ReadonlyArray<unknown>, Options extends 
   /** How many positional arguments come before the options. */
   readonly arity: Args["length"]
   /** The request's params as JSON text, or why the arguments cannot be sent. */
-  readonly params: (
-    args: Args,
-    options: Options | undefined,
-    context: ParamsContext
-  ) => Either.Either<string, InvalidInput>
+  readonly params: (args: Args, options: Options | undefined, context: ParamsContext) => Checked<string>
   /** The file the result goes to (`saveTo`), checked; only operations that offer it have this. */
-  readonly saveTo?:
-    | ((options: Options | undefined, context: ParamsContext) => Either.Either<string | undefined, InvalidInput>)
-    | undefined
+  readonly saveTo?: ((options: Options | undefined, context: ParamsContext) => Checked<string | undefined>) | undefined
+  /** Where a result over `maxResultBytes` spills (`onTooLarge`, `false`: nowhere), checked; with `saveTo` only. */
+  readonly spill?:
+    ((options: Options | undefined, context: ParamsContext) => Checked<string | false | undefined>) | undefined
+  /** What the caller's surface answers for the owner's value (a spill's wire form becomes a `SpilledResult`). */
+  readonly answer?: ((value: unknown) => unknown) | undefined
   /** Span attributes read off the arguments (names only, never values that may be secret). */
   readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
   /** The protocol's schema of the result, whose output is the result type `A`. */
@@ -172,8 +174,6 @@ export type Fn<O, Extra = {}> =
  * @category models
  */
 export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
-
-type Checked<A> = Either.Either<A, InvalidInput>
 
 const invalid = (path: string, message: string): Checked<never> =>
   Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
@@ -243,14 +243,9 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
     const text = args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", context)
     return Either.isLeft(text) ? text : Either.right(`{"name":${JSON.stringify(tool.right)},"arguments":${text.right}}`)
   },
-  saveTo: (options, context) => {
-    const saveTo: unknown = options?.saveTo
-    if (saveTo === undefined) return Either.right(undefined)
-    if (typeof saveTo !== "string") return invalid("options.saveTo", "saveTo must be a string")
-    if (context.checkSavePath === undefined) return invalid("options.saveTo", "saveTo is not available here")
-    const problem = context.checkSavePath(saveTo)
-    return problem === undefined ? Either.right(saveTo) : invalid("options.saveTo", problem)
-  },
+  saveTo: (options, context) => ResultFile.saveToOf(options, context.checkSavePath),
+  spill: (options, context) => ResultFile.callPolicyOf(options, context.checkSpillDirectory),
+  answer: ResultFile.answerOf,
   attributes: ([name]) => ({ tool: name }),
   result: Mcp.specTypeSchemas.CallToolResult
 }

@@ -44,6 +44,12 @@ export interface OwnerTransport {
    * Transports without it refuse `saveTo`.
    */
   readonly saveResponse?: (path: string) => Either.Either<ResponseSave, string>
+  /**
+   * Arms a spill (`onTooLarge`) for the response to the request in flight: a response past `maxResultBytes` is not
+   * skipped but written, as `saveResponse` writes, to the new file `name` of `directory`, made only then. Transports
+   * without it refuse a spill.
+   */
+  readonly spillResponse?: (directory: string, name: string) => ResponseSpill
   /** Classifies a transport-level error (e.g. an expired HTTP session), when the platform knows better. */
   readonly classify?: (error: unknown) => FailureKind | undefined
   /**
@@ -66,6 +72,17 @@ export interface ResponseSave {
   readonly summary: () => SavedResult | undefined
   /** Gives the save up: nothing of it is left. Harmless once done. */
   readonly discard: () => void
+}
+
+/**
+ * An armed spill of a transport: its summary once a response past the limit was written whole, else `undefined`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ResponseSpill extends ResponseSave {
+  /** The transport's `maxResultBytes`. */
+  readonly limit: number
 }
 
 /**

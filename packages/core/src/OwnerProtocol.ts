@@ -133,6 +133,15 @@ export const TraceContext: typeof internal.TraceContext = internal.TraceContext
 export type TraceContext = typeof TraceContext.Type
 
 /**
+ * A call's own spill (`onTooLarge`) as it travels: a directory, or `false` (the call fails a result over the limit,
+ * whatever its worker's policy).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const Spill: typeof internal.Spill = internal.Spill
+
+/**
  * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
  * budget, used only to keep the SDK's own request timer from cutting in first.
  *

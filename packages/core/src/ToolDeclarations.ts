@@ -39,6 +39,7 @@ export const helperNames: ReadonlyArray<string> = [
   "ContentBlock",
   "StructuredResult",
   "SavedResult",
+  "SpilledResult",
   "ToolCallOptions",
   "Progress",
   "AbortSignalLike",
@@ -121,6 +122,12 @@ export const render = (tools: ListToolsResult | ReadonlyArray<Tool>, options?: O
     const key = propertyKey(method)
     methods.push(
       `${comment}  ${key}(${saveParam}, options: ToolCallOptions & { readonly saveTo: string }): Promise<SavedResult>`,
+      // A spilled answer is a CallToolResult, but not a StructuredResult: said where the call asks for a spill.
+      ...(tool.outputSchema === undefined
+        ? []
+        : [
+            `${comment}  ${key}(${saveParam}, options: ToolCallOptions & { readonly onTooLarge: { readonly spill: string } }): Promise<${resultName} | SpilledResult>`
+          ]),
       `${comment}  ${key}(${param}, options?: ToolCallOptions): Promise<${resultName}>`
     )
     names.push(`  readonly ${propertyKey(method)}: ${JSON.stringify(real)}`)
@@ -241,6 +248,17 @@ export interface SavedResult {
   readonly isError: boolean
   readonly preview: string | null
 }`,
+  `/**
+ * What a call answers for a result over maxResultBytes that was spilled to a new file (onTooLarge: { spill }, or
+ * the worker's own): where it is, and one text content item saying so. Check spilled === true before reading
+ * structuredContent on a worker that spills.
+ */
+export interface SpilledResult extends SavedResult, CallToolResult {
+  readonly spilled: true
+  readonly limit: number
+  readonly isError: boolean
+  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+}`,
   `/** One progress notification of a call. */
 export interface Progress {
   readonly progress: number
@@ -257,5 +275,6 @@ export interface ToolCallOptions {
   readonly signal?: AbortSignalLike
   readonly onProgress?: (progress: Progress) => void
   readonly saveTo?: string
+  readonly onTooLarge?: "fail" | { readonly spill: string }
 }`
 ]

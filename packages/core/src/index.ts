@@ -50,6 +50,13 @@ export * as WorkerStatus from "./WorkerStatus.js"
 export * as McpWorkers from "./McpWorkers.js"
 
 /**
+ * Results written to a file instead of the answer: `saveTo`, and the `onTooLarge` spill.
+ *
+ * @since 0.1.0
+ */
+export * as ResultFile from "./ResultFile.js"
+
+/**
  * @since 0.1.0
  */
 export * as OwnerProtocol from "./OwnerProtocol.js"

@@ -77,6 +77,8 @@ export interface DirectRequest {
   /** The caller's deadline, `Date.now()` epoch ms (one clock for every thread of the process). */
   readonly deadline: number
   readonly saveTo?: string | undefined
+  /** The call's own spill directory (`onTooLarge`), or `false` for none. */
+  readonly spill?: string | false | undefined
 }
 
 /**
@@ -147,6 +149,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
       method: request.method,
       timeoutMs: Math.min(left, maxTimeoutMs),
       saveTo: request.saveTo,
+      spill: request.spill,
       progress: undefined,
       replyTo
     },

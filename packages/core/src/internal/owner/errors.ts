@@ -13,7 +13,9 @@ export class OversizedMessage extends Error {
   override readonly name = "OversizedMessage"
   constructor(
     readonly bytes: number,
-    readonly limit: number
+    readonly limit: number,
+    /** Why the result could not be spilled, when the request had a spill (`onTooLarge`). */
+    readonly spillFailed?: string | undefined
   ) {
     super(`a message from the server passed maxResultBytes (${bytes} > ${limit} bytes)`)
   }

@@ -93,7 +93,8 @@ export const open = (
       client,
       inflight: new Map(),
       progress: new Map(),
-      modern
+      modern,
+      spill: request.spill
     }
     client.onclose = () => fail(machine, "transport", "the connection closed")
     client.onerror = (error: Error) => onClientError(machine, connection, error)

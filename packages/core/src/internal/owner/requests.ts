@@ -29,6 +29,7 @@ import { maxTimeoutMs } from "../config/normalize.js"
 import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
 import { listen, withProgressToken } from "./notifications.js"
 import { RequestAbort } from "./requestAbort.js"
+import { spilledAnswer, startSpill } from "./spill.js"
 import {
   busyWith,
   type Connection,
@@ -87,10 +88,13 @@ export const send = (
   const { requestId } = message
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
   if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
+  const spill = startSpill(connection, message, parsed)
+  if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine.port, requestId, spill.left)
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
   // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
+  if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
   // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
   const params = message.progress === true ? withProgressToken(parsed, requestId) : parsed
   if (message.progress === true) connection.progress.set(requestId, controller)
@@ -107,11 +111,11 @@ export const send = (
       ? modernOnly(connection, connection.modern, message.method, params, requestOptions)
       : undefined) ??
     connection.client.request({ method: message.method, params }, resultSchemas[message.method], requestOptions)
-  const saving = save === undefined ? undefined : save.right
+  const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
   const { replyTo } = message
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), saving, replyTo),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), saving, replyTo)
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo)
   )
 }
 
@@ -155,19 +159,25 @@ const onSettled = (
   requestId: string,
   controller: RequestAbort,
   exit: Either.Either<unknown, unknown>,
-  save: Owner.ResponseSave | undefined,
+  file: Owner.ResponseSave | Owner.ResponseSpill | undefined,
   replyTo: OwnerProtocol.ReplyTo | undefined
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
-  if (Either.isLeft(exit)) save?.discard()
+  if (Either.isLeft(exit)) file?.discard()
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
   if (controller.aborted) return
   if (Either.isLeft(exit))
     return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
-  if (save !== undefined) return postSaved(machine.port, connection, requestId, save, replyTo)
-  const response = connection.transport.takeResponse?.()
   const { port } = machine
+  if (file !== undefined && !("limit" in file)) return postSaved(port, connection, requestId, file, replyTo)
+  // A spilled result is answered by its file's summary; a result within the limit, as any other.
+  const spilled = file === undefined ? undefined : spilledAnswer(file)
+  if (spilled !== undefined) {
+    if (port.postResult !== undefined) return port.postResult(requestId, spilled)
+    return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false)
+  }
+  const response = connection.transport.takeResponse?.()
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)
   if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true)
@@ -301,7 +311,8 @@ const refuseOversized = (port: Port, connection: Connection, error: OversizedMes
         requestId,
         bytes: error.bytes,
         limit: error.limit,
-        delivery: "unknown"
+        delivery: "unknown",
+        ...(error.spillFailed === undefined ? {} : { spillFailed: error.spillFailed })
       })
     )
     controller.abort("too_large")

@@ -40,6 +40,8 @@ export interface Connection {
   readonly progress: Map<string, RequestAbort>
   /** Set once the client negotiated the 2026-07-28 era: what only that era needs (C56, C57). */
   readonly modern: Modern | undefined
+  /** The worker's spill directory (`open`'s `onTooLarge`), for a `callTool` that names no policy of its own. */
+  readonly spill: string | undefined
 }
 
 /**

@@ -54,6 +54,7 @@ const isPlainRequest = (raw: unknown): raw is typeof Messages.RequestMessage.Typ
     typeof message.timeoutMs === "number" &&
     (message.progress === undefined || typeof message.progress === "boolean") &&
     (message.saveTo === undefined || typeof message.saveTo === "string") &&
+    (message.spill === undefined || message.spill === false || typeof message.spill === "string") &&
     (message.replyTo === undefined || isReplyTo(message.replyTo)) &&
     (message.seen === undefined || typeof message.seen === "number") &&
     (message.trace === undefined || isTraceContext(message.trace))

@@ -42,7 +42,9 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
      * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
      * client. Used for a server that asks for authorization when the config has no `auth` of its own.
      */
-    oauth: Schema.optional(Schema.String)
+    oauth: Schema.optional(Schema.String),
+    /** The worker's spill directory (`open`'s `onTooLarge`): where a `callTool` result over the limit goes. */
+    spill: Schema.optional(Schema.String)
   }
 }) {}
 
@@ -83,6 +85,9 @@ export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Nu
  */
 export const TraceContext = Schema.Tuple(Schema.String, Schema.String, Schema.Boolean)
 
+/** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
+export const Spill = Schema.Union(Schema.String, Schema.Literal(false))
+
 /** @internal */
 export const RequestMessage = Schema.TaggedStruct("Request", {
   requestId: Schema.String,
@@ -93,6 +98,8 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   progress: Schema.optional(Schema.Boolean),
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
   saveTo: Schema.optional(Schema.String),
+  /** The call's own spill (`onTooLarge`): a directory, or `false` for none; absent, the worker's applies. */
+  spill: Schema.optional(Spill),
   /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
   replyTo: Schema.optional(ReplyTo),
   /**
