@@ -312,7 +312,7 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       assert.isArray((ended as any).value)
     })
 
-    it("refuses unsent what only the owner's runner can do: open on a client-only process, onProgress and saveTo elsewhere", async () => {
+    it("refuses unsent what only the owner's runner can do: open on a client-only process, onProgress, saveTo and a spill elsewhere", async () => {
       const log = server()
       const refused = await client.runPromise(
         Effect.flip(Effect.flatMap(McpWorkers, (workers) => workers.open(log.config)))
@@ -328,7 +328,16 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       assert.strictEqual(tagOf(saved), "InvalidInput", JSON.stringify(saved))
       assert.strictEqual((saved as any).error.path, "options.saveTo")
       assert.strictEqual((saved as any).error.delivery, "not_sent")
+      const spilled = await b.request("callTool", id, ["echo", { token: "spilled" }], {
+        onTooLarge: { spill: "/tmp" }
+      })
+      assert.strictEqual(tagOf(spilled), "InvalidInput", JSON.stringify(spilled))
+      assert.strictEqual((spilled as any).error.path, "options.onTooLarge.spill")
+      assert.strictEqual((spilled as any).error.delivery, "not_sent")
       assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 0)
+      // "fail" travels: the call goes to the owner's runner, and answers as usual there.
+      const failing = await b.request("callTool", id, ["echo", { token: "fail" }], { onTooLarge: "fail" })
+      assert.isTrue(failing.ok, JSON.stringify(failing))
       // on the owner's runner itself, progress reaches the caller
       const local = await a.request("callTool", id, ["progress", { steps: 2 }], { onProgress: "report" })
       assert.isTrue(local.ok, JSON.stringify(local))

@@ -16,6 +16,7 @@ const callFields = {
   deadline: fc.double(),
   progress: fc.boolean(),
   saveTo: fc.string(),
+  spill: fc.oneof(fc.string(), fc.boolean()),
   direct: fc.boolean()
 }
 const callRequired = ["workerId", "method", "params"] as const
@@ -59,6 +60,7 @@ const directFields = {
   params: fc.string(),
   deadline: fc.double(),
   saveTo: fc.string(),
+  spill: fc.oneof(fc.string(), fc.boolean()),
   trace
 }
 

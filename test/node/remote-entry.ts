@@ -6,6 +6,7 @@ import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpConfig from "@mcp-worker/core/McpConfig"
 import { McpWorkers, type OpenOptions as McpWorkersOpenOptions } from "@mcp-worker/core/McpWorkers"
 import type { SavedResult } from "@mcp-worker/core/Operations"
+import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
@@ -54,6 +55,7 @@ export type ScenarioName =
   | "behaviour"
   | "ask"
   | "saveTo"
+  | "spill"
   | "host"
   | "whileHostBlocked"
   | "traced"
@@ -444,6 +446,53 @@ const scenarios: Record<ScenarioName, Scenario> = {
       } finally {
         await mcp.dispose()
       }
+    }),
+
+  /**
+   * Spills from this thread (C61): calls with their own spill through the Effect service (relayed, then straight to
+   * the owner thread) and the Promise client, a worker opened here with a spill of its own, and the refusals. Each
+   * answer is reported as this thread saw it.
+   */
+  spill: (data: { id: string; dir: string; config: StdioConfigInput }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const seen = (answer: unknown) => ({
+        isSpilled: ResultFile.isSpilled(answer),
+        summary: ResultFile.isSpilled(answer)
+          ? {
+              path: answer.path,
+              bytes: answer.bytes,
+              sha256: answer.sha256,
+              isError: answer.isError,
+              preview: answer.preview
+            }
+          : null
+      })
+      const refusal = (error: { _tag: string; path?: string; delivery?: string }) => [
+        error._tag,
+        error.path,
+        error.delivery
+      ]
+      const spill = { onTooLarge: { spill: data.dir } }
+      const effect = [
+        seen(yield* workers.callTool(data.id, "big", { bytes: 100_000 }, spill)),
+        seen(yield* workers.callTool(data.id, "big", { bytes: 100_000 }, spill))
+      ]
+      const relative = refusal(
+        yield* Effect.flip(workers.callTool(data.id, "big", { bytes: 1 }, { onTooLarge: { spill: "out" } }))
+      )
+      const own = yield* workers.open(data.config, spill)
+      const opened = [seen(yield* workers.callTool(own, "big", { bytes: 100_000 }))]
+      const small = ResultFile.isSpilled(yield* workers.callTool(own, "big", { bytes: 10 }))
+      const failure = yield* Effect.flip(workers.callTool(own, "big", { bytes: 100_000 }, { onTooLarge: "fail" }))
+      const failed = [failure._tag, (failure as { delivery?: string }).delivery]
+      yield* workers.close(own)
+      const openRelative = refusal(yield* Effect.flip(workers.open(data.config, { onTooLarge: { spill: "out" } })))
+      const promise = yield* withPromiseClient(async (mcp) => [
+        seen(await mcp.callTool(data.id, "big", { bytes: 100_000 }, spill)),
+        seen(await mcp.callTool(data.id, "big", { bytes: 100_000 }, spill))
+      ])
+      return { effect, relative, opened, small, failed, openRelative, promise }
     }),
 
   /** A host in this thread: opens a worker, reports its id, and runs until the test terminates the thread. */

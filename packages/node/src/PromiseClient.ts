@@ -17,6 +17,7 @@ import type { CloseFailed, HostUnavailable, OpenFailed, UnknownWorker } from "@m
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OpenAll from "@mcp-worker/core/OpenAll"
 import * as Operations from "@mcp-worker/core/Operations"
+import type * as ResultFile from "@mcp-worker/core/ResultFile"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
@@ -45,6 +46,11 @@ export interface OpenOptions {
   readonly isolation?: "thread" | "process" | undefined
   /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536: an owner past it dies, the host does not. */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /**
+   * The worker's policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes it to a new file
+   * there and answers a `SpilledResult`; `"fail"` (the default) rejects with `ResultTooLarge`. Stdio workers only.
+   */
+  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
 }
 
 /**

@@ -46,6 +46,26 @@ const deliveryUnknownOf = (workerId: string, requestId: string) =>
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
+// What only the worker's own runner does: progress reaches a caller there, and saveTo and a spill write on its disk.
+// A call's "fail" travels, so that the worker's own spill does not apply to it.
+const ownRunnerOnly = (options: Operations.CallToolOptions | undefined): InvalidInput | undefined => {
+  if (options?.onProgress !== undefined) {
+    return invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
+  }
+  if (options?.saveTo !== undefined) {
+    return invalid("options.saveTo", "saveTo writes on the worker's own runner: call it there")
+  }
+  const policy: unknown = options?.onTooLarge
+  if (policy !== undefined && policy !== "fail") {
+    return invalid("options.onTooLarge.spill", "a spill writes on the worker's own runner: call it there")
+  }
+  return undefined
+}
+
+// A spill's summary crosses runners in its wire form, read back into a `SpilledResult` here (`answer`).
+const answered = <A, E>(operation: Operations.Any, effect: Effect.Effect<A, E>): Effect.Effect<unknown, E> =>
+  operation.answer === undefined ? effect : Effect.map(effect, operation.answer)
+
 // The caller's budget, checked before anything is sent.
 const budgetOf = (
   options: Operations.RequestOptions | undefined,
@@ -64,6 +84,20 @@ const trimmed = (args: ReadonlyArray<unknown>): Array<unknown> => {
   while (end > 0 && args[end - 1] === undefined) end--
   return args.slice(0, end)
 }
+
+const payloadOf = (
+  workerId: string,
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  timeoutMs: number,
+  options: Operations.CallToolOptions | undefined
+) => ({
+  workerId,
+  operation: nameOf.get(operation)!,
+  args: trimmed(args),
+  timeoutMs,
+  ...(options?.onTooLarge === "fail" ? { spill: false as const } : {})
+})
 
 export const make = (options: {
   readonly self: Self
@@ -100,12 +134,8 @@ export const make = (options: {
       requestOptions: Operations.CallToolOptions | undefined
     ) =>
       Effect.gen(function* () {
-        if (requestOptions?.onProgress !== undefined) {
-          return yield* invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
-        }
-        if (requestOptions?.saveTo !== undefined) {
-          return yield* invalid("options.saveTo", "saveTo writes on the worker's own runner: call it there")
-        }
+        const refused = ownRunnerOnly(requestOptions)
+        if (refused !== undefined) return yield* refused
         const params = operation.params(args, requestOptions, {})
         if (Either.isLeft(params)) return yield* params.left
         const budget = budgetOf(requestOptions, defaults.requestTimeoutMs)
@@ -115,7 +145,7 @@ export const make = (options: {
         return yield* reachable(id).pipe(
           Effect.zipRight(
             workerClient(id)
-              .Request({ workerId: id, operation: nameOf.get(operation)!, args: trimmed(args), timeoutMs })
+              .Request(payloadOf(id, operation, args, timeoutMs, requestOptions))
               .pipe(
                 Effect.catchTags({
                   // The one-message mailbox was taken: refused before the owner saw anything.
@@ -138,7 +168,7 @@ export const make = (options: {
     const requests = Operations.derive<{ readonly saveTo?: string | undefined }>(
       (operation, id, args, requestOptions) => {
         const local = localFor(id)
-        if (local === undefined) return remoteRequest(operation, id, args, requestOptions)
+        if (local === undefined) return answered(operation, remoteRequest(operation, id, args, requestOptions))
         const run = (local as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
           nameOf.get(operation)!
         ]

@@ -5,6 +5,7 @@ import type * as Entity from "@effect/cluster/Entity"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
 import * as Context from "effect/Context"
@@ -66,6 +67,7 @@ export const request = (
     readonly operation: string
     readonly args: ReadonlyArray<unknown>
     readonly timeoutMs: number
+    readonly spill?: false | undefined
   }
 ) =>
   Effect.flatMap(localIdOf(self, payload.workerId), (local) => {
@@ -83,7 +85,10 @@ export const request = (
     const run = (workers as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
       payload.operation
     ]
-    return run(local, ...padded(payload.args, operation.arity), { timeout: Duration.millis(payload.timeoutMs) })
+    const timeout = Duration.millis(payload.timeoutMs)
+    const options = payload.spill === false ? { timeout, onTooLarge: "fail" } : { timeout }
+    // A spilled result's summary goes back in its wire form; the caller's side reads it (`ResultFile.answerOf`).
+    return Effect.map(run(local, ...padded(payload.args, operation.arity), options), ResultFile.wireOf)
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
 export const workerHandlers = Effect.gen(function* () {

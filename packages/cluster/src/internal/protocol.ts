@@ -18,7 +18,9 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
-    timeoutMs: Schema.Number
+    timeoutMs: Schema.Number,
+    /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
+    spill: Schema.optional(Schema.Literal(false))
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError

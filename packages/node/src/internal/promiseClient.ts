@@ -252,13 +252,15 @@ export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
   }
 }
 
-const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
+/** The Promise surfaces' `open` options as `McpWorkers`' (a budget in milliseconds, or a duration string). @internal */
+export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
   options === undefined
     ? undefined
     : {
         timeout: duration(options.timeout),
         isolation: options.isolation,
-        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb
+        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
+        onTooLarge: options.onTooLarge
       }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>

@@ -58,6 +58,7 @@ export interface HostRegistry {
     timeout: number | undefined,
     onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
     saveTo: string | undefined,
+    spill: string | false | undefined,
     direct: HostRequest.DirectCaller | undefined,
     trace: OwnerProtocol.TraceContext | undefined,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
@@ -136,9 +137,11 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         const budget = budgetOf(openOptions?.timeout)
         if (Either.isLeft(budget)) return Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
         const placement = McpWorkers.placementOf(openOptions)
-        return Either.isLeft(placement)
-          ? Effect.fail(placement.left)
-          : HostOpen.open(registry, config, openOptions, placement.right)
+        if (Either.isLeft(placement)) return Effect.fail(placement.left)
+        const spill = HostOpen.spillOf(config, openOptions)
+        return Either.isLeft(spill)
+          ? Effect.fail(spill.left)
+          : HostOpen.open(registry, config, openOptions, placement.right, spill.right)
       })
     // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
     // environment, as envFrom does.
@@ -163,8 +166,21 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     return {
       service,
       openConfig,
-      begin: (id, method, params, timeout, onProgress, saveTo, direct, trace, resume) =>
-        HostRequest.begin(registry, id, method, params, timeout, Date.now(), onProgress, saveTo, direct, trace, resume),
+      begin: (id, method, params, timeout, onProgress, saveTo, spill, direct, trace, resume) =>
+        HostRequest.begin(
+          registry,
+          id,
+          method,
+          params,
+          timeout,
+          Date.now(),
+          onProgress,
+          saveTo,
+          spill,
+          direct,
+          trace,
+          resume
+        ),
       isOpen: (id) => registry.entries.has(id),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {

@@ -3,14 +3,16 @@
  * `Open` handshake within the budget, and, when anything fails or the caller is interrupted, nothing left (C4).
  */
 import * as Worker from "@effect/platform/Worker"
-import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
+import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
@@ -19,6 +21,7 @@ import type { ChildProcess } from "node:child_process"
 import { MessageChannel, MessagePort, receiveMessageOnPort, type Worker as NodeThread } from "node:worker_threads"
 import * as Budget from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
+import { checkSpillDirectory } from "../transport/responseSave.js"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
 import * as OwnerThread from "./ownerThread.js"
@@ -29,7 +32,32 @@ import type { Entry } from "./entry.js"
 interface Placement extends McpWorkers.OwnerPlacement {
   /** The config in its wire form: an owner's entry starts the server from it before it loads the client. */
   readonly wire: string
+  /** The worker's spill directory (`onTooLarge`), for its owner. */
+  readonly spill: string | undefined
 }
+
+/**
+ * `open`'s `onTooLarge`, checked: the worker's spill directory, which must take files now, or `undefined`. Only the
+ * stdio transport reads a result where it can go to a file, so an HTTP worker refuses one.
+ *
+ * @internal
+ */
+export const spillOf = (
+  config: ServerConfig.ServerConfig,
+  options: McpWorkers.OpenOptions | undefined
+): Either.Either<string | undefined, InvalidInput> =>
+  Either.flatMap(ResultFile.openPolicyOf(options, checkSpillDirectory), (spill) =>
+    spill !== undefined && config._tag === "Http"
+      ? Either.left(
+          new InvalidInput({
+            where: "config",
+            path: "options.onTooLarge.spill",
+            message: "spill is for stdio servers",
+            delivery: "not_sent"
+          })
+        )
+      : Either.right(spill)
+  )
 
 const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
   const code = (error as { code?: unknown }).code
@@ -195,7 +223,8 @@ const handshake = (
         config: placement.wire,
         timeoutMs: left,
         handlers: Connection.handlerNames(registry.defaults.handlers),
-        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
+        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {}),
+        ...(placement.spill === undefined ? {} : { spill: placement.spill })
       })
     )
   }).pipe(
@@ -229,6 +258,7 @@ const abandon = (registry: Registry, entry: Entry) =>
 
 /**
  * Opens a worker for a normalized config: it is reachable by id only once the server completed `initialize`.
+ * `spill`: its spill directory, checked (`spillOf`).
  *
  * @internal
  */
@@ -236,7 +266,8 @@ export const open = (
   registry: Registry,
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined,
-  where: McpWorkers.OwnerPlacement
+  where: McpWorkers.OwnerPlacement,
+  spill: string | undefined
 ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
@@ -252,7 +283,7 @@ export const open = (
     const wire = ServerConfig.toWire(
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
-    const placement: Placement = { ...where, wire }
+    const placement: Placement = { ...where, wire, spill }
     const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(

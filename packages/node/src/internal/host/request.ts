@@ -20,7 +20,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { types } from "node:util"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
-import { checkSavePath } from "../transport/responseSave.js"
+import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
 import { contextOf, isTracing } from "../shared/traced.js"
@@ -30,7 +30,7 @@ import { type Entry, readDelivered, refusal } from "./entry.js"
 const isProxy = (u: unknown) => types.isProxy(u)
 
 // What the params builders get here, in the calling thread.
-const context = { isProxy, checkSavePath }
+const context = { isProxy, checkSavePath, checkSpillDirectory }
 
 /**
  * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
@@ -79,11 +79,11 @@ const onTimeout = (inflight: RequestInFlight) => {
 
 const isThread = (entry: Entry): boolean => entry.thread !== undefined && "terminate" in entry.thread
 
-const saveToHttp = () =>
+const stdioOnly = (option: "saveTo" | "spill") =>
   new InvalidInput({
     where: "arguments",
-    path: "options.saveTo",
-    message: "saveTo is for stdio servers",
+    path: option === "saveTo" ? "options.saveTo" : "options.onTooLarge.spill",
+    message: `${option} is for stdio servers`,
     delivery: "not_sent"
   })
 
@@ -165,8 +165,9 @@ export const adopt = (
  * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
  * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
  * step of their `Effect.async` (a fiber may yield between any two Effect steps), the host server in the step that
- * reads a remote thread's request. The budget counts from `started`. `trace`: the caller's span, when it is tracing,
- * which the owner's span of the request is a child of.
+ * reads a remote thread's request. The budget counts from `started`. `spill`: the call's own `onTooLarge` (a
+ * directory, or `false` for none; absent, the worker's). `trace`: the caller's span, when it is tracing, which the
+ * owner's span of the request is a child of.
  *
  * @internal
  */
@@ -179,6 +180,7 @@ export const begin = (
   started: number,
   onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
   saveTo: string | undefined,
+  spill: string | false | undefined,
   direct: DirectCaller | undefined,
   trace: OwnerProtocol.TraceContext | undefined,
   resume: (exit: Exit.Exit<unknown, RequestError>) => void
@@ -194,7 +196,8 @@ export const begin = (
     return void resume(Exit.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
   }
   // The result is written where the server's bytes are read, which only the stdio transport does.
-  if (saveTo !== undefined && entry.http) return void resume(Exit.fail(saveToHttp()))
+  if (saveTo !== undefined && entry.http) return void resume(Exit.fail(stdioOnly("saveTo")))
+  if (typeof spill === "string" && entry.http) return void resume(Exit.fail(stdioOnly("spill")))
   const requestId = WorkerId.makeRequestId()
   // Only an owner thread can post to another thread's channel; an owner process answers through the host.
   const replyTo = direct !== undefined && isThread(entry) ? direct.replyTo : undefined
@@ -204,7 +207,7 @@ export const begin = (
   entry.pending = inflight
   const seen = entry.started
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && seen === 0 && trace === undefined
+    onProgress === undefined && saveTo === undefined && spill === undefined && seen === 0 && trace === undefined
       ? replyTo === undefined
         ? { _tag: "Request", requestId, method, params, timeoutMs: left }
         : {
@@ -223,6 +226,7 @@ export const begin = (
           timeoutMs: left,
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
+          ...(spill === undefined ? {} : { spill }),
           ...(replyTo === undefined ? {} : { replyTo }),
           ...(seen === 0 ? {} : { seen }),
           ...(trace === undefined ? {} : { trace })
@@ -234,13 +238,14 @@ export const begin = (
 
 /**
  * Every request operation of the table, on the host's side: arguments checked and encoded in the register step
- * of the request itself, then sent. A span is opened only when tracing is on.
+ * of the request itself, then sent, and its answer read (`answer`: a spill's summary). A span is opened only when
+ * tracing is on.
  *
  * @internal
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
-  Operations.derive((operation, id, args, options) =>
-    Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+  Operations.derive((operation, id, args, options) => {
+    const traced = Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       isTracing(fiber)
         ? Effect.withSpan(
             // The span's context goes to the owner with the request: its span of it is a child of this one.
@@ -250,7 +255,8 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
           )
         : request(registry, operation, id, args, options, undefined)
     )
-  )
+    return operation.answer === undefined ? traced : Effect.map(traced, operation.answer)
+  })
 
 const request = (
   registry: Registry,
@@ -266,6 +272,8 @@ const request = (
     if (Either.isLeft(params)) return resume(Exit.fail(params.left))
     const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
     if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const spill = operation.spill === undefined ? Either.right(undefined) : operation.spill(options, context)
+    if (Either.isLeft(spill)) return resume(Exit.fail(spill.left))
     const timeout = options?.timeout
     const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
     if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
@@ -278,6 +286,7 @@ const request = (
       started,
       options?.onProgress,
       saveTo.right,
+      spill.right,
       undefined,
       trace,
       resume

@@ -121,6 +121,7 @@ export const runRequest = (
       remaining(operation.deadline),
       onProgress,
       operation.saveTo,
+      operation.spill,
       directOf(server, message, operation),
       message.trace,
       ended(server, call)

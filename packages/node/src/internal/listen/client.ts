@@ -21,6 +21,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
@@ -48,10 +49,12 @@ import { ListenRpcs, streamedTag } from "./rpcs.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 // `saveTo` names a path of the host's file system, which the listener checks (the owner writes it there); here only
-// its form is.
+// its form is. A spill names a directory of the host's too, which a grant has no say over: refused, saveTo is the way.
+const spillRefused = "spill writes on the listener's host: over a socket, use saveTo (under the grant's saveDir)"
 const context = {
   isProxy,
-  checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path")
+  checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path"),
+  checkSpillDirectory: () => spillRefused
 }
 
 /** A live connection and the `RpcClient` over it. */
@@ -187,13 +190,17 @@ const request = (client: Client) =>
       if (Either.isLeft(budget)) return Effect.fail(budget.left)
       const saveTo = operation.saveTo?.(options, context)
       if (saveTo !== undefined && Either.isLeft(saveTo)) return Effect.fail(saveTo.left)
+      // A directory is refused here; "fail" travels, so that a worker's own spill does not apply to the call.
+      const spill = operation.spill?.(options, context)
+      if (spill !== undefined && Either.isLeft(spill)) return Effect.fail(spill.left)
       const bytes = Buffer.byteLength(params.right) + 512
       if (bytes > client.maxFrameBytes) return Effect.fail(tooLarge(bytes, client.maxFrameBytes))
       const payload = {
         id,
         params: params.right,
         deadline: deadlineOf(budget.right, started),
-        ...(saveTo?.right === undefined ? {} : { saveTo: saveTo.right })
+        ...(saveTo?.right === undefined ? {} : { saveTo: saveTo.right }),
+        ...(spill?.right === false ? { spill: false } : {})
       }
       const name = names.get(operation)!
       const onProgress = options?.onProgress
@@ -201,7 +208,8 @@ const request = (client: Client) =>
         onProgress === undefined
           ? call(client, name, payload, (cause) => requestFailure(id, cause))
           : streamedRequest(client, streamedTag(name), payload, id, onProgress)
-      return abortable(sent as Effect.Effect<unknown, RequestError>, options?.signal, id).pipe(
+      const answered = operation.answer === undefined ? sent : Effect.map(sent, operation.answer)
+      return abortable(answered as Effect.Effect<unknown, RequestError>, options?.signal, id).pipe(
         traced(operation.span, { workerId: id, ...operation.attributes?.(args), listener: true })
       )
     })
@@ -326,7 +334,8 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
             Either.mapLeft(Budget.budgetOf(openOptions?.timeout), (message) =>
               Budget.invalidTimeout("config", message)
             ),
-            McpWorkersModule.placementOf(openOptions)
+            McpWorkersModule.placementOf(openOptions),
+            ResultFile.openPolicyOf(openOptions, () => spillRefused)
           ]).pipe(
             Either.match({
               onLeft: Effect.fail,

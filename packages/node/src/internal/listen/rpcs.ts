@@ -21,7 +21,9 @@ export const RequestPayload = Schema.Struct({
   id: Schema.String,
   params: Schema.String,
   deadline,
-  saveTo: Schema.optional(Schema.String)
+  saveTo: Schema.optional(Schema.String),
+  /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it (a spill of the caller's is refused). */
+  spill: Schema.optional(Schema.Literal(false))
 })
 
 /** One element of a streamed request: a progress notification, then the result. @internal */

@@ -153,6 +153,8 @@ const request = (
         remaining(payload.deadline),
         onProgress,
         payload.saveTo,
+        // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
+        payload.spill,
         undefined,
         // The socket call's own span is the parent here, through the rpc server; the owner's span starts anew.
         undefined,

@@ -112,6 +112,9 @@ const start = (
   const started = Date.now()
   const params = operation.params(args, options, paramsContext)
   if (Either.isLeft(params)) return resume(Effect.fail(params.left))
+  // A spill is the owner threads' (the client reads its results here, within the limit): refused, never ignored.
+  const spill = operation.spill?.(options, paramsContext)
+  if (spill !== undefined && Either.isLeft(spill)) return resume(Effect.fail(spill.left))
   const budget = options?.timeout === undefined ? Either.right(undefined) : Budget.budgetOf(options.timeout)
   if (Either.isLeft(budget)) return resume(Effect.fail(Budget.invalidTimeout("arguments", budget.left)))
   const refused = refusal(client)

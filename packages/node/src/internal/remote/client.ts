@@ -224,12 +224,17 @@ const startDirect = (
     params: operation.params,
     deadline
   }
-  const { saveTo } = operation
+  const { saveTo, spill } = operation
   postOn(
     route.channel,
-    saveTo === undefined && trace === undefined
+    saveTo === undefined && spill === undefined && trace === undefined
       ? message
-      : { ...message, ...(saveTo === undefined ? {} : { saveTo }), ...(trace === undefined ? {} : { trace }) }
+      : {
+          ...message,
+          ...(saveTo === undefined ? {} : { saveTo }),
+          ...(spill === undefined ? {} : { spill }),
+          ...(trace === undefined ? {} : { trace })
+        }
   )
   arm(client)
   return stop

@@ -17,6 +17,7 @@ import {
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as Duration from "effect/Duration"
@@ -32,7 +33,7 @@ import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
-import { checkSavePath } from "../transport/responseSave.js"
+import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as RemoteClient from "./client.js"
@@ -74,7 +75,7 @@ export interface RemoteExtra {
 const isProxy = (u: unknown) => types.isProxy(u)
 
 // What the params builders get here, in the calling thread.
-const context = { isProxy, checkSavePath }
+const context = { isProxy, checkSavePath, checkSpillDirectory }
 
 // Remote spans say so; like the host's, they are only opened when a real tracer is installed.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
@@ -176,12 +177,15 @@ const call = <A>(
     if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
     const saveTo = operation.saveTo?.(options, context)
     if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
+    const spilled = operation.spill?.(options, context)
+    if (spilled !== undefined && Either.isLeft(spilled)) return resume(Exit.fail(spilled.left))
     const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
     const onProgress = options?.onProgress
     const path = saveTo?.right
+    const spill = spilled?.right
     return RemoteClient.start(
       client,
-      onProgress === undefined && path === undefined
+      onProgress === undefined && path === undefined && spill === undefined
         ? // This thread reads `Result`s: the owner thread may answer it itself.
           {
             _tag: "RemoteCall",
@@ -198,6 +202,7 @@ const call = <A>(
             params: params.right,
             deadline,
             ...(path === undefined ? {} : { saveTo: path }),
+            ...(spill === undefined ? {} : { spill }),
             // Progress comes through the host, and a success straight from the owner could overtake the last
             // of it (C29).
             ...(onProgress === undefined ? { direct: true } : { progress: true })
@@ -208,6 +213,10 @@ const call = <A>(
       trace
     )
   })
+
+/** The answer of a request in this thread, read off the owner's value (`answer`: a spill's summary). */
+const answered = <A, E>(operation: Operations.Operation<any, any, A>, effect: Effect.Effect<A, E>) =>
+  operation.answer === undefined ? effect : Effect.map(effect, operation.answer as (value: A) => A)
 
 /**
  * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
@@ -227,11 +236,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       Either.all([
         ServerConfig.normalize(input, process.env, { isProxy }),
         budgetOf(options?.timeout, "config"),
-        McpWorkers.placementOf(options)
+        McpWorkers.placementOf(options),
+        ResultFile.openPolicyOf(options, checkSpillDirectory)
       ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, budget, placement]) =>
+          onRight: ([config, budget, placement, spill]) =>
             RemoteClient.send(client, {
               _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
@@ -239,7 +249,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
               ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
               ...(placement.maxOldGenerationSizeMb === undefined
                 ? {}
-                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
+              ...(spill === undefined ? {} : { spill })
             })
         })
       )
@@ -253,15 +264,18 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     args: ReadonlyArray<unknown>,
     options: (Operations.RequestOptions & RemoteExtra) | undefined
   ): Effect.Effect<A, RequestError> =>
-    Effect.withFiberRuntime<A, RequestError>((fiber) =>
-      isTracing(fiber)
-        ? Effect.withSpan(
-            // The span's context goes with the request: the host's span and the owner's are its children.
-            Effect.withFiberRuntime((inner) => call(client, operation, id, args, options, contextOf(inner))),
-            operation.span,
-            { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
-          )
-        : call(client, operation, id, args, options, undefined)
+    answered(
+      operation,
+      Effect.withFiberRuntime<A, RequestError>((fiber) =>
+        isTracing(fiber)
+          ? Effect.withSpan(
+              // The span's context goes with the request: the host's span and the owner's are its children.
+              Effect.withFiberRuntime((inner) => call(client, operation, id, args, options, contextOf(inner))),
+              operation.span,
+              { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
+            )
+          : call(client, operation, id, args, options, undefined)
+      )
     )
   const requests = Operations.derive<RemoteExtra>(request)
 

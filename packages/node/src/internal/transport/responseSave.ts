@@ -1,7 +1,8 @@
 /**
  * `saveTo` on the owner's side: the file a result goes to. The result is written to a temporary file next to the
  * target as it arrives, hashed on the way, and renamed into place only once it is whole, so that the target is
- * either untouched or complete; a save that is given up removes its temporary file.
+ * either untouched or complete; a save that is given up removes its temporary file. A spill (`onTooLarge`) writes the
+ * same way to a new file: made 0600, and linked into place only if nothing has that name yet.
  *
  * Node built-ins only, synchronous: writing as the bytes are read keeps nothing in memory (the pipe is not read
  * while a piece is written), and a rename or unlink is one call.
@@ -45,11 +46,50 @@ export const checkSavePath = (target: string): string | undefined => {
   return undefined
 }
 
+/**
+ * Why a directory cannot take spilled results (`onTooLarge.spill`), checked before anything is sent; `undefined` when
+ * it can.
+ *
+ * @internal
+ */
+export const checkSpillDirectory = (dir: string): string | undefined => {
+  if (!path.isAbsolute(dir)) return "spill must be an absolute directory path"
+  if (dir.includes("\0")) return "spill must not contain NUL characters"
+  const stat = statOf(dir)
+  if (stat === undefined) return `the spill directory does not exist (${dir})`
+  if (!stat.isDirectory()) return `spill is not a directory (${dir})`
+  try {
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK)
+  } catch {
+    return `the spill directory is not writable (${dir})`
+  }
+  return undefined
+}
+
 const statOf = (file: string): fs.Stats | undefined => {
   try {
     return fs.statSync(file)
   } catch {
     return undefined
+  }
+}
+
+// A new file goes into place by a hard link, which fails if the name exists; a file system without links gets a
+// rename, once no file has the name.
+const placeNew = (temp: string, target: string): void => {
+  try {
+    fs.linkSync(temp, target)
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    if (code === "EEXIST" || fs.existsSync(target)) throw new Error(`a file named ${target} exists already`)
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error
+    fs.renameSync(temp, target)
+    return
+  }
+  try {
+    fs.unlinkSync(temp)
+  } catch {
+    // the result is in place under its name; only the second name of it is left
   }
 }
 
@@ -71,19 +111,21 @@ export class ResponseSave {
   private constructor(
     readonly target: string,
     readonly temp: string,
-    private fd: number
+    private fd: number,
+    /** A new file (a spill): the target must not exist, and nobody else may read it. */
+    private readonly exclusive: boolean
   ) {}
 
-  /** Creates the temporary file next to `target`. */
-  static open(target: string): Either.Either<ResponseSave, string> {
+  /** Creates the temporary file next to `target`; `exclusive`: for a new file, readable by this user alone. */
+  static open(target: string, exclusive = false): Either.Either<ResponseSave, string> {
     const temp = path.join(
       path.dirname(target),
       `.${path.basename(target)}.${process.pid}-${randomBytes(6).toString("hex")}.part`
     )
     try {
-      return Either.right(new ResponseSave(target, temp, fs.openSync(temp, "wx")))
+      return Either.right(new ResponseSave(target, temp, fs.openSync(temp, "wx", exclusive ? 0o600 : 0o666), exclusive))
     } catch (error) {
-      return Either.left(`could not create a file next to saveTo: ${errorText(error)}`)
+      return Either.left(`could not create a file next to ${exclusive ? "the spill" : "saveTo"}: ${errorText(error)}`)
     }
   }
 
@@ -125,7 +167,8 @@ export class ResponseSave {
     try {
       fs.closeSync(this.fd)
       this.fd = -1
-      fs.renameSync(this.temp, this.target)
+      if (this.exclusive) placeNew(this.temp, this.target)
+      else fs.renameSync(this.temp, this.target)
     } catch (error) {
       this.discard()
       return Either.left(`could not move the result into place at ${this.target}: ${errorText(error)}`)

@@ -15,13 +15,18 @@ import * as ProcessJob from "../job/processJob.js"
 import * as ProcessStart from "../job/start.js"
 import { ResponseScanner } from "./responseScanner.js"
 import { previewBytes, ResponseSave } from "./responseSave.js"
+import { ResponseSpill } from "./responseSpill.js"
 
 /** A line read while a save is pending is kept in memory only up to this size, for the lines that are not its. */
 const spoolKeepBytes = 1024 * 1024
 
-/** One line read while a save was pending: scanned as it arrives, its result going to the save's file. */
+/**
+ * One line read while a save was pending, or past the limit while a spill was armed (`spill`): scanned as it arrives,
+ * its result going to the save's file.
+ */
 interface Spool {
   readonly save: ResponseSave
+  readonly spill?: ResponseSpill | undefined
   readonly scanner: ResponseScanner
   /** The line so far, while it is small enough to be parsed as a message after all. */
   kept: Array<Buffer> | undefined
@@ -53,6 +58,8 @@ class ProcessTransport implements Transport {
   /** The `saveTo` of the request in flight, and the line being scanned for it. */
   private save: ResponseSave | undefined
   private spool: Spool | undefined
+  /** The spill (`onTooLarge`) of the request in flight: where a line past the limit goes instead of being skipped. */
+  private spill: ResponseSpill | undefined
 
   constructor(
     private readonly job: ProcessJobFace.ProcessJob,
@@ -75,6 +82,13 @@ class ProcessTransport implements Transport {
     const opened = ResponseSave.open(target)
     this.save = Either.getOrUndefined(opened)
     return opened
+  }
+
+  /** A response past the limit goes to the new file `name` of `directory` (made only then), not skipped. */
+  spillResponse(directory: string, name: string): ResponseSpill {
+    this.spill?.discard()
+    this.spill = ResponseSpill.make(directory, name)
+    return this.spill
   }
 
   start(): Promise<void> {
@@ -112,7 +126,7 @@ class ProcessTransport implements Transport {
           // The oversized line ends here; what follows is the next message.
           this.skipping = false
         } else if (this.pendingBytes + to - from > this.maxLineBytes) {
-          this.oversized(this.pendingBytes + to - from)
+          this.overLimit(chunk.subarray(from, to), true)
         } else {
           const piece = chunk.subarray(from, to)
           this.onLine((this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])).toString("utf8"))
@@ -120,19 +134,36 @@ class ProcessTransport implements Transport {
         this.pending = []
         this.pendingBytes = 0
       } else if (!this.skipping) {
-        this.pendingBytes += to - from
-        if (this.pendingBytes > this.maxLineBytes) {
-          this.oversized(this.pendingBytes)
+        if (this.pendingBytes + to - from > this.maxLineBytes) {
+          this.overLimit(chunk.subarray(from), false)
           this.pending = []
           this.pendingBytes = 0
-          this.skipping = true
         } else {
+          this.pendingBytes += to - from
           this.pending.push(chunk.subarray(from))
         }
       }
       if (newline === -1) return
       from = newline + 1
     }
+  }
+
+  /**
+   * A line passed the limit with `piece`, the rest of what arrived of it (`ended`: and its end). With a spill armed, the
+   * line goes to the spill's file from its first byte on; otherwise, or if that file cannot be made, it is reported
+   * and the rest of it skipped unparsed.
+   */
+  private overLimit(piece: Buffer, ended: boolean) {
+    const bytes = this.pendingBytes + piece.length
+    const spill = this.spill
+    const started = spill?.live === true ? spill.start([...this.pending, piece]) : undefined
+    if (started !== undefined && Either.isRight(started)) {
+      this.spool = { ...started.right, spill, kept: undefined, bytes }
+      if (ended) this.endSpool(this.spool)
+      return
+    }
+    this.oversized(bytes, started?.left)
+    if (!ended) this.skipping = true
   }
 
   private startSpool(save: ResponseSave): Spool {
@@ -153,6 +184,7 @@ class ProcessTransport implements Transport {
   }
 
   private endSpool(spool: Spool) {
+    if (spool.spill !== undefined) return this.endSpill(spool, spool.spill)
     this.spool = undefined
     const { save, scanner } = spool
     scanner.end()
@@ -189,9 +221,31 @@ class ProcessTransport implements Transport {
       this.onerror?.(new Error(`a ${spool.bytes}-byte message arrived during a saveTo request and was skipped`))
   }
 
+  /**
+   * A spilled line ended. The result of the request in flight (its last round, in a multi-round-trip call) is moved
+   * into place and the client gets a minimal result in its place, as for a `saveTo`; anything else past the limit is
+   * what it would have been without a spill, its file removed: a message past `maxResultBytes`.
+   */
+  private endSpill(spool: Spool, spill: ResponseSpill) {
+    this.spool = undefined
+    const { scanner } = spool
+    scanner.end()
+    const id = this.tracked
+    const mine = id !== undefined && scanner.id === JSON.stringify(id)
+    const complete = scanner.resultTypeText === undefined || scanner.resultTypeText === '"complete"'
+    if (!spill.live) return spool.save.discard()
+    if (mine && complete && scanner.resultComplete && !scanner.hasError) {
+      const committed = spill.commit(scanner)
+      if (Either.isRight(committed)) return this.onmessage?.({ jsonrpc: "2.0", id, result: minimalResult(scanner) })
+      return this.oversized(spool.bytes, committed.left)
+    }
+    spool.save.discard()
+    this.oversized(spool.bytes)
+  }
+
   /** Reported at once, without waiting for the rest of the line: the caller need not wait for what it cannot get. */
-  private oversized(bytes: number) {
-    this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes))
+  private oversized(bytes: number, spillFailed?: string) {
+    this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes, spillFailed))
   }
 
   /**
@@ -263,6 +317,8 @@ class ProcessTransport implements Transport {
     this.pending = []
     this.save?.discard()
     this.save = undefined
+    this.spill?.discard()
+    this.spill = undefined
     this.onclose?.()
   }
 }
@@ -294,7 +350,8 @@ export const make = (
 
     const stderrEnded = Effect.promise(() => started.stderrEnded)
 
-    const transport = new ProcessTransport(job, ServerConfig.maxResultBytesOf(config))
+    const maxResultBytes = ServerConfig.maxResultBytesOf(config)
+    const transport = new ProcessTransport(job, maxResultBytes)
     return {
       transport,
       pid: job.pid,
@@ -304,6 +361,10 @@ export const make = (
           summary: () => save.summary,
           discard: () => save.discard()
         })),
+      spillResponse: (directory, name) => {
+        const spill = transport.spillResponse(directory, name)
+        return { limit: maxResultBytes, summary: () => spill.summary, discard: () => spill.discard() }
+      },
       classify: (error) => (error instanceof TransportClosed ? "transport" : undefined),
       stop: (budgetMs) =>
         job.stop({ budgetMs }).pipe(

@@ -53,6 +53,8 @@ const methods: ReadonlySet<unknown> = new Set(OwnerProtocol.Method.literals)
 const isOptional = (value: unknown, type: "number" | "string" | "boolean"): boolean =>
   value === undefined || typeof value === type
 
+const isOptionalSpill = (value: unknown): boolean => value === undefined || value === false || typeof value === "string"
+
 const isOptionalTrace = (value: unknown): boolean =>
   value === undefined ||
   (Array.isArray(value) &&
@@ -84,6 +86,7 @@ const isPlainCallRequest = (raw: unknown): raw is typeof Protocol.RemoteRequest.
     isOptional(operation.deadline, "number") &&
     isOptional(operation.progress, "boolean") &&
     isOptional(operation.saveTo, "string") &&
+    isOptionalSpill(operation.spill) &&
     isOptional(operation.direct, "boolean")
   )
 }
@@ -99,6 +102,7 @@ const isPlainDirect = (raw: unknown): raw is Protocol.Direct => {
     typeof message.params === "string" &&
     typeof message.deadline === "number" &&
     isOptional(message.saveTo, "string") &&
+    isOptionalSpill(message.spill) &&
     isOptionalTrace(message.trace)
   )
 }

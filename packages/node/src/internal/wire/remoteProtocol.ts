@@ -95,7 +95,9 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   deadline,
   /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
   isolation: Schema.optional(Schema.Literal("thread", "process")),
-  maxOldGenerationSizeMb: Schema.optional(Schema.Number)
+  maxOldGenerationSizeMb: Schema.optional(Schema.Number),
+  /** The worker's spill directory (`onTooLarge`), checked in the calling thread. */
+  spill: Schema.optional(Schema.String)
 })
 
 /**
@@ -113,6 +115,8 @@ export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   progress: Schema.optional(Schema.Boolean),
   /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
   saveTo: Schema.optional(Schema.String),
+  /** The call's own `onTooLarge`, checked in the calling thread: a spill directory, or `false` for none. */
+  spill: Schema.optional(OwnerProtocol.Spill),
   /** The remote reads `Result` replies: the owner thread may post the success to it itself. */
   direct: Schema.optional(Schema.Boolean)
 })
@@ -230,6 +234,7 @@ export const Direct = Schema.TaggedStruct("Direct", {
   params: Schema.String,
   deadline: Schema.Number,
   saveTo: Schema.optional(Schema.String),
+  spill: Schema.optional(OwnerProtocol.Spill),
   /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
   trace: Schema.optional(OwnerProtocol.TraceContext)
 })
