@@ -116,7 +116,14 @@ export const call = async (tools: Tools) => {
     return t
   }
   const saved = await tools.get_sum({ a: 1, b: 2 }, { saveTo: "/tmp/x.json", timeout: "5 seconds" })
-  return saved.sha256
+  // With a spill, a structured tool's answer may be a SpilledResult, which has no structuredContent to read.
+  const spilled = await tools.get_weather_v2({ "city name": "Oslo" }, { onTooLarge: { spill: "/tmp" } })
+  if (spilled.spilled === true) return spilled.path.length + spilled.limit
+  // @ts-expect-error not narrowed to a StructuredResult yet: it may have spilled
+  const unchecked: number | null = spilled.structuredContent.temperature
+  // A result that spilled is a CallToolResult too: its content says where it went.
+  const plain = await tools.get_sum({ a: 1, b: 2 }, { onTooLarge: "fail" })
+  return saved.sha256 + plain.content.length + String(unchecked)
 }`
     )
   })

@@ -122,11 +122,12 @@ export const render = (tools: ListToolsResult | ReadonlyArray<Tool>, options?: O
     const key = propertyKey(method)
     methods.push(
       `${comment}  ${key}(${saveParam}, options: ToolCallOptions & { readonly saveTo: string }): Promise<SavedResult>`,
-      // A spilled answer is a CallToolResult, but not a StructuredResult: said where the call asks for a spill.
+      // A spilled answer is a CallToolResult, but not a StructuredResult: said where the call asks for a spill. Its
+      // comment would be the tool's a third time, for a reader (an agent) who has read it twice already.
       ...(tool.outputSchema === undefined
         ? []
         : [
-            `${comment}  ${key}(${saveParam}, options: ToolCallOptions & { readonly onTooLarge: { readonly spill: string } }): Promise<${resultName} | SpilledResult>`
+            `  ${key}(${saveParam}, options: ToolCallOptions & { readonly onTooLarge: { readonly spill: string } }): Promise<${resultName} | SpilledResult>`
           ]),
       `${comment}  ${key}(${param}, options?: ToolCallOptions): Promise<${resultName}>`
     )
@@ -236,10 +237,10 @@ export interface CallToolResult {
   readonly isError?: boolean
   readonly [key: string]: unknown
 }`,
-  `/** The result of a tool with an outputSchema: structuredContent follows it unless isError. */
+  `/** The result of a tool with an outputSchema: structuredContent follows it unless isError (or it spilled). */
 export type StructuredResult<S> =
-  | (CallToolResult & { readonly structuredContent: S; readonly isError?: false })
-  | (CallToolResult & { readonly isError: true })`,
+  | (CallToolResult & { readonly structuredContent: S; readonly isError?: false; readonly spilled?: undefined })
+  | (CallToolResult & { readonly isError: true; readonly spilled?: undefined })`,
   `/** What a call with saveTo answers: the raw result is in the file. */
 export interface SavedResult {
   readonly path: string
