@@ -6,7 +6,7 @@ import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import type { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
-import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpClient, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -419,6 +419,32 @@ describe("C61 on every surface where saveTo works", () => {
         assert.strictEqual(fs.readdirSync(where).length, 2)
       })
     )
+  )
+
+  it.live("McpClient, whose results are read in the calling thread, refuses a spill rather than ignoring it", () =>
+    Effect.gen(function* () {
+      const where = freshDir("client")
+      const seen = yield* McpClient.withClient({ ...statefulConfig(), maxResultBytes: limit }, (client) =>
+        Effect.gen(function* () {
+          const refused = yield* Effect.flip(
+            client.callTool("big", { bytes: 100_000 }, { onTooLarge: { spill: where } })
+          )
+          const failed = yield* Effect.flip(client.callTool("big", { bytes: 100_000 }, { onTooLarge: "fail" }))
+          const calls = (structured(yield* client.callTool("calls")).calls as Array<{ name: string }>).map(
+            (call) => call.name
+          )
+          return { refused, failed, calls }
+        })
+      )
+      assert.deepStrictEqual(
+        [seen.refused._tag, (seen.refused as InvalidInput).path, seen.refused.message],
+        ["InvalidInput", "options.onTooLarge.spill", "spill is not available here"]
+      )
+      assert.strictEqual(seen.failed._tag, "ResultTooLarge")
+      // The refused call was never sent; the one that failed was.
+      assert.deepStrictEqual(seen.calls, ["big", "calls"])
+      assert.deepStrictEqual(fs.readdirSync(where), [])
+    })
   )
 
   it.scopedLive("refused over a socket, unsent; a worker's own spill answers socket callers too", () =>
