@@ -1,9 +1,9 @@
 /**
  * A worker's tools as the methods of one object (`tools.get_sum({ a, b })`), over any surface's `callTool`: each
  * method is `callTool(id, realName, args, options)` and nothing else, so it fails with the same errors, answers the
- * server's raw result, and takes the same options (`timeout`, `onProgress`, `saveTo`, and a surface's own, such as a
- * Promise client's `signal`). Method names are those of `ToolDeclarations` (`methodNames`), so declarations rendered
- * for the same tools describe the object exactly.
+ * server's raw result, and takes the same options (`timeout`, `onProgress`, `saveTo`, `onTooLarge`, and a surface's
+ * own, such as a Promise client's `signal`). Method names are those of `ToolDeclarations` (`methodNames`), so
+ * declarations rendered for the same tools describe the object exactly.
  *
  * Only the id and the tool names are held: the object works wherever its `callTool` does (any thread of the
  * process the id reaches), and holds no connection of its own.
