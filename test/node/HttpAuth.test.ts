@@ -170,6 +170,30 @@ describe("HTTP authorization (C34)", () => {
   )
 
   it.scopedLive(
+    "C58: a 2025-03-26 server, with no protected resource metadata, whose root metadata names an issuer on its own origin is reached; another origin is refused",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const legacy = yield* fixture("--legacy-issuer=/oauth")
+        const id = yield* workers.open(credentials(legacy))
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 1)
+        assert.strictEqual((yield* logOf(legacy)).tokens, 1)
+        yield* workers.close(id)
+        // The same server naming an issuer elsewhere: the metadata is not used, and no token is asked for.
+        const elsewhere = yield* fixture("--legacy-issuer=http://authorization.invalid/")
+        const error = yield* Effect.flip(workers.open(credentials(elsewhere)))
+        assert.strictEqual(error._tag, "OpenFailed")
+        if (error._tag === "OpenFailed") {
+          assert.strictEqual(error.stage, "authorization")
+          assert.include(error.message, "Issuer mismatch")
+        }
+        const log = yield* logOf(elsewhere)
+        assert.strictEqual(log.tokens, 0)
+        assert.strictEqual(log.sessions, 0)
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+
+  it.scopedLive(
     "C34: bearer: a fixed token is sent and cannot be renewed; refused, the worker fails unauthorized",
     () =>
       Effect.gen(function* () {

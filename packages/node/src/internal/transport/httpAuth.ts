@@ -19,7 +19,9 @@ import * as Redact from "@mcp-worker/core/Redact"
 import {
   auth,
   createPrivateKeyJwtAuth,
+  discoverOAuthProtectedResourceMetadata,
   extractWWWAuthenticateParams,
+  IssuerMismatchError,
   type FetchLike,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -70,6 +72,8 @@ interface Store {
   codeVerifier: string | undefined
   /** The host's client was asked for the tokens it keeps. */
   loaded: boolean
+  /** The server is a 2025-03-26 one whose own origin serves metadata under another issuer ({@link legacyIssuer}). */
+  legacyIssuer: boolean
 }
 
 const clientName = "mcp-worker"
@@ -244,7 +248,8 @@ const emptyStore = (): Store => ({
   secrets: [],
   redirect: undefined,
   codeVerifier: undefined,
-  loaded: false
+  loaded: false,
+  legacyIssuer: false
 })
 
 const maxDetail = 200
@@ -304,6 +309,23 @@ export const make = (
   return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
+/**
+ * Whether a failed discovery is the one exception to the RFC 8414 §3.3 issuer check (C58): a 2025-03-26 server.
+ * Such a server publishes no protected resource metadata, so its authorization server is its own origin's root, and
+ * its metadata there names another issuer on that same origin (e.g. `/oauth`), as SDK 1.x accepted. Metadata that
+ * names an issuer on another origin, or any mismatch where protected resource metadata exists, stays refused.
+ */
+const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike): Promise<boolean> => {
+  if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata" || error.received === undefined) return false
+  const root = new URL("/", serverUrl)
+  const sameOrigin = URL.canParse(error.received) && new URL(error.received).origin === serverUrl.origin
+  if (error.expected !== root.href || !sameOrigin) return false
+  return discoverOAuthProtectedResourceMetadata(serverUrl, undefined, fetchFn).then(
+    () => false,
+    () => true
+  )
+}
+
 /** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
 const renewing = (
   provider: OAuthClientProvider,
@@ -315,14 +337,21 @@ const renewing = (
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
   // The SDK checks the redirect's `iss` against the authorization server before it redeems the code (RFC 9207, C58).
-  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
+  const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
     auth(provider, {
       serverUrl,
       fetchFn: baseFetch,
       ...(authorization !== undefined ? { authorizationCode: authorization.code } : {}),
       ...(authorization?.iss !== undefined ? { iss: authorization.iss } : {}),
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
-      ...(store.scope !== undefined ? { scope: store.scope } : {})
+      ...(store.scope !== undefined ? { scope: store.scope } : {}),
+      ...(store.legacyIssuer ? { skipIssuerMetadataValidation: true } : {})
+    })
+  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
+    attempt(authorization).catch(async (error: unknown) => {
+      if (store.legacyIssuer || !(await legacyIssuer(error, serverUrl, baseFetch))) throw error
+      store.legacyIssuer = true
+      return attempt(authorization)
     })
   let waiting = false
   // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
