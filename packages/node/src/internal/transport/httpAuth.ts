@@ -268,6 +268,10 @@ const withAuthorization = (init: RequestInit | undefined, token: string | undefi
   return { ...init, headers }
 }
 
+/** The scopes of `before` then the new ones of `after`, space separated, each once. */
+const scopeUnion = (before: string | undefined, after: string): string =>
+  [...new Set([...(before ?? "").split(" "), ...after.split(" ")].filter((scope) => scope.length > 0))].join(" ")
+
 /** A refusal that authorizing (again) may cure: 401, or 403 asking for more scope. */
 const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
   if (response.status !== 401 && response.status !== 403) return undefined
@@ -404,7 +408,13 @@ const renewing = (
       // The server did not run a refused request: authorize, then send it once more, and only once.
       await first.body?.cancel().catch(() => {})
       if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
-      if (refused.scope !== undefined) store.scope = refused.scope
+      // A token refused outright may come from an authorization server the resource no longer names: the protected
+      // resource's metadata is read again, and a new issuer gets a registration of its own (SEP-2352; the SDK keys
+      // the client and tokens by issuer). A 403 for more scope keeps the server it came from.
+      if (first.status === 401) store.discovery = undefined
+      // Re-authorization asks for what was asked before and what the server now names (SEP-2350): a step-up to
+      // one more scope does not drop the ones the worker already uses.
+      if (refused.scope !== undefined) store.scope = scopeUnion(store.scope, refused.scope)
       await authorize()
       return fetch(url, withAuthorization(init, store.tokens?.access_token))
     },
