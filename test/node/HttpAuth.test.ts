@@ -194,6 +194,45 @@ describe("HTTP authorization (C34)", () => {
   )
 
   it.scopedLive(
+    "C58: a 403 insufficient_scope: the new token asks for the scopes asked before and the one the server names; the call runs once",
+    () =>
+      Effect.gen(function* () {
+        // Every request needs mcp:basic (the 401 says so); calling inc needs mcp:write too.
+        const server = yield* fixture("--scope-tool=inc")
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(credentials(server))
+        const opened = yield* logOf(server)
+        assert.deepStrictEqual(
+          opened.oauth.map(({ endpoint, scope }) => ({ endpoint, scope })),
+          [{ endpoint: "token", scope: "mcp:basic" }]
+        )
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 1)
+        const log = yield* logOf(server)
+        // The step-up keeps mcp:basic, which every request needs: a token of mcp:write alone would be refused.
+        assert.deepStrictEqual(
+          log.oauth.map(({ grant, scope }) => ({ grant, scope })),
+          [
+            { grant: "client_credentials", scope: "mcp:basic" },
+            { grant: "client_credentials", scope: "mcp:basic mcp:write" }
+          ]
+        )
+        assert.strictEqual(log.forbidden, 1)
+        // The refused call never reached the server; the one sent with the new token did, once.
+        assert.strictEqual(log.calls, 1)
+        assert.deepStrictEqual(
+          log.requests.filter((request) => request.status === 403).map((request) => request.token),
+          [1]
+        )
+        assert.strictEqual(log.requests.at(-1)?.token, 2)
+        // The new token serves what the old one did: no more authorization.
+        assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 2)
+        const after = yield* logOf(server)
+        assert.deepInclude(after, { tokens: 2, forbidden: 1, calls: 2, sessions: 1 })
+        assert.strictEqual((yield* workers.status(id)).state, "ready")
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+
+  it.scopedLive(
     "C34: bearer: a fixed token is sent and cannot be renewed; refused, the worker fails unauthorized",
     () =>
       Effect.gen(function* () {
@@ -330,6 +369,75 @@ describe("HTTP authorization (C34)", () => {
         assert.strictEqual(asked, 1)
         assert.deepInclude(yield* logOf(server), { codes: 1, tokens: 1 })
       })
+    )
+
+    it.scopedLive(
+      "C58: the resource moves to another authorization server: a 401 reads its metadata again, and the worker registers there, never presenting the first server's client id",
+      () => {
+        const asked: Array<string> = []
+        // No client registered beforehand: the owner registers one with each authorization server (RFC 7591).
+        const oauth: NodeMcpWorkers.OAuthProvider = {
+          redirectUrl: "http://127.0.0.1:9/callback",
+          authorize: ({ authorizationUrl }) =>
+            Effect.suspend(() => {
+              asked.push(authorizationUrl)
+              return follow(authorizationUrl)
+            })
+        }
+        return Effect.gen(function* () {
+          const server = yield* fixture()
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ url: server.url })
+          assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 1)
+          const before = yield* logOf(server)
+          const first = before.oauth.filter((request) => request.endpoint === "register")
+          assert.deepStrictEqual(
+            first.map((request) => request.server),
+            ["as1"]
+          )
+          const firstClient = first[0]!.clientId!
+          yield* admin(server, "/admin/migrate")
+          // The token of the first server is refused outright: the call goes again with one of the second's.
+          assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 2)
+          const log = yield* logOf(server)
+          const registered = log.oauth.filter((request) => request.endpoint === "register")
+          assert.deepStrictEqual(
+            registered.map((request) => request.server),
+            ["as1", "as2"]
+          )
+          const secondClient = registered[1]!.clientId!
+          assert.notStrictEqual(secondClient, firstClient)
+          const atSecond = log.oauth.filter((request) => request.server === "as2" && request.endpoint !== "register")
+          assert.deepStrictEqual(
+            atSecond.map(({ endpoint, clientId, grant }) => ({ endpoint, clientId, grant })),
+            [
+              { endpoint: "authorize", clientId: secondClient, grant: null },
+              { endpoint: "token", clientId: secondClient, grant: "authorization_code" }
+            ]
+          )
+          assert.notInclude(
+            log.oauth.filter((request) => request.server === "as2").map((request) => request.clientId),
+            firstClient
+          )
+          // The user was asked once by each authorization server, with the client id that server issued.
+          assert.deepStrictEqual(
+            asked.map((url) => {
+              const parsed = new URL(url)
+              return { path: parsed.pathname, client: parsed.searchParams.get("client_id") }
+            }),
+            [
+              { path: "/authorize", client: firstClient },
+              { path: "/as2/authorize", client: secondClient }
+            ]
+          )
+          // The refused request never reached the server; the one sent with the new token did, once.
+          assert.deepInclude(log, { calls: 2, sessions: 1, registrations: 2 })
+          assert.strictEqual(log.unauthorized - before.unauthorized, 1)
+          assert.strictEqual(log.requests.at(-1)?.status, 200)
+          assert.strictEqual((yield* workers.status(id)).state, "ready")
+          assert.strictEqual((yield* workers.close(id)).cleanup?.sessionTerminated, true)
+        }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })))
+      }
     )
 
     it.scopedLive(
