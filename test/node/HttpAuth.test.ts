@@ -233,6 +233,30 @@ describe("HTTP authorization (C34)", () => {
   )
 
   it.scopedLive(
+    "C58: a step-up the authorization server does not grant: the refusal stands, the worker fails unauthorized, the call not sent",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* fixture("--scope-tool=inc", "--grant-at-most=mcp:basic")
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(credentials(server))
+        const error = yield* Effect.flip(workers.callTool(id, "inc"))
+        assert.strictEqual(error._tag, "WorkerFailed")
+        if (error._tag === "WorkerFailed") {
+          assert.strictEqual(error.kind, "unauthorized")
+          assert.strictEqual(error.delivery, "not_sent")
+        }
+        const log = yield* logOf(server)
+        // One re-authorization, with the union; refused again, never a loop, and the call never ran.
+        assert.deepStrictEqual(
+          log.oauth.map(({ scope }) => scope),
+          ["mcp:basic", "mcp:basic mcp:write"]
+        )
+        assert.strictEqual(log.forbidden, 2)
+        assert.strictEqual(log.calls, 0)
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+
+  it.scopedLive(
     "C34: bearer: a fixed token is sent and cannot be renewed; refused, the worker fails unauthorized",
     () =>
       Effect.gen(function* () {
@@ -441,15 +465,60 @@ describe("HTTP authorization (C34)", () => {
     )
 
     it.scopedLive(
+      "C58: a step-up with a refresh token kept: the user is asked again for the union, not refreshed into the old scopes",
+      () => {
+        const asked: Array<string> = []
+        const oauth = provider((request) =>
+          Effect.suspend(() => {
+            asked.push(new URL(request.authorizationUrl).searchParams.get("scope") ?? "")
+            return follow(request.authorizationUrl)
+          })
+        )
+        return Effect.gen(function* () {
+          const server = yield* fixture("--scope-tool=inc")
+          const workers = yield* McpWorkers
+          const id = yield* workers.open({ url: server.url })
+          assert.strictEqual(structured(yield* workers.callTool(id, "inc")).count, 1)
+          assert.deepStrictEqual(asked, ["mcp:basic", "mcp:basic mcp:write"])
+          const log = yield* logOf(server)
+          // Two codes redeemed, no refresh: refreshing could only have brought mcp:basic back.
+          assert.deepStrictEqual(
+            log.oauth.filter(({ endpoint }) => endpoint === "token").map(({ grant }) => grant),
+            ["authorization_code", "authorization_code"]
+          )
+          assert.strictEqual(log.forbidden, 1)
+          assert.strictEqual(log.calls, 1)
+        }).pipe(Effect.provide(NodeMcpWorkers.layer({ oauth })))
+      }
+    )
+
+    it.scopedLive(
       "C34: no authorization within the open's budget, or a refusal: OpenFailed at stage authorization",
       () =>
         Effect.gen(function* () {
           const server = yield* fixture()
+          // The budget covers the owner's start and discovery too: 5 s leaves those room on a busy machine, and the
+          // user is seen to be asked before it ends.
+          let askedAt: number | undefined
+          const started = Date.now()
           const never = yield* Effect.flip(
-            Effect.flatMap(McpWorkers, (workers) => workers.open({ url: server.url }, { timeout: "1 second" })).pipe(
-              Effect.provide(NodeMcpWorkers.layer({ oauth: provider(() => Effect.never) }))
+            Effect.flatMap(McpWorkers, (workers) => workers.open({ url: server.url }, { timeout: "5 seconds" })).pipe(
+              Effect.provide(
+                NodeMcpWorkers.layer({
+                  oauth: provider(() =>
+                    Effect.zipRight(
+                      Effect.sync(() => {
+                        askedAt = Date.now()
+                      }),
+                      Effect.never
+                    )
+                  )
+                })
+              )
             )
           )
+          assert.isDefined(askedAt)
+          assert.isAtLeast(Date.now() - started, 4_900)
           assert.strictEqual(never._tag, "OpenFailed")
           if (never._tag === "OpenFailed") assert.strictEqual(never.stage, "authorization")
           const refused = yield* Effect.flip(

@@ -66,6 +66,8 @@ interface Store {
   client: OAuthClientInformationMixed | undefined
   resourceMetadataUrl: URL | undefined
   scope: string | undefined
+  /** The scope the last authorization asked for (its token request, or its authorization URL). */
+  asked: string | undefined
   readonly secrets: Array<string>
   /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
   redirect: URL | undefined
@@ -124,6 +126,7 @@ const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, s
     },
     prepareTokenRequest: (scope) => {
       const params = new URLSearchParams({ grant_type: "client_credentials" })
+      store.asked = scope
       if (scope !== undefined) params.set("scope", scope)
       return params
     },
@@ -201,6 +204,7 @@ const interactiveProvider = (
     },
     redirectToAuthorization: (url) => {
       store.redirect = url
+      store.asked = url.searchParams.get("scope") ?? undefined
     },
     saveCodeVerifier: (verifier) => {
       store.codeVerifier = verifier
@@ -245,6 +249,7 @@ const emptyStore = (): Store => ({
   client: undefined,
   resourceMetadataUrl: undefined,
   scope: undefined,
+  asked: undefined,
   secrets: [],
   redirect: undefined,
   codeVerifier: undefined,
@@ -268,9 +273,13 @@ const withAuthorization = (init: RequestInit | undefined, token: string | undefi
   return { ...init, headers }
 }
 
-/** The scopes of `before` then the new ones of `after`, space separated, each once. */
-const scopeUnion = (before: string | undefined, after: string): string =>
-  [...new Set([...(before ?? "").split(" "), ...after.split(" ")].filter((scope) => scope.length > 0))].join(" ")
+/** The scopes of each part in order, space separated, each once. */
+const scopeUnion = (...parts: ReadonlyArray<string | undefined>): string =>
+  [...new Set(parts.flatMap((part) => (part ?? "").split(" ")).filter((scope) => scope.length > 0))].join(" ")
+
+/** `wanted` names a scope that `granted` (a token's `scope`; unknown when absent) does not hold. */
+const widens = (wanted: string, granted: string | undefined): boolean =>
+  granted === undefined || wanted.split(" ").some((scope) => !granted.split(" ").includes(scope))
 
 /** A refusal that authorizing (again) may cure: 401, or 403 asking for more scope. */
 const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
@@ -341,7 +350,7 @@ const renewing = (
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
   // The SDK checks the redirect's `iss` against the authorization server before it redeems the code (RFC 9207, C58).
-  const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
+  const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
     auth(provider, {
       serverUrl,
       fetchFn: baseFetch,
@@ -349,19 +358,20 @@ const renewing = (
       ...(authorization?.iss !== undefined ? { iss: authorization.iss } : {}),
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
       ...(store.scope !== undefined ? { scope: store.scope } : {}),
-      ...(store.legacyIssuer ? { skipIssuerMetadataValidation: true } : {})
+      ...(store.legacyIssuer ? { skipIssuerMetadataValidation: true } : {}),
+      ...(force ? { forceReauthorization: true } : {})
     })
-  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
-    attempt(authorization).catch(async (error: unknown) => {
+  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
+    attempt(authorization, force).catch(async (error: unknown) => {
       if (store.legacyIssuer || !(await legacyIssuer(error, serverUrl, baseFetch))) throw error
       store.legacyIssuer = true
-      return attempt(authorization)
+      return attempt(authorization, force)
     })
   let waiting = false
   // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
-  const flow = async (): Promise<void> => {
+  const flow = async (force: boolean): Promise<void> => {
     store.redirect = undefined
-    const result = await run()
+    const result = await run(undefined, force)
     if (result === "AUTHORIZED") return
     const redirect = store.redirect as URL | undefined
     if (interactive === undefined || redirect === undefined) {
@@ -383,8 +393,9 @@ const renewing = (
   }
   let running: Promise<void> | undefined
   // One authorization at a time: requests that need it meanwhile wait for the same one.
-  const authorize = (): Promise<void> => {
-    running ??= flow()
+  // `force`: a new grant even where a refresh token is kept, whose refresh could only bring the old scopes back.
+  const authorize = (force = false): Promise<void> => {
+    running ??= flow(force)
       .catch((error: unknown) => {
         throw error instanceof AuthorizationError
           ? error
@@ -413,9 +424,13 @@ const renewing = (
       // the client and tokens by issuer). A 403 for more scope keeps the server it came from.
       if (first.status === 401) store.discovery = undefined
       // Re-authorization asks for what was asked before and what the server now names (SEP-2350): a step-up to
-      // one more scope does not drop the ones the worker already uses.
-      if (refused.scope !== undefined) store.scope = scopeUnion(store.scope, refused.scope)
-      await authorize()
+      // one more scope does not drop the ones the worker already uses, wherever they came from (a challenge, the
+      // resource's `scopes_supported`, the config).
+      if (refused.scope !== undefined) {
+        store.scope = scopeUnion(store.scope, store.asked, store.tokens?.scope, refused.scope)
+      }
+      const stepUp = first.status === 403 && store.scope !== undefined && widens(store.scope, store.tokens?.scope)
+      await authorize(stepUp)
       return fetch(url, withAuthorization(init, store.tokens?.access_token))
     },
     secrets,
