@@ -129,7 +129,7 @@ const outsideFilter = (): InvalidInput =>
   new InvalidInput({
     where: "arguments",
     path: "name",
-    message: "the tool is not among those this worker offers (the tools filter of its open)",
+    message: "this worker does not offer that tool (the tools filter of its open)",
     delivery: "not_sent"
   })
 
