@@ -22,6 +22,14 @@ import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
+import {
+  effectFilterSurface,
+  exerciseFilter,
+  type FilterSurface,
+  openRefusal,
+  relayedFilter,
+  run as runEffect
+} from "./toolFilterSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -57,6 +65,7 @@ export type ScenarioName =
   | "host"
   | "whileHostBlocked"
   | "traced"
+  | "toolFilter"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -371,6 +380,40 @@ const scenarios: Record<ScenarioName, Scenario> = {
         exerciseBehaviour(withProgress(mcp), data.promiseRelayed)
       )
       return { effect, promise, effectRelayed, promiseRelayed }
+    }),
+
+  /**
+   * C59 from this thread: workers opened here with a tool filter (through layerRemote and the Promise client), the
+   * filter suite on the direct path to the owner thread and on the path the host relays (a progress callback on every
+   * call), and the refusals of bad filters, before anything starts.
+   */
+  toolFilter: (data: { config: ServerConfigInput; filter: any; bad: ReadonlyArray<readonly [unknown, string]> }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const run = (surface: (mcp: PromiseClient) => FilterSurface, open: (mcp: PromiseClient) => Promise<string>) =>
+        withPromiseClient(async (mcp) => {
+          const id = await open(mcp)
+          try {
+            return await exerciseFilter(surface(mcp), id, { listChanged: true })
+          } finally {
+            await mcp.close(id)
+          }
+        })
+      const viaEffect = () => runEffect(workers.open(data.config, { tools: data.filter }))
+      const viaPromise = (mcp: PromiseClient) => mcp.open(data.config, { tools: data.filter })
+      const effect = yield* run(() => effectFilterSurface(workers), viaEffect)
+      const effectRelayed = yield* run(() => relayedFilter(effectFilterSurface(workers)), viaEffect)
+      const promise = yield* run((mcp) => mcp, viaPromise)
+      const promiseRelayed = yield* run((mcp) => relayedFilter(mcp), viaPromise)
+      const bad = yield* withPromiseClient((mcp) =>
+        Promise.all(
+          data.bad.flatMap(([tools]) => [
+            openRefusal(mcp.open(data.config, { tools: tools as any })),
+            openRefusal(runEffect(workers.open(data.config, { tools: tools as any })))
+          ])
+        )
+      )
+      return { effect, effectRelayed, promise, promiseRelayed, bad: bad.map((refusal) => refusal.path) }
     }),
 
   /** The server-everything suite through the Promise client of this thread. */

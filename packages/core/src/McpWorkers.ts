@@ -22,6 +22,7 @@ import type * as AgentHost from "./AgentHost.js"
 import type * as Operations from "./Operations.js"
 import type { NotificationMethod } from "./OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
+import type * as ToolFilter from "./ToolFilter.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -68,6 +69,12 @@ export interface OpenOptions {
    * a process): an owner past it dies, and the worker becomes `failed`. A whole number from 16 to 65,536.
    */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /**
+   * Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow` (default: every tool) and to
+   * `deny` (applied after `allow`). `listTools` shows only those, and a `callTool` of any other is `InvalidInput`,
+   * never sent. Checked before anything starts (`ToolFilter.check`).
+   */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

@@ -20,6 +20,7 @@ import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as internal from "./internal/promiseClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
@@ -45,6 +46,8 @@ export interface OpenOptions {
   readonly isolation?: "thread" | "process" | undefined
   /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536: an owner past it dies, the host does not. */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /** Which of the server's tools the worker offers: glob patterns to `allow` and to `deny` (`ToolFilter`). */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**
@@ -249,6 +252,8 @@ export interface WithClientOptions {
   readonly maxResultBytes?: number | undefined
   /** Answers to the requests the server may send its client, run in this thread. */
   readonly handlers?: Handlers | undefined
+  /** Which of the server's tools the client offers: glob patterns to `allow` and to `deny` (`ToolFilter`). */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

@@ -252,13 +252,15 @@ export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
   }
 }
 
-const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
+/** The Promise surfaces' open options as the service's (a budget in ms or a duration string). @internal */
+export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
   options === undefined
     ? undefined
     : {
         timeout: duration(options.timeout),
         isolation: options.isolation,
-        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb
+        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
+        tools: options.tools
       }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
@@ -304,7 +306,8 @@ export const withClient = <A>(
         requestTimeout: duration(options?.requestTimeout),
         closeTimeout: duration(options?.closeTimeout),
         maxResultBytes: options?.maxResultBytes,
-        handlers: options?.handlers
+        handlers: options?.handlers,
+        tools: options?.tools
       }
     ),
     undefined

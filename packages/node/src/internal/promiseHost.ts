@@ -19,7 +19,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as NodeMcpWorkers from "../NodeMcpWorkers.js"
 import { layer } from "./nodeMcpWorkers.js"
-import { agentHostOf } from "./promiseClient.js"
+import { agentHostOf, openOptions } from "./promiseClient.js"
 import type * as PromiseClient from "../PromiseClient.js"
 import type { Handler, Handlers, LogEntry, Options, PromiseHost } from "../PromiseHost.js"
 import type { OAuthProvider } from "../PromiseHost.js"
@@ -194,14 +194,7 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
   const dispose = () => runtime.dispose()
 
   return {
-    open: (config, openOptions) =>
-      run(
-        workers.open(config, {
-          timeout: duration(openOptions?.timeout),
-          isolation: openOptions?.isolation,
-          maxOldGenerationSizeMb: openOptions?.maxOldGenerationSizeMb
-        })
-      ),
+    open: (config, options) => run(workers.open(config, openOptions(options))),
     ...requests,
     // The host's own service: the signal interrupts the run itself.
     ...agentHostOf(

@@ -18,6 +18,7 @@ import {
 } from "../../McpWorkerError.js"
 import type * as Owner from "../../Owner.js"
 import * as Checks from "../ownerProtocol/checks.js"
+import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"
 import type { RequestAbort } from "./requestAbort.js"
 
@@ -40,6 +41,8 @@ export interface Connection {
   readonly progress: Map<string, RequestAbort>
   /** Set once the client negotiated the 2026-07-28 era: what only that era needs (C56, C57). */
   readonly modern: Modern | undefined
+  /** Which tools the worker offers, from its open (C59); `undefined`: every tool. */
+  readonly tools: ToolFilter.Compiled | undefined
 }
 
 /**

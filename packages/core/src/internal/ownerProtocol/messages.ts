@@ -27,6 +27,12 @@ export const OpenInfo = Schema.Struct({
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
 })
 
+/** A worker's tool filter as it travels to the owner, checked by the caller (`ToolFilter.check`). @internal */
+export const ToolFilter = Schema.Struct({
+  allow: Schema.optional(Schema.Array(Schema.String)),
+  deny: Schema.optional(Schema.Array(Schema.String))
+})
+
 /** @internal */
 export class Open extends Schema.TaggedRequest<Open>()("Open", {
   failure: Schema.Union(OpenFailed, WorkerError),
@@ -42,7 +48,9 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
      * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
      * client. Used for a server that asks for authorization when the config has no `auth` of its own.
      */
-    oauth: Schema.optional(Schema.String)
+    oauth: Schema.optional(Schema.String),
+    /** Which tools the worker offers (C59): the owner filters every `tools/list` and refuses every other call. */
+    tools: Schema.optional(ToolFilter)
   }
 }) {}
 

@@ -11,6 +11,7 @@ import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -136,9 +137,12 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         const budget = budgetOf(openOptions?.timeout)
         if (Either.isLeft(budget)) return Effect.fail<OpenFailed | InvalidInput>(invalidTimeout("config", budget.left))
         const placement = McpWorkers.placementOf(openOptions)
-        return Either.isLeft(placement)
-          ? Effect.fail(placement.left)
-          : HostOpen.open(registry, config, openOptions, placement.right)
+        if (Either.isLeft(placement)) return Effect.fail(placement.left)
+        // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
+        const tools = ToolFilter.check(openOptions?.tools)
+        return Either.isLeft(tools)
+          ? Effect.fail(tools.left)
+          : HostOpen.open(registry, config, openOptions, placement.right, tools.right)
       })
     // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
     // environment, as envFrom does.

@@ -7,6 +7,7 @@ import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -29,6 +30,8 @@ import type { Entry } from "./entry.js"
 interface Placement extends McpWorkers.OwnerPlacement {
   /** The config in its wire form: an owner's entry starts the server from it before it loads the client. */
   readonly wire: string
+  /** Which tools the worker offers, checked (C59); the owner applies it. */
+  readonly tools: ToolFilter.ToolFilter | undefined
 }
 
 const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
@@ -195,7 +198,8 @@ const handshake = (
         config: placement.wire,
         timeoutMs: left,
         handlers: Connection.handlerNames(registry.defaults.handlers),
-        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {})
+        ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {}),
+        ...(placement.tools !== undefined ? { tools: placement.tools } : {})
       })
     )
   }).pipe(
@@ -236,7 +240,8 @@ export const open = (
   registry: Registry,
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined,
-  where: McpWorkers.OwnerPlacement
+  where: McpWorkers.OwnerPlacement,
+  tools: ToolFilter.ToolFilter | undefined
 ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
@@ -252,7 +257,7 @@ export const open = (
     const wire = ServerConfig.toWire(
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
-    const placement: Placement = { ...where, wire }
+    const placement: Placement = { ...where, wire, tools }
     const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(

@@ -52,7 +52,8 @@ const run = (
           registry.openConfig(config, {
             timeout: remaining(operation.deadline),
             isolation: operation.isolation,
-            maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb
+            maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb,
+            tools: operation.tools
           })
       })
     case "RemoteStatus":

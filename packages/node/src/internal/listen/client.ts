@@ -22,6 +22,7 @@ import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -326,11 +327,12 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
             Either.mapLeft(Budget.budgetOf(openOptions?.timeout), (message) =>
               Budget.invalidTimeout("config", message)
             ),
-            McpWorkersModule.placementOf(openOptions)
+            McpWorkersModule.placementOf(openOptions),
+            ToolFilter.check(openOptions?.tools)
           ]).pipe(
             Either.match({
               onLeft: Effect.fail,
-              onRight: ([config, ms, placement]) =>
+              onRight: ([config, ms, placement, tools]) =>
                 call(
                   client,
                   "open",
@@ -340,7 +342,8 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
                     ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
                     ...(placement.maxOldGenerationSizeMb === undefined
                       ? {}
-                      : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+                      : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
+                    ...(tools === undefined ? {} : { tools })
                   },
                   lifecycleFailure
                 )

@@ -19,6 +19,7 @@ import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -227,11 +228,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       Either.all([
         ServerConfig.normalize(input, process.env, { isProxy }),
         budgetOf(options?.timeout, "config"),
-        McpWorkers.placementOf(options)
+        McpWorkers.placementOf(options),
+        ToolFilter.check(options?.tools)
       ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, budget, placement]) =>
+          onRight: ([config, budget, placement, tools]) =>
             RemoteClient.send(client, {
               _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
@@ -239,7 +241,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
               ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
               ...(placement.maxOldGenerationSizeMb === undefined
                 ? {}
-                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
+              ...(tools === undefined ? {} : { tools })
             })
         })
       )

@@ -95,7 +95,9 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   deadline,
   /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
   isolation: Schema.optional(Schema.Literal("thread", "process")),
-  maxOldGenerationSizeMb: Schema.optional(Schema.Number)
+  maxOldGenerationSizeMb: Schema.optional(Schema.Number),
+  /** Which tools the worker offers, checked in the calling thread (`ToolFilter.check`) and again by the host. */
+  tools: Schema.optional(OwnerProtocol.ToolFilter)
 })
 
 /**
