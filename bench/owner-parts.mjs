@@ -22,8 +22,10 @@ const threads = 8
 
 const parts = {
   "zod (v4, as the SDK imports it)": `import * as z from "zod/v4"; globalThis.__keep = z`,
-  "SDK types (its zod schemas)": `import * as t from "@modelcontextprotocol/sdk/types.js"; globalThis.__keep = t`,
-  "SDK Client (types + protocol)": `import { Client } from "@modelcontextprotocol/sdk/client/index.js"; globalThis.__keep = Client`,
+  "SDK 1.x types (its zod schemas)": `import * as t from "@modelcontextprotocol/sdk/types.js"; globalThis.__keep = t`,
+  "SDK 1.x Client (types + protocol)": `import { Client } from "@modelcontextprotocol/sdk/client/index.js"; globalThis.__keep = Client`,
+  // What the owner runs on: the v2 client, with its own zod 4 (nested under it by npm).
+  "SDK 2.x client (@modelcontextprotocol/client)": `import { Client } from "@modelcontextprotocol/client"; globalThis.__keep = Client`,
   "effect/Effect": `import * as Effect from "effect/Effect"; globalThis.__keep = Effect`,
   "effect/Effect + effect/Schema": `import * as S from "effect/Schema"; import * as E from "effect/Effect"; globalThis.__keep = [S, E]`,
   "platform WorkerRunner (Node)": `import * as R from "@effect/platform/WorkerRunner"; import * as N from "@effect/platform-node/NodeWorkerRunner"; globalThis.__keep = [R, N]`

@@ -1,4 +1,4 @@
-// The result policy's pure parts (C61): the policy checks and their paths, the spilled answer as it travels and as a
+// The result policy's pure parts (C60): the policy checks and their paths, the spilled answer as it travels and as a
 // caller's surface reads it, and the name of a spilled file.
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
@@ -16,7 +16,7 @@ const summary: ResultFile.SavedResult = {
 
 const accept: ResultFile.Check = () => undefined
 
-describe("ResultFile (C61)", () => {
+describe("ResultFile (C60)", () => {
   it("a spill's wire form is read back into a SpilledResult in the caller's thread, and only there", () => {
     const wire = ResultFile.encodeSpilled(summary, 65_536)
     // It crosses threads as JSON text or a structured clone: a JSON array, which no MCP result is.

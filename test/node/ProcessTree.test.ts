@@ -446,22 +446,27 @@ describe("process tree when the host process exits", () => {
     )
   }
 
-  it.scopedLive("process.exit(0) without finalizers: the exit hook SIGKILLs the group and the marked escapee", () =>
-    Effect.gen(function* () {
-      const t = tag()
-      // V8 flags and a loader on the host, which a worker thread refuses in an explicit list: opens must work.
-      const program = yield* hostProgram("exit", t, ["--expose-gc", "--max-old-space-size=512"])
-      const exit = yield* Effect.promise(() => program.exited).pipe(Effect.timeout("10 seconds"))
-      yield* Effect.promise(() => program.ready)
-      assert.deepStrictEqual(exit, { code: 0, signal: null })
-      const tree = program.tree()
-      assert.strictEqual(tree.length, 4, "server, 2 grandchildren, 1 setsid escapee")
-      // No finalizer ran: the only thing that could end the tree is the process.on("exit") hook.
-      assert.notInclude(program.output(), "worker closed")
-      // SIGKILL was sent synchronously; the kernel finishes delivering it, and tearing each process down, a moment
-      // later (a dying process stops showing its environment before it is gone).
-      const gone = () => processesWithEnv("TEST_TAG", t).length === 0 && !tree.some(isAlive)
-      assert.isTrue(yield* Effect.promise(() => eventually(gone, 3000)))
-    })
+  it.scopedLive(
+    "process.exit(0) without finalizers: the exit hook SIGKILLs the group and the marked escapee",
+    () =>
+      Effect.gen(function* () {
+        const t = tag()
+        // V8 flags and a loader on the host, which a worker thread refuses in an explicit list: opens must work.
+        const program = yield* hostProgram("exit", t, ["--expose-gc", "--max-old-space-size=512"])
+        // A bound on a host program's whole life (its start, an owner thread, a server with three descendants), not a
+        // measure of it: on a busy machine that life alone has taken more than 10 s.
+        const exit = yield* Effect.promise(() => program.exited).pipe(Effect.timeout("45 seconds"))
+        yield* Effect.promise(() => program.ready)
+        assert.deepStrictEqual(exit, { code: 0, signal: null })
+        const tree = program.tree()
+        assert.strictEqual(tree.length, 4, "server, 2 grandchildren, 1 setsid escapee")
+        // No finalizer ran: the only thing that could end the tree is the process.on("exit") hook.
+        assert.notInclude(program.output(), "worker closed")
+        // SIGKILL was sent synchronously; the kernel finishes delivering it, and tearing each process down, a moment
+        // later (a dying process stops showing its environment before it is gone).
+        const gone = () => processesWithEnv("TEST_TAG", t).length === 0 && !tree.some(isAlive)
+        assert.isTrue(yield* Effect.promise(() => eventually(gone, 10_000)))
+      }),
+    { timeout: 60_000 }
   )
 })

@@ -1,4 +1,4 @@
-// The result policy (C61, C62): `onTooLarge: { spill: directory }` streams a result over maxResultBytes to a new file
+// The result policy (C60, C61): `onTooLarge: { spill: directory }` streams a result over maxResultBytes to a new file
 // of the directory, as saveTo writes one, and answers where it is, per call and per worker; a result within the limit
 // answers as usual. Checked against real fixture servers of both eras, from the host, a remote thread, the Promise
 // client, an owner process, and refused over a socket.
@@ -83,7 +83,7 @@ const checkSpilled = (answer: unknown, where: string, tool: string, bytes: numbe
   )
 }
 
-describe("C61: a result over maxResultBytes spills to a new file", () => {
+describe("C60: a result over maxResultBytes spills to a new file", () => {
   it.live("a 100 MB result streams to a new 0600 file while the host's memory stays flat", () =>
     withHost(
       Effect.gen(function* () {
@@ -258,7 +258,7 @@ describe("C61: a result over maxResultBytes spills to a new file", () => {
   )
 })
 
-describe("C62: a spill that does not complete leaves nothing, and says delivery unknown", () => {
+describe("C61: a spill that does not complete leaves nothing, and says delivery unknown", () => {
   it.live("a timeout, a cancel, or a server that exits mid-spill: no file, no temporary file", () =>
     withHost(
       Effect.gen(function* () {
@@ -333,7 +333,7 @@ describe("C62: a spill that does not complete leaves nothing, and says delivery 
   )
 })
 
-describe("C61 on every surface where saveTo works", () => {
+describe("C60 on every surface where saveTo works", () => {
   it.live("a 2026-07-28 worker spills too, the last round's result after an input_required round", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers

@@ -23,6 +23,14 @@ import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
+import {
+  effectFilterSurface,
+  exerciseFilter,
+  type FilterSurface,
+  openRefusal,
+  relayedFilter,
+  run as runEffect
+} from "./toolFilterSuite.js"
 
 /** What the test sends to a thread. A `host` scenario runs `NodeMcpWorkers.layer()`, the others `layerRemote`. */
 export interface ThreadInput {
@@ -59,6 +67,7 @@ export type ScenarioName =
   | "host"
   | "whileHostBlocked"
   | "traced"
+  | "toolFilter"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -375,6 +384,40 @@ const scenarios: Record<ScenarioName, Scenario> = {
       return { effect, promise, effectRelayed, promiseRelayed }
     }),
 
+  /**
+   * C59 from this thread: workers opened here with a tool filter (through layerRemote and the Promise client), the
+   * filter suite on the direct path to the owner thread and on the path the host relays (a progress callback on every
+   * call), and the refusals of bad filters, before anything starts.
+   */
+  toolFilter: (data: { config: ServerConfigInput; filter: any; bad: ReadonlyArray<readonly [unknown, string]> }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const run = (surface: (mcp: PromiseClient) => FilterSurface, open: (mcp: PromiseClient) => Promise<string>) =>
+        withPromiseClient(async (mcp) => {
+          const id = await open(mcp)
+          try {
+            return await exerciseFilter(surface(mcp), id, { listChanged: true })
+          } finally {
+            await mcp.close(id)
+          }
+        })
+      const viaEffect = () => runEffect(workers.open(data.config, { tools: data.filter }))
+      const viaPromise = (mcp: PromiseClient) => mcp.open(data.config, { tools: data.filter })
+      const effect = yield* run(() => effectFilterSurface(workers), viaEffect)
+      const effectRelayed = yield* run(() => relayedFilter(effectFilterSurface(workers)), viaEffect)
+      const promise = yield* run((mcp) => mcp, viaPromise)
+      const promiseRelayed = yield* run((mcp) => relayedFilter(mcp), viaPromise)
+      const bad = yield* withPromiseClient((mcp) =>
+        Promise.all(
+          data.bad.flatMap(([tools]) => [
+            openRefusal(mcp.open(data.config, { tools: tools as any })),
+            openRefusal(runEffect(workers.open(data.config, { tools: tools as any })))
+          ])
+        )
+      )
+      return { effect, effectRelayed, promise, promiseRelayed, bad: bad.map((refusal) => refusal.path) }
+    }),
+
   /** The server-everything suite through the Promise client of this thread. */
   everything: (data: { id: string }) => withPromiseClient((mcp) => exerciseEverything(mcp, data.id)),
 
@@ -449,7 +492,7 @@ const scenarios: Record<ScenarioName, Scenario> = {
     }),
 
   /**
-   * Spills from this thread (C61): calls with their own spill through the Effect service (relayed, then straight to
+   * Spills from this thread (C60): calls with their own spill through the Effect service (relayed, then straight to
    * the owner thread) and the Promise client, a worker opened here with a spill of its own, and the refusals. Each
    * answer is reported as this thread saw it.
    */

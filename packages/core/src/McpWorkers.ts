@@ -23,6 +23,7 @@ import type * as Operations from "./Operations.js"
 import type * as ResultFile from "./ResultFile.js"
 import type { NotificationMethod } from "./OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
+import type * as ToolFilter from "./ToolFilter.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -84,6 +85,12 @@ export interface OpenOptions {
    * own `onTooLarge` comes first. Stdio workers only; the directory is checked here, before anything starts.
    */
   readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
+  /**
+   * Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow` (default: every tool) and to
+   * `deny` (applied after `allow`). `listTools` shows only those, and a `callTool` of any other is `InvalidInput`,
+   * never sent. Checked before anything starts (`ToolFilter.check`).
+   */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

@@ -33,6 +33,14 @@ export const OpenInfo: typeof internal.OpenInfo = internal.OpenInfo
 export type OpenInfo = typeof OpenInfo.Type
 
 /**
+ * A worker's tool filter as plain data, as it travels with an open (checked by `ToolFilter.check` where it was given).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ToolFilter: typeof internal.ToolFilter = internal.ToolFilter
+
+/**
  * Connect the owner's client. `config` is the normalized config in its wire form (JSON text).
  *
  * @since 0.1.0

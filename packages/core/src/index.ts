@@ -95,6 +95,13 @@ export * as ToolDeclarations from "./ToolDeclarations.js"
 export * as ToolBinding from "./ToolBinding.js"
 
 /**
+ * Which of a server's tools a worker offers: the `tools` option of `open`.
+ *
+ * @since 0.1.0
+ */
+export * as ToolFilter from "./ToolFilter.js"
+
+/**
  * The agent-host operations: a config document opened at once, tool declarations, tools as methods.
  *
  * @since 0.1.0

@@ -36,6 +36,8 @@ export interface Options {
   readonly maxResultBytes?: number | undefined
   /** Answers to the requests the server may send its client, run with the services of the scope's opener. */
   readonly handlers?: Handlers | undefined
+  /** Which of the server's tools the client offers, as `open`'s `tools`: glob patterns to `allow`, then to `deny`. */
+  readonly tools?: McpWorkers.ToolFilter | undefined
 }
 
 type WithoutId<F> = F extends (id: string, ...rest: infer Rest) => infer A ? (...rest: Rest) => A : never
@@ -136,7 +138,8 @@ export const make = (
             requestTimeout: Face.timeoutOf(options.requestTimeout) as number | string | undefined,
             closeTimeout: Face.timeoutOf(options.closeTimeout) as number | string | undefined,
             maxResultBytes: options.maxResultBytes,
-            handlers
+            handlers,
+            tools: options.tools
           }
         )
         whole.catch((error) => {

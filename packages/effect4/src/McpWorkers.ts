@@ -199,6 +199,20 @@ export interface OpenOptions {
   readonly isolation?: "thread" | "process" | undefined
   /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536. */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /** Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow`, then to `deny`. */
+  readonly tools?: ToolFilter | undefined
+}
+
+/**
+ * The `tools` option of `open`: glob patterns of the tool names a worker offers (`allow`, every tool when absent)
+ * and withholds (`deny`, applied after `allow`). `*` matches any run of characters, `?` one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolFilter {
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -21,6 +21,7 @@ import type {
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
@@ -52,6 +53,11 @@ export interface Options {
   readonly handlers?: Handlers | undefined
   /** The interactive OAuth client, run in this thread, as `NodeMcpWorkers.layer({ oauth })` has it (C34). */
   readonly oauth?: OAuthProvider | undefined
+  /**
+   * Which of the server's tools the client offers, as `open`'s `tools` (C59): glob patterns to `allow` and to `deny`.
+   * `listTools` shows only those; a `callTool` of any other is `InvalidInput`, never sent.
+   */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

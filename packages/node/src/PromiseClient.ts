@@ -21,6 +21,7 @@ import type * as ResultFile from "@mcp-worker/core/ResultFile"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as internal from "./internal/promiseClient.js"
 import type { Handlers } from "./NodeMcpWorkers.js"
@@ -51,6 +52,8 @@ export interface OpenOptions {
    * there and answers a `SpilledResult`; `"fail"` (the default) rejects with `ResultTooLarge`. Stdio workers only.
    */
   readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
+  /** Which of the server's tools the worker offers: glob patterns to `allow` and to `deny` (`ToolFilter`). */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**
@@ -255,6 +258,8 @@ export interface WithClientOptions {
   readonly maxResultBytes?: number | undefined
   /** Answers to the requests the server may send its client, run in this thread. */
   readonly handlers?: Handlers | undefined
+  /** Which of the server's tools the client offers: glob patterns to `allow` and to `deny` (`ToolFilter`). */
+  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

@@ -2,7 +2,14 @@
 // goes straight to the local registry; any other goes to its runner's entity, after everything that can be
 // checked here was checked (inputs, the budget, whether the group is known gone), so that `not_sent` is said
 // only where nothing left this process.
+//
+// What every operation stands on is one record, `Client` (this runner, its registry, the storage's view of the
+// runners, the entities' clients); each operation is a module-level function of it, as `@effect/rpc`'s `RpcClient`
+// passes its client record, and `make` only builds the record and hands out the service.
+import type * as ClusterError from "@effect/cluster/ClusterError"
 import type * as Sharding from "@effect/cluster/Sharding"
+import type * as Rpc from "@effect/rpc/Rpc"
+import type * as RpcClient from "@effect/rpc/RpcClient"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import {
@@ -17,6 +24,7 @@ import {
   WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -24,12 +32,32 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { localIdOf, renameWorker, type Self, withRunner } from "./facade.js"
-import { ControlEntity, WorkerEntity } from "./protocol.js"
+import * as Protocol from "./protocol.js"
 import type { RunnerView } from "./runners.js"
 
 export interface ClientOptions {
   readonly requestTimeoutMs: number
   readonly closeTimeoutMs: number
+}
+
+// What an entity's client is, as `Sharding.makeClient` makes it: the transport's errors beside the entity's own.
+type EntityClient<Rpcs extends Rpc.Any> = (
+  entityId: string
+) => RpcClient.RpcClient.From<
+  Rpcs,
+  ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError
+>
+
+// One process's client of the cluster: what each operation below is a function of.
+interface Client {
+  readonly self: Self
+  readonly local: Option.Option<McpWorkers.McpWorkersService>
+  readonly view: RunnerView
+  readonly defaults: ClientOptions
+  readonly workers: EntityClient<typeof Protocol.Request>
+  readonly control: EntityClient<
+    typeof Protocol.Status | typeof Protocol.Cancel | typeof Protocol.Close | typeof Protocol.Events
+  >
 }
 
 const nameOf = new Map<Operations.Any, string>(
@@ -99,6 +127,230 @@ const payloadOf = (
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {})
 })
 
+// The local registry when the id is of this runner's group.
+const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | undefined => {
+  if (Option.isNone(client.local)) return undefined
+  const parts = ClusterWorkerId.parse(id)
+  return Option.isSome(parts) && parts.value.group === client.self.group ? client.local.value : undefined
+}
+
+// A group no storage lists is gone, and its worker with it: nothing is sent.
+const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorker> => {
+  const parts = ClusterWorkerId.parse(id)
+  if (Option.isNone(parts)) return Effect.fail(new UnknownWorker({ workerId: id }))
+  return Effect.flatMap(client.view.served(parts.value.group), (served) =>
+    served === "gone" ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.void
+  )
+}
+
+// A request of the operation table to a worker of another runner, through its `McpWorker` entity.
+const remoteRequest = (
+  client: Client,
+  operation: Operations.Any,
+  id: string,
+  args: ReadonlyArray<unknown>,
+  requestOptions: Operations.CallToolOptions | undefined
+) =>
+  Effect.gen(function* () {
+    const refused = ownRunnerOnly(requestOptions)
+    if (refused !== undefined) return yield* refused
+    const params = operation.params(args, requestOptions, {})
+    if (Either.isLeft(params)) return yield* params.left
+    const budget = budgetOf(requestOptions, client.defaults.requestTimeoutMs)
+    if (Either.isLeft(budget)) return yield* budget.left
+    if (!(budget.right > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
+    const timeoutMs = budget.right
+    return yield* reachable(client, id).pipe(
+      Effect.zipRight(
+        client
+          .workers(id)
+          .Request(payloadOf(id, operation, args, timeoutMs, requestOptions))
+          .pipe(
+            Effect.catchTags({
+              // The one-message mailbox was taken: refused before the owner saw anything.
+              MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
+              // A resend of a request the runner already holds: the first one may be running.
+              AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
+              PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
+            }),
+            // A defect of the facade or of the runner transport, after the request may have left.
+            Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
+          )
+      ),
+      // The request is interrupted in the background (the runner is told), so the caller's budget is its
+      // budget even when the runner cannot be reached to hear it.
+      Effect.disconnect,
+      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") })
+    )
+  }).pipe(Effect.withSpan(operation.span, { attributes: { workerId: id, cluster: true } }))
+
+// The requests of the operation table: to the local registry under its local id, or to the worker's runner.
+const requestsOf = (client: Client) =>
+  Operations.derive<{ readonly saveTo?: string | undefined }>((operation, id, args, requestOptions) => {
+    const local = localFor(client, id)
+    if (local === undefined) return answered(operation, remoteRequest(client, operation, id, args, requestOptions))
+    const run = (local as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
+      nameOf.get(operation)!
+    ]
+    return Effect.flatMap(localIdOf(client.self, id), (localId) => run(localId, ...args, requestOptions)).pipe(
+      Effect.mapError(renameWorker(id))
+    )
+  })
+
+// A status or cancel that got no answer: it may have reached the runner (a cancel may have cancelled), so it is
+// `DeliveryUnknown`, never a `not_sent` it cannot prove — as a remote thread's is when its host falls silent
+// (C22a). The service's types do not list `DeliveryUnknown` for these two; the cast says so where it happens.
+const controlUnknown = (id: string, requestId: string) => () =>
+  deliveryUnknownOf(id, requestId) as unknown as HostUnavailable
+
+const transportUnknown = (id: string, requestId: string) => ({
+  MailboxFull: () => Effect.fail(controlUnknown(id, requestId)()),
+  AlreadyProcessingMessage: () => Effect.fail(controlUnknown(id, requestId)()),
+  PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
+})
+
+// Workers open on this runner only: a process that is only a client of the cluster owns none.
+const open = (
+  client: Client,
+  config: ServerConfig.ServerConfigInput,
+  openOptions: McpWorkers.OpenOptions | undefined
+): ReturnType<McpWorkers.Lifecycle["open"]> =>
+  Option.match(client.local, {
+    onNone: () =>
+      Effect.fail(
+        new OpenFailed({
+          stage: "thread",
+          message: "this process is a client of the cluster and owns no workers: open on a runner"
+        })
+      ),
+    onSome: (local) => Effect.map(local.open(config, openOptions), (id) => ClusterWorkerId.make(id, client.self.group))
+  })
+
+const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["status"]> => {
+  const local = localFor(client, id)
+  if (local !== undefined) {
+    return localIdOf(client.self, id).pipe(
+      Effect.flatMap((localId) => local.status(localId)),
+      Effect.map((status) => withRunner(client.self, id, status)),
+      Effect.mapError(renameWorker(id))
+    )
+  }
+  return reachable(client, id).pipe(
+    Effect.zipRight(
+      client
+        .control(id)
+        .Status({ workerId: id })
+        .pipe(
+          Effect.catchTags(transportUnknown(id, "")),
+          Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
+        )
+    ),
+    Effect.disconnect,
+    Effect.timeoutFail({
+      duration: Duration.millis(client.defaults.requestTimeoutMs),
+      onTimeout: controlUnknown(id, "")
+    })
+  )
+}
+
+const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWorkers.Lifecycle["cancel"]> => {
+  const local = localFor(client, id)
+  if (local !== undefined) {
+    return localIdOf(client.self, id).pipe(
+      Effect.flatMap((localId) => local.cancel(localId, requestId)),
+      Effect.mapError(renameWorker(id))
+    )
+  }
+  return reachable(client, id).pipe(
+    Effect.zipRight(
+      client
+        .control(id)
+        .Cancel({ workerId: id, requestId })
+        .pipe(
+          Effect.catchTags(transportUnknown(id, requestId)),
+          Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
+        )
+    ),
+    Effect.disconnect,
+    Effect.timeoutFail({
+      duration: Duration.millis(client.defaults.requestTimeoutMs),
+      onTimeout: controlUnknown(id, requestId)
+    })
+  )
+}
+
+const close = (
+  client: Client,
+  id: string,
+  closeOptions: McpWorkers.CloseOptions | undefined
+): ReturnType<McpWorkers.Lifecycle["close"]> => {
+  const local = localFor(client, id)
+  if (local !== undefined) {
+    return localIdOf(client.self, id).pipe(
+      Effect.flatMap((localId) => local.close(localId, closeOptions)),
+      Effect.map((status) => withRunner(client.self, id, status)),
+      Effect.mapError(renameWorker(id))
+    )
+  }
+  const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
+  const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
+  // The runner confirms the cleanup on its machine; an answer that does not come in time confirms nothing.
+  const unconfirmed = () =>
+    new CloseFailed({
+      workerId: id,
+      message: "the worker's runner did not confirm the close in time; its cleanup is unconfirmed",
+      cleanup: emptyCleanup
+    })
+  return reachable(client, id).pipe(
+    Effect.zipRight(
+      client
+        .control(id)
+        .Close(timeoutMs === undefined ? { workerId: id } : { workerId: id, timeoutMs })
+        .pipe(
+          Effect.catchTags({
+            MailboxFull: () => Effect.fail(unconfirmed()),
+            AlreadyProcessingMessage: () => Effect.fail(unconfirmed()),
+            PersistenceError: () => Effect.fail(unconfirmed())
+          }),
+          Effect.catchAllDefect(() => Effect.fail(unconfirmed()))
+        )
+    ),
+    Effect.disconnect,
+    Effect.timeoutFail({
+      duration: Duration.millis((timeoutMs ?? client.defaults.closeTimeoutMs) + 1_000),
+      onTimeout: unconfirmed
+    })
+  )
+}
+
+const events = (
+  client: Client,
+  id: string,
+  eventsOptions: McpWorkers.EventsOptions | undefined
+): ReturnType<McpWorkers.Lifecycle["events"]> => {
+  const local = localFor(client, id)
+  if (local !== undefined) {
+    return localIdOf(client.self, id).pipe(
+      Effect.map((localId) => local.events(localId, eventsOptions)),
+      Stream.unwrap,
+      Stream.mapError(renameWorker(id))
+    )
+  }
+  const capacity = eventsOptions?.capacity
+  return reachable(client, id).pipe(
+    Effect.map(() =>
+      client
+        .control(id)
+        .Events(capacity === undefined ? { workerId: id } : { workerId: id, capacity })
+        .pipe(
+          Stream.catchTags(transportUnknown(id, "")),
+          Stream.map((event) => event as McpWorkers.ServerNotification)
+        )
+    ),
+    Stream.unwrap
+  )
+}
+
 export const make = (options: {
   readonly self: Self
   readonly local: Option.Option<McpWorkers.McpWorkersService>
@@ -107,211 +359,21 @@ export const make = (options: {
   readonly defaults: ClientOptions
 }): Effect.Effect<McpWorkers.McpWorkersService> =>
   Effect.gen(function* () {
-    const { defaults, self, view } = options
-    const workerClient = yield* options.sharding.makeClient(WorkerEntity)
-    const controlClient = yield* options.sharding.makeClient(ControlEntity)
-
-    // The local registry when the id is of this runner's group.
-    const localFor = (id: string): McpWorkers.McpWorkersService | undefined => {
-      if (Option.isNone(options.local)) return undefined
-      const parts = ClusterWorkerId.parse(id)
-      return Option.isSome(parts) && parts.value.group === self.group ? options.local.value : undefined
+    const client: Client = {
+      self: options.self,
+      local: options.local,
+      view: options.view,
+      defaults: options.defaults,
+      workers: yield* options.sharding.makeClient(Protocol.WorkerEntity),
+      control: yield* options.sharding.makeClient(Protocol.ControlEntity)
     }
-
-    // A group no storage lists is gone, and its worker with it: nothing is sent.
-    const reachable = (id: string): Effect.Effect<void, UnknownWorker> => {
-      const parts = ClusterWorkerId.parse(id)
-      if (Option.isNone(parts)) return Effect.fail(new UnknownWorker({ workerId: id }))
-      return Effect.flatMap(view.served(parts.value.group), (served) =>
-        served === "gone" ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.void
-      )
-    }
-
-    const remoteRequest = (
-      operation: Operations.Any,
-      id: string,
-      args: ReadonlyArray<unknown>,
-      requestOptions: Operations.CallToolOptions | undefined
-    ) =>
-      Effect.gen(function* () {
-        const refused = ownRunnerOnly(requestOptions)
-        if (refused !== undefined) return yield* refused
-        const params = operation.params(args, requestOptions, {})
-        if (Either.isLeft(params)) return yield* params.left
-        const budget = budgetOf(requestOptions, defaults.requestTimeoutMs)
-        if (Either.isLeft(budget)) return yield* budget.left
-        if (!(budget.right > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
-        const timeoutMs = budget.right
-        return yield* reachable(id).pipe(
-          Effect.zipRight(
-            workerClient(id)
-              .Request(payloadOf(id, operation, args, timeoutMs, requestOptions))
-              .pipe(
-                Effect.catchTags({
-                  // The one-message mailbox was taken: refused before the owner saw anything.
-                  MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
-                  // A resend of a request the runner already holds: the first one may be running.
-                  AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
-                  PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
-                }),
-                // A defect of the facade or of the runner transport, after the request may have left.
-                Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
-              )
-          ),
-          // The request is interrupted in the background (the runner is told), so the caller's budget is its
-          // budget even when the runner cannot be reached to hear it.
-          Effect.disconnect,
-          Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") })
-        )
-      }).pipe(Effect.withSpan(operation.span, { attributes: { workerId: id, cluster: true } }))
-
-    const requests = Operations.derive<{ readonly saveTo?: string | undefined }>(
-      (operation, id, args, requestOptions) => {
-        const local = localFor(id)
-        if (local === undefined) return answered(operation, remoteRequest(operation, id, args, requestOptions))
-        const run = (local as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
-          nameOf.get(operation)!
-        ]
-        return Effect.flatMap(localIdOf(self, id), (localId) => run(localId, ...args, requestOptions)).pipe(
-          Effect.mapError(renameWorker(id))
-        )
-      }
-    )
-
-    // A status or cancel that got no answer: it may have reached the runner (a cancel may have cancelled), so it is
-    // `DeliveryUnknown`, never a `not_sent` it cannot prove — as a remote thread's is when its host falls silent
-    // (C22a). The service's types do not list `DeliveryUnknown` for these two; the cast says so where it happens.
-    const controlUnknown = (id: string, requestId: string) => () =>
-      deliveryUnknownOf(id, requestId) as unknown as HostUnavailable
-
-    const transportUnknown = (id: string, requestId: string) => ({
-      MailboxFull: () => Effect.fail(controlUnknown(id, requestId)()),
-      AlreadyProcessingMessage: () => Effect.fail(controlUnknown(id, requestId)()),
-      PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
-    })
-
     const service: AgentHost.Base = {
-      ...(requests as AgentHost.Base),
-      open: (config, openOptions) =>
-        Option.match(options.local, {
-          onNone: () =>
-            Effect.fail(
-              new OpenFailed({
-                stage: "thread",
-                message: "this process is a client of the cluster and owns no workers: open on a runner"
-              })
-            ),
-          onSome: (local) => Effect.map(local.open(config, openOptions), (id) => ClusterWorkerId.make(id, self.group))
-        }),
-      status: (id) => {
-        const local = localFor(id)
-        if (local !== undefined) {
-          return localIdOf(self, id).pipe(
-            Effect.flatMap((localId) => local.status(localId)),
-            Effect.map((status) => withRunner(self, id, status)),
-            Effect.mapError(renameWorker(id))
-          )
-        }
-        return reachable(id).pipe(
-          Effect.zipRight(
-            controlClient(id)
-              .Status({ workerId: id })
-              .pipe(
-                Effect.catchTags(transportUnknown(id, "")),
-                Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
-              )
-          ),
-          Effect.disconnect,
-          Effect.timeoutFail({
-            duration: Duration.millis(defaults.requestTimeoutMs),
-            onTimeout: controlUnknown(id, "")
-          })
-        )
-      },
-      cancel: (id, requestId) => {
-        const local = localFor(id)
-        if (local !== undefined) {
-          return localIdOf(self, id).pipe(
-            Effect.flatMap((localId) => local.cancel(localId, requestId)),
-            Effect.mapError(renameWorker(id))
-          )
-        }
-        return reachable(id).pipe(
-          Effect.zipRight(
-            controlClient(id)
-              .Cancel({ workerId: id, requestId })
-              .pipe(
-                Effect.catchTags(transportUnknown(id, requestId)),
-                Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
-              )
-          ),
-          Effect.disconnect,
-          Effect.timeoutFail({
-            duration: Duration.millis(defaults.requestTimeoutMs),
-            onTimeout: controlUnknown(id, requestId)
-          })
-        )
-      },
-      close: (id, closeOptions) => {
-        const local = localFor(id)
-        if (local !== undefined) {
-          return localIdOf(self, id).pipe(
-            Effect.flatMap((localId) => local.close(localId, closeOptions)),
-            Effect.map((status) => withRunner(self, id, status)),
-            Effect.mapError(renameWorker(id))
-          )
-        }
-        const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
-        const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
-        // The runner confirms the cleanup on its machine; an answer that does not come in time confirms nothing.
-        const unconfirmed = () =>
-          new CloseFailed({
-            workerId: id,
-            message: "the worker's runner did not confirm the close in time; its cleanup is unconfirmed",
-            cleanup: emptyCleanup
-          })
-        return reachable(id).pipe(
-          Effect.zipRight(
-            controlClient(id)
-              .Close(timeoutMs === undefined ? { workerId: id } : { workerId: id, timeoutMs })
-              .pipe(
-                Effect.catchTags({
-                  MailboxFull: () => Effect.fail(unconfirmed()),
-                  AlreadyProcessingMessage: () => Effect.fail(unconfirmed()),
-                  PersistenceError: () => Effect.fail(unconfirmed())
-                }),
-                Effect.catchAllDefect(() => Effect.fail(unconfirmed()))
-              )
-          ),
-          Effect.disconnect,
-          Effect.timeoutFail({
-            duration: Duration.millis((timeoutMs ?? defaults.closeTimeoutMs) + 1_000),
-            onTimeout: unconfirmed
-          })
-        )
-      },
-      events: (id, eventsOptions) => {
-        const local = localFor(id)
-        if (local !== undefined) {
-          return localIdOf(self, id).pipe(
-            Effect.map((localId) => local.events(localId, eventsOptions)),
-            Stream.unwrap,
-            Stream.mapError(renameWorker(id))
-          )
-        }
-        const capacity = eventsOptions?.capacity
-        return reachable(id).pipe(
-          Effect.map(() =>
-            controlClient(id)
-              .Events(capacity === undefined ? { workerId: id } : { workerId: id, capacity })
-              .pipe(
-                Stream.catchTags(transportUnknown(id, "")),
-                Stream.map((event) => event as McpWorkers.ServerNotification)
-              )
-          ),
-          Stream.unwrap
-        )
-      }
+      ...(requestsOf(client) as AgentHost.Base),
+      open: (config, openOptions) => open(client, config, openOptions),
+      status: (id) => status(client, id),
+      cancel: (id, requestId) => cancel(client, id, requestId),
+      close: (id, closeOptions) => close(client, id, closeOptions),
+      events: (id, eventsOptions) => events(client, id, eventsOptions)
     }
     // openAll, closeAll, describe and tools over the operations above, as on every surface: a document's entries
     // open on this runner, its references read from this process's environment.

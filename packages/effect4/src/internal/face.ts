@@ -176,7 +176,8 @@ export const make = (surface: Surface): McpWorkers.McpWorkersService => {
         surface.open(revealSecrets(config), {
           timeout: timeoutOf(options?.timeout) as number | string | undefined,
           isolation: options?.isolation,
-          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb
+          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb,
+          tools: options?.tools
         })
       ).pipe(Effect.withSpan("McpWorkers.open")),
     status: (id) => call<WorkerStatus, any>(() => surface.status(id)),

@@ -260,7 +260,8 @@ export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOp
         timeout: duration(options.timeout),
         isolation: options.isolation,
         maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
-        onTooLarge: options.onTooLarge
+        onTooLarge: options.onTooLarge,
+        tools: options.tools
       }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
@@ -306,7 +307,8 @@ export const withClient = <A>(
         requestTimeout: duration(options?.requestTimeout),
         closeTimeout: duration(options?.closeTimeout),
         maxResultBytes: options?.maxResultBytes,
-        handlers: options?.handlers
+        handlers: options?.handlers,
+        tools: options?.tools
       }
     ),
     undefined

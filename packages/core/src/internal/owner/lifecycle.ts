@@ -18,6 +18,7 @@ import * as Redact from "../../Redact.js"
 import { displayString } from "../../WorkerStatus.js"
 import { defaultMaxInputRounds, maxTimeoutMs } from "../config/normalize.js"
 import * as ConfigWire from "../config/wire.js"
+import * as ToolFilter from "../toolFilter.js"
 import { errorText } from "./errors.js"
 import { forwardNotifications, forwardProgress, listen } from "./notifications.js"
 import { onClientError } from "./requests.js"
@@ -94,7 +95,8 @@ export const open = (
       inflight: new Map(),
       progress: new Map(),
       modern,
-      spill: request.spill
+      spill: request.spill,
+      tools: request.tools === undefined ? undefined : ToolFilter.compile(request.tools)
     }
     client.onclose = () => fail(machine, "transport", "the connection closed")
     client.onerror = (error: Error) => onClientError(machine, connection, error)

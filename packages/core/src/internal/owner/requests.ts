@@ -26,6 +26,7 @@ import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { maxTimeoutMs } from "../config/normalize.js"
+import * as ToolFilter from "../toolFilter.js"
 import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
 import { listen, withProgressToken } from "./notifications.js"
 import { RequestAbort } from "./requestAbort.js"
@@ -86,6 +87,13 @@ export const send = (
   parsed: Record<string, unknown>
 ): void => {
   const { requestId } = message
+  // Every path to the server passes here (the host's requests, a remote caller's direct ones): a tool the worker does
+  // not offer is refused before anything is written, whatever the caller's thread or process (C59).
+  if (message.method === "tools/call" && connection.tools !== undefined) {
+    if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
+      return postFailure(machine.port, requestId, outsideFilter())
+    }
+  }
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
   if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
   const spill = startSpill(connection, message, parsed)
@@ -113,11 +121,21 @@ export const send = (
     connection.client.request({ method: message.method, params }, resultSchemas[message.method], requestOptions)
   const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
   const { replyTo } = message
+  const filter = message.method === "tools/list" ? connection.tools : undefined
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo)
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo, filter),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo, filter)
   )
 }
+
+// The tool's name is the caller's data: the message says why, never which (C24).
+const outsideFilter = (): InvalidInput =>
+  new InvalidInput({
+    where: "arguments",
+    path: "name",
+    message: "this worker does not offer that tool (the tools filter of its open)",
+    delivery: "not_sent"
+  })
 
 /**
  * The operations a 2026-07-28 server has no method for, done the way that revision does them: a resource subscription
@@ -160,7 +178,8 @@ const onSettled = (
   controller: RequestAbort,
   exit: Either.Either<unknown, unknown>,
   file: Owner.ResponseSave | Owner.ResponseSpill | undefined,
-  replyTo: OwnerProtocol.ReplyTo | undefined
+  replyTo: OwnerProtocol.ReplyTo | undefined,
+  filter: ToolFilter.Compiled | undefined
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
@@ -178,6 +197,12 @@ const onSettled = (
     return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false)
   }
   const response = connection.transport.takeResponse?.()
+  // A filtered tools/list: the server's result with only the offered tools, so no longer its line as is (C59).
+  if (filter !== undefined) {
+    const listed = ToolFilter.filterList(filter, response !== undefined ? response.result : exit.right)
+    if (port.postResult !== undefined) return port.postResult(requestId, listed)
+    return postSuccess(port, requestId, replyTo, JSON.stringify(listed), false)
+  }
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)
   if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true)

@@ -18,6 +18,7 @@ import {
 } from "../../McpWorkerError.js"
 import type * as Owner from "../../Owner.js"
 import * as Checks from "../ownerProtocol/checks.js"
+import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"
 import type { RequestAbort } from "./requestAbort.js"
 
@@ -42,6 +43,8 @@ export interface Connection {
   readonly modern: Modern | undefined
   /** The worker's spill directory (`open`'s `onTooLarge`), for a `callTool` that names no policy of its own. */
   readonly spill: string | undefined
+  /** Which tools the worker offers, from its open (C59); `undefined`: every tool. */
+  readonly tools: ToolFilter.Compiled | undefined
 }
 
 /**

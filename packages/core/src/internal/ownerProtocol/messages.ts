@@ -27,6 +27,12 @@ export const OpenInfo = Schema.Struct({
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
 })
 
+/** A worker's tool filter as it travels to the owner, checked by the caller (`ToolFilter.check`). @internal */
+export const ToolFilter = Schema.Struct({
+  allow: Schema.optional(Schema.Array(Schema.String)),
+  deny: Schema.optional(Schema.Array(Schema.String))
+})
+
 /** @internal */
 export class Open extends Schema.TaggedRequest<Open>()("Open", {
   failure: Schema.Union(OpenFailed, WorkerError),
@@ -44,7 +50,9 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
      */
     oauth: Schema.optional(Schema.String),
     /** The worker's spill directory (`open`'s `onTooLarge`): where a `callTool` result over the limit goes. */
-    spill: Schema.optional(Schema.String)
+    spill: Schema.optional(Schema.String),
+    /** Which tools the worker offers (C59): the owner filters every `tools/list` and refuses every other call. */
+    tools: Schema.optional(ToolFilter)
   }
 }) {}
 

@@ -34,5 +34,6 @@ export declare const withClient: <A>(
     readonly closeTimeout?: Timeout | undefined
     readonly maxResultBytes?: number | undefined
     readonly handlers?: ImplementationHandlers | undefined
+    readonly tools?: unknown
   }
 ) => Promise<A>

@@ -37,6 +37,7 @@ export type Surface = {
       readonly timeout?: Timeout | undefined
       readonly isolation?: unknown
       readonly maxOldGenerationSizeMb?: unknown
+      readonly tools?: unknown
     }
   ) => Promise<string>
   readonly status: (id: string) => Promise<unknown>

@@ -11,6 +11,7 @@ import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -139,9 +140,12 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         const placement = McpWorkers.placementOf(openOptions)
         if (Either.isLeft(placement)) return Effect.fail(placement.left)
         const spill = HostOpen.spillOf(config, openOptions)
-        return Either.isLeft(spill)
-          ? Effect.fail(spill.left)
-          : HostOpen.open(registry, config, openOptions, placement.right, spill.right)
+        if (Either.isLeft(spill)) return Effect.fail(spill.left)
+        // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
+        const tools = ToolFilter.check(openOptions?.tools)
+        return Either.isLeft(tools)
+          ? Effect.fail(tools.left)
+          : HostOpen.open(registry, config, openOptions, placement.right, spill.right, tools.right)
       })
     // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
     // environment, as envFrom does.

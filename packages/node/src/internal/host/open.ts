@@ -8,6 +8,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -34,6 +35,8 @@ interface Placement extends McpWorkers.OwnerPlacement {
   readonly wire: string
   /** The worker's spill directory (`onTooLarge`), for its owner. */
   readonly spill: string | undefined
+  /** Which tools the worker offers, checked (C59); the owner applies it. */
+  readonly tools: ToolFilter.ToolFilter | undefined
 }
 
 /**
@@ -224,7 +227,8 @@ const handshake = (
         timeoutMs: left,
         handlers: Connection.handlerNames(registry.defaults.handlers),
         ...(registry.defaults.oauth !== undefined ? { oauth: registry.defaults.oauth.settings } : {}),
-        ...(placement.spill === undefined ? {} : { spill: placement.spill })
+        ...(placement.spill === undefined ? {} : { spill: placement.spill }),
+        ...(placement.tools !== undefined ? { tools: placement.tools } : {})
       })
     )
   }).pipe(
@@ -267,7 +271,8 @@ export const open = (
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined,
   where: McpWorkers.OwnerPlacement,
-  spill: string | undefined
+  spill: string | undefined,
+  tools: ToolFilter.ToolFilter | undefined
 ): Effect.Effect<WorkerId.WorkerId, OpenFailed> =>
   Effect.gen(function* () {
     const started = yield* Clock.currentTimeMillis
@@ -283,7 +288,7 @@ export const open = (
     const wire = ServerConfig.toWire(
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
-    const placement: Placement = { ...where, wire, spill }
+    const placement: Placement = { ...where, wire, spill, tools }
     const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(

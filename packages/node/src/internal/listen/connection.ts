@@ -15,6 +15,7 @@
 import * as RpcClient from "@effect/rpc/RpcClient"
 import { RpcClientError } from "@effect/rpc/RpcClientError"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
+import type * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import type * as Socket from "@effect/platform/Socket"
 import { HostUnavailable, InvalidInput, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -121,16 +122,28 @@ export const drop = (connection: Connection, lost: Lost["reason"]): void => {
 
 const silentSince = (connection: Connection) => Math.max(connection.lastHeard, connection.openedAt)
 
+/** What the parts of one connection's protocol share: its state, where it goes, its framing and its writer. */
+interface Wire {
+  readonly connection: Connection
+  readonly path: string
+  readonly maxFrameBytes: number
+  readonly parser: RpcSerialization.Parser
+  /** The encoded `Ping`, written as is by the watchdog and before a request to a host not heard from lately. */
+  readonly ping: string
+  readonly write: (data: string) => Effect.Effect<void, Socket.SocketError>
+}
+
 /** Proves the host alive before a request is written: a `Ping` answered within `ackWithinMs`. */
-const live = (connection: Connection, write: (data: string) => Effect.Effect<void, Socket.SocketError>, ping: string) =>
+const live = (wire: Wire) =>
   Effect.gen(function* () {
+    const { connection } = wire
     yield* Deferred.await(connection.opened)
     if (Date.now() - connection.lastHeard <= staleAfterMs) return
     let heard = connection.heard
     if (heard === undefined) {
       heard = yield* Deferred.make<void>()
       connection.heard = heard
-      yield* Effect.ignore(write(ping))
+      yield* Effect.ignore(wire.write(wire.ping))
     }
     const answered = yield* Deferred.await(heard).pipe(
       Effect.timeoutTo({ duration: ackWithinMs, onSuccess: () => true, onTimeout: () => false })
@@ -140,6 +153,141 @@ const live = (connection: Connection, write: (data: string) => Effect.Effect<voi
       drop(connection, "host_unresponsive")
       return yield* Effect.fail(unresponsive())
     }
+  })
+
+/** The platform's socket over the connecting one, in the current scope: a socket that fails to connect is `Open`. */
+const openSocket = (netSocket: Net.Socket): Effect.Effect<Socket.Socket, never, Scope.Scope> =>
+  NodeSocket.fromDuplex(
+    Effect.acquireRelease(
+      Effect.async<Net.Socket, Socket.SocketError>((resume) => {
+        if (!netSocket.connecting && !netSocket.destroyed) return resume(Effect.succeed(netSocket))
+        netSocket.once("connect", () => resume(Effect.succeed(netSocket)))
+        netSocket.once("error", (cause) =>
+          resume(Effect.fail({ _tag: "SocketError", reason: "Open", cause } as unknown as Socket.SocketError))
+        )
+      }),
+      (conn) => Effect.sync(() => conn.destroy())
+    )
+  )
+
+/**
+ * While calls are in flight: a `Ping` every `pingEveryMs`, and the connection dropped as `host_unresponsive` once the
+ * host was silent for `silentAfterMs`. Stopped with the scope.
+ */
+const watch = (wire: Wire): Effect.Effect<void, never, Scope.Scope> => {
+  const { connection } = wire
+  const watchdog = setInterval(() => {
+    if (connection.state !== "open" || connection.inFlight === 0) return
+    const now = Date.now()
+    if (now - silentSince(connection) > silentAfterMs) {
+      // This process's own event loop may have been blocked, with the host's answer waiting unread: the check
+      // phase comes after the socket was read, so only silence that outlasts that read counts.
+      setImmediate(() => {
+        if (Date.now() - silentSince(connection) > silentAfterMs) drop(connection, "host_unresponsive")
+      })
+      return
+    }
+    if (now - connection.lastSent >= pingEveryMs) {
+      connection.lastSent = now
+      connection.socket.write(wire.ping)
+    }
+  }, 250)
+  watchdog.unref()
+  return Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      clearInterval(watchdog)
+      clearTimeout(connection.idle)
+    })
+  )
+}
+
+type WriteResponse = (response: RpcMessage.FromServerEncoded) => Effect.Effect<void>
+
+/** A frame from the host: it was heard from (a waiting `Ping` is answered), and its responses go to the client. */
+const receive = (wire: Wire, writeResponse: WriteResponse, data: string | Uint8Array) => {
+  const { connection } = wire
+  connection.lastHeard = Date.now()
+  const heard = connection.heard
+  if (heard !== undefined) {
+    connection.heard = undefined
+    Deferred.unsafeDone(heard, Effect.void)
+  }
+  let responses: ReadonlyArray<unknown>
+  try {
+    responses = wire.parser.decode(data)
+  } catch {
+    drop(connection, "connection_lost")
+    return
+  }
+  return Effect.forEach(
+    responses as ReadonlyArray<RpcMessage.FromServerEncoded>,
+    (response) => (response._tag === "Pong" ? Effect.void : writeResponse(response)),
+    { discard: true }
+  )
+}
+
+/** The connection is over: what was in flight fails with why, and a connection that never opened sent nothing. */
+const ended = (wire: Wire, writeResponse: WriteResponse, cause: NotSent | Lost) =>
+  Effect.gen(function* () {
+    const { connection } = wire
+    const wasOpen = connection.state !== "connecting" || connection.lastHeard > 0
+    connection.state = "dead"
+    yield* Deferred.fail(connection.opened, cause._tag === "NotSent" ? cause : noHost(wire.path))
+    yield* writeResponse({ _tag: "ClientProtocolError", error: clientError(wasOpen ? cause : noHost(wire.path)) })
+  })
+
+/** Reads the socket in a fiber of the current scope until it ends, then ends the connection. */
+const run = (wire: Wire, socket: Socket.Socket, writeResponse: WriteResponse) =>
+  socket
+    .runRaw((data) => receive(wire, writeResponse, data), {
+      onOpen: Effect.suspend(() => {
+        wire.connection.state = "open"
+        wire.connection.openedAt = Date.now()
+        return Deferred.succeed(wire.connection.opened, undefined)
+      })
+    })
+    .pipe(
+      Effect.exit,
+      Effect.flatMap(() =>
+        ended(
+          wire,
+          writeResponse,
+          wire.connection.state === "connecting" ? noHost(wire.path) : new Lost(wire.connection.lost)
+        )
+      ),
+      Effect.forkScoped
+    )
+
+/** Writes a message of the client: a request only once `live` proved the host there, anything else as it comes. */
+const send = (wire: Wire, request: RpcMessage.FromClientEncoded): Effect.Effect<void, RpcClientError> =>
+  Effect.suspend(() => {
+    const { connection } = wire
+    if (connection.state === "dead") return Effect.fail(clientError(new NotSent(noHost(wire.path).error)))
+    const encoded = Effect.try({
+      try: () => wire.parser.encode(request) as string,
+      // Over the frame bound (the client checks its requests' size before they get here).
+      catch: () =>
+        clientError(
+          new NotSent(
+            new InvalidInput({
+              where: "arguments",
+              path: "args",
+              message: `the request is over the frame limit of ${wire.maxFrameBytes} bytes`,
+              delivery: "not_sent"
+            })
+          )
+        )
+    })
+    const out = Effect.flatMap(encoded, (data) =>
+      wire.write(data).pipe(
+        Effect.tap(() => {
+          connection.lastSent = Date.now()
+        }),
+        Effect.mapError(() => clientError(new Lost("connection_lost")))
+      )
+    )
+    if (request._tag !== "Request") return Effect.ignore(out)
+    return Effect.zipRight(Effect.mapError(live(wire), clientError), out)
   })
 
 /**
@@ -169,122 +317,22 @@ export const make = (
       heard: undefined,
       idle: undefined
     }
-    const socket = yield* NodeSocket.fromDuplex(
-      Effect.acquireRelease(
-        Effect.async<Net.Socket, Socket.SocketError>((resume) => {
-          if (!netSocket.connecting && !netSocket.destroyed) return resume(Effect.succeed(netSocket))
-          netSocket.once("connect", () => resume(Effect.succeed(netSocket)))
-          netSocket.once("error", (cause) =>
-            resume(Effect.fail({ _tag: "SocketError", reason: "Open", cause } as unknown as Socket.SocketError))
-          )
-        }),
-        (conn) => Effect.sync(() => conn.destroy())
-      )
-    )
+    const socket = yield* openSocket(netSocket)
     const parser = Frames.make("client", maxFrameBytes).unsafeMake()
-    const ping = parser.encode({ _tag: "Ping" }) as string
-    const write = yield* socket.writer
-    const watchdog = setInterval(() => {
-      if (connection.state !== "open" || connection.inFlight === 0) return
-      const now = Date.now()
-      if (now - silentSince(connection) > silentAfterMs) {
-        // This process's own event loop may have been blocked, with the host's answer waiting unread: the check
-        // phase comes after the socket was read, so only silence that outlasts that read counts.
-        setImmediate(() => {
-          if (Date.now() - silentSince(connection) > silentAfterMs) drop(connection, "host_unresponsive")
-        })
-        return
-      }
-      if (now - connection.lastSent >= pingEveryMs) {
-        connection.lastSent = now
-        netSocket.write(ping)
-      }
-    }, 250)
-    watchdog.unref()
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        clearInterval(watchdog)
-        clearTimeout(connection.idle)
-      })
-    )
-
+    const wire: Wire = {
+      connection,
+      path,
+      maxFrameBytes,
+      parser,
+      ping: parser.encode({ _tag: "Ping" }) as string,
+      write: yield* socket.writer
+    }
+    yield* watch(wire)
     const protocol = yield* RpcClient.Protocol.make((writeResponse) =>
-      Effect.gen(function* () {
-        const ended = (cause: NotSent | Lost) =>
-          Effect.gen(function* () {
-            const wasOpen = connection.state !== "connecting" || connection.lastHeard > 0
-            connection.state = "dead"
-            yield* Deferred.fail(connection.opened, cause._tag === "NotSent" ? cause : noHost(path))
-            yield* writeResponse({ _tag: "ClientProtocolError", error: clientError(wasOpen ? cause : noHost(path)) })
-          })
-        yield* socket
-          .runRaw(
-            (data) => {
-              connection.lastHeard = Date.now()
-              const heard = connection.heard
-              if (heard !== undefined) {
-                connection.heard = undefined
-                Deferred.unsafeDone(heard, Effect.void)
-              }
-              let responses: ReadonlyArray<unknown>
-              try {
-                responses = parser.decode(data)
-              } catch {
-                drop(connection, "connection_lost")
-                return
-              }
-              return Effect.forEach(
-                responses as ReadonlyArray<RpcMessage.FromServerEncoded>,
-                (response) => (response._tag === "Pong" ? Effect.void : writeResponse(response)),
-                { discard: true }
-              )
-            },
-            {
-              onOpen: Effect.suspend(() => {
-                connection.state = "open"
-                connection.openedAt = Date.now()
-                return Deferred.succeed(connection.opened, undefined)
-              })
-            }
-          )
-          .pipe(
-            Effect.exit,
-            Effect.flatMap(() => ended(connection.state === "connecting" ? noHost(path) : new Lost(connection.lost))),
-            Effect.forkScoped
-          )
-        return {
-          send: (request) =>
-            Effect.suspend(() => {
-              if (connection.state === "dead") return Effect.fail(clientError(new NotSent(noHost(path).error)))
-              const encoded = Effect.try({
-                try: () => parser.encode(request) as string,
-                // Over the frame bound (the client checks its requests' size before they get here).
-                catch: () =>
-                  clientError(
-                    new NotSent(
-                      new InvalidInput({
-                        where: "arguments",
-                        path: "args",
-                        message: `the request is over the frame limit of ${maxFrameBytes} bytes`,
-                        delivery: "not_sent"
-                      })
-                    )
-                  )
-              })
-              const out = Effect.flatMap(encoded, (data) =>
-                write(data).pipe(
-                  Effect.tap(() => {
-                    connection.lastSent = Date.now()
-                  }),
-                  Effect.mapError(() => clientError(new Lost("connection_lost")))
-                )
-              )
-              if (request._tag !== "Request") return Effect.ignore(out)
-              return Effect.zipRight(Effect.mapError(live(connection, write, ping), clientError), out)
-            }),
-          supportsAck: true,
-          supportsTransferables: false
-        }
+      Effect.as(run(wire, socket, writeResponse), {
+        send: (request: RpcMessage.FromClientEncoded) => send(wire, request),
+        supportsAck: true,
+        supportsTransferables: false
       })
     )
     return { connection, protocol }

@@ -26,6 +26,7 @@ import {
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -208,6 +209,7 @@ const lifecycle = (listener: Listener) => {
       readonly deadline?: number | undefined
       readonly isolation?: "thread" | "process" | undefined
       readonly maxOldGenerationSizeMb?: number | undefined
+      readonly tools?: ToolFilter.ToolFilter | undefined
     }) =>
       Effect.suspend((): Effect.Effect<string, McpWorkerError> => {
         if (listener.closing) return Effect.fail(closingError())
@@ -227,7 +229,8 @@ const lifecycle = (listener: Listener) => {
             registry.openConfig(config, {
               timeout: remaining(payload.deadline),
               isolation: payload.isolation,
-              maxOldGenerationSizeMb: payload.maxOldGenerationSizeMb
+              maxOldGenerationSizeMb: payload.maxOldGenerationSizeMb,
+              tools: payload.tools
             })
         })
       }),

@@ -19,6 +19,7 @@ import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Owner from "@mcp-worker/core/Owner"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Deferred from "effect/Deferred"
@@ -214,11 +215,13 @@ const defaultsOf = (config: ServerConfig.ServerConfig, options: Options) =>
         delivery: "not_sent"
       })
     }
+    const tools = yield* ToolFilter.check(options.tools)
     const requestMs = (yield* budget("requestTimeout")) ?? McpWorkers.defaultRequestTimeoutMs
     return {
       openMs: (yield* budget("timeout")) ?? config.timeoutMs ?? requestMs,
       requestMs: config.timeoutMs ?? requestMs,
       closeMs: (yield* budget("closeTimeout")) ?? McpWorkers.defaultCloseTimeoutMs,
+      tools,
       wire: ServerConfig.toWire(
         config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
       )
@@ -309,7 +312,8 @@ export const make = (
           config: defaults.wire,
           timeoutMs: Math.max(1, defaults.openMs - (Date.now() - started)),
           handlers: Connection.handlerNames(client.handlers),
-          ...(client.oauth !== undefined ? { oauth: client.oauth.settings } : {})
+          ...(client.oauth !== undefined ? { oauth: client.oauth.settings } : {}),
+          ...(defaults.tools !== undefined ? { tools: defaults.tools } : {})
         })
       )
       .pipe(

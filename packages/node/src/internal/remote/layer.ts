@@ -20,6 +20,7 @@ import * as Operations from "@mcp-worker/core/Operations"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -237,11 +238,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         ServerConfig.normalize(input, process.env, { isProxy }),
         budgetOf(options?.timeout, "config"),
         McpWorkers.placementOf(options),
-        ResultFile.openPolicyOf(options, checkSpillDirectory)
+        ResultFile.openPolicyOf(options, checkSpillDirectory),
+        ToolFilter.check(options?.tools)
       ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, budget, placement, spill]) =>
+          onRight: ([config, budget, placement, spill, tools]) =>
             RemoteClient.send(client, {
               _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
@@ -250,7 +252,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
               ...(placement.maxOldGenerationSizeMb === undefined
                 ? {}
                 : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
-              ...(spill === undefined ? {} : { spill })
+              ...(spill === undefined ? {} : { spill }),
+              ...(tools === undefined ? {} : { tools })
             })
         })
       )

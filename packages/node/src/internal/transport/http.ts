@@ -26,86 +26,27 @@ import {
   type Transport,
   type TransportSendOptions
 } from "@modelcontextprotocol/client"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as HttpAuth from "./httpAuth.js"
+import {
+  activeOf,
+  decide,
+  type Inner,
+  innerOf,
+  isAttached,
+  isDiscover,
+  isInitialize,
+  isModern,
+  Phase,
+  requestIdOf,
+  sendOn,
+  type TransportName
+} from "./httpWire.js"
 import { brokeMidway, type Described, describe, HttpTransportError, toError } from "./httpErrors.js"
 
 export { HttpTransportError } from "./httpErrors.js"
-
-type TransportName = ServerConfig.HttpTransport
-
-type Inner = StreamableHTTPClientTransport | SSEClientTransport
-
-// Only Streamable HTTP takes options: resumption (2025), the request's own stream and its headers (2026-07-28).
-const sendOn = (inner: Inner, message: JSONRPCMessage, options: TransportSendOptions | undefined): Promise<void> =>
-  inner instanceof SSEClientTransport || options === undefined
-    ? inner.send(message)
-    : inner.send(message, {
-        ...(options.resumptionToken !== undefined ? { resumptionToken: options.resumptionToken } : {}),
-        ...(options.onresumptiontoken !== undefined ? { onresumptiontoken: options.onresumptiontoken } : {}),
-        ...(options.requestSignal !== undefined ? { requestSignal: options.requestSignal } : {}),
-        ...(options.onRequestStreamEnd !== undefined ? { onRequestStreamEnd: options.onRequestStreamEnd } : {}),
-        ...(options.headers !== undefined ? { headers: options.headers } : {})
-      })
-
-const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
-
-// The 2026-07-28 probe. It decides nothing about the transport: a legacy answer is followed by `initialize`, which
-// may still fall back to HTTP+SSE. Its HTTP answers reach the client as the SDK raised them, for it to read the era off.
-const isDiscover = (message: JSONRPCMessage): boolean => "method" in message && message.method === "server/discover"
-
-// A 2026-07-28 message carries its protocol version in its own `_meta` envelope (there is no handshake to remember).
-const isModern = (message: JSONRPCMessage): boolean => {
-  const params = "params" in message ? (message.params as { _meta?: Record<string, unknown> } | undefined) : undefined
-  return typeof params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "string"
-}
-
-// A caller's request over the 2026-07-28 wire (the listen stream, which ends when it is closed, is none).
-const requestIdOf = (message: JSONRPCMessage): string | number | undefined =>
-  "method" in message && "id" in message && message.method !== "subscriptions/listen" ? message.id : undefined
-
-/**
- * Where the transport is. `active` is which transport carries the connection: the configured one, else
- * `undefined` until the initialize POST decides it. While `Starting` or `Probing`, inner errors come back as
- * rejections, not through `onerror`. `Closed` and `Dead` are detached from the client; `Closed` keeps the inner
- * transport so that `stop` can still end the session over it.
- */
-type Phase = Data.TaggedEnum<{
-  New: {}
-  Starting: { readonly inner: Inner; readonly active: TransportName | undefined }
-  Open: { readonly inner: Inner; readonly active: TransportName | undefined }
-  /** The initialize POST, and after a 4xx the SSE fallback, is under way. */
-  Probing: { readonly inner: Inner; readonly active: TransportName | undefined }
-  /** The connection died (expired session, unreachable server, lost SSE stream); nothing can end its session. */
-  Dead: { readonly inner: Inner; readonly active: TransportName | undefined }
-  Closed: { readonly inner: Inner | undefined; readonly active: TransportName | undefined }
-}>
-
-const Phase = Data.taggedEnum<Phase>()
-
-type Attached = Data.TaggedEnum.Value<Phase, "Starting" | "Open" | "Probing">
-
-/** The client still hears from the transport. */
-const isAttached = (phase: Phase): phase is Attached =>
-  phase._tag === "Starting" || phase._tag === "Open" || phase._tag === "Probing"
-
-const innerOf = (phase: Phase): Inner | undefined => (phase._tag === "New" ? undefined : phase.inner)
-
-const activeOf = (phase: Phase): TransportName | undefined => (phase._tag === "New" ? undefined : phase.active)
-
-/** The same phase, with the carrying transport decided. */
-const decide = (phase: Phase, active: TransportName): Phase =>
-  Phase.$match(phase, {
-    New: () => phase,
-    Starting: ({ inner }) => Phase.Starting({ inner, active }),
-    Open: ({ inner }) => Phase.Open({ inner, active }),
-    Probing: ({ inner }) => Phase.Probing({ inner, active }),
-    Dead: () => phase,
-    Closed: ({ inner }) => Phase.Closed({ inner, active })
-  })
 
 /**
  * The transport the owner's client connects over.

@@ -19,7 +19,9 @@ import * as Redact from "@mcp-worker/core/Redact"
 import {
   auth,
   createPrivateKeyJwtAuth,
+  discoverOAuthProtectedResourceMetadata,
   extractWWWAuthenticateParams,
+  IssuerMismatchError,
   type FetchLike,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -64,12 +66,16 @@ interface Store {
   client: OAuthClientInformationMixed | undefined
   resourceMetadataUrl: URL | undefined
   scope: string | undefined
+  /** The scope the last authorization asked for (its token request, or its authorization URL). */
+  asked: string | undefined
   readonly secrets: Array<string>
   /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
   redirect: URL | undefined
   codeVerifier: string | undefined
   /** The host's client was asked for the tokens it keeps. */
   loaded: boolean
+  /** The server is a 2025-03-26 one whose own origin serves metadata under another issuer ({@link legacyIssuer}). */
+  legacyIssuer: boolean
 }
 
 const clientName = "mcp-worker"
@@ -120,6 +126,7 @@ const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, s
     },
     prepareTokenRequest: (scope) => {
       const params = new URLSearchParams({ grant_type: "client_credentials" })
+      store.asked = scope
       if (scope !== undefined) params.set("scope", scope)
       return params
     },
@@ -197,6 +204,7 @@ const interactiveProvider = (
     },
     redirectToAuthorization: (url) => {
       store.redirect = url
+      store.asked = url.searchParams.get("scope") ?? undefined
     },
     saveCodeVerifier: (verifier) => {
       store.codeVerifier = verifier
@@ -241,10 +249,12 @@ const emptyStore = (): Store => ({
   client: undefined,
   resourceMetadataUrl: undefined,
   scope: undefined,
+  asked: undefined,
   secrets: [],
   redirect: undefined,
   codeVerifier: undefined,
-  loaded: false
+  loaded: false,
+  legacyIssuer: false
 })
 
 const maxDetail = 200
@@ -262,6 +272,14 @@ const withAuthorization = (init: RequestInit | undefined, token: string | undefi
   if (token !== undefined) headers.set("authorization", `Bearer ${token}`)
   return { ...init, headers }
 }
+
+/** The scopes of each part in order, space separated, each once. */
+const scopeUnion = (...parts: ReadonlyArray<string | undefined>): string =>
+  [...new Set(parts.flatMap((part) => (part ?? "").split(" ")).filter((scope) => scope.length > 0))].join(" ")
+
+/** `wanted` names a scope that `granted` (a token's `scope`; unknown when absent) does not hold. */
+const widens = (wanted: string, granted: string | undefined): boolean =>
+  granted === undefined || wanted.split(" ").some((scope) => !granted.split(" ").includes(scope))
 
 /** A refusal that authorizing (again) may cure: 401, or 403 asking for more scope. */
 const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
@@ -304,6 +322,23 @@ export const make = (
   return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
+/**
+ * Whether a failed discovery is the one exception to the RFC 8414 §3.3 issuer check (C58): a 2025-03-26 server.
+ * Such a server publishes no protected resource metadata, so its authorization server is its own origin's root, and
+ * its metadata there names another issuer on that same origin (e.g. `/oauth`), as SDK 1.x accepted. Metadata that
+ * names an issuer on another origin, or any mismatch where protected resource metadata exists, stays refused.
+ */
+const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike): Promise<boolean> => {
+  if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata" || error.received === undefined) return false
+  const root = new URL("/", serverUrl)
+  const sameOrigin = URL.canParse(error.received) && new URL(error.received).origin === serverUrl.origin
+  if (error.expected !== root.href || !sameOrigin) return false
+  return discoverOAuthProtectedResourceMetadata(serverUrl, undefined, fetchFn).then(
+    () => false,
+    () => true
+  )
+}
+
 /** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
 const renewing = (
   provider: OAuthClientProvider,
@@ -315,20 +350,28 @@ const renewing = (
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
   // The SDK checks the redirect's `iss` against the authorization server before it redeems the code (RFC 9207, C58).
-  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }) =>
+  const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
     auth(provider, {
       serverUrl,
       fetchFn: baseFetch,
       ...(authorization !== undefined ? { authorizationCode: authorization.code } : {}),
       ...(authorization?.iss !== undefined ? { iss: authorization.iss } : {}),
       ...(store.resourceMetadataUrl !== undefined ? { resourceMetadataUrl: store.resourceMetadataUrl } : {}),
-      ...(store.scope !== undefined ? { scope: store.scope } : {})
+      ...(store.scope !== undefined ? { scope: store.scope } : {}),
+      ...(store.legacyIssuer ? { skipIssuerMetadataValidation: true } : {}),
+      ...(force ? { forceReauthorization: true } : {})
+    })
+  const run = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
+    attempt(authorization, force).catch(async (error: unknown) => {
+      if (store.legacyIssuer || !(await legacyIssuer(error, serverUrl, baseFetch))) throw error
+      store.legacyIssuer = true
+      return attempt(authorization, force)
     })
   let waiting = false
   // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
-  const flow = async (): Promise<void> => {
+  const flow = async (force: boolean): Promise<void> => {
     store.redirect = undefined
-    const result = await run()
+    const result = await run(undefined, force)
     if (result === "AUTHORIZED") return
     const redirect = store.redirect as URL | undefined
     if (interactive === undefined || redirect === undefined) {
@@ -350,8 +393,9 @@ const renewing = (
   }
   let running: Promise<void> | undefined
   // One authorization at a time: requests that need it meanwhile wait for the same one.
-  const authorize = (): Promise<void> => {
-    running ??= flow()
+  // `force`: a new grant even where a refresh token is kept, whose refresh could only bring the old scopes back.
+  const authorize = (force = false): Promise<void> => {
+    running ??= flow(force)
       .catch((error: unknown) => {
         throw error instanceof AuthorizationError
           ? error
@@ -375,8 +419,18 @@ const renewing = (
       // The server did not run a refused request: authorize, then send it once more, and only once.
       await first.body?.cancel().catch(() => {})
       if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
-      if (refused.scope !== undefined) store.scope = refused.scope
-      await authorize()
+      // A token refused outright may come from an authorization server the resource no longer names: the protected
+      // resource's metadata is read again, and a new issuer gets a registration of its own (SEP-2352; the SDK keys
+      // the client and tokens by issuer). A 403 for more scope keeps the server it came from.
+      if (first.status === 401) store.discovery = undefined
+      // Re-authorization asks for what was asked before and what the server now names (SEP-2350): a step-up to
+      // one more scope does not drop the ones the worker already uses, wherever they came from (a challenge, the
+      // resource's `scopes_supported`, the config).
+      if (refused.scope !== undefined) {
+        store.scope = scopeUnion(store.scope, store.asked, store.tokens?.scope, refused.scope)
+      }
+      const stepUp = first.status === 403 && store.scope !== undefined && widens(store.scope, store.tokens?.scope)
+      await authorize(stepUp)
       return fetch(url, withAuthorization(init, store.tokens?.access_token))
     },
     secrets,

@@ -7,7 +7,7 @@
  */
 import type { FailureKind } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
-import { SdkHttpError, SseError } from "@modelcontextprotocol/client"
+import { InsufficientScopeError, SdkHttpError, SseError } from "@modelcontextprotocol/client"
 import * as HttpAuth from "./httpAuth.js"
 
 /**
@@ -82,6 +82,9 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
+  // The SDK's transport raises a 403 `insufficient_scope` that stood after the one re-authorization as this, with no
+  // status: the server ran nothing (C34).
+  if (error instanceof InsufficientScopeError) return plain(clip(error.message, secrets), 403)
   if (error instanceof SdkHttpError) {
     const status = error.status > 0 ? error.status : undefined
     if (status === 404 && hasSession) return plain(expiredMessage, 404)

@@ -97,7 +97,9 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   isolation: Schema.optional(Schema.Literal("thread", "process")),
   maxOldGenerationSizeMb: Schema.optional(Schema.Number),
   /** The worker's spill directory (`onTooLarge`), checked in the calling thread. */
-  spill: Schema.optional(Schema.String)
+  spill: Schema.optional(Schema.String),
+  /** Which tools the worker offers, checked in the calling thread (`ToolFilter.check`) and again by the host. */
+  tools: Schema.optional(OwnerProtocol.ToolFilter)
 })
 
 /**
