@@ -128,8 +128,8 @@ describe("ProcessJob", () => {
       assert.strictEqual(summary.escaped, 1)
       assert.strictEqual(summary.signalled.term, 1)
       assert.strictEqual(summary.signalled.kill, 1)
-      assert.isFalse(isLive(escapee!))
-      for (const pid of pids) assert.isFalse(isLive(pid))
+      // SIGKILL was sent and counted; the kernel tears the escapee down, and init reaps it, a moment later.
+      yield* eventually(Effect.sync(() => (pids.some(isLive) ? undefined : true)))
     })
   )
 

@@ -120,10 +120,11 @@ describe("C60: a result over maxResultBytes spills to a new file", () => {
         assert.strictEqual(fs.statSync(spilled.path).size, head.length + bytes + tail.length)
         assert.strictEqual(fs.statSync(spilled.path).mode & 0o777, 0o600)
         assert.strictEqual(sha256(fs.readFileSync(spilled.path)), expected)
-        // Owner threads share this process's memory: the result held anywhere would show as its 100 MB. What is left
-        // is the 1 MiB kept before the limit was passed and pieces already written, not yet collected.
+        // Owner threads share this process's memory: the result held whole anywhere would grow it by at least its own
+        // 100 MB. What is seen is the 1 MiB kept before the limit was passed and pieces already written, not yet
+        // collected: about 33 MiB on Node 20, about 66 MiB on Node 24, whose young generation is larger.
         const grew = peak - baseline
-        assert.isBelow(grew, 48 * 1024 * 1024, `the process grew by ${grew} bytes during the ${ms} ms call`)
+        assert.isBelow(grew, bytes, `the process grew by ${grew} bytes during the ${ms} ms call`)
         // The connection reads on: the next answer is its own.
         assert.strictEqual(structured(yield* workers.callTool(id, "echo", { token: "after" })).token, "after")
         yield* workers.close(id)
