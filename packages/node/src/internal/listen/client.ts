@@ -25,16 +25,14 @@ import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Pulled from "../shared/pulled.js"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as Fiber from "effect/Fiber"
-import * as Runtime from "effect/Runtime"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
@@ -279,28 +277,8 @@ const subscribe = (client: Client, id: string, options?: { readonly capacity?: n
     const pull = (end: boolean) =>
       (link.rpc("events", { id, subscription, capacity, end }) as Effect.Effect<HostEvents.Batch, unknown>).pipe(
         Effect.catchAllCause((cause) => Effect.failCause(lifecycleFailure(cause)))
-      ) as Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput | HostUnavailable>
-    // Started now, not forked: its request is written ahead of any call this caller makes next.
-    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
-    yield* Effect.addFinalizer(() => Fiber.interrupt(first))
-    let taken = false
-    let done = false
-    yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
-    return Effect.suspend(() => {
-      if (done) return Effect.fail(Option.none())
-      const batch = taken ? pull(false) : Fiber.join(first)
-      taken = true
-      return Effect.mapBoth(batch, {
-        onFailure: (error) => {
-          done = true
-          return Option.some(error)
-        },
-        onSuccess: (batch) => {
-          done = batch.done
-          return Chunk.unsafeFromArray(batch.items.slice() as Array<McpWorkers.ServerNotification>)
-        }
-      })
-    })
+      ) as Effect.Effect<Pulled.Batch<McpWorkers.ServerNotification>, UnknownWorker | InvalidInput | HostUnavailable>
+    return yield* Pulled.pulled(pull)
   })
 
 /**

@@ -23,14 +23,13 @@ import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Pulled from "../shared/pulled.js"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Chunk from "effect/Chunk"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
@@ -124,28 +123,7 @@ export const subscribe = (
     const subscription = Protocol.randomId()
     const pull = (end: boolean) =>
       RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end })
-    // A fiber started now, not forked: a forked fiber would post on the scheduler's next turn.
-    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
-    yield* Effect.addFinalizer(() => Fiber.interrupt(first))
-    let taken = false
-    let done = false
-    // Ended early (by the caller, or with a batch not yet read): the host forgets the subscription.
-    yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
-    return Effect.suspend(() => {
-      if (done) return Effect.fail(Option.none())
-      const batch = taken ? pull(false) : Fiber.join(first)
-      taken = true
-      return Effect.mapBoth(batch, {
-        onFailure: (error) => {
-          done = true
-          return Option.some(error)
-        },
-        onSuccess: (batch) => {
-          done = batch.done
-          return Chunk.unsafeFromArray(batch.items.slice())
-        }
-      })
-    })
+    return yield* Pulled.pulled(pull)
   })
 
 /** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */

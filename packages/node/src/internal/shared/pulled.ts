@@ -1,0 +1,45 @@
+/**
+ * A stream's pull over batches a host hands out on request (`HostEvents.pull`), for the callers that reach the host
+ * from elsewhere: a remote thread and a socket client. The first request is started at once, not forked, so it is
+ * written ahead of any call the caller makes next; a subscription ended early (by the caller, or with a batch not yet
+ * read) is ended at the host too.
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
+
+/** One batch: what arrived, and whether the subscription ended with it. @internal */
+export interface Batch<A> {
+  readonly items: ReadonlyArray<A>
+  readonly done: boolean
+}
+
+/** The pull of `Stream.repeatEffectChunkOption` over `pull(end)`, whose `end: true` tells the host to forget it. @internal */
+export const pulled = <A, E>(
+  pull: (end: boolean) => Effect.Effect<Batch<A>, E>
+): Effect.Effect<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
+    yield* Effect.addFinalizer(() => Fiber.interrupt(first))
+    let taken = false
+    let done = false
+    yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
+    return Effect.suspend(() => {
+      if (done) return Effect.fail(Option.none())
+      const batch = taken ? pull(false) : Fiber.join(first)
+      taken = true
+      return Effect.mapBoth(batch, {
+        onFailure: (error) => {
+          done = true
+          return Option.some(error)
+        },
+        onSuccess: (batch) => {
+          done = batch.done
+          return Chunk.unsafeFromArray(batch.items.slice())
+        }
+      })
+    })
+  })
