@@ -6,6 +6,7 @@
  *
  * Run one by hand: MCP_CONFORMANCE_SCENARIO=tools_call npx tsx examples/conformance-client.ts http://localhost:3000/mcp
  */
+import type * as JsonValue from "@mcp-worker/core/JsonValue"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -44,6 +45,12 @@ const scenarios: Record<string, Scenario> = {
 
 // The auth scenarios pass what a configured client would know in `MCP_CONFORMANCE_CONTEXT`: its credentials.
 const context: Record<string, unknown> = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
+
+// A call a scenario's context asks for.
+interface ToolCall {
+  readonly name: string
+  readonly arguments: JsonValue.JsonObject
+}
 const scenarioName = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
 
 // The client credentials scenarios: a config's `auth`, the whole flow in the owner.
@@ -93,13 +100,16 @@ const oauth: NodeMcpWorkers.OAuthProvider = {
     })
 }
 
-// The 2026-07-28 scenarios that need nothing of their own: every tool the server lists, called once with no
-// arguments (the server checks what reached it: the _meta envelope, the headers, the echoed requestState).
+// The 2026-07-28 scenarios that need nothing of their own: every tool the server lists, called once with the
+// arguments the scenario's context names for it, else none (the server checks what reached it: the _meta envelope,
+// the headers, the echoed requestState).
 const everyTool: Scenario = (workers, id) =>
   Effect.gen(function* () {
     const { tools } = yield* workers.listTools(id)
+    const calls = Array.isArray(context.toolCalls) ? (context.toolCalls as ReadonlyArray<ToolCall>) : []
     for (const tool of tools) {
-      const outcome = yield* Effect.either(workers.callTool(id, tool.name, {}))
+      const args = calls.find((call) => call.name === tool.name)?.arguments ?? {}
+      const outcome = yield* Effect.either(workers.callTool(id, tool.name, args))
       yield* Console.log(
         `${tool.name}:`,
         outcome._tag === "Right" ? JSON.stringify(outcome.right.content) : outcome.left

@@ -68,6 +68,7 @@ export type ScenarioName =
   | "whileHostBlocked"
   | "traced"
   | "toolFilter"
+  | "paramHeaders"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -461,6 +462,20 @@ const scenarios: Record<ScenarioName, Scenario> = {
         }
       })
       return { effectSum: effectSum.content[0]?.text, unknown: unknown._tag, promise }
+    }),
+
+  /** C62 from a remote thread: the tools listed, a call whose parameters go in headers, an excluded tool refused. */
+  paramHeaders: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const { tools } = yield* workers.listTools(data.id)
+      const called = yield* workers.callTool(data.id, "headed", { region: "remote thread", priority: -3 })
+      const refused = yield* Effect.flip(workers.callTool(data.id, "misdeclared", { score: 1 }))
+      return {
+        names: tools.map((tool) => tool.name),
+        called: structured(called),
+        refused: describe(refused)
+      }
     }),
 
   /** Makes the server ask the client (an elicitation): the host's handler answers it. */

@@ -21,6 +21,7 @@ import * as ConfigWire from "../config/wire.js"
 import * as ToolFilter from "../toolFilter.js"
 import { errorText } from "./errors.js"
 import { forwardNotifications, forwardProgress, listen } from "./notifications.js"
+import * as ParamHeaders from "./paramHeaders.js"
 import { onClientError } from "./requests.js"
 import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
 import { closedFrom, type Connection, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
@@ -86,7 +87,14 @@ export const open = (
       catch: (error) => error
     }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
     const era = client.getProtocolEra() ?? null
-    const modern = era === "modern" ? { subscribed: new Set<string>(), listening: undefined } : undefined
+    const modern =
+      era === "modern"
+        ? {
+            subscribed: new Set<string>(),
+            listening: undefined,
+            params: carriesHeaders(transport) ? ParamHeaders.makeKnown() : undefined
+          }
+        : undefined
     const connection: Connection = {
       workerId,
       secrets,
@@ -121,6 +129,10 @@ export const open = (
       })
     )
   )
+
+// Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
+const carriesHeaders = (transport: Owner.OwnerTransport): boolean =>
+  (transport.transport as { readonly hasPerRequestStream?: boolean }).hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>
   error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed

@@ -21,6 +21,12 @@ const notificationMethods = [
 export const forwardNotifications = (machine: Machine, client: Client): void => {
   for (const method of notificationMethods) {
     client.setNotificationHandler(method, (notification) => {
+      // The tools changed: what their definitions declared for headers is forgotten until they are listed (C62).
+      if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
+        const known = machine.state.connection.modern?.params
+        known?.declared.clear()
+        known?.excluded.clear()
+      }
       machine.port.post({
         _tag: "Notification",
         method: notification.method,

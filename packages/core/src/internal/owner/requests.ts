@@ -29,6 +29,7 @@ import { maxTimeoutMs } from "../config/normalize.js"
 import * as ToolFilter from "../toolFilter.js"
 import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
 import { listen, withProgressToken } from "./notifications.js"
+import * as ParamHeaders from "./paramHeaders.js"
 import { RequestAbort } from "./requestAbort.js"
 import { spilledAnswer, startSpill } from "./spill.js"
 import {
@@ -94,6 +95,10 @@ export const send = (
       return postFailure(machine.port, requestId, outsideFilter())
     }
   }
+  const known = connection.modern?.params
+  const headers =
+    known !== undefined && message.method === "tools/call" ? ParamHeaders.ofCall(known, parsed) : undefined
+  if (headers !== undefined && Either.isLeft(headers)) return postFailure(machine.port, requestId, excludedTool())
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
   if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
   const spill = startSpill(connection, message, parsed)
@@ -108,7 +113,8 @@ export const send = (
   if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,
-    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs)
+    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs),
+    ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
   // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
   // schemas it validates results against, task requirements it refuses calls for), and descriptions and
@@ -121,10 +127,10 @@ export const send = (
     connection.client.request({ method: message.method, params }, resultSchemas[message.method], requestOptions)
   const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
   const { replyTo } = message
-  const filter = message.method === "tools/list" ? connection.tools : undefined
+  const listing = message.method === "tools/list" ? listingOf(connection) : undefined
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo, filter),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo, filter)
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo, listing),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo, listing)
   )
 }
 
@@ -136,6 +142,32 @@ const outsideFilter = (): InvalidInput =>
     message: "this worker does not offer that tool (the tools filter of its open)",
     delivery: "not_sent"
   })
+
+const excludedTool = (): InvalidInput =>
+  new InvalidInput({
+    where: "arguments",
+    path: "name",
+    message: "the server's definition of that tool declares x-mcp-header invalidly, so it was left out of tools/list",
+    delivery: "not_sent"
+  })
+
+/** How a `tools/list` result is read before it is answered: the tools filter (C59), the header rules (C62). */
+interface Listing {
+  readonly filter: ToolFilter.Compiled | undefined
+  readonly known: ParamHeaders.Known | undefined
+}
+
+const listingOf = (connection: Connection): Listing | undefined => {
+  const known = connection.modern?.params
+  return connection.tools === undefined && known === undefined ? undefined : { filter: connection.tools, known }
+}
+
+// The result as the caller gets it; `undefined` when it stands as the server sent it.
+const listed = (listing: Listing, result: unknown): unknown => {
+  const valid = listing.known === undefined ? undefined : ParamHeaders.excludeInvalid(listing.known, result)
+  if (listing.filter !== undefined) return ToolFilter.filterList(listing.filter, valid ?? result)
+  return valid
+}
 
 /**
  * The operations a 2026-07-28 server has no method for, done the way that revision does them: a resource subscription
@@ -179,7 +211,7 @@ const onSettled = (
   exit: Either.Either<unknown, unknown>,
   file: Owner.ResponseSave | Owner.ResponseSpill | undefined,
   replyTo: OwnerProtocol.ReplyTo | undefined,
-  filter: ToolFilter.Compiled | undefined
+  listing: Listing | undefined
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
@@ -197,11 +229,12 @@ const onSettled = (
     return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false)
   }
   const response = connection.transport.takeResponse?.()
-  // A filtered tools/list: the server's result with only the offered tools, so no longer its line as is (C59).
-  if (filter !== undefined) {
-    const listed = ToolFilter.filterList(filter, response !== undefined ? response.result : exit.right)
-    if (port.postResult !== undefined) return port.postResult(requestId, listed)
-    return postSuccess(port, requestId, replyTo, JSON.stringify(listed), false)
+  // A tools/list with only the offered tools (C59) that are validly declared (C62): no longer the server's line.
+  const changed =
+    listing === undefined ? undefined : listed(listing, response !== undefined ? response.result : exit.right)
+  if (changed !== undefined) {
+    if (port.postResult !== undefined) return port.postResult(requestId, changed)
+    return postSuccess(port, requestId, replyTo, JSON.stringify(changed), false)
   }
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)

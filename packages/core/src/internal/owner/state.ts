@@ -20,6 +20,7 @@ import type * as Owner from "../../Owner.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"
+import type * as ParamHeaders from "./paramHeaders.js"
 import type { RequestAbort } from "./requestAbort.js"
 
 /** Why the connection is gone, as reported to the host once. @internal */
@@ -49,13 +50,15 @@ export interface Connection {
 
 /**
  * A modern connection's own state: the `subscriptions/listen` stream that feeds `events` (C57), opened anew when the
- * resource URIs subscribed to change.
+ * resource URIs subscribed to change, and what the tools listed declare for headers (C62).
  *
  * @internal
  */
 export interface Modern {
   readonly subscribed: Set<string>
   listening: { close(): Promise<void> } | undefined
+  /** Over Streamable HTTP, whose requests carry headers: the tools' `x-mcp-header` declarations listed (C62). */
+  readonly params: ParamHeaders.Known | undefined
 }
 
 /**
