@@ -43,14 +43,38 @@ const common = {
   ]
 }
 
-// The SDK client's static import of its Ajv provider, swapped for a shim that loads it on first use.
+// The SDK client's Node shims, whose Ajv provider it builds in its constructor, swapped for a shim that loads the
+// provider on first use (scripts/shims/clientShims.mjs).
 const lazyAjv = {
   name: "mcp-worker-lazy-ajv",
   setup(build) {
-    build.onResolve({ filter: /validation\/ajv-provider\.js$/ }, (args) =>
-      args.importer.includes(`${path.sep}client${path.sep}`) && args.kind === "import-statement"
-        ? { path: path.join(root, "scripts/shims/lazyAjvProvider.mjs") }
-        : undefined
+    build.onResolve({ filter: /^@modelcontextprotocol\/client\/_shims$/ }, () => ({
+      path: path.join(root, "scripts/shims/clientShims.mjs")
+    }))
+  }
+}
+
+// One zod 4 for the SDK. npm nests the same zod under both @modelcontextprotocol/client and @modelcontextprotocol/core
+// (the root's zod is 3.25, for the 1.x fixtures); bundled as it resolves, every owner would load and build zod twice
+// (100 KB each). Both resolve to the client's copy, and only while the two are the same version.
+const clientDir = path.join(root, "node_modules/@modelcontextprotocol/client")
+const zodVersionOf = (dir) => {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, "node_modules/zod/package.json"), "utf8")).version
+  } catch {
+    return undefined
+  }
+}
+const oneZod = {
+  name: "mcp-worker-one-zod",
+  setup(build) {
+    const version = zodVersionOf(clientDir)
+    if (version === undefined || zodVersionOf(path.join(root, "node_modules/@modelcontextprotocol/core")) !== version)
+      return
+    build.onResolve({ filter: /^zod(\/.*)?$/ }, (args) =>
+      args.pluginData === oneZod || !args.importer.includes(`${path.sep}@modelcontextprotocol${path.sep}`)
+        ? undefined
+        : build.resolve(args.path, { resolveDir: clientDir, kind: args.kind, pluginData: oneZod })
     )
   }
 }
@@ -88,7 +112,7 @@ export const bundleOwner = async () => {
       ...common,
       format: "cjs",
       banner: {},
-      plugins: [...common.plugins, lazyAjv],
+      plugins: [...common.plugins, lazyAjv, oneZod],
       entryPoints: [path.join(root, "packages/node/src/internal/owner/runtime.ts")],
       outfile: runtime,
       minify: true

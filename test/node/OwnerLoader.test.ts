@@ -100,3 +100,29 @@ describe("owner runtime code cache", () => {
     })
   )
 })
+
+// scripts/bundle.mjs swaps the SDK client's Node shims for scripts/shims/clientShims.mjs, which loads Ajv only when a
+// JSON Schema is first validated, and makes both SDK packages share one zod.
+describe("owner runtime bundle", () => {
+  it("holds one zod, and evaluates Ajv only on a first validation, which then works", async () => {
+    const source = Fs.readFileSync(runtime, "utf8")
+    // zod's own error-map text appears twice in each copy bundled (four times with two copies).
+    assert.strictEqual(source.split("Invalid input: expected").length - 1, 2)
+    const esbuild = await import("esbuild")
+    const built = await esbuild.build({
+      entryPoints: [fileURLToPath(new URL("../../scripts/shims/clientShims.mjs", import.meta.url))],
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      write: false,
+      logLevel: "silent"
+    })
+    const module = { exports: {} as Record<string, any> }
+    new Function("module", "exports", "require", built.outputFiles[0]!.text)(module, module.exports, require)
+    const validator = new module.exports.DefaultJsonSchemaValidator()
+    assert.strictEqual(validator.real, undefined)
+    const check = validator.getValidator({ type: "object", required: ["a"] })
+    assert.deepStrictEqual([check({ a: 1 }).valid, check({}).valid], [true, false])
+    assert.strictEqual(module.exports.CORS_IS_POSSIBLE, false)
+  })
+})
