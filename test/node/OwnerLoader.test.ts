@@ -88,6 +88,42 @@ describe("owner runtime code cache", () => {
     })
   )
 
+  it.scopedLive("warm: written once the owner has run, larger, preferred next time; a refused one is removed", () =>
+    Effect.gen(function* () {
+      const file = yield* copyOfRuntime
+      const first = OwnerLoader.load<{ run: unknown }>(file)
+      first.refresh()
+      yield* cacheWritten(file)
+      const built = Fs.statSync(OwnerLoader.cacheFileOf(file)).size
+      const second = OwnerLoader.load<typeof import("../../packages/node/src/internal/owner/runtime.js")>(file)
+      assert.isTrue(second.cached)
+      second.warm()
+      const warm = OwnerLoader.warmCacheFileOf(file)
+      const until = Date.now() + 5000
+      while (!Fs.existsSync(warm)) {
+        if (Date.now() > until) return yield* Effect.dieMessage("no warm cache was written")
+        yield* Effect.sleep("10 millis")
+      }
+      assert.isAtLeast(Fs.statSync(warm).size, built)
+      const third = OwnerLoader.load(file)
+      assert.isTrue(third.cached)
+      // Loaded from the warm cache: nothing more to write.
+      Fs.rmSync(OwnerLoader.cacheFileOf(file))
+      third.warm()
+      third.refresh()
+      yield* Effect.sleep("200 millis")
+      assert.isFalse(Fs.existsSync(OwnerLoader.cacheFileOf(file)))
+      // A warm cache V8 refuses is removed, so that owners fall back to the build's (in a copy of its own: this
+      // isolate already compiled the one above, and would not read a cache for it again).
+      const other = yield* copyOfRuntime
+      const refused = OwnerLoader.warmCacheFileOf(other)
+      Fs.writeFileSync(refused, Fs.readFileSync(warm).subarray(0, 64))
+      assert.isFalse(OwnerLoader.load(other).cached)
+      for (let i = 0; i < 100 && Fs.existsSync(refused); i++) yield* Effect.sleep("10 millis")
+      assert.isFalse(Fs.existsSync(refused))
+    })
+  )
+
   it.scopedLive("a cache V8 rejects is rewritten", () =>
     Effect.gen(function* () {
       const file = yield* copyOfRuntime

@@ -28,40 +28,71 @@ export const cacheFileOf = (file: string): string =>
   file.replace(/\.cjs$/, `.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`)
 
 /**
- * Compiles and runs the runtime at `file`, using this V8's code cache beside it when V8 accepts it.
- * Returns the runtime's exports, whether the cache was used (`cached`), and `refresh` to write a missing or
- * rejected cache once the runtime has run (functions compiled while running are then in it too).
+ * The code cache an owner writes once it has served (`warm`): the one the build makes holds only what loading the
+ * runtime compiles, while an open and its first requests compile the client's connect and request paths as well,
+ * lazily, in every thread. Loaded first when it is there.
+ *
+ * @internal
+ */
+export const warmCacheFileOf = (file: string): string => cacheFileOf(file).replace(/\.cache$/, ".warm.cache")
+
+/** How long an owner runs before it writes the warm cache: past its open and first requests. @internal */
+export const warmAfterMs = 2_000
+
+const readIfThere = (file: string): Buffer | undefined => {
+  try {
+    return fs.readFileSync(file)
+  } catch {
+    return undefined
+  }
+}
+
+// Best effort, atomic: many owners may start at once, and the package directory may be read-only.
+const writeAtomically = (target: string, data: Buffer): void => {
+  const temporary = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}`
+  fs.writeFile(temporary, data, (error) => {
+    if (error) return
+    fs.rename(temporary, target, (renameError) => {
+      if (renameError) fs.rm(temporary, () => {})
+    })
+  })
+}
+
+/**
+ * Compiles and runs the runtime at `file`, using this V8's code cache beside it when V8 accepts it (the warm one
+ * first). Returns the runtime's exports, whether a cache was used (`cached`), `refresh` to write a missing or
+ * rejected cache once the runtime has run (functions compiled while running are then in it too), and `warm` to write
+ * the warm cache once the owner has served, unless it was loaded from one.
  *
  * @internal
  */
 export const load = <A>(
   file: string
-): { readonly exports: A; readonly cached: boolean; readonly refresh: () => void } => {
+): {
+  readonly exports: A
+  readonly cached: boolean
+  readonly refresh: () => void
+  readonly warm: () => void
+} => {
   const cacheFile = cacheFileOf(file)
+  const warmFile = warmCacheFileOf(file)
   const source = fs.readFileSync(file, "utf8")
-  let cachedData: Buffer | undefined
-  try {
-    cachedData = fs.readFileSync(cacheFile)
-  } catch {
-    // no cache yet: compile from source
-  }
+  const warmData = readIfThere(warmFile)
+  const cachedData = warmData ?? readIfThere(cacheFile)
   const script = new vm.Script(wrap(source), { filename: file, ...(cachedData !== undefined ? { cachedData } : {}) })
   const module = { exports: {} as A }
   script.runInThisContext()(module.exports, createRequire(file), module, file, path.dirname(file))
   const stale = cachedData === undefined || script.cachedDataRejected === true
+  // A warm cache V8 refuses goes, so that the next owners fall back to the build's.
+  if (warmData !== undefined && stale) fs.rm(warmFile, () => {})
   return {
     exports: module.exports,
     cached: !stale,
     refresh: () => {
-      if (!stale) return
-      // Best effort, atomic: many owners may start at once, and the package directory may be read-only.
-      const temporary = `${cacheFile}.${process.pid}.${Math.random().toString(36).slice(2)}`
-      fs.writeFile(temporary, script.createCachedData(), (error) => {
-        if (error) return
-        fs.rename(temporary, cacheFile, (renameError) => {
-          if (renameError) fs.rm(temporary, () => {})
-        })
-      })
+      if (stale) writeAtomically(cacheFile, script.createCachedData())
+    },
+    warm: () => {
+      if (warmData === undefined || stale) writeAtomically(warmFile, script.createCachedData())
     }
   }
 }

@@ -25,3 +25,6 @@ if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pi
 const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
 runtime.exports.run(data.port, early, true)
 setImmediate(runtime.refresh)
+// Once it has opened and served for a while, what the owner compiled goes into the warm cache (a few ms, once per
+// install and V8): later owners skip compiling the connect and request paths.
+setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()

@@ -54,5 +54,6 @@ const onInit = (message: unknown) => {
   const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
   runtime.exports.run(port, early)
   setImmediate(runtime.refresh)
+  setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()
 }
 port.on("message", onInit)
