@@ -193,6 +193,24 @@ export const openRow = async (ctx: Context, rounds = 10): Promise<OpenRow> => {
   return { comparison: compare(a, b), workerClose: summarize(closeW), directClose: summarize(closeD) }
 }
 
+// open → ready: what the era probe costs (`protocol: "auto"`, the default, asks with server/discover first)
+
+/** `open` with `protocol: "legacy"` (no probe) against the default `"auto"`, interleaved, on the 1.x fixture. */
+export const probeRow = async (ctx: Context, rounds = 10): Promise<Comparison> => {
+  const opened = (protocol: "auto" | "legacy") => async () => {
+    const t0 = performance.now()
+    const id = await ctx.runtime.runPromise(ctx.workers.open({ ...ctx.config, protocol }))
+    const t1 = performance.now()
+    await ctx.runtime.runPromise(ctx.workers.close(id))
+    return [t1 - t0]
+  }
+  ctx.progress(`open, auto vs legacy: 1 warm-up round, then ${rounds} alternating rounds`)
+  await opened("auto")()
+  await opened("legacy")()
+  const { a, b } = await interleave(rounds, opened("auto"), opened("legacy"))
+  return compare(a, b)
+}
+
 // 1 MiB result
 
 export const payloadRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 8): Promise<Comparison> => {

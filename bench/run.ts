@@ -53,6 +53,8 @@ interface Results {
   call?: Comparison
   remote?: Rows.RemoteRow
   open?: Rows.OpenRow
+  /** `open` with the default `protocol: "auto"` against `"legacy"`: the era probe's share. */
+  probe?: Comparison
   payload?: Comparison
   cancel?: Rows.CancelRow
   rss?: Rows.RssRow
@@ -115,6 +117,16 @@ const render = (r: Results): string => {
       verdict(c.ratio <= 1.25)
     ])
     rows.push(["  close (not in the ratio)", "", fmtMs(r.open.workerClose), fmtMs(r.open.directClose), "", "(info)"])
+  }
+  if (r.probe) {
+    rows.push([
+      "  auto (the era probe) vs legacy",
+      "",
+      fmtMs(r.probe.variant),
+      fmtMs(r.probe.direct),
+      fmtRatio(r.probe),
+      "(info)"
+    ])
   }
   if (r.clientCall) {
     const { call, floor, overFloor } = r.clientCall
@@ -325,6 +337,7 @@ const main = async () => {
         await Rows.closePair(ctx, pair)
       }
       results.open = await Rows.openRow(ctx)
+      results.probe = await Rows.probeRow(ctx)
       results.rss = await Rows.rssRow(ctx)
       results.profile = await profileRow(ctx, bundles.probe, server)
       results.fanOut = await Rows.fanOutRow(ctx, 32, 2)
