@@ -131,8 +131,7 @@ export const open = (
   )
 
 // Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
-const carriesHeaders = (transport: Owner.OwnerTransport): boolean =>
-  (transport.transport as { readonly hasPerRequestStream?: boolean }).hasPerRequestStream === true
+const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>
   error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed

@@ -4,6 +4,7 @@
  */
 import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as ParamHeaders from "./paramHeaders.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`). A legacy
@@ -24,8 +25,7 @@ export const forwardNotifications = (machine: Machine, client: Client): void => 
       // The tools changed: what their definitions declared for headers is forgotten until they are listed (C62).
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
-        known?.declared.clear()
-        known?.excluded.clear()
+        if (known !== undefined) ParamHeaders.forget(known)
       }
       machine.port.post({
         _tag: "Notification",

@@ -177,6 +177,12 @@ export interface Known {
 /** @internal */
 export const makeKnown = (): Known => ({ declared: new Map(), excluded: new Set() })
 
+/** Forgets every tool's declarations: the tools changed, and are known again once listed. @internal */
+export const forget = (known: Known): void => {
+  known.declared.clear()
+  known.excluded.clear()
+}
+
 /**
  * A `tools/list` result without the tools whose declarations are invalid, and what it taught `known`. `undefined`
  * when every tool is valid: the server's result stands as it came.
