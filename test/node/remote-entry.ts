@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
+import { abortThenCall } from "./abortSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
@@ -69,6 +70,7 @@ export type ScenarioName =
   | "traced"
   | "toolFilter"
   | "paramHeaders"
+  | "abortThenCall"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -359,6 +361,24 @@ const scenarios: Record<ScenarioName, Scenario> = {
   events: (data: { id: string }) => withPromiseClient((mcp) => exerciseEvents(mcp, data.id)),
 
   /** A subscription, then at once a call, with this thread busy while the call is answered. */
+  /**
+   * The abort suite from this thread: relayed by the host (a progress callback), then straight to the owner thread
+   * (a `ping` first gives the route) from the Promise client and from `layerRemote`, aborted 0 to 7 ms in.
+   */
+  abortThenCall: (data: { id: string; rounds: number }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const delayed = { at: "delay", ms: (round: number) => round % 8 } as const
+      const relayed = yield* withPromiseClient((mcp) => abortThenCall(mcp, data.id, data.rounds))
+      const direct = yield* withPromiseClient(async (mcp) => {
+        await mcp.ping(data.id)
+        return abortThenCall(mcp, data.id, data.rounds, delayed)
+      })
+      yield* workers.ping(data.id)
+      const effect = yield* Effect.promise(() => abortThenCall(effectSurface(workers), data.id, data.rounds, delayed))
+      return { relayed, direct, effect }
+    }),
+
   subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */

@@ -11,6 +11,8 @@
  *
  * @internal
  */
+import type * as Headers from "@effect/platform/Headers"
+import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
@@ -39,6 +41,7 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
+import type * as HostRequest from "../host/request.js"
 import { isTracing } from "../shared/traced.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import * as Connection from "./connection.js"
@@ -63,8 +66,15 @@ interface Listener {
   readonly prefix: string
   /** The `events` subscriptions of each connection, by the server's id for it. */
   readonly subscriptions: Map<number, Set<string>>
+  /** The requests begun for socket calls, by `callKey`: what the caller's `Interrupt` frame ends. */
+  readonly calls: Map<string, HostRequest.Sent>
   closing: boolean
 }
+
+/** The header the listener stamps on every request frame: the call's connection and rpc request id. */
+const callHeader = "x-mcp-worker-call"
+
+const callKey = (clientId: number, requestId: string) => `${clientId}/${requestId}`
 
 /** What a caller's id names for one operation: the worker, and the grant it came through. */
 interface Target {
@@ -137,7 +147,8 @@ const request = (
   listener: Listener,
   name: string,
   payload: typeof RequestPayload.Type,
-  onProgress: ((progress: Operations.Progress) => void) | undefined
+  onProgress: ((progress: Operations.Progress) => void) | undefined,
+  call: string | undefined
 ): Effect.Effect<{ readonly target: Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
     if (listener.closing) return Effect.fail(closingError())
@@ -159,9 +170,17 @@ const request = (
         undefined,
         // The socket call's own span is the parent here, through the rpc server; the owner's span starts anew.
         undefined,
-        resume
+        (exit) => {
+          if (call !== undefined) listener.calls.delete(call)
+          resume(exit)
+        }
       )
-      return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
+      if (sent === undefined) return undefined
+      if (call !== undefined) listener.calls.set(call, sent)
+      return Effect.sync(() => {
+        if (call !== undefined) listener.calls.delete(call)
+        sent.end("interrupted")
+      })
     }).pipe(
       Effect.map((value) => ({ target: found.right, value: shown(found.right.grant, name, value) })),
       Effect.mapError((error) => renamed(error, payload.id))
@@ -169,13 +188,13 @@ const request = (
   })
 
 /** The streamed twin of a request: its progress, then its result, as elements of one stream. */
-const streamed = (listener: Listener, name: string, payload: typeof RequestPayload.Type) =>
+const streamed = (listener: Listener, name: string, payload: typeof RequestPayload.Type, call: string | undefined) =>
   Stream.asyncPush<
     ({ readonly _tag: "Progress" } & Operations.Progress) | { _tag: "Result"; value: unknown },
     RequestError
   >(
     (emit) =>
-      request(listener, name, payload, (progress) => emit.single({ _tag: "Progress", ...progress })).pipe(
+      request(listener, name, payload, (progress) => emit.single({ _tag: "Progress", ...progress }), call).pipe(
         Effect.matchEffect({
           onFailure: (error) => Effect.sync(() => emit.fail(error)),
           onSuccess: ({ value }) =>
@@ -286,7 +305,35 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
     })
   })
 
-/** The protocol with the listener's part in each disconnect, ahead of the server's own. */
+/**
+ * A frame from a peer, before the server reads it. A request is stamped with its call's key (its handler reads it); an
+ * `Interrupt` ends its call's request here, in the step that reads it: `RpcServer` interrupts the handler's fiber as a
+ * fork, and the peer's next request, which may follow in the same chunk, must find the worker free (C46).
+ */
+const relayed = (listener: Listener, clientId: number, message: RpcMessage.FromClientEncoded) => {
+  switch (message._tag) {
+    case "Request": {
+      const headers = Array.isArray(message.headers)
+        ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
+        : []
+      headers.push([callHeader, callKey(clientId, message.id)])
+      return { ...message, headers }
+    }
+    case "Interrupt": {
+      const key = callKey(clientId, message.requestId)
+      const sent = listener.calls.get(key)
+      listener.calls.delete(key)
+      sent?.end("interrupted")
+      return message
+    }
+    default:
+      return message
+  }
+}
+
+/**
+ * The protocol with the listener's part in each frame (`relayed`) and in each disconnect, ahead of the server's own.
+ */
 const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
   Effect.gen(function* () {
     const disconnects = yield* Mailbox.make<number>()
@@ -297,8 +344,15 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
       Effect.interruptible,
       Effect.forkScoped
     )
-    return { ...protocol, disconnects }
+    const run: RpcServer.Protocol["Type"]["run"] = (f) =>
+      protocol.run((clientId, message) => f(clientId, relayed(listener, clientId, message)))
+    return { ...protocol, run, disconnects }
   })
+
+/** What `RpcServer` gives a handler besides its payload. */
+interface HandlerOptions {
+  readonly headers: Headers.Headers
+}
 
 /** Every operation's handler, by its tag: the requests derived from the operation table. */
 const handlers = (listener: Listener) => {
@@ -306,9 +360,14 @@ const handlers = (listener: Listener) => {
     Object.keys(Operations.requests).flatMap((name) => [
       [
         name,
-        (payload: typeof RequestPayload.Type) => Effect.map(request(listener, name, payload, undefined), (r) => r.value)
+        (payload: typeof RequestPayload.Type, { headers }: HandlerOptions) =>
+          Effect.map(request(listener, name, payload, undefined, headers[callHeader]), (r) => r.value)
       ],
-      [streamedTag(name), (payload: typeof RequestPayload.Type) => streamed(listener, name, payload)]
+      [
+        streamedTag(name),
+        (payload: typeof RequestPayload.Type, { headers }: HandlerOptions) =>
+          streamed(listener, name, payload, headers[callHeader])
+      ]
     ])
   )
   return { ...lifecycle(listener), ...requests }
@@ -372,6 +431,7 @@ export const make = (
       acceptWorkerIds: options.acceptWorkerIds === true,
       prefix: `listen/${randomBytes(9).toString("base64url")}`,
       subscriptions: new Map(),
+      calls: new Map(),
       closing: false
     }
     const prepared = yield* SocketFile.prepare(options.path)
