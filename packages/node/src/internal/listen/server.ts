@@ -12,7 +12,6 @@
  * @internal
  */
 import type * as Headers from "@effect/platform/Headers"
-import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
@@ -41,9 +40,9 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
-import type * as HostRequest from "../host/request.js"
 import { isTracing } from "../shared/traced.js"
 import { checkSavePath } from "../transport/responseSave.js"
+import * as Calls from "./calls.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
@@ -66,15 +65,9 @@ interface Listener {
   readonly prefix: string
   /** The `events` subscriptions of each connection, by the server's id for it. */
   readonly subscriptions: Map<number, Set<string>>
-  /** The requests begun for socket calls, by `callKey`: what the caller's `Interrupt` frame ends. */
-  readonly calls: Map<string, HostRequest.Sent>
+  readonly calls: Calls.Calls
   closing: boolean
 }
-
-/** The header the listener stamps on every request frame: the call's connection and rpc request id. */
-const callHeader = "x-mcp-worker-call"
-
-const callKey = (clientId: number, requestId: string) => `${clientId}/${requestId}`
 
 /** What a caller's id names for one operation: the worker, and the grant it came through. */
 interface Target {
@@ -306,33 +299,8 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
   })
 
 /**
- * A frame from a peer, before the server reads it. A request is stamped with its call's key (its handler reads it); an
- * `Interrupt` ends its call's request here, in the step that reads it: `RpcServer` interrupts the handler's fiber as a
- * fork, and the peer's next request, which may follow in the same chunk, must find the worker free (C46).
- */
-const relayed = (listener: Listener, clientId: number, message: RpcMessage.FromClientEncoded) => {
-  switch (message._tag) {
-    case "Request": {
-      const headers = Array.isArray(message.headers)
-        ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
-        : []
-      headers.push([callHeader, callKey(clientId, message.id)])
-      return { ...message, headers }
-    }
-    case "Interrupt": {
-      const key = callKey(clientId, message.requestId)
-      const sent = listener.calls.get(key)
-      listener.calls.delete(key)
-      sent?.end("interrupted")
-      return message
-    }
-    default:
-      return message
-  }
-}
-
-/**
- * The protocol with the listener's part in each frame (`relayed`) and in each disconnect, ahead of the server's own.
+ * The protocol with the listener's part in each frame (`Calls.relayed`) and in each disconnect, ahead of the
+ * server's own.
  */
 const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
   Effect.gen(function* () {
@@ -345,14 +313,9 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
       Effect.forkScoped
     )
     const run: RpcServer.Protocol["Type"]["run"] = (f) =>
-      protocol.run((clientId, message) => f(clientId, relayed(listener, clientId, message)))
+      protocol.run((clientId, message) => f(clientId, Calls.relayed(listener.calls, clientId, message)))
     return { ...protocol, run, disconnects }
   })
-
-/** What `RpcServer` gives a handler besides its payload. */
-interface HandlerOptions {
-  readonly headers: Headers.Headers
-}
 
 /** Every operation's handler, by its tag: the requests derived from the operation table. */
 const handlers = (listener: Listener) => {
@@ -360,13 +323,13 @@ const handlers = (listener: Listener) => {
     Object.keys(Operations.requests).flatMap((name) => [
       [
         name,
-        (payload: typeof RequestPayload.Type, { headers }: HandlerOptions) =>
-          Effect.map(request(listener, name, payload, undefined, headers[callHeader]), (r) => r.value)
+        (payload: typeof RequestPayload.Type, { headers }: { readonly headers: Headers.Headers }) =>
+          Effect.map(request(listener, name, payload, undefined, Calls.callOf(headers)), (r) => r.value)
       ],
       [
         streamedTag(name),
-        (payload: typeof RequestPayload.Type, { headers }: HandlerOptions) =>
-          streamed(listener, name, payload, headers[callHeader])
+        (payload: typeof RequestPayload.Type, { headers }: { readonly headers: Headers.Headers }) =>
+          streamed(listener, name, payload, Calls.callOf(headers))
       ]
     ])
   )
