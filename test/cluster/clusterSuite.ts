@@ -19,6 +19,7 @@ import {
   startRunner,
   type Storage
 } from "./harness.js"
+import { expectedRounds } from "../node/abortSuite.js"
 import { freePort } from "./postgres.js"
 import { sqlLayer } from "./storage.js"
 
@@ -172,6 +173,15 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       assert.isTrue((await c.request("callTool", id, ["echo", { token: "after" }], { timeoutMs: 5000 })).ok)
       await a.call("close", id)
     })
+
+    it("C39: after an answered interrupt the worker is free: 1,000 rounds from B, none WorkerBusy", async () => {
+      const log = server()
+      const id = await open(a, log)
+      const rounds = await b.call("abortThenCall", id, 1_000)
+      assert.isTrue(rounds.ok, JSON.stringify(rounds))
+      assert.deepStrictEqual((rounds as { value: unknown }).value, expectedRounds(1_000, "Interrupted:undefined"))
+      await a.call("close", id)
+    }, 120_000)
 
     it("property: calls, timeouts, interrupts and cancels from B and C agree with what the server executed", async () => {
       const log = server()

@@ -24,6 +24,8 @@ import { McpCluster } from "../../packages/cluster/src/index.js"
 import { layerWith } from "../../packages/cluster/src/internal/cluster.js"
 import { LocalWorkers } from "../../packages/cluster/src/internal/facade.js"
 import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
+import { abortThenCall } from "../node/abortSuite.js"
+import { effectSurface } from "../node/behaviourSuite.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -125,6 +127,11 @@ const program = Effect.gen(function* () {
           }
           return times
         })
+      }
+      case "abortThenCall": {
+        // the abort suite from this process: `n` rounds of a call interrupted after 0 to 7 ms, then a call at once
+        const [id, n] = args
+        return Effect.promise(() => abortThenCall(effectSurface(w), id, n, { at: "delay", ms: (round) => round % 8 }))
       }
       default:
         return Effect.die(`unknown op ${op}`)

@@ -25,11 +25,14 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { localIdOf, renameWorker, type Self, withRunner } from "./facade.js"
 import * as Protocol from "./protocol.js"
@@ -58,7 +61,12 @@ interface Client {
   readonly control: EntityClient<
     typeof Protocol.Status | typeof Protocol.Cancel | typeof Protocol.Close | typeof Protocol.Events
   >
+  /** Per worker, this process's last call there that was answered without the runner's answer (`Request.supersedes`). */
+  readonly unanswered: Map<string, string>
 }
+
+/** Workers `unanswered` remembers at most; the oldest is forgotten first. */
+const maxUnanswered = 4_096
 
 const nameOf = new Map<Operations.Any, string>(
   Object.entries(Operations.requests).map(([name, operation]) => [operation as Operations.Any, name])
@@ -118,14 +126,29 @@ const payloadOf = (
   operation: Operations.Any,
   args: ReadonlyArray<unknown>,
   timeoutMs: number,
-  options: Operations.CallToolOptions | undefined
+  options: Operations.CallToolOptions | undefined,
+  call: string,
+  supersedes: string | undefined
 ) => ({
   workerId,
   operation: nameOf.get(operation)!,
   args: trimmed(args),
   timeoutMs,
-  ...(options?.onTooLarge === "fail" ? { spill: false as const } : {})
+  ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
+  call,
+  ...(supersedes === undefined ? {} : { supersedes })
 })
+
+/** Remembers (or forgets) the worker's call that its caller stopped waiting for before the runner answered. */
+const noteUnanswered = (client: Client, id: string, call: string, answered: boolean) => {
+  if (answered) {
+    if (client.unanswered.get(id) === call) client.unanswered.delete(id)
+    return
+  }
+  client.unanswered.delete(id)
+  client.unanswered.set(id, call)
+  if (client.unanswered.size > maxUnanswered) client.unanswered.delete(client.unanswered.keys().next().value!)
+}
 
 // The local registry when the id is of this runner's group.
 const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | undefined => {
@@ -160,12 +183,21 @@ const remoteRequest = (
     if (Either.isLeft(budget)) return yield* budget.left
     if (!(budget.right > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
     const timeoutMs = budget.right
+    const call = randomUUID()
+    const supersedes = client.unanswered.get(id)
+    let answered = false
     return yield* reachable(client, id).pipe(
       Effect.zipRight(
         client
           .workers(id)
-          .Request(payloadOf(id, operation, args, timeoutMs, requestOptions))
+          .Request(payloadOf(id, operation, args, timeoutMs, requestOptions, call, supersedes))
           .pipe(
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                answered = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+                if (answered && supersedes !== undefined) noteUnanswered(client, id, supersedes, true)
+              })
+            ),
             Effect.catchTags({
               // The one-message mailbox was taken: refused before the owner saw anything.
               MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
@@ -180,7 +212,9 @@ const remoteRequest = (
       // The request is interrupted in the background (the runner is told), so the caller's budget is its
       // budget even when the runner cannot be reached to hear it.
       Effect.disconnect,
-      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") })
+      Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") }),
+      // Interrupted or out of budget first: this call ends at the runner before this process's next one there begins.
+      Effect.onExit(() => Effect.sync(() => answered || noteUnanswered(client, id, call, false)))
     )
   }).pipe(Effect.withSpan(operation.span, { attributes: { workerId: id, cluster: true } }))
 
@@ -365,7 +399,8 @@ export const make = (options: {
       view: options.view,
       defaults: options.defaults,
       workers: yield* options.sharding.makeClient(Protocol.WorkerEntity),
-      control: yield* options.sharding.makeClient(Protocol.ControlEntity)
+      control: yield* options.sharding.makeClient(Protocol.ControlEntity),
+      unanswered: new Map()
     }
     const service: AgentHost.Base = {
       ...(requestsOf(client) as AgentHost.Base),

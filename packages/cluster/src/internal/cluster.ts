@@ -8,7 +8,6 @@ import * as Sharding from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import type * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import type * as SqlClient from "@effect/sql/SqlClient"
@@ -27,6 +26,7 @@ import * as client from "./client.js"
 import { controlHandlers, LocalWorkers, SelfRunner, workerHandlers } from "./facade.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
 import * as runners from "./runners.js"
+import * as Transport from "./transport.js"
 
 const millis = (input: Duration.DurationInput | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
@@ -62,10 +62,8 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
   const config = shardingConfig(options, group)
   const transport =
     options.runner === undefined
-      ? SocketRunner.layerClientOnly.pipe(Layer.provide(NodeClusterSocket.layerClientProtocol))
-      : SocketRunner.layer.pipe(
-          Layer.provide([NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol])
-        )
+      ? SocketRunner.layerClientOnly.pipe(Layer.provide(Transport.layerClientProtocol))
+      : SocketRunner.layer.pipe(Layer.provide([Transport.layerSocketServer, Transport.layerClientProtocol]))
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
     Layer.provide(config),
     // The storage creates its tables (`CREATE TABLE IF NOT EXISTS`) as it starts. Runners started at once on a
@@ -134,9 +132,10 @@ export const layerWith = (
       }
       const entities = Layer.mergeAll(
         WorkerEntity.toLayer(workerHandlers, {
-          // One message per worker: a second request is refused (MailboxFull → WorkerBusy) before the owner sees it.
-          mailboxCapacity: 1,
-          concurrency: 1,
+          // Every request reaches the runner's registry at once, which refuses a second one as busy (C8): the entity
+          // relays and keeps no record of its own that could still hold a request its caller was answered for.
+          mailboxCapacity: "unbounded",
+          concurrency: "unbounded",
           // A defect answers its own request and never rebuilds the facade to replay what was in flight.
           disableFatalDefects: true
         }),

@@ -3,6 +3,7 @@
 // opens, re-creates or replays anything.
 import type * as Entity from "@effect/cluster/Entity"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
+import type * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
 import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
@@ -11,6 +12,7 @@ import type * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
@@ -91,11 +93,31 @@ export const request = (
     return Effect.map(run(local, ...padded(payload.args, operation.arity), options), ResultFile.wireOf)
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
+/**
+ * A request's handler, named by its caller's `call`. A request that `supersedes` an earlier call of its caller ends
+ * that call's request first and waits for that end (not for its reply to travel): the caller was answered for it
+ * (interrupted, or out of budget), and its own next call must find the worker free however the messages raced (C39).
+ */
+const relay = (
+  calls: Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>,
+  handle: Effect.Effect<unknown, McpWorkerError.RequestError>,
+  payload: { readonly call: string; readonly supersedes?: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const prior = payload.supersedes === undefined ? undefined : calls.get(payload.supersedes)
+    if (prior !== undefined) yield* Fiber.interrupt(prior)
+    const running = yield* Effect.forkDaemon(handle)
+    calls.set(payload.call, running)
+    running.addObserver(() => calls.delete(payload.call))
+    return yield* Fiber.join(running).pipe(Effect.onInterrupt(() => Fiber.interrupt(running)))
+  })
+
 export const workerHandlers = Effect.gen(function* () {
   const workers = yield* LocalWorkers
   const self = yield* SelfRunner
+  const calls = new Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>()
   return WorkerEntity.of({
-    Request: ({ payload }) => request(workers, self, payload)
+    Request: ({ payload }) => relay(calls, request(workers, self, payload), payload)
   })
 }) satisfies Effect.Effect<Entity.HandlersFrom<any>, never, any>
 

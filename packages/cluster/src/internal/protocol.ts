@@ -1,9 +1,9 @@
 // The two entities every runner registers, as `@effect/rpc` definitions: one table from which the caller's client
 // and the runner's facade are both derived.
 //
-// `McpWorker` carries the requests of the operation table. Its mailbox holds one message per worker, so a second
-// request while one is in flight is refused by the cluster before it reaches the owner (`MailboxFull`, read as
-// `WorkerBusy`). `McpWorkerControl` carries what must reach a busy worker (status, cancel, close, events).
+// `McpWorker` carries the requests of the operation table to the worker's runner, whose registry alone decides
+// whether the worker is busy (C8). `McpWorkerControl` carries what must reach a busy worker (status, cancel, close,
+// events).
 // Neither is `Persisted`: a call is never written down, so no storage can replay it.
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
@@ -20,7 +20,11 @@ export const Request = Rpc.make("Request", {
     args: Schema.Array(Schema.Unknown),
     timeoutMs: Schema.Number,
     /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
-    spill: Schema.optional(Schema.Literal(false))
+    spill: Schema.optional(Schema.Literal(false)),
+    /** The caller's name for this call: random, known to the caller alone. */
+    call: Schema.String,
+    /** The caller's previous call to this worker, answered without the runner's answer: it ends before this begins. */
+    supersedes: Schema.optional(Schema.String)
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError
