@@ -20,6 +20,7 @@ import {
   type Storage
 } from "./harness.js"
 import { expectedRounds } from "../node/abortSuite.js"
+import { badInputs } from "../node/prepareSuite.js"
 import { freePort } from "./postgres.js"
 import { sqlLayer } from "./storage.js"
 
@@ -182,6 +183,23 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       assert.deepStrictEqual((rounds as { value: unknown }).value, expectedRounds(1_000, "Interrupted:undefined"))
       await a.call("close", id)
     }, 120_000)
+
+    it("C16: 100 generated bad inputs are refused alike, unsent, for a worker of another runner and one of its own", async () => {
+      const [logA, logB] = [server(), server()]
+      const [onA, onB] = [await open(a, logA), await open(b, logB)]
+      const inputs = badInputs(100, 38)
+      const remote = await b.call("refusals", onA, inputs)
+      const local = await b.call("refusals", onB, inputs)
+      assert.isTrue(remote.ok && local.ok, JSON.stringify([remote, local]))
+      const [across, own] = [remote, local].map((outcome) => (outcome as { value: Array<string> }).value)
+      for (const refusal of own!) assert.match(refusal, /^InvalidInput arguments \S+ not_sent$/)
+      assert.deepStrictEqual(across, own)
+      assert.deepStrictEqual(
+        [...logA.lines(), ...logB.lines()].filter((l) => l.event === "call"),
+        []
+      )
+      await Promise.all([a.call("close", onA), b.call("close", onB)])
+    })
 
     it("property: calls, timeouts, interrupts and cancels from B and C agree with what the server executed", async () => {
       const log = server()

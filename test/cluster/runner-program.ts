@@ -26,6 +26,7 @@ import { LocalWorkers } from "../../packages/cluster/src/internal/facade.js"
 import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
 import { abortThenCall } from "../node/abortSuite.js"
 import { effectSurface } from "../node/behaviourSuite.js"
+import { refusals } from "../node/prepareSuite.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -132,6 +133,17 @@ const program = Effect.gen(function* () {
         // the abort suite from this process: `n` rounds of a call interrupted after 0 to 7 ms, then a call at once
         const [id, n] = args
         return Effect.promise(() => abortThenCall(effectSurface(w), id, n, { at: "delay", ms: (round) => round % 8 }))
+      }
+      case "refusals": {
+        // bad inputs (prepareSuite.ts) to the worker `id`, each refusal as plain data
+        const [id, inputs] = args
+        return Effect.promise(() =>
+          refusals(inputs, (name, callArgs, options) =>
+            Effect.runPromiseExit(w.callTool(id, name, callArgs, options) as Effect.Effect<unknown, unknown>).then(
+              (exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause)))
+            )
+          )
+        )
       }
       default:
         return Effect.die(`unknown op ${op}`)

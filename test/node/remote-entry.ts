@@ -12,6 +12,7 @@ import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Context from "effect/Context"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -19,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
 import { abortThenCall } from "./abortSuite.js"
+import { type Input, refusals } from "./prepareSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
@@ -71,6 +73,7 @@ export type ScenarioName =
   | "toolFilter"
   | "paramHeaders"
   | "abortThenCall"
+  | "refusals"
 
 type Scenario = (data: any) => Effect.Effect<unknown, unknown, McpWorkers>
 
@@ -377,6 +380,23 @@ const scenarios: Record<ScenarioName, Scenario> = {
       yield* workers.ping(data.id)
       const effect = yield* Effect.promise(() => abortThenCall(effectSurface(workers), data.id, data.rounds, delayed))
       return { relayed, direct, effect }
+    }),
+
+  /** Bad inputs (prepareSuite.ts), refused from this thread by `layerRemote` and by the Promise client. */
+  refusals: (data: { id: string; inputs: ReadonlyArray<Input> }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const effect = yield* Effect.promise(() =>
+        refusals(data.inputs, (name, args, options) =>
+          Effect.runPromiseExit(workers.callTool(data.id, name as string, args as any, options)).then((exit) =>
+            exit._tag === "Success" ? exit.value : Promise.reject(Cause.squash(exit.cause))
+          )
+        )
+      )
+      const promise = yield* withPromiseClient((mcp) =>
+        refusals(data.inputs, (name, args, options) => mcp.callTool(data.id, name as string, args as any, options))
+      )
+      return { effect, promise }
     }),
 
   subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),

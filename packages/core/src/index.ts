@@ -50,6 +50,13 @@ export * as WorkerStatus from "./WorkerStatus.js"
 export * as McpWorkers from "./McpWorkers.js"
 
 /**
+ * A caller's request checked once, the same way on every surface: params, budget, `saveTo`, `onTooLarge`.
+ *
+ * @since 0.1.0
+ */
+export * as Prepare from "./Prepare.js"
+
+/**
  * Results written to a file instead of the answer: `saveTo`, and the `onTooLarge` spill.
  *
  * @since 0.1.0

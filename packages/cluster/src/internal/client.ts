@@ -24,6 +24,7 @@ import {
   WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -33,6 +34,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
+import { types } from "node:util"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { localIdOf, renameWorker, type Self, withRunner } from "./facade.js"
 import * as Protocol from "./protocol.js"
@@ -82,37 +84,23 @@ const deliveryUnknownOf = (workerId: string, requestId: string) =>
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// What only the worker's own runner does: progress reaches a caller there, and saveTo and a spill write on its disk.
-// A call's "fail" travels, so that the worker's own spill does not apply to it.
-const ownRunnerOnly = (options: Operations.CallToolOptions | undefined): InvalidInput | undefined => {
-  if (options?.onProgress !== undefined) {
-    return invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
-  }
-  if (options?.saveTo !== undefined) {
-    return invalid("options.saveTo", "saveTo writes on the worker's own runner: call it there")
-  }
-  const policy: unknown = options?.onTooLarge
-  if (policy !== undefined && policy !== "fail") {
-    return invalid("options.onTooLarge.spill", "a spill writes on the worker's own runner: call it there")
-  }
-  return undefined
+// What only the worker's own runner does: saveTo and a spill write on its disk (refused by `Operations.prepare` with
+// these reasons; a call's "fail" travels, so that the worker's own spill does not apply to it), and progress reaches
+// a caller there.
+const otherRunner: Operations.ParamsContext = {
+  isProxy: types.isProxy,
+  checkSavePath: () => "saveTo writes on the worker's own runner: call it there",
+  checkSpillDirectory: () => "a spill writes on the worker's own runner: call it there"
 }
+
+const progressRefused = (options: Operations.CallToolOptions | undefined): InvalidInput | undefined =>
+  options?.onProgress === undefined
+    ? undefined
+    : invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
 
 // A spill's summary crosses runners in its wire form, read back into a `SpilledResult` here (`answer`).
 const answered = <A, E>(operation: Operations.Any, effect: Effect.Effect<A, E>): Effect.Effect<unknown, E> =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer)
-
-// The caller's budget, checked before anything is sent.
-const budgetOf = (
-  options: Operations.RequestOptions | undefined,
-  fallbackMs: number
-): Either.Either<number, InvalidInput> => {
-  if (options?.timeout === undefined) return Either.right(fallbackMs)
-  const duration = Duration.decodeUnknown(options.timeout)
-  return Option.isSome(duration)
-    ? Either.right(Duration.toMillis(duration.value))
-    : Either.left(invalid("options.timeout", "the timeout must be a Duration"))
-}
 
 // msgpack has no `undefined`: the arguments travel without the trailing ones, and the runner pads them back.
 const trimmed = (args: ReadonlyArray<unknown>): Array<unknown> => {
@@ -175,14 +163,12 @@ const remoteRequest = (
   requestOptions: Operations.CallToolOptions | undefined
 ) =>
   Effect.gen(function* () {
-    const refused = ownRunnerOnly(requestOptions)
+    const prepared = Prepare.prepare(operation, args, requestOptions, otherRunner)
+    if (Either.isLeft(prepared)) return yield* prepared.left
+    const refused = progressRefused(requestOptions)
     if (refused !== undefined) return yield* refused
-    const params = operation.params(args, requestOptions, {})
-    if (Either.isLeft(params)) return yield* params.left
-    const budget = budgetOf(requestOptions, client.defaults.requestTimeoutMs)
-    if (Either.isLeft(budget)) return yield* budget.left
-    if (!(budget.right > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
-    const timeoutMs = budget.right
+    const timeoutMs = prepared.right.budgetMs ?? client.defaults.requestTimeoutMs
+    if (!(timeoutMs > 0)) return yield* new DeadlineExceeded({ workerId: id, delivery: "not_sent" })
     const call = randomUUID()
     const supersedes = client.unanswered.get(id)
     let answered = false

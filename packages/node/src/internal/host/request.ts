@@ -12,6 +12,7 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
@@ -19,7 +20,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { types } from "node:util"
-import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
@@ -268,25 +268,19 @@ const request = (
 ) =>
   Effect.async<unknown, RequestError>((resume) => {
     const started = Date.now()
-    const params = operation.params(args, options, context)
-    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-    const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
-    if (Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-    const spill = operation.spill === undefined ? Either.right(undefined) : operation.spill(options, context)
-    if (Either.isLeft(spill)) return resume(Exit.fail(spill.left))
-    const timeout = options?.timeout
-    const budget = timeout === undefined ? Either.right(undefined) : budgetOf(timeout)
-    if (Either.isLeft(budget)) return resume(Exit.fail(invalidTimeout("arguments", budget.left)))
+    const prepared = Prepare.prepare(operation, args, options, context)
+    if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
+    const { budgetMs, params, saveTo, spill } = prepared.right
     const sent = begin(
       registry,
       id,
       operation.method,
-      params.right,
-      budget.right,
+      params,
+      budgetMs,
       started,
       options?.onProgress,
-      saveTo.right,
-      spill.right,
+      saveTo,
+      spill,
       undefined,
       trace,
       resume

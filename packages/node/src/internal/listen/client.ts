@@ -21,6 +21,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
@@ -180,26 +181,18 @@ const request = (client: Client) =>
     Effect.suspend(() => {
       const started = options?.startedAt ?? Date.now()
       if (typeof id !== "string") return Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
-      const params = operation.params(args, options, context)
-      if (Either.isLeft(params)) return Effect.fail(params.left)
-      const budget =
-        options?.timeout === undefined
-          ? Either.right(undefined)
-          : Either.mapLeft(Budget.budgetOf(options.timeout), (message) => Budget.invalidTimeout("arguments", message))
-      if (Either.isLeft(budget)) return Effect.fail(budget.left)
-      const saveTo = operation.saveTo?.(options, context)
-      if (saveTo !== undefined && Either.isLeft(saveTo)) return Effect.fail(saveTo.left)
-      // A directory is refused here; "fail" travels, so that a worker's own spill does not apply to the call.
-      const spill = operation.spill?.(options, context)
-      if (spill !== undefined && Either.isLeft(spill)) return Effect.fail(spill.left)
-      const bytes = Buffer.byteLength(params.right) + 512
+      // A spill directory is refused here; "fail" travels, so that a worker's own spill does not apply to the call.
+      const prepared = Prepare.prepare(operation, args, options, context)
+      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+      const { budgetMs, params, saveTo, spill } = prepared.right
+      const bytes = Buffer.byteLength(params) + 512
       if (bytes > client.maxFrameBytes) return Effect.fail(tooLarge(bytes, client.maxFrameBytes))
       const payload = {
         id,
-        params: params.right,
-        deadline: deadlineOf(budget.right, started),
-        ...(saveTo?.right === undefined ? {} : { saveTo: saveTo.right }),
-        ...(spill?.right === false ? { spill: false } : {})
+        params,
+        deadline: deadlineOf(budgetMs, started),
+        ...(saveTo === undefined ? {} : { saveTo }),
+        ...(spill === false ? { spill: false } : {})
       }
       const name = names.get(operation)!
       const onProgress = options?.onProgress

@@ -10,12 +10,12 @@ import {
   type RequestError,
   RequestNotPending
 } from "@mcp-worker/core/McpWorkerError"
-import type * as Operations from "@mcp-worker/core/Operations"
+import * as Operations from "@mcp-worker/core/Operations"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Budget from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
 import { isTracing } from "../shared/traced.js"
 import type { Client } from "./record.js"
@@ -110,16 +110,13 @@ const start = (
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> | void => {
   const started = Date.now()
-  const params = operation.params(args, options, paramsContext)
-  if (Either.isLeft(params)) return resume(Effect.fail(params.left))
   // A spill is the owner threads' (the client reads its results here, within the limit): refused, never ignored.
-  const spill = operation.spill?.(options, paramsContext)
-  if (spill !== undefined && Either.isLeft(spill)) return resume(Effect.fail(spill.left))
-  const budget = options?.timeout === undefined ? Either.right(undefined) : Budget.budgetOf(options.timeout)
-  if (Either.isLeft(budget)) return resume(Effect.fail(Budget.invalidTimeout("arguments", budget.left)))
+  const prepared = Prepare.prepare(operation, args, options, paramsContext)
+  if (Either.isLeft(prepared)) return resume(Effect.fail(prepared.left))
+  const { budgetMs, params } = prepared.right
   const refused = refusal(client)
   if (refused !== undefined) return resume(Effect.fail(refused))
-  const left = (budget.right ?? client.defaultTimeoutMs) - (Date.now() - started)
+  const left = (budgetMs ?? client.defaultTimeoutMs) - (Date.now() - started)
   if (left <= 0) return resume(spent(client))
   const requestId = nextRequestId(client)
   const onProgress = options?.onProgress
@@ -133,8 +130,8 @@ const start = (
   }
   client.owner.onMessage(
     onProgress === undefined
-      ? { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left }
-      : { _tag: "Request", requestId, method: operation.method, params: params.right, timeoutMs: left, progress: true }
+      ? { _tag: "Request", requestId, method: operation.method, params, timeoutMs: left }
+      : { _tag: "Request", requestId, method: operation.method, params, timeoutMs: left, progress: true }
   )
   return Effect.sync(() => inflight.end("interrupted"))
 }

@@ -17,6 +17,7 @@ import {
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
@@ -150,18 +151,11 @@ const call = <A>(
     const started = options?.startedAt ?? Date.now()
     const workerId = checkWorkerId(id)
     if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
-    const params = operation.params(args, options, context)
-    if (Either.isLeft(params)) return resume(Exit.fail(params.left))
-    const budget = options?.timeout === undefined ? undefined : budgetOf(options.timeout, "arguments")
-    if (budget !== undefined && Either.isLeft(budget)) return resume(Exit.fail(budget.left))
-    const saveTo = operation.saveTo?.(options, context)
-    if (saveTo !== undefined && Either.isLeft(saveTo)) return resume(Exit.fail(saveTo.left))
-    const spilled = operation.spill?.(options, context)
-    if (spilled !== undefined && Either.isLeft(spilled)) return resume(Exit.fail(spilled.left))
-    const deadline = budget === undefined ? undefined : deadlineOf(budget.right, started)
+    const prepared = Prepare.prepare(operation, args, options, context)
+    if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
+    const { budgetMs, params, saveTo: path, spill } = prepared.right
+    const deadline = budgetMs === undefined ? undefined : deadlineOf(budgetMs, started)
     const onProgress = options?.onProgress
-    const path = saveTo?.right
-    const spill = spilled?.right
     return RemoteClient.start(
       client,
       onProgress === undefined && path === undefined && spill === undefined
@@ -170,7 +164,7 @@ const call = <A>(
             _tag: "RemoteCall",
             workerId: workerId.right,
             method: operation.method,
-            params: params.right,
+            params,
             deadline,
             direct: true
           }
@@ -178,7 +172,7 @@ const call = <A>(
             _tag: "RemoteCall",
             workerId: workerId.right,
             method: operation.method,
-            params: params.right,
+            params,
             deadline,
             ...(path === undefined ? {} : { saveTo: path }),
             ...(spill === undefined ? {} : { spill }),

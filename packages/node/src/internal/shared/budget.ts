@@ -1,45 +1,23 @@
 /**
- * Callers' time budgets: what a `timeout` option may be, how it becomes milliseconds, and how much of it is left.
+ * Callers' time budgets: what a `timeout` option may be (`Prepare.budgetOf`), and how much of one is left.
  */
-import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
-import { maxTimeoutMs } from "@mcp-worker/core/ServerConfig"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-
-// Duration reads negative durations ("-5 millis", [-1, 0], -1n) as zero, like NaN and negative numbers: refused
-// before they become "no time at all".
-const isNegative = (input: unknown): boolean =>
-  typeof input === "number"
-    ? !(input >= 0)
-    : typeof input === "bigint"
-      ? input < 0n
-      : typeof input === "string"
-        ? input.trimStart().startsWith("-")
-        : Array.isArray(input) && input.some((part) => typeof part === "number" && !(part >= 0))
 
 /**
- * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold
- * (`Duration.infinity` included) are clamped to the longest timer; anything that is not a duration, or is
- * negative, is refused.
+ * A caller's budget in milliseconds, or `undefined` when none was given: the one rule of every surface
+ * (`Prepare.budgetOf`).
  *
  * @internal
  */
-export const budgetOf = (input: Duration.DurationInput | undefined): Either.Either<number | undefined, string> => {
-  if (input === undefined) return Either.right(undefined)
-  if (isNegative(input)) return Either.left("the timeout must be a non-negative duration")
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left("the timeout is not a duration")
-  const ms = Duration.toMillis(decoded.value)
-  if (Number.isNaN(ms) || ms < 0) return Either.left("the timeout must be a non-negative duration")
-  return Either.right(Math.min(ms, maxTimeoutMs))
-}
+export const budgetOf: (input: Duration.DurationInput | undefined) => Either.Either<number | undefined, string> =
+  Prepare.budgetOf
 
 /** @internal */
-export const invalidTimeout = (where: "config" | "arguments", message: string) =>
-  new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
+export const invalidTimeout = Prepare.invalidTimeout
 
 /**
  * A budget being spent, as the `Clock` service tells time. Only for budgets that stay on one thread: a deadline

@@ -1,0 +1,90 @@
+/**
+ * A caller's request, checked once for every surface: its arguments as the operation's params, its `timeout` as a
+ * budget, where its result goes. Every surface — the host, a remote thread, the socket client, `McpClient`, a
+ * cluster's caller — calls `prepare` in the calling thread before anything is sent, so the same bad input is the same
+ * `InvalidInput`, naming the same path, wherever it is made (C16).
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import { InvalidInput } from "./McpWorkerError.js"
+import type * as Operations from "./Operations.js"
+import { maxTimeoutMs } from "./ServerConfig.js"
+
+// Duration reads negative durations ("-5 millis", [-1, 0], -1n) as zero, like NaN and negative numbers: refused
+// before they become "no time at all".
+const isNegative = (input: unknown): boolean =>
+  typeof input === "number"
+    ? !(input >= 0)
+    : typeof input === "bigint"
+      ? input < 0n
+      : typeof input === "string"
+        ? input.trimStart().startsWith("-")
+        : Array.isArray(input) && input.some((part) => typeof part === "number" && !(part >= 0))
+
+/**
+ * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold
+ * (`Duration.infinity` included) are clamped to the longest timer; anything that is not a duration, or is negative,
+ * is refused, with the reason.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const budgetOf = (input: unknown): Either.Either<number | undefined, string> => {
+  if (input === undefined) return Either.right(undefined)
+  if (isNegative(input)) return Either.left("the timeout must be a non-negative duration")
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return Either.left("the timeout is not a duration")
+  const ms = Duration.toMillis(decoded.value)
+  if (Number.isNaN(ms) || ms < 0) return Either.left("the timeout must be a non-negative duration")
+  return Either.right(Math.min(ms, maxTimeoutMs))
+}
+
+/**
+ * The `InvalidInput` of a `timeout` that `budgetOf` refused.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const invalidTimeout = (where: "config" | "arguments", message: string): InvalidInput =>
+  new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
+
+/**
+ * A request as every surface hands it on: its params as JSON text, the caller's budget (`undefined`: the worker's
+ * default), and where its result goes (`saveTo`, `spill`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Prepared {
+  readonly params: string
+  readonly budgetMs: number | undefined
+  readonly saveTo: string | undefined
+  readonly spill: string | false | undefined
+}
+
+/**
+ * A caller's arguments and options, checked in one order — the arguments, the `timeout`, `saveTo`, `onTooLarge` — with
+ * the surface's `context` (what it can check, and what it refuses). Nothing is sent before this passes.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prepare = (
+  operation: Operations.Any,
+  args: ReadonlyArray<unknown>,
+  options: Operations.CallToolOptions | undefined,
+  context: Operations.ParamsContext
+): Either.Either<Prepared, InvalidInput> => {
+  const params = operation.params(args, options, context)
+  if (Either.isLeft(params)) return Either.left(params.left)
+  const budget = budgetOf(options?.timeout)
+  if (Either.isLeft(budget)) return Either.left(invalidTimeout("arguments", budget.left))
+  const saveTo = operation.saveTo === undefined ? Either.right(undefined) : operation.saveTo(options, context)
+  if (Either.isLeft(saveTo)) return Either.left(saveTo.left)
+  const spill = operation.spill === undefined ? Either.right(undefined) : operation.spill(options, context)
+  if (Either.isLeft(spill)) return Either.left(spill.left)
+  return Either.right({ params: params.right, budgetMs: budget.right, saveTo: saveTo.right, spill: spill.right })
+}
