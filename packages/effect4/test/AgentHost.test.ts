@@ -3,10 +3,12 @@
 // failures are caught by tag, and closeAll with one confirmed cleanup each.
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import { statefulConfig } from "../../../test/fixtures/servers.js"
 import * as McpWorkerError from "../src/McpWorkerError.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
+import { carrying, freshMarker } from "./processes.js"
 
 const stateful = () => statefulConfig("--exit-on-stdin-eof")
 
@@ -63,6 +65,22 @@ describe("the Effect 4 face's agent-host operations", () => {
       assert.isTrue(closedGood._tag === "Closed" && closedGood.status.cleanup?.activeProcesses === 0)
       const stale = closed.stale!
       assert.isTrue(stale._tag === "Failed" && stale.error instanceof McpWorkerError.UnknownWorker)
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+
+  it.live("an openAll interrupted while its servers start leaves no server process", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const marker = freshMarker("ABANDONED_OPEN_ALL")
+      const entry = { ...stateful(), env: { [marker]: "1" } }
+      const opening = yield* Effect.forkChild(workers.openAll({ servers: { one: entry, two: entry } }))
+      // Both servers exist: the entries are opening in the implementation.
+      for (let i = 0; carrying(marker).length < 2; i++) {
+        assert.isBelow(i, 2_000, "the servers never started")
+        yield* Effect.sleep(5)
+      }
+      yield* Fiber.interrupt(opening)
+      assert.deepStrictEqual(carrying(marker), [])
     }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 })

@@ -12,6 +12,7 @@ import { modernConfig, startHttpFixture, statefulConfig } from "../../../test/fi
 import * as Implementation from "../src/internal/implementation.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
+import { carrying, freshMarker } from "./processes.js"
 
 const stateful = () => statefulConfig("--exit-on-stdin-eof")
 
@@ -20,17 +21,6 @@ const handlers: NodeMcpWorkers.Handlers = {
   sampling: () => Effect.succeed({ role: "assistant", content: { type: "text", text: "hi" }, model: "test-model" }),
   roots: () => Effect.succeed({ roots: [{ uri: "file:///tmp/project", name: "project" }] })
 }
-
-// The pids of live processes whose environment holds `marker` (this user's only).
-const carrying = (marker: string): Array<string> =>
-  fs.readdirSync("/proc").filter((entry) => {
-    if (!/^\d+$/.test(entry)) return false
-    try {
-      return fs.readFileSync(`/proc/${entry}/environ`, "utf8").includes(marker)
-    } catch {
-      return false
-    }
-  })
 
 const freshDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-effect4-spill-"))),
@@ -112,7 +102,7 @@ describe("core's operations, options and errors on Effect 4 (C69)", () => {
   it.live("an open interrupted while its server starts leaves no server process", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
-      const marker = `MCPW_EFFECT4_ABANDONED_${process.pid}_${Date.now()}`
+      const marker = freshMarker("ABANDONED_OPEN")
       const opening = yield* Effect.forkChild(workers.open({ ...stateful(), env: { [marker]: "1" } }))
       // The server process exists: the open is under way in the implementation.
       for (let i = 0; carrying(marker).length === 0; i++) {
