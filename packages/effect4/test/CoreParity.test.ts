@@ -16,6 +16,7 @@ import type * as CoreResultFile from "../../core/src/ResultFile.js"
 import type * as CoreServerConfig from "../../core/src/ServerConfig.js"
 import type * as CoreToolFilter from "../../core/src/ToolFilter.js"
 import * as CoreWorkerStatus from "../../core/src/WorkerStatus.js"
+import type * as CoreNodeMcpWorkers from "../../node/src/NodeMcpWorkers.js"
 import type * as PromiseHost from "../../node/src/PromiseHost.js"
 import type { FailureOf as CoreFailureOf } from "../../../test/core/effect3Types.js"
 import type * as AgentHost from "../src/AgentHost.js"
@@ -23,6 +24,7 @@ import { arities, attributesOf } from "../src/internal/face.js"
 import type * as Implementation from "../src/internal/implementation.js"
 import * as Errors from "../src/McpWorkerError.js"
 import type * as McpWorkers from "../src/McpWorkers.js"
+import type * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import * as WorkerStatus from "../src/WorkerStatus.js"
 
 /** A schema's encoded form, the same for an Effect 3 and an Effect 4 AST: what crosses, field by field. */
@@ -275,6 +277,10 @@ const typeChecks: {
   readonly document: SameFields<CoreMcpConfig.Document, AgentHost.Document, "servers">
   readonly inputDeclaration: SameFields<CoreMcpConfig.InputDeclaration, AgentHost.InputDeclaration>
   readonly status: SameFields<CoreWorkerStatus.WorkerStatus, WorkerStatus.WorkerStatus>
+  readonly hostOptions: Same<keyof CoreNodeMcpWorkers.Options, keyof NodeMcpWorkers.Options>
+  readonly handlers: Same<keyof CoreNodeMcpWorkers.Handlers, keyof NodeMcpWorkers.Handlers>
+  readonly serverRequest: SameFields<CoreNodeMcpWorkers.ServerRequest, NodeMcpWorkers.ServerRequest>
+  readonly oauth: Same<keyof CoreNodeMcpWorkers.OAuthProvider, keyof NodeMcpWorkers.OAuthProvider>
   // The implementation's declared surface is what @mcp-worker/node's Promise host offers.
   readonly surface: Same<
     Exclude<keyof PromiseHost.PromiseHost, typeof Symbol.asyncDispose>,
@@ -307,6 +313,10 @@ const typeChecks: {
   document: true,
   inputDeclaration: true,
   status: true,
+  hostOptions: true,
+  handlers: true,
+  serverRequest: true,
+  oauth: true,
   surface: true,
   surfaceOperations: true
 }
