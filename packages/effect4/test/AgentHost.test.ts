@@ -9,8 +9,10 @@ import * as McpWorkerError from "../src/McpWorkerError.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { carrying, freshMarker } from "./processes.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const stateful = () => statefulConfig("--exit-on-stdin-eof")
+const entry = remoteEntry()
 
 describe("the Effect 4 face's agent-host operations", () => {
   it.live("openAll answers per entry with this package's errors; describe, tools and closeAll over real servers", () =>
@@ -65,6 +67,16 @@ describe("the Effect 4 face's agent-host operations", () => {
       assert.isTrue(closedGood._tag === "Closed" && closedGood.status.cleanup?.activeProcesses === 0)
       const stale = closed.stale!
       assert.isTrue(stale._tag === "Failed" && stale.error instanceof McpWorkerError.UnknownWorker)
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+
+  it.live("from a remote thread through layerRemote: openAll, describe, tools and closeAll", () =>
+    Effect.gen(function* () {
+      const outcome = yield* runInThread(entry(), "agentHost", { config: stateful() })
+      assert.deepStrictEqual(outcome, {
+        ok: true,
+        value: { opened: "Opened", missing: true, declaresEcho: true, echoed: "remote", cleanup: 0 }
+      })
     }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 
