@@ -62,6 +62,12 @@ describe("core's operations, options and errors on Effect 4 (C69)", () => {
       )
       assert.deepStrictEqual(failed, { limit: 4000, delivery: "unknown", spillFailed: undefined })
       assert.strictEqual(fs.readdirSync(dir).length, 1)
+      // A spill directory that cannot be one is refused before anything starts, with its path.
+      const refused = yield* workers.open(stateful(), { onTooLarge: { spill: "relative/dir" } }).pipe(
+        Effect.as("opened"),
+        Effect.catchTag("InvalidInput", (error) => Effect.succeed([error.where, error.path, error.delivery]))
+      )
+      assert.deepStrictEqual(refused, ["config", "options.onTooLarge.spill", "not_sent"])
     }).pipe(Effect.scoped, Effect.provide(NodeMcpWorkers.layer()))
   )
 
