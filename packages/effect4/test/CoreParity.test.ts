@@ -16,6 +16,7 @@ import type * as CoreResultFile from "../../core/src/ResultFile.js"
 import type * as CoreServerConfig from "../../core/src/ServerConfig.js"
 import type * as CoreToolFilter from "../../core/src/ToolFilter.js"
 import * as CoreWorkerStatus from "../../core/src/WorkerStatus.js"
+import type * as CoreMcpClient from "../../node/src/McpClient.js"
 import type * as CoreNodeMcpWorkers from "../../node/src/NodeMcpWorkers.js"
 import type * as PromiseHost from "../../node/src/PromiseHost.js"
 import type { FailureOf as CoreFailureOf } from "../../../test/core/effect3Types.js"
@@ -23,6 +24,7 @@ import type * as AgentHost from "../src/AgentHost.js"
 import { arities, attributesOf } from "../src/internal/face.js"
 import type * as Implementation from "../src/internal/implementation.js"
 import * as Errors from "../src/McpWorkerError.js"
+import type * as McpClient from "../src/McpClient.js"
 import type * as McpWorkers from "../src/McpWorkers.js"
 import type * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import * as WorkerStatus from "../src/WorkerStatus.js"
@@ -281,6 +283,9 @@ const typeChecks: {
   readonly handlers: Same<keyof CoreNodeMcpWorkers.Handlers, keyof NodeMcpWorkers.Handlers>
   readonly serverRequest: SameFields<CoreNodeMcpWorkers.ServerRequest, NodeMcpWorkers.ServerRequest>
   readonly oauth: Same<keyof CoreNodeMcpWorkers.OAuthProvider, keyof NodeMcpWorkers.OAuthProvider>
+  // McpClient's OAuth and early `close` are not offered here (README): the boundary's `withClient` has neither.
+  readonly clientOptions: Same<Exclude<keyof CoreMcpClient.Options, "oauth">, keyof McpClient.Options>
+  readonly clientOperations: Same<Exclude<keyof CoreMcpClient.McpClient, "close">, keyof McpClient.McpClient>
   // The implementation's declared surface is what @mcp-worker/node's Promise host offers.
   readonly surface: Same<
     Exclude<keyof PromiseHost.PromiseHost, typeof Symbol.asyncDispose>,
@@ -317,6 +322,8 @@ const typeChecks: {
   handlers: true,
   serverRequest: true,
   oauth: true,
+  clientOptions: true,
+  clientOperations: true,
   surface: true,
   surfaceOperations: true
 }
