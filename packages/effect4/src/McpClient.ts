@@ -144,8 +144,7 @@ export const make = (
         )
         whole.catch((error) => {
           if (handedOut) return
-          const decoded = Face.decodeError(error)
-          resume(decoded === undefined ? Effect.die(error) : Effect.fail(decoded as OpenFailed | InvalidInput))
+          resume(Face.failureOf<OpenFailed | InvalidInput>(error))
         })
         // Interrupted while opening: the connection, once open, closes at once.
         return Effect.promise(() => {
@@ -168,7 +167,7 @@ export const make = (
             error === undefined
               ? Effect.void
               : Effect.logWarning("mcp-worker: a connection's cleanup could not be confirmed").pipe(
-                  Effect.annotateLogs({ error: Face.decodeError(error)?._tag ?? "defect" })
+                  Effect.annotateLogs({ error: Face.tagOf(error) ?? "defect" })
                 )
           )
         )

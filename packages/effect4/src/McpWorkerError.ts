@@ -1,5 +1,6 @@
 /**
- * The typed failures of mcp-worker as Effect 4 tagged errors: the same tags and fields as `@mcp-worker/core`'s, so
+ * The typed failures of mcp-worker as Effect 4 tagged errors: the same tags, fields, literals and messages as
+ * `@mcp-worker/core`'s (a test walks core's union and compares every schema of this module with it, C69), so
  * `Effect.catchTag("WorkerBusy", …)` reads as it does on Effect 3. Each says whether the request reached the server
  * (`delivery`). Messages are built from ids, stages and kinds only: never from configs, arguments or results.
  *
@@ -84,19 +85,35 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    reason: Schema.Literals(["timeout", "interrupted", "cancelled", "host_unresponsive"]),
+    reason: Schema.Literals([
+      "timeout",
+      "interrupted",
+      "cancelled",
+      "host_unresponsive",
+      "connection_lost",
+      "stream_broken"
+    ]),
     delivery: Schema.Literal("unknown")
   }
 ) {
   override get message(): string {
     const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
-    const why = this.reason === "host_unresponsive" ? "the mcp-worker host stopped answering" : this.reason
+    const why =
+      this.reason === "host_unresponsive"
+        ? "the mcp-worker host stopped answering"
+        : this.reason === "connection_lost"
+          ? "the connection to the mcp-worker host was lost"
+          : this.reason === "stream_broken"
+            ? "its response stream broke before the result; it was not sent again"
+            : this.reason
     return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
   }
 }
 
 /**
- * The server's answer was larger than the config's `maxResultBytes`; the tool ran, the rest was skipped unread.
+ * The server's answer was larger than the config's `maxResultBytes`. The tool ran (its answer arrived), so the
+ * outcome is `unknown` to the caller; the rest of the answer was skipped unread, and the worker stays ready.
+ * `bytes` is how much had arrived when the limit was passed: the answer is at least that large.
  *
  * @since 0.1.0
  * @category errors
@@ -108,14 +125,91 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
     requestId: Schema.String,
     bytes: Schema.Number,
     limit: Schema.Number,
-    delivery: Schema.Literal("unknown")
+    delivery: Schema.Literal("unknown"),
+    /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
+    bound: Schema.optional(Schema.Literal("frame")),
+    /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
+    spillFailed: Schema.optional(Schema.String)
   }
 ) {
   override get message(): string {
+    if (this.bound === "frame") {
+      return (
+        `the answer to request ${this.requestId} on worker ${this.workerId} passed the listener's frame limit ` +
+        `(${this.bytes} > ${this.limit} bytes); the request ran and its outcome is unknown (saveTo writes any size)`
+      )
+    }
+    if (this.spillFailed !== undefined) {
+      return (
+        `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
+        `(${this.bytes} > ${this.limit} bytes) and could not be spilled (${this.spillFailed}); nothing of it is ` +
+        `left, the request ran and its outcome is unknown`
+      )
+    }
     return (
       `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
       `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`
     )
+  }
+}
+
+/**
+ * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
+ * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InputRoundsExceeded extends Schema.TaggedError<InputRoundsExceeded>(
+  "@mcp-worker/core/InputRoundsExceeded"
+)("InputRoundsExceeded", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  rounds: Schema.Number,
+  delivery: Schema.Literal("unknown")
+}) {
+  override get message(): string {
+    return (
+      `request ${this.requestId} on worker ${this.workerId} still asked for input after ${this.rounds} rounds ` +
+      "(maxInputRounds); it was stopped and not sent again, its outcome is unknown"
+    )
+  }
+}
+
+/**
+ * Why a server's answer could not be used: a `resultType` no revision the client speaks defines, an `input_required`
+ * whose requests or state are missing or malformed, a result the protocol's schema refuses, or an `input_required` that
+ * asks for what no handler of the host answers.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const UnusableReason = Schema.Literals([
+  "unknown_result_type",
+  "malformed_input_required",
+  "invalid_result",
+  "no_handler"
+])
+
+/**
+ * The server answered, but with nothing the client can use: the call ends here, is never retried, and the worker
+ * stays ready. `message` says what was wrong in words that hold no data of the answer.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnusableResult extends Schema.TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")(
+  "UnusableResult",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    reason: UnusableReason,
+    detail: Schema.String,
+    delivery: Schema.Literal("unknown")
+  }
+) {
+  override get message(): string {
+    return `the answer to request ${this.requestId} on worker ${this.workerId} cannot be used (${this.reason}): ${this.detail}`
   }
 }
 
@@ -267,6 +361,28 @@ export type RequestError =
   | HostUnavailable
   | ResultTooLarge
   | DeadlineExceeded
+  | InputRoundsExceeded
+  | UnusableResult
+
+/**
+ * The schema of every failure a request can end with.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const RequestError = Schema.Union([
+  UnknownWorker,
+  WorkerBusy,
+  WorkerFailed,
+  DeliveryUnknown,
+  ServerError,
+  InvalidInput,
+  HostUnavailable,
+  ResultTooLarge,
+  DeadlineExceeded,
+  InputRoundsExceeded,
+  UnusableResult
+])
 
 /**
  * Every tagged error of mcp-worker.
@@ -286,7 +402,9 @@ export const McpWorkerError = Schema.Union([
   RequestNotPending,
   HostUnavailable,
   ResultTooLarge,
-  DeadlineExceeded
+  DeadlineExceeded,
+  InputRoundsExceeded,
+  UnusableResult
 ])
 
 /**

@@ -19,6 +19,7 @@ import type {
   RequestNotPending,
   UnknownWorker
 } from "./McpWorkerError.js"
+import type * as AgentHost from "./AgentHost.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
 /**
@@ -53,7 +54,12 @@ export interface StdioConfig {
   readonly envFrom?: ReadonlyArray<string>
   readonly cwd?: string
   readonly timeoutMs?: number
+  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
   readonly maxResultBytes?: number
+  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
+  readonly protocol?: "auto" | "legacy" | "2026-07-28"
+  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
+  readonly maxInputRounds?: number
   readonly [editorKey: string]: unknown
 }
 
@@ -74,13 +80,18 @@ export interface HttpConfig {
         readonly clientId: string
         readonly clientSecret?: AuthSecret
         readonly privateKey?: AuthSecret
-        readonly algorithm?: string
+        readonly algorithm?: "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512"
         readonly scope?: string
-        readonly tokenEndpointAuthMethod?: string
+        readonly tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
       }
   readonly transport?: "streamable-http" | "sse"
   readonly timeoutMs?: number
+  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
   readonly maxResultBytes?: number
+  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
+  readonly protocol?: "auto" | "legacy" | "2026-07-28"
+  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
+  readonly maxInputRounds?: number
   readonly [editorKey: string]: unknown
 }
 
@@ -129,13 +140,25 @@ export interface ListOptions extends RequestOptions {
 }
 
 /**
- * The options of `callTool`: an absolute `saveTo` path has the owner write the raw result there.
+ * What becomes of a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there and
+ * answers a `SpilledResult`; `"fail"` is `ResultTooLarge`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TooLargePolicy = "fail" | { readonly spill: string }
+
+/**
+ * The options of `callTool`.
  *
  * @since 0.1.0
  * @category models
  */
 export interface CallToolOptions extends RequestOptions {
+  /** An absolute path: the owner writes the raw result there and the call answers a `SavedResult` (stdio only). */
   readonly saveTo?: string | undefined
+  /** A result over `maxResultBytes`: spilled to a file, or `ResultTooLarge`. Default: the worker's `open` option. */
+  readonly onTooLarge?: TooLargePolicy | undefined
 }
 
 /**
@@ -150,6 +173,20 @@ export interface SavedResult {
   readonly sha256: string
   readonly isError: boolean
   readonly preview: string | null
+}
+
+/**
+ * What `callTool` answers for a result over `maxResultBytes` that was spilled (`onTooLarge`): the file's summary,
+ * with a text block naming it in place of the result's content.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SpilledResult extends SavedResult {
+  readonly spilled: true
+  readonly limit: number
+  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+  readonly [key: string]: unknown
 }
 
 /**
@@ -199,6 +236,11 @@ export interface OpenOptions {
   readonly isolation?: "thread" | "process" | undefined
   /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536. */
   readonly maxOldGenerationSizeMb?: number | undefined
+  /**
+   * The worker's policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes each such result
+   * to a new file there and answers a `SpilledResult`; `"fail"` (the default) is `ResultTooLarge`. Stdio workers only.
+   */
+  readonly onTooLarge?: TooLargePolicy | undefined
   /** Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow`, then to `deny`. */
   readonly tools?: ToolFilter | undefined
 }
@@ -300,12 +342,13 @@ export interface Requests {
 }
 
 /**
- * Every operation, each by worker id, each with its typed failures.
+ * Every operation, each by worker id, each with its typed failures: the life cycle, every request of the operation
+ * table, and the agent-host operations over them (`openAll`, `closeAll`, `describe`, `tools`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpWorkersService extends Requests {
+export interface McpWorkersService extends Requests, AgentHost.AgentHost {
   readonly open: (
     config: ServerConfig,
     options?: OpenOptions

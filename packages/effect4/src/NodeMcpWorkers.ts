@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import * as Face from "./internal/face.js"
+import * as Service from "./internal/service.js"
 import * as Implementation from "./internal/implementation.js"
 import { McpWorkers } from "./McpWorkers.js"
 
@@ -152,7 +153,7 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers["Service"]
       Effect.promise(() => implementation.makePromiseHost(hostOptions(options, context))),
       (host) => Effect.promise(() => host.dispose())
     )
-    return Face.make(host)
+    return Service.make(host)
   })
 
 /**
@@ -190,6 +191,6 @@ export const layerRemote: Layer.Layer<McpWorkers> = Layer.effect(
       Effect.sync(() => implementation.makePromiseClient()),
       (client) => Effect.promise(() => client.dispose())
     )
-    return Face.make(client)
+    return Service.make(client)
   })
 )

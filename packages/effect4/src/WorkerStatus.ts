@@ -1,44 +1,69 @@
 /**
- * The status of one worker: small, plain and safe to print. It never holds the config, arguments or results.
+ * The status of one worker: small, plain and safe to print. It never holds the config, arguments or results. The same
+ * schema as `@mcp-worker/core`'s (a test compares them, C69).
  *
  * @since 0.1.0
  */
-import type { CleanupSummary, FailureKind } from "./McpWorkerError.js"
+import * as Schema from "effect/Schema"
+import { CleanupSummary, FailureKind } from "./McpWorkerError.js"
 
 /**
  * A state of a worker: `opening → ready`, `ready → failed`, any → `closed`.
  *
  * @since 0.1.0
- * @category models
+ * @category schemas
  */
-export type WorkerState = "opening" | "ready" | "failed" | "closed"
+export const WorkerState = Schema.Literals(["opening", "ready", "failed", "closed"])
 
 /**
- * The status of one worker.
+ * A state of a worker.
  *
  * @since 0.1.0
  * @category models
  */
-export interface WorkerStatus {
-  readonly workerId: string
-  readonly state: WorkerState
-  readonly busy: boolean
-  readonly requestId: string | null
-  readonly pid: number | null
-  readonly threadId: number | null
+export type WorkerState = typeof WorkerState.Type
+
+/**
+ * The schema of a worker status.
+ *
+ * @since 0.1.0
+ * @category schemas
+ */
+export const WorkerStatus = Schema.Struct({
+  workerId: Schema.String,
+  state: WorkerState,
+  busy: Schema.Boolean,
+  requestId: Schema.NullOr(Schema.String),
+  pid: Schema.NullOr(Schema.Number),
+  threadId: Schema.NullOr(Schema.Number),
   /** The owner process's pid under `isolation: "process"`; `null` when the owner is a thread of the host. */
-  readonly ownerPid: number | null
-  readonly protocolVersion: string | null
-  readonly server: { readonly name: string; readonly version: string } | null
-  readonly lastFailure: { readonly kind: FailureKind; readonly message: string; readonly at: string } | null
-  readonly cleanup: CleanupSummary | null
-  readonly notifications: {
-    readonly received: number
-    readonly dropped: number
-    readonly listChanged: {
-      readonly tools: string | null
-      readonly resources: string | null
-      readonly prompts: string | null
-    }
-  }
-}
+  ownerPid: Schema.NullOr(Schema.Number),
+  /** The protocol era negotiated: `legacy` (`initialize`, 2025-11-25 and before) or `modern` (2026-07-28). */
+  era: Schema.NullOr(Schema.Literals(["legacy", "modern"])),
+  protocolVersion: Schema.NullOr(Schema.String),
+  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
+  lastFailure: Schema.NullOr(Schema.Struct({ kind: FailureKind, message: Schema.String, at: Schema.String })),
+  cleanup: Schema.NullOr(CleanupSummary),
+  notifications: Schema.Struct({
+    /** Server notifications received (list changes, resource updates, log messages). */
+    received: Schema.Number,
+    /** Notifications that an `events` subscriber did not take in time: the oldest go first. */
+    dropped: Schema.Number,
+    /** When the server last said that a list changed (ISO 8601), per kind: a cached list older than this is stale. */
+    listChanged: Schema.Struct({
+      tools: Schema.NullOr(Schema.String),
+      resources: Schema.NullOr(Schema.String),
+      prompts: Schema.NullOr(Schema.String)
+    })
+  }),
+  /** The runner that owns the worker, on a cluster (`@mcp-worker/cluster`): its address and its shard group. */
+  runner: Schema.optional(Schema.Struct({ address: Schema.String, group: Schema.String }))
+})
+
+/**
+ * The status of one worker, safe to print.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerStatus extends Schema.Schema.Type<typeof WorkerStatus> {}

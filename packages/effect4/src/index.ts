@@ -7,6 +7,11 @@
 /**
  * @since 0.1.0
  */
+export * as AgentHost from "./AgentHost.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as McpClient from "./McpClient.js"
 
 /**

@@ -2,6 +2,7 @@
 // named in workerData and posting its plain-data outcome. Bundled by remoteThread.ts.
 import * as Effect from "effect/Effect"
 import { parentPort, workerData } from "node:worker_threads"
+import * as McpWorkerError from "../src/McpWorkerError.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { effect4Surface, exerciseBehaviour, withProgress } from "./surface.js"
@@ -30,6 +31,30 @@ const scenarios: Record<string, Effect.Effect<unknown, unknown, McpWorkers>> = {
       Effect.catchTag("UnknownWorker", (error) => Effect.succeed(error._tag))
     )
     return { count: counted.structuredContent?.count, cleanup: closed.cleanup?.activeProcesses, afterClose }
+  }),
+  // The agent-host operations from a remote thread: the workers belong to the host, errors are this package's.
+  agentHost: Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const config = input.data.config
+    const opened = yield* workers.openAll(
+      { servers: { one: config, missing: { ...config, env: { TOKEN: "${env:MCPW_EFFECT4_UNSET}" } } } },
+      { environment: {} }
+    )
+    const one = opened.one!
+    const missing = opened.missing!
+    const id = one._tag === "Opened" ? one.id : "none"
+    const declarations = yield* workers.describe(id)
+    const tools = yield* workers.tools(id)
+    const echoed = yield* tools.echo!({ token: "remote" })
+    const closed = yield* workers.closeAll(opened)
+    const closedOne = closed.one!
+    return {
+      opened: one._tag,
+      missing: missing._tag === "Failed" && missing.error instanceof McpWorkerError.InvalidInput,
+      declaresEcho: declarations.includes("echo("),
+      echoed: echoed.structuredContent?.token,
+      cleanup: closedOne._tag === "Closed" ? closedOne.status.cleanup?.activeProcesses : "failed"
+    }
   })
 }
 

@@ -4,76 +4,99 @@
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Stream from "effect/Stream"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as McpWorkerError from "../McpWorkerError.js"
 import type * as McpWorkers from "../McpWorkers.js"
 import type * as NodeMcpWorkers from "../NodeMcpWorkers.js"
-import type { WorkerStatus } from "../WorkerStatus.js"
 import type * as Context from "effect/Context"
-import type { Handler, RequestName, Surface } from "./implementation.js"
+import type * as Implementation from "./implementation.js"
+import type { Handler, RequestName } from "./implementation.js"
 
-const errors: Record<string, new (fields: any) => McpWorkerError.McpWorkerError> = {
-  UnknownWorker: McpWorkerError.UnknownWorker,
-  WorkerBusy: McpWorkerError.WorkerBusy,
-  WorkerFailed: McpWorkerError.WorkerFailed,
-  DeliveryUnknown: McpWorkerError.DeliveryUnknown,
-  ServerError: McpWorkerError.ServerError,
-  InvalidInput: McpWorkerError.InvalidInput,
-  OpenFailed: McpWorkerError.OpenFailed,
-  CloseFailed: McpWorkerError.CloseFailed,
-  RequestNotPending: McpWorkerError.RequestNotPending,
-  HostUnavailable: McpWorkerError.HostUnavailable,
-  ResultTooLarge: McpWorkerError.ResultTooLarge,
-  DeadlineExceeded: McpWorkerError.DeadlineExceeded
-}
+const decodeRejection = Schema.decodeUnknownExit(McpWorkerError.McpWorkerError)
 
-const fieldsOf: Record<string, ReadonlyArray<string>> = Object.fromEntries(
-  Object.entries(errors).map(([tag, error]) => [
-    tag,
-    Object.keys((error as unknown as { readonly fields: object }).fields).filter((key) => key !== "_tag")
-  ])
+const tags: ReadonlySet<string> = new Set(
+  McpWorkerError.McpWorkerError.members.map((member) => String(member.fields._tag.ast.literal))
 )
 
 /**
- * A rejection of the implementation as this package's tagged error (the same tag and fields), or `undefined` when
- * it is none of them.
+ * The `_tag` of a tagged error of the implementation, if it is one of this package's.
  *
  * @internal
  */
-export const decodeError = (error: unknown): McpWorkerError.McpWorkerError | undefined => {
-  if (typeof error !== "object" || error === null) return undefined
-  const tag = (error as { readonly _tag?: unknown })._tag
-  const make = typeof tag === "string" ? errors[tag] : undefined
-  if (make === undefined) return undefined
-  const fields: Record<string, unknown> = {}
-  for (const key of fieldsOf[tag as string]!) {
-    const value = (error as Record<string, unknown>)[key]
-    if (value !== undefined) fields[key] = value
+export const tagOf = (u: unknown): string | undefined => {
+  const tag = typeof u === "object" && u !== null ? (u as { _tag?: unknown })._tag : undefined
+  return typeof tag === "string" && tags.has(tag) ? tag : undefined
+}
+
+/**
+ * A tagged error of the implementation this package cannot read (a field or literal it does not know): a defect that
+ * names the tag and what was wrong, never a throw where no one waits (C69).
+ *
+ * @internal
+ */
+export class UndecodableError extends Error {
+  override readonly name = "UndecodableError"
+  constructor(
+    readonly tag: string,
+    readonly issue: string,
+    override readonly cause: unknown
+  ) {
+    super(`@mcp-worker/effect4 cannot read a ${tag} of the implementation: ${issue}`)
   }
-  return new make(fields)
+}
+
+/**
+ * A rejection of the implementation as this package's tagged error (the same tag, fields and literals), a defect
+ * when it is none of them, or a defect naming what it cannot read. Total: it never throws.
+ *
+ * @internal
+ */
+export const decodeError = (error: unknown): Result.Result<McpWorkerError.McpWorkerError, unknown> => {
+  const tag = tagOf(error)
+  if (tag === undefined) return Result.fail(error)
+  const decoded = decodeRejection(error)
+  if (Exit.isSuccess(decoded)) return Result.succeed(decoded.value)
+  const issue = Cause.findErrorOption(decoded.cause)
+  return Result.fail(new UndecodableError(tag, Option.isSome(issue) ? issue.value.message : "unreadable", error))
+}
+
+/**
+ * A rejection of the implementation as the failure of an effect: its tagged error, or a defect (C69).
+ *
+ * @internal
+ */
+export const failureOf = <E>(error: unknown): Effect.Effect<never, E> => {
+  const decoded = decodeError(error)
+  return Result.isSuccess(decoded) ? Effect.fail(decoded.success as E) : Effect.die(decoded.failure)
 }
 
 /**
  * One call of the implementation as an Effect. Interrupting it aborts the call's signal and waits until the call
- * has settled: the implementation has then cancelled its request at the server.
+ * has settled: the implementation has then cancelled its request at the server. A value that still arrives after the
+ * caller left is handed to `abandoned` (a worker opened for no one is closed). Whatever the implementation does — a
+ * throw, a rejection this package cannot read — the effect resumes (C69).
  *
  * @internal
  */
-export const call = <A, E>(f: (signal: AbortSignal) => Promise<unknown>): Effect.Effect<A, E> =>
+export const call = <A, E>(
+  f: (signal: AbortSignal) => Promise<unknown>,
+  abandoned?: (value: unknown) => Promise<unknown>
+): Effect.Effect<A, E> =>
   Effect.callback<A, E>((resume) => {
     const controller = new AbortController()
-    const settled = f(controller.signal).then(
-      (value) => resume(Effect.succeed(value as A)),
-      (error) => {
-        const decoded = decodeError(error)
-        resume(decoded === undefined ? Effect.die(error) : Effect.fail(decoded as E))
-      }
+    let waiting = true
+    const settled = new Promise<unknown>((resolve) => resolve(f(controller.signal))).then(
+      (value) => (waiting ? resume(Effect.succeed(value as A)) : abandoned?.(value)),
+      (error) => (waiting ? resume(failureOf<E>(error)) : undefined)
     )
     return Effect.promise(() => {
+      waiting = false
       controller.abort()
-      return settled
+      return settled.catch(() => undefined)
     })
   })
 
@@ -103,7 +126,31 @@ export const revealSecrets = (value: unknown): unknown => {
   return value
 }
 
-const arities: Record<RequestName, number> = {
+/**
+ * A request's options as the implementation takes them: every option passed on (it checks them), the budget in a form
+ * it reads, and the call's signal.
+ *
+ * @internal
+ */
+export const requestOptionsOf = (
+  options: { readonly timeout?: Duration.Input | undefined } | undefined,
+  signal: AbortSignal
+): Record<string, unknown> => ({ ...options, timeout: timeoutOf(options?.timeout), signal })
+
+/**
+ * The options of `open` as the implementation takes them: every option passed on, the budget in a form it reads.
+ *
+ * @internal
+ */
+export const openOptionsOf = (options: McpWorkers.OpenOptions | undefined): Implementation.OpenOptions | undefined =>
+  options === undefined ? undefined : { ...options, timeout: timeoutOf(options.timeout) as Implementation.Timeout }
+
+/**
+ * The request table's positional arity of each request (checked against core's table by the parity test).
+ *
+ * @internal
+ */
+export const arities: Record<RequestName, number> = {
   listTools: 0,
   callTool: 2,
   listResources: 0,
@@ -117,8 +164,12 @@ const arities: Record<RequestName, number> = {
   ping: 0
 }
 
-// Span attributes: names only, never values that may be secret.
-const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown>): Record<string, unknown> =>
+/**
+ * Span attributes of a request: names only, never values that may be secret.
+ *
+ * @internal
+ */
+export const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown>): Record<string, unknown> =>
   name === "callTool"
     ? { workerId: id, tool: args[0] }
     : name === "getPrompt"
@@ -145,8 +196,7 @@ const request = (send: Send, name: RequestName, prefix: string) => {
     // Every positional argument in its place (an optional one left out is `undefined`), then the options.
     const args = Array.from({ length: arity }, (_, i) => rest[i])
     const options = rest[arity] as McpWorkers.RequestOptions | undefined
-    const timeout = timeoutOf(options?.timeout)
-    return call((signal) => send(name, id, args, { ...options, timeout, signal })).pipe(
+    return call((signal) => send(name, id, args, requestOptionsOf(options, signal))).pipe(
       Effect.withSpan(span, { attributes: attributesOf(name, id, args) }, { captureStackTrace: false })
     )
   }
@@ -161,50 +211,6 @@ export const requestsOf = (send: Send, prefix: string): McpWorkers.Requests =>
   Object.fromEntries(
     (Object.keys(arities) as Array<RequestName>).map((name) => [name, request(send, name, prefix)])
   ) as unknown as McpWorkers.Requests
-
-/**
- * The service over a surface of the implementation.
- *
- * @internal
- */
-export const make = (surface: Surface): McpWorkers.McpWorkersService => {
-  const requests = requestsOf((name, id, args, options) => surface[name](id, ...args, options), "McpWorkers")
-  return {
-    ...requests,
-    open: (config, options) =>
-      call<string, any>(() =>
-        surface.open(revealSecrets(config), {
-          timeout: timeoutOf(options?.timeout) as number | string | undefined,
-          isolation: options?.isolation,
-          maxOldGenerationSizeMb: options?.maxOldGenerationSizeMb,
-          tools: options?.tools
-        })
-      ).pipe(Effect.withSpan("McpWorkers.open")),
-    status: (id) => call<WorkerStatus, any>(() => surface.status(id)),
-    cancel: (id, requestId) =>
-      call<void, any>(() => surface.cancel(id, requestId)).pipe(
-        Effect.withSpan("McpWorkers.cancel", { attributes: { workerId: id } })
-      ),
-    close: (id, options) =>
-      call<WorkerStatus, any>(() =>
-        surface.close(id, { timeout: timeoutOf(options?.timeout) as number | string | undefined })
-      ).pipe(Effect.withSpan("McpWorkers.close", { attributes: { workerId: id } })),
-    events: (id, options) =>
-      Stream.fromAsyncIterable(
-        { [Symbol.asyncIterator]: () => surface.events(id, options) as AsyncIterator<McpWorkers.ServerNotification> },
-        (error) => error
-      ).pipe(
-        Stream.catchCause((cause) => {
-          const error = Cause.findErrorOption(cause)
-          if (Option.isNone(error)) return Stream.failCause(cause as Cause.Cause<never>)
-          const decoded = decodeError(error.value)
-          return decoded === undefined
-            ? Stream.die(error.value)
-            : Stream.fail(decoded as McpWorkerError.UnknownWorker | McpWorkerError.InvalidInput)
-        })
-      )
-  }
-}
 
 /**
  * Runs an effect of the application with the services it was given, as a Promise the signal interrupts.

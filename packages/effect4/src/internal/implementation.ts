@@ -4,12 +4,15 @@ import type * as Client from "../../lib/effect3/bundle/client.mjs"
 import type * as Implementation from "../../lib/effect3/bundle/implementation.mjs"
 
 export type {
+  EntryResult,
   Handler,
   HostOptions,
   LogEntry,
+  OpenOptions,
   RequestName,
   ServerRequest,
-  Surface
+  Surface,
+  Timeout
 } from "../../lib/effect3/bundle/implementation.mjs"
 export type { ScopedClient } from "../../lib/effect3/bundle/client.mjs"
 

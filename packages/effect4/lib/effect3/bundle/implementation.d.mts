@@ -27,19 +27,37 @@ export type RequestName =
   | "complete"
   | "ping"
 
+/** The options of `open`: a budget, and the rest as `McpWorkers.OpenOptions` has them. */
+export interface OpenOptions {
+  readonly timeout?: Timeout | undefined
+  readonly [option: string]: unknown
+}
+
+/** One entry of an `openAll` or `closeAll` answer: `Opened`, `Closed`, or `Failed` with its tagged error. */
+export interface EntryResult {
+  readonly _tag: "Opened" | "Closed" | "Failed"
+  readonly error?: unknown
+  readonly [field: string]: unknown
+}
+
 /** What the Promise host and the Promise client both offer; they reject with tagged error objects. */
 export type Surface = {
   readonly [K in RequestName]: (id: string, ...rest: ReadonlyArray<unknown>) => Promise<unknown>
 } & {
-  readonly open: (
-    config: unknown,
-    options?: {
-      readonly timeout?: Timeout | undefined
-      readonly isolation?: unknown
-      readonly maxOldGenerationSizeMb?: unknown
-      readonly tools?: unknown
-    }
-  ) => Promise<string>
+  readonly open: (config: unknown, options?: OpenOptions) => Promise<string>
+  readonly openAll: (
+    document: unknown,
+    options?: { readonly open?: OpenOptions | undefined; readonly [option: string]: unknown }
+  ) => Promise<Readonly<Record<string, EntryResult>>>
+  readonly closeAll: (
+    workers: unknown,
+    options?: { readonly timeout?: Timeout | undefined }
+  ) => Promise<Readonly<Record<string, EntryResult>>>
+  readonly describe: (id: string, options?: RequestOptions) => Promise<string>
+  readonly tools: (
+    id: string,
+    options?: RequestOptions
+  ) => Promise<{ readonly [method: string]: (args?: unknown, options?: RequestOptions) => Promise<unknown> }>
   readonly status: (id: string) => Promise<unknown>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly close: (id: string, options?: { readonly timeout?: Timeout | undefined }) => Promise<unknown>

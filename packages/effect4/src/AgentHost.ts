@@ -1,0 +1,167 @@
+/**
+ * What an agent host asks of `McpWorkers` beyond one server, for Effect 4: a whole config document opened and closed
+ * at once (`openAll`, `closeAll`), the declarations of a worker's tools (`describe`), and its tools as methods
+ * (`tools`). The same operations, options and per-entry answers as `@mcp-worker/core`'s `AgentHost` and `OpenAll`.
+ *
+ * @since 0.1.0
+ */
+import type * as Effect from "effect/Effect"
+import type {
+  CloseFailed,
+  HostUnavailable,
+  InvalidInput,
+  OpenFailed,
+  RequestError,
+  UnknownWorker
+} from "./McpWorkerError.js"
+import type * as McpWorkers from "./McpWorkers.js"
+import type { WorkerStatus } from "./WorkerStatus.js"
+
+/**
+ * A VS Code input (`inputs` of `mcp.json`): a value the editor would ask the user for, given here by the caller
+ * (`OpenAllOptions.inputs`), else its `default`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InputDeclaration {
+  readonly description: string | undefined
+  readonly default: string | undefined
+  /** The editor hides what is typed: the value is a secret. */
+  readonly password: boolean
+}
+
+/**
+ * Servers by name, each a config as `open` accepts it whose strings may hold references (`${env:NAME}`,
+ * `${env:NAME:-default}`, `${input:ID}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}`, `${$}`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Document {
+  readonly servers: Readonly<Record<string, McpWorkers.StdioConfig | McpWorkers.HttpConfig>>
+  /** Where each entry was read from (`mcpServers["My Server"]`), the root of the paths reported for it. */
+  readonly paths?: Readonly<Record<string, string>> | undefined
+  readonly inputs?: Readonly<Record<string, InputDeclaration>> | undefined
+}
+
+/**
+ * Options of `openAll`: what references are filled in from, and the options of each `open`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenAllOptions {
+  /** The caller's environment, only read. Default: this thread's `process.env`. */
+  readonly environment?: Readonly<Record<string, string | undefined>> | undefined
+  /** Values of VS Code inputs, by id; a declared input's `default` is used when it is not given. */
+  readonly inputs?: Readonly<Record<string, McpWorkers.Secret>> | undefined
+  /** The editor's variables. `pathSeparator` defaults to `/`. */
+  readonly variables?:
+    | {
+        readonly workspaceFolder?: string
+        readonly workspaceFolderBasename?: string
+        readonly userHome?: string
+        readonly pathSeparator?: string
+      }
+    | undefined
+  /** The options of every entry's `open`. */
+  readonly open?: McpWorkers.OpenOptions | undefined
+  /** Options of one entry's `open`, by its name in the document, merged over `open`. */
+  readonly entries?: Readonly<Record<string, McpWorkers.OpenOptions>> | undefined
+  /** How many entries open at a time. Default: all at once. */
+  readonly concurrency?: number | undefined
+}
+
+/**
+ * What became of one entry of `openAll`: its worker id, or why it did not open.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OpenResult<E> =
+  { readonly _tag: "Opened"; readonly id: string } | { readonly _tag: "Failed"; readonly error: E | InvalidInput }
+
+/**
+ * What `openAll` answers: every entry of the document, by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OpenAllResult<E> = Readonly<Record<string, OpenResult<E>>>
+
+/**
+ * What became of one worker in `closeAll`: its final status, or why its close failed (the id is kept).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CloseResult<E> =
+  | { readonly _tag: "Closed"; readonly status: WorkerStatus }
+  | { readonly _tag: "Failed"; readonly id: string; readonly error: E }
+
+/**
+ * Options of `describe`: those of the rendering, and of each `listTools` page.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface DescribeOptions extends McpWorkers.RequestOptions {
+  /** The interface whose methods are the tools. Default: `Tools`. */
+  readonly name?: string | undefined
+  /** Wrap every declaration in `export declare namespace <namespace> { … }`. */
+  readonly namespace?: string | undefined
+  /** A line for the header comment, such as the server's name. */
+  readonly title?: string | undefined
+}
+
+/**
+ * One tool as an Effect method: `callTool` with the tool's real name, the same results, options and errors.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EffectMethod {
+  (
+    args: { readonly [key: string]: unknown } | undefined,
+    options: McpWorkers.CallToolOptions & { readonly saveTo: string }
+  ): Effect.Effect<McpWorkers.SavedResult, RequestError>
+  (
+    args?: { readonly [key: string]: unknown },
+    options?: McpWorkers.CallToolOptions
+  ): Effect.Effect<McpWorkers.CallToolResult, RequestError>
+}
+
+/**
+ * The tools of a worker, by method name (the names `describe` declares).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Binding = { readonly [method: string]: EffectMethod }
+
+/**
+ * The agent-host operations of `McpWorkers`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentHost {
+  /**
+   * Opens every entry of a config document concurrently (references filled in from the caller's environment),
+   * answering per entry: its id, or why it did not open. Never fails as a whole; interrupted, it closes what opened.
+   */
+  readonly openAll: (
+    document: Document,
+    options?: OpenAllOptions
+  ) => Effect.Effect<OpenAllResult<OpenFailed | HostUnavailable>>
+  /** Closes every opened worker of an `openAll` result (or a record of ids), one confirmed cleanup each. */
+  readonly closeAll: (
+    workers: Readonly<Record<string, OpenResult<unknown> | string>>,
+    options?: McpWorkers.CloseOptions
+  ) => Effect.Effect<Readonly<Record<string, CloseResult<UnknownWorker | CloseFailed | HostUnavailable>>>>
+  /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
+  readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
+  /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
+  readonly tools: (id: string, options?: McpWorkers.RequestOptions) => Effect.Effect<Binding, RequestError>
+}
