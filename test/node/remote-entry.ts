@@ -22,6 +22,7 @@ import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
+import { exerciseSignal } from "./signalSuite.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
 import {
   effectFilterSurface,
@@ -58,6 +59,7 @@ export type ScenarioName =
   | "operations"
   | "events"
   | "subscribeThenBusy"
+  | "signal"
   | "everything"
   | "agentHost"
   | "behaviour"
@@ -360,6 +362,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** A subscription, then at once a call, with this thread busy while the call is answered. */
   subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),
+
+  /** C66: the signal suite through this thread's Promise client. */
+  signal: (data: { id: string }) => withPromiseClient((mcp) => exerciseSignal(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
   /**
