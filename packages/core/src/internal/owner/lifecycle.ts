@@ -130,8 +130,8 @@ export const open = (
     )
   )
 
-// An answer to initialize past `maxResultBytes` is skipped by the transport, so the handshake could only wait out its
-// budget: the transport's report ends it at once, naming the limit (C65).
+// A message past `maxResultBytes` during the handshake (its answer, in practice) is skipped by the transport, so the
+// handshake could only wait out its budget: the transport's report ends it at once, naming the limit (C65).
 const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
   new Promise((resolve, reject) => {
     client.onerror = (error: Error) => {
@@ -164,7 +164,7 @@ const openFailure = (
     if (error instanceof OversizedMessage) {
       return yield* new OpenFailed({
         stage: "initialize",
-        message: `the server's answer to initialize passed maxResultBytes (${error.bytes} > ${error.limit} bytes)`
+        message: `a message from the server during initialize passed maxResultBytes (${error.bytes} > ${error.limit} bytes)`
       })
     }
     const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
