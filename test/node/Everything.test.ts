@@ -5,16 +5,12 @@ import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import { createRequire } from "node:module"
+import { everythingStdio } from "../fixtures/everything.js"
 import { everythingAnswers, exerciseEverything, expectedEverything } from "./everythingSuite.js"
 import type { Surface } from "./operationsSuite.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
-const require = createRequire(import.meta.url)
-const everything = {
-  command: process.execPath,
-  args: [require.resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
-}
+const everything = everythingStdio
 
 const layer = NodeMcpWorkers.layer({
   handlers: {

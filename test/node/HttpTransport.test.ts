@@ -18,12 +18,11 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { createRequire } from "node:module"
 import type { HttpFixture } from "../fixtures/servers.js"
+import { everythingHttp as everything, freePort } from "../fixtures/everything.js"
 import { startHttpFixture } from "../fixtures/servers.js"
 
 type Posted = OwnerProtocol.OwnerMessageEncoded
@@ -505,18 +504,6 @@ describe("HttpTransport (HTTP+SSE)", () => {
 
 // server-everything
 
-const require = createRequire(import.meta.url)
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = http.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-
 const echoServer = (): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.promise(
@@ -538,52 +525,6 @@ const echoServer = (): Effect.Effect<string, never, Scope.Scope> =>
           })
       )
   ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`))
-
-// server-everything listens on every interface (`app.listen(PORT)`); this preload pins it to the loopback.
-const loopbackOnly = `data:text/javascript,${encodeURIComponent(`
-import net from "node:net"
-const listen = net.Server.prototype.listen
-net.Server.prototype.listen = function (...args) {
-  if ((typeof args[0] === "number" || typeof args[0] === "string") && typeof args[1] !== "string") args.splice(1, 0, "127.0.0.1")
-  return listen.apply(this, args)
-}
-`)}`
-
-/** `server-everything streamableHttp` on a free loopback port (it reads PORT, default 3001). */
-const everything = (): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const port = await freePort()
-      const entry = require.resolve("@modelcontextprotocol/server-everything/dist/index.js")
-      const child = spawn(process.execPath, ["--import", loopbackOnly, entry, "streamableHttp"], {
-        env: { PATH: process.env.PATH ?? "", PORT: String(port) },
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      const closed = new Promise<void>((resolve) => child.once("close", () => resolve()))
-      let stderr = ""
-      child.stderr.setEncoding("utf8")
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`server-everything did not start: ${stderr}`)), 15_000)
-        child.stderr.on("data", (chunk: string) => {
-          stderr += chunk
-          if (stderr.includes(`listening on port ${port}`)) {
-            clearTimeout(timer)
-            resolve()
-          }
-        })
-        child.once("exit", () => {
-          clearTimeout(timer)
-          reject(new Error(`server-everything exited: ${stderr}`))
-        })
-      })
-      return { child, closed, url: `http://127.0.0.1:${port}/mcp` }
-    }),
-    ({ child, closed }) =>
-      Effect.promise(() => {
-        child.kill("SIGKILL")
-        return closed
-      })
-  ).pipe(Effect.map(({ url }) => url))
 
 describe("HttpTransport against the published server-everything", () => {
   it.scopedLive(

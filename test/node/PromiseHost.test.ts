@@ -1,21 +1,21 @@
 // makePromiseHost: the host registry without Effect at its edge. The behaviour suite runs against it (an aborted
-// signal cancels exactly its request, and the call rejects with the signal's reason); Promise handlers answer the
+// signal cancels exactly its request, and the call rejects with DeliveryUnknown{interrupted}, C66); Promise handlers answer the
 // server; the registry's log lines reach the sink; dispose closes every worker with its tree.
 import { assert, describe, it } from "@effect/vitest"
 import { makePromiseHost } from "@mcp-worker/node/PromiseHost"
 import * as Effect from "effect/Effect"
 import { statefulConfig } from "../fixtures/servers.js"
-import { exerciseBehaviour, expectedBehaviour } from "./behaviourSuite.js"
+import { abortedByPromise, exerciseBehaviour, expectedBehaviour } from "./behaviourSuite.js"
 import { isAlive, structured } from "./helpers.js"
 
 describe("PromiseHost", () => {
-  it.live("follows the request rules of every surface; an aborted call rejects with the signal's reason", () =>
+  it.live("follows the request rules of every surface; an aborted call rejects with DeliveryUnknown{interrupted}", () =>
     Effect.promise(async () => {
       const host = await makePromiseHost()
       try {
         const id = await host.open(statefulConfig("--exit-on-stdin-eof"))
         const seen = await exerciseBehaviour(host, id)
-        assert.deepStrictEqual(seen, expectedBehaviour({ _tag: "AbortError" }))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
       } finally {
         await host.dispose()
       }

@@ -6,6 +6,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 
 /** What the suite needs of a surface: Promise functions (the host service is adapted to them). */
 export interface BehaviourSurface {
@@ -49,7 +50,7 @@ const withoutRequestId = ({ requestId: _, ...rest }: Seen) => rest
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The id of the request in flight, once there is one. */
-const inFlight = async (mcp: BehaviourSurface, id: string): Promise<string> => {
+export const inFlight = async (mcp: BehaviourSurface, id: string): Promise<string> => {
   for (let i = 0; i < 400; i++) {
     const status = await mcp.status(id)
     if (status.busy && status.requestId !== null) return status.requestId
@@ -149,21 +150,28 @@ export const abortedByPromise = { _tag: "DeliveryUnknown", delivery: "unknown", 
 export const abortedByInterruption = { _tag: "Interrupted" }
 
 /**
- * The `McpWorkers` service as a `BehaviourSurface`: each call is its own fiber, which the signal interrupts (the
- * caller then sees `Interrupted`); failures reject with the error itself.
+ * The `McpWorkers` service as a `BehaviourSurface`: each call is its own fiber of `runtime`, which the signal
+ * interrupts (the caller then sees `Interrupted`); failures reject with the error itself.
  */
-export const effectSurface = (workers: {
-  readonly callTool: (id: string, name: string, args?: any, options?: any) => Effect.Effect<any, unknown>
-  readonly cancel: (id: string, requestId: string) => Effect.Effect<void, unknown>
-  readonly status: (id: string) => Effect.Effect<any, unknown>
-}): BehaviourSurface => {
+export const effectSurface = (
+  workers: {
+    readonly callTool: (id: string, name: string, args?: any, options?: any) => Effect.Effect<any, unknown>
+    readonly cancel: (id: string, requestId: string) => Effect.Effect<void, unknown>
+    readonly status: (id: string) => Effect.Effect<any, unknown>
+  },
+  runtime: Runtime.Runtime<never> = Runtime.defaultRuntime
+): BehaviourSurface => {
+  // Each call caught as the caller's own Exit: a caller that handles its failure (Effect.exit), as an app would.
   const run = <A>(effect: Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
-    Effect.runPromiseExit(effect, signal === undefined ? undefined : { signal }).then((exit) => {
-      if (Exit.isSuccess(exit)) return exit.value
-      const failure = Cause.failureOption(exit.cause)
-      if (failure._tag === "Some") return Promise.reject(failure.value)
-      return Promise.reject(Cause.isInterruptedOnly(exit.cause) ? { _tag: "Interrupted" } : Cause.squash(exit.cause))
-    })
+    Runtime.runPromiseExit(runtime)(Effect.exit(effect), signal === undefined ? undefined : { signal }).then(
+      (outer) => {
+        const exit = Exit.flatten(outer)
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Cause.failureOption(exit.cause)
+        if (failure._tag === "Some") return Promise.reject(failure.value)
+        return Promise.reject(Cause.isInterruptedOnly(exit.cause) ? { _tag: "Interrupted" } : Cause.squash(exit.cause))
+      }
+    )
   return {
     callTool: (id, name, args, options) =>
       run(

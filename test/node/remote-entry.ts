@@ -25,6 +25,7 @@ import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite
 import { exerciseEverything } from "./everythingSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
+import { exerciseSignal } from "./signalSuite.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
 import {
   effectFilterSurface,
@@ -61,6 +62,7 @@ export type ScenarioName =
   | "operations"
   | "events"
   | "subscribeThenBusy"
+  | "signal"
   | "everything"
   | "agentHost"
   | "behaviour"
@@ -400,6 +402,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
     }),
 
   subscribeThenBusy: (data: { id: string }) => withPromiseClient((mcp) => exerciseSubscribeThenBusy(mcp, data.id)),
+
+  /** C66: the signal suite through this thread's Promise client. */
+  signal: (data: { id: string }) => withPromiseClient((mcp) => exerciseSignal(mcp, data.id)),
 
   /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
   /**

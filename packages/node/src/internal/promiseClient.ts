@@ -60,6 +60,17 @@ const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined)
 
 type ClientRuntime = ManagedRuntime.ManagedRuntime<Client, never>
 
+/**
+ * Runs `effect` to its exit, which is what the run succeeds with: a failure is its caller's rejection, never an
+ * unhandled error of the run's fiber (a `WorkerBusy` a caller catches is not logged).
+ *
+ * @internal
+ */
+export const exitOf = <A, E, R>(
+  runtime: ManagedRuntime.ManagedRuntime<R, never>,
+  effect: Effect.Effect<A, E, R>
+): Promise<Exit.Exit<A, E>> => runtime.runPromiseExit(Effect.exit(effect)).then(Exit.flatten)
+
 // Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
 // subscription's request is out before this returns; whatever is left runs on and is awaited.
 const subscribeNow = <A, E>(runtime: ClientRuntime, effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
@@ -94,7 +105,7 @@ const eventsOf = (
   const read = () =>
     subscribed.then((exit) =>
       Exit.isSuccess(exit)
-        ? runtime.runPromiseExit(exit.value)
+        ? exitOf(runtime, exit.value)
         : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
     )
   let ahead: ReturnType<typeof read> | undefined = read()
@@ -156,9 +167,9 @@ export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
   const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
     disposed
       ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-      : runtime
-          .runPromiseExit(Effect.flatMap(Client, f))
-          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
+      : exitOf(runtime, Effect.flatMap(Client, f)).then((exit) =>
+          Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
+        )
 
   const abortable = <A>(
     signal: AbortSignal | undefined,
@@ -265,9 +276,9 @@ export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOp
       }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
-  Effect.runPromiseExit(effect).then((exit) =>
-    Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
-  )
+  Effect.runPromiseExit(Effect.exit(effect))
+    .then(Exit.flatten)
+    .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
 
 const scopedClient = (client: McpClient.McpClient): ScopedClient => {
   const requests = Object.fromEntries(

@@ -18,14 +18,19 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as NodeMcpWorkers from "../NodeMcpWorkers.js"
+import type { SignalOption } from "./host/request.js"
 import { layer } from "./nodeMcpWorkers.js"
-import { agentHostOf, openOptions } from "./promiseClient.js"
+import { agentHostOf, exitOf, openOptions } from "./promiseClient.js"
 import type * as PromiseClient from "../PromiseClient.js"
 import type { Handler, Handlers, LogEntry, Options, PromiseHost } from "../PromiseHost.js"
 import type { OAuthProvider } from "../PromiseHost.js"
 
+// The host's requests take their caller's signal (C66); the service's type does not say so.
+type HostRequests = Operations.Service<Operations.Requests, SignalOption>
+
 const duration = (timeout: PromiseClient.Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
+// A failure is its error; an interruption is the host's dispose, or a signal aborted before the request was sent.
 const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
   Option.getOrElse(Cause.failureOption(cause), () =>
     Cause.isInterruptedOnly(cause) && signal?.aborted === true ? signal.reason : Cause.squash(cause)
@@ -124,12 +129,14 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
   )
   const workers = await runtime.runPromise(McpWorkers.McpWorkers)
 
+  // The run succeeds with its exit: a failure is the caller's rejection, not a fiber's unhandled error (C66). The
+  // signal ends a request on the host itself (DeliveryUnknown); only one aborted before the call is refused here.
   const run = <A>(effect: Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
     signal?.aborted === true
       ? Promise.reject(signal.reason)
-      : runtime
-          .runPromiseExit(effect, signal === undefined ? undefined : { signal })
-          .then((exit) => (Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))))
+      : exitOf(runtime, effect).then((exit) =>
+          Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
+        )
 
   const requests = Object.fromEntries(
     Object.entries(Operations.requests).map(([name, operation]) => [
@@ -140,14 +147,14 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
         const request = workers[name as keyof Operations.Requests] as (
           ...all: Array<unknown>
         ) => Effect.Effect<unknown, unknown>
-        return run(request(id, ...args, { ...options, timeout: duration(timeout) }), signal)
+        return run(request(id, ...args, { ...options, timeout: duration(timeout), signal }), signal)
       }
     ])
   ) as unknown as PromiseClient.Requests
 
   const events: PromiseHost["events"] = (id, eventsOptions) => {
     const scope = Effect.runSync(Scope.make())
-    const pulling = runtime.runPromiseExit(Scope.extend(Stream.toPull(workers.events(id, eventsOptions)), scope))
+    const pulling = exitOf(runtime, Scope.extend(Stream.toPull(workers.events(id, eventsOptions)), scope))
     let buffered: Array<McpWorkers.ServerNotification> = []
     let finished = false
     const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
@@ -167,7 +174,7 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
           await finish()
           throw rejection(pull.cause, undefined)
         }
-        const exit = await runtime.runPromiseExit(pull.value)
+        const exit = await exitOf(runtime, pull.value)
         if (Exit.isSuccess(exit)) {
           buffered = Array.from(exit.value)
           continue
@@ -196,11 +203,10 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
   return {
     open: (config, options) => run(workers.open(config, openOptions(options))),
     ...requests,
-    // The host's own service: the signal interrupts the run itself.
     ...agentHostOf(
       (signal, f) => run(f(workers), signal),
       requests,
-      (service, id, page) => service.listTools(id, page)
+      (service, id, page, signal) => (service.listTools as HostRequests["listTools"])(id, { ...page, signal })
     ),
     status: (id) => run(workers.status(id)),
     cancel: (id, requestId) => run(workers.cancel(id, requestId)),

@@ -19,7 +19,7 @@ import { displayString } from "../../WorkerStatus.js"
 import { defaultMaxInputRounds, maxTimeoutMs } from "../config/normalize.js"
 import * as ConfigWire from "../config/wire.js"
 import * as ToolFilter from "../toolFilter.js"
-import { errorText } from "./errors.js"
+import { errorText, OversizedMessage } from "./errors.js"
 import { forwardNotifications, forwardProgress, listen } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { onClientError } from "./requests.js"
@@ -83,7 +83,7 @@ export const open = (
     const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
     yield* Effect.tryPromise({
-      try: () => client.connect(transport.transport, { timeout: budgetMs }),
+      try: () => connect(client, transport, budgetMs),
       catch: (error) => error
     }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
     const era = client.getProtocolEra() ?? null
@@ -130,6 +130,16 @@ export const open = (
     )
   )
 
+// A message past `maxResultBytes` during the handshake (its answer, in practice) is skipped by the transport, so the
+// handshake could only wait out its budget: the transport's report ends it at once, naming the limit (C65).
+const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    client.onerror = (error: Error) => {
+      if (error instanceof OversizedMessage) reject(error)
+    }
+    client.connect(transport.transport, { timeout: budgetMs }).then(resolve, reject)
+  })
+
 // Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
@@ -150,6 +160,12 @@ const openFailure = (
       const cause = (error as Error).cause
       if (cause === undefined) break
       error = cause
+    }
+    if (error instanceof OversizedMessage) {
+      return yield* new OpenFailed({
+        stage: "initialize",
+        message: `a message from the server during initialize passed maxResultBytes (${error.bytes} > ${error.limit} bytes)`
+      })
     }
     const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
     const info = yield* transport.exitInfo(timedOut ? 0 : exitInfoWaitMs)

@@ -19,6 +19,7 @@ import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import { types } from "node:util"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
@@ -39,6 +40,8 @@ const context = { isProxy, checkSavePath, checkSpillDirectory }
 class RequestInFlight implements Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelling: ((cancelled: boolean) => void) | undefined = undefined
+  signal: AbortSignal | undefined = undefined
+  onAbort: (() => void) | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
@@ -49,7 +52,7 @@ class RequestInFlight implements Pending {
 
   /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
   complete(exit: Exit.Exit<unknown, RequestError>): void {
-    clearTimeout(this.timer)
+    this.disarm()
     this.resume(exit)
   }
 
@@ -62,20 +65,33 @@ class RequestInFlight implements Pending {
     readDelivered(entry)
     if (entry.pending !== this) return false
     entry.pending = undefined
-    clearTimeout(this.timer)
+    this.disarm()
     entry.port.postMessage({ _tag: "Cancel", requestId: this.requestId, reason })
     answerCancel(this, false)
     return true
   }
+
+  /** Ends the request, and its caller learns that the outcome is unknown. */
+  unknown(reason: "timeout" | "interrupted"): void {
+    if (!this.end(reason)) return
+    const { entry, requestId } = this
+    this.resume(Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason, delivery: "unknown" })))
+  }
+
+  /** A caller's signal aborted while the request is in flight ends it as its timeout would, as `interrupted` (C66). */
+  abortOn(signal: AbortSignal): void {
+    this.signal = signal
+    this.onAbort = () => this.unknown("interrupted")
+    signal.addEventListener("abort", this.onAbort, { once: true })
+  }
+
+  private disarm(): void {
+    clearTimeout(this.timer)
+    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
+  }
 }
 
-const onTimeout = (inflight: RequestInFlight) => {
-  if (!inflight.end("timeout")) return
-  const { entry, requestId } = inflight
-  inflight.resume(
-    Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "timeout", delivery: "unknown" }))
-  )
-}
+const onTimeout = (inflight: RequestInFlight) => inflight.unknown("timeout")
 
 const isThread = (entry: Entry): boolean => entry.thread !== undefined && "terminate" in entry.thread
 
@@ -107,6 +123,8 @@ export interface Sent {
   readonly requestId: string
   /** Ends the request without its answer (the owner cancels exactly it); `false` if it had already ended. */
   readonly end: (reason: "interrupted") => boolean
+  /** Ends the request with `DeliveryUnknown{interrupted}` when `signal` aborts while it is in flight. */
+  readonly abortOn: (signal: AbortSignal) => void
 }
 
 /**
@@ -243,8 +261,8 @@ export const begin = (
  *
  * @internal
  */
-export const requests = (registry: Registry): Operations.Service<Operations.Requests> =>
-  Operations.derive((operation, id, args, options) => {
+export const requests = (registry: Registry): Operations.Service<Operations.Requests, SignalOption> =>
+  Operations.derive<SignalOption>((operation, id, args, options) => {
     const traced = Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       isTracing(fiber)
         ? Effect.withSpan(
@@ -258,15 +276,27 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
     return operation.answer === undefined ? traced : Effect.map(traced, operation.answer)
   })
 
+/**
+ * What the Promise host adds to a request's options: its caller's `AbortSignal`, which ends the request as
+ * `DeliveryUnknown{interrupted}` (C66).
+ *
+ * @internal
+ */
+export interface SignalOption {
+  readonly signal?: AbortSignal | undefined
+}
+
 const request = (
   registry: Registry,
   operation: Operations.Any,
   id: string,
   args: ReadonlyArray<unknown>,
-  options: Operations.RequestOptions | undefined,
+  options: (Operations.RequestOptions & SignalOption) | undefined,
   trace: OwnerProtocol.TraceContext | undefined
 ) =>
   Effect.async<unknown, RequestError>((resume) => {
+    // Aborted between the call and now: nothing was sent, so nothing is (C66).
+    if (options?.signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
     const started = Date.now()
     const prepared = Prepare.prepare(operation, args, options, context)
     if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
@@ -285,7 +315,10 @@ const request = (
       trace,
       resume
     )
-    return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
+    if (sent === undefined) return undefined
+    const signal = options?.signal
+    if (signal !== undefined) sent.abortOn(signal)
+    return Effect.sync(() => sent.end("interrupted"))
   })
 
 /** Cancels exactly the request in flight named (C12). @internal */

@@ -78,7 +78,9 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   // returns.
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
-      Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit)))
+      Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
+      // Its failure is the remote's answer, given by `finish`: not an unhandled error of this fiber.
+      Effect.exit
     )
   )
   if (server.calls.has(key)) call.fiber = fiber

@@ -22,14 +22,15 @@ export const pulled = <A, E>(
   pull: (end: boolean) => Effect.Effect<Batch<A>, E>
 ): Effect.Effect<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const first = Runtime.runFork(yield* Effect.runtime<never>())(pull(false))
+    // Its failure is the first read's, not an unhandled error of this fiber.
+    const first = Runtime.runFork(yield* Effect.runtime<never>())(Effect.exit(pull(false)))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
     let taken = false
     let done = false
     yield* Effect.addFinalizer(() => (done ? Effect.void : Effect.ignore(pull(true))))
     return Effect.suspend(() => {
       if (done) return Effect.fail(Option.none())
-      const batch = taken ? pull(false) : Fiber.join(first)
+      const batch = taken ? pull(false) : Effect.flatten(Fiber.join(first))
       taken = true
       return Effect.mapBoth(batch, {
         onFailure: (error) => {
