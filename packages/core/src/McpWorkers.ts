@@ -202,13 +202,22 @@ export const defaultEventsCapacity = 256
  */
 export const maxEventsCapacity = 65_536
 
-/**
- * The raw MCP result types, as the SDK declares them.
- *
- * @since 0.1.0
- * @category models
- */
-export type { CallToolResult, ListToolsResult }
+export type {
+  /**
+   * The raw `tools/call` result, as the SDK declares it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CallToolResult,
+  /**
+   * The raw `tools/list` result, as the SDK declares it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ListToolsResult
+}
 
 /**
  * The life-cycle operations of the service: open, status, cancel, close.

@@ -183,13 +183,15 @@ export interface ListenOptions {
   readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
-/**
- * The listener could not start: a bad path, a directory open to others, or a live host on the socket already.
- *
- * @since 0.1.0
- * @category errors
- */
-export { ListenError } from "./internal/listen/socketFile.js"
+export {
+  /**
+   * The listener could not start: a bad path, a directory open to others, or a live host on the socket already.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ListenError
+} from "./internal/listen/socketFile.js"
 
 /**
  * The host registry (as `layer`) serving its workers to other processes of this machine on a Unix domain socket, and
