@@ -109,3 +109,11 @@ export const missingTags = (files) =>
         return missing.length === 0 ? [] : [`${file}#${name}: missing ${missing.map((tag) => `@${tag}`).join(", ")}`]
       })
   })
+
+/**
+ * How many `@example` tags the doc comments of the given modules hold: docgen 0.5.2 checks those of a module's own
+ * comment and of its functions, constants, interfaces, type aliases, namespaces and class methods, but not one on a
+ * class itself, a property or a re-export, so its own count must come out the same.
+ */
+export const exampleCount = (files) =>
+  files.reduce((count, file) => count + (fs.readFileSync(file, "utf8").match(/^\s*\*\s*@example\b/gm) ?? []).length, 0)
