@@ -88,6 +88,35 @@ export const McpCluster: Context.Tag<facade.SelfRunner, Runner> = facade.SelfRun
  * The cluster's `McpWorkers` on this process, and its `McpCluster` place. Needs a `SqlClient` for the runner
  * storage (Postgres with `@effect/sql-pg` across machines; on one machine, `SqliteStorage.layer`, the default there).
  *
+ * @example
+ * ```ts
+ * import { McpCluster } from "@mcp-worker/cluster"
+ * import * as SqliteStorage from "@mcp-worker/cluster/SqliteStorage"
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { Effect, Layer } from "effect"
+ *
+ * // A runner on one machine: every process of the cluster opens the same storage file
+ * const RunnerLive = McpCluster.layer({ runner: { host: "127.0.0.1", port: 34431 } }).pipe(
+ *   Layer.provide(SqliteStorage.layer({ filename: "/var/lib/app/cluster.db" }))
+ * )
+ *
+ * // A client-only process (no `runner`): it opens nothing, and reaches every runner's workers by id
+ * export const ClientLive = McpCluster.layer({}).pipe(
+ *   Layer.provide(SqliteStorage.layer({ filename: "/var/lib/app/cluster.db" }))
+ * )
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   const self = yield* McpCluster.McpCluster
+ *   // opened and owned here; the id carries this runner's shard group, so it never moves
+ *   const id = yield* workers.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   const { runner } = yield* workers.status(id) // { address: "127.0.0.1:34431", group: self.group }
+ *   return { id, runner, self }
+ * })
+ *
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(RunnerLive)))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -2,6 +2,67 @@
  * The `McpWorkers` service: open a stateful MCP connection in a dedicated owner thread, then use it from
  * anywhere in the process by its opaque id.
  *
+ * @example
+ * ```ts
+ * // Open, call, close: each failure says whether the request reached the server
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   const id = yield* workers.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   const result = yield* workers.callTool(id, "echo", { message: "hello" }, { timeout: "10 seconds" }).pipe(
+ *     // not sent, not queued: another request is in flight on this worker, and a retry is safe
+ *     Effect.catchTag("WorkerBusy", () => Effect.succeed(undefined)),
+ *     // sent, outcome unknown: the request was cancelled at the server, and is never replayed
+ *     Effect.catchTag("DeliveryUnknown", (error) => Effect.logWarning(error.message))
+ *   )
+ *   const { cleanup } = yield* workers.close(id) // cleanup.activeProcesses === 0: no server process is left
+ *   return { result, cleanup }
+ * })
+ *
+ * // the registry's finalizer closes any worker still open
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(NodeMcpWorkers.layer())))
+ * ```
+ *
+ * @example
+ * ```ts
+ * // The id is plain data: another fiber, or another thread with `NodeMcpWorkers.layerRemote`, uses the same worker
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { Effect, Stream } from "effect"
+ *
+ * export const watchTools = (id: string) =>
+ *   Effect.gen(function* () {
+ *     const workers = yield* McpWorkers
+ *     const { tools } = yield* workers.listTools(id)
+ *     console.log(tools.map((tool) => tool.name))
+ *     // the server's notifications from now on; the stream ends when the worker closes
+ *     yield* workers.events(id).pipe(
+ *       Stream.filter((event) => event.method === "notifications/tools/list_changed"),
+ *       Stream.runForEach(() => workers.listTools(id).pipe(Effect.andThen(({ tools }) => console.log(tools.length))))
+ *     )
+ *   })
+ * ```
+ *
+ * @example
+ * ```ts
+ * // A status is safe to print (no config, arguments or results); `cancel` ends exactly one request in flight
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { Effect, Option } from "effect"
+ *
+ * export const cancelInFlight = (id: string) =>
+ *   Effect.gen(function* () {
+ *     const workers = yield* McpWorkers
+ *     const status = yield* workers.status(id)
+ *     yield* Option.match(Option.fromNullable(status.requestId), {
+ *       onNone: () => Effect.void,
+ *       // its caller gets DeliveryUnknown { reason: "cancelled" }
+ *       onSome: (requestId) => workers.cancel(id, requestId)
+ *     })
+ *   })
+ * ```
+ *
  * @since 0.1.0
  */
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
@@ -202,13 +263,22 @@ export const defaultEventsCapacity = 256
  */
 export const maxEventsCapacity = 65_536
 
-/**
- * The raw MCP result types, as the SDK declares them.
- *
- * @since 0.1.0
- * @category models
- */
-export type { CallToolResult, ListToolsResult }
+export type {
+  /**
+   * The raw `tools/call` result, as the SDK declares it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  CallToolResult,
+  /**
+   * The raw `tools/list` result, as the SDK declares it.
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  ListToolsResult
+}
 
 /**
  * The life-cycle operations of the service: open, status, cancel, close.

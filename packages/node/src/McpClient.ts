@@ -105,6 +105,26 @@ export interface McpClient extends Requests {
  * (`InvalidInput` with where it is); the connection closes when the scope closes — success, failure or
  * interruption — with the server's whole process tree ended and confirmed.
  *
+ * @example
+ * ```ts
+ * import { McpClient } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   // one connection in this thread, closed (its process tree ended and confirmed) when the scope closes
+ *   const client = yield* McpClient.make(
+ *     { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] },
+ *     { requestTimeout: "10 seconds" }
+ *   )
+ *   const { tools } = yield* client.listTools()
+ *   const result = yield* client.callTool("echo", { message: `${tools.length} tools` })
+ *   const status = yield* client.status // the shape of a worker's status; threadId is null
+ *   return { result, status }
+ * })
+ *
+ * export const main = () => Effect.runPromise(Effect.scoped(program))
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -115,6 +135,17 @@ export const make = (
 
 /**
  * Runs `f` with a connection open for it alone, closed (cleanup confirmed) as soon as `f` ends, however it ends.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ *
+ * export const toolNames = McpClient.withClient(
+ *   { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] },
+ *   (client) => client.listTools().pipe(Effect.map(({ tools }) => tools.map((tool) => tool.name)))
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category constructors

@@ -71,10 +71,12 @@ export interface McpGrantsService {
  */
 export const defaultOperations: ReadonlyArray<GrantOperation> = internal.defaultOperations
 
-/**
- * The service tag, provided by `NodeMcpWorkers.layerListen`.
- *
- * @since 0.1.0
- * @category tags
- */
-export { McpGrants } from "./internal/listen/grants.js"
+export {
+  /**
+   * The service tag, provided by `NodeMcpWorkers.layerListen`.
+   *
+   * @since 0.1.0
+   * @category tags
+   */
+  McpGrants
+} from "./internal/listen/grants.js"

@@ -135,6 +135,32 @@ export const make: (options?: Options) => Effect.Effect<McpWorkers.McpWorkersSer
  * The host registry as a layer. Build it once per process (normally in the main thread); its finalizer closes every
  * worker.
  *
+ * @example
+ * ```ts
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect, LogLevel } from "effect"
+ *
+ * // One registry per process, built where the connections should live (normally the main thread)
+ * const McpLive = NodeMcpWorkers.layer({
+ *   requestTimeout: "10 seconds",
+ *   logLevel: LogLevel.Info,
+ *   handlers: {
+ *     // a server's `roots/list`, answered in the host's thread; its client declares roots only because this is here
+ *     roots: () => Effect.succeed({ roots: [{ uri: "file:///work/project", name: "project" }] })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   const id = yield* workers.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   return yield* workers.listTools(id)
+ * })
+ *
+ * // closing the layer closes every worker it still owns
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(McpLive)))
+ * ```
+ *
  * @since 0.1.0
  * @category layers
  */
@@ -143,6 +169,17 @@ export const layer: (options?: Options) => Layer.Layer<McpWorkers.McpWorkers> = 
 /**
  * The host registry with its defaults read from `Config` (for example `Config.all({ requestTimeout:
  * Config.duration("MCP_REQUEST_TIMEOUT").pipe(Config.withDefault("30 seconds")) })`).
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Config } from "effect"
+ *
+ * export const McpLive = NodeMcpWorkers.layerConfig({
+ *   requestTimeout: Config.duration("MCP_REQUEST_TIMEOUT").pipe(Config.withDefault("30 seconds")),
+ *   maxResultBytes: Config.integer("MCP_MAX_RESULT_BYTES").pipe(Config.withDefault(1024 * 1024))
+ * })
+ * ```
  *
  * @since 0.1.0
  * @category layers
@@ -155,6 +192,27 @@ export const layerConfig: (
  * `McpWorkers` for any other thread (a `worker_thread`, an agent's `execute_code` run) of a process that runs
  * `layer` in some thread: the same workers, by the same ids. Only the id and plain data cross between threads.
  * With no host running, every operation fails within 1 s with `HostUnavailable`.
+ *
+ * @example
+ * ```ts
+ * // In a worker_thread of a process whose main thread runs `NodeMcpWorkers.layer()`
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ * import { workerData } from "node:worker_threads"
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   // the id is all this thread was given: the connection stays in its owner thread
+ *   const id: string = workerData.workerId
+ *   return yield* workers.callTool(id, "echo", { message: "from another thread" }, { timeout: "5 seconds" })
+ * }).pipe(
+ *   // no host running in this process: not sent, known within 1 s
+ *   Effect.catchTag("HostUnavailable", (error) => Effect.fail(error.message))
+ * )
+ *
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(NodeMcpWorkers.layerRemote)))
+ * ```
  *
  * @since 0.1.0
  * @category layers
@@ -183,18 +241,46 @@ export interface ListenOptions {
   readonly idleTimeout?: Duration.DurationInput | undefined
 }
 
-/**
- * The listener could not start: a bad path, a directory open to others, or a live host on the socket already.
- *
- * @since 0.1.0
- * @category errors
- */
-export { ListenError } from "./internal/listen/socketFile.js"
+export {
+  /**
+   * The listener could not start: a bad path, a directory open to others, or a live host on the socket already.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  ListenError
+} from "./internal/listen/socketFile.js"
 
 /**
  * The host registry (as `layer`) serving its workers to other processes of this machine on a Unix domain socket, and
  * the grants that hand them out (`McpGrants`). Over the socket only grants are accepted, unless `acceptWorkerIds`.
  * When the scope closes, every caller in flight is answered and the socket file is removed.
+ *
+ * @example
+ * ```ts
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ * import { spawn } from "node:child_process"
+ *
+ * // its directory must be this user's and closed to everyone else (0700): that is who may connect
+ * const socket = "/run/user/1000/mcp/host.sock"
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   const grants = yield* McpGrants.McpGrants
+ *   const id = yield* workers.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   // requests only (no open, no close), one tool, for ten minutes: the sandbox gets this string, never the id
+ *   const grant = yield* grants.grant(id, { tools: ["echo"], ttl: "10 minutes" })
+ *   const sandbox = spawn(process.execPath, ["sandbox.js"], { env: { MCP_SOCKET: socket, MCP_GRANT: grant } })
+ *   yield* Effect.async<void>((resume) => {
+ *     sandbox.once("exit", () => resume(Effect.void))
+ *   })
+ *   yield* grants.revoke(grant)
+ * })
+ *
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(NodeMcpWorkers.layerListen({ path: socket }))))
+ * ```
  *
  * @since 0.1.0
  * @category layers
@@ -206,6 +292,25 @@ export const layerListen: (
 /**
  * `McpWorkers` in another process of the machine, through a host's listener at `path`: the operations of a remote
  * thread (requests, `status`, `cancel`, `events`; `open` and `close` where the grant or the listener allows), by grant.
+ *
+ * @example
+ * ```ts
+ * // In another process of the machine (a sandbox), given a listener's socket path and a grant as plain data
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   // a grant stands where a worker id would: the same operations, with the grant's rights
+ *   const grant = process.env.MCP_GRANT ?? ""
+ *   return yield* workers.callTool(grant, "echo", { message: "from the sandbox" }, { timeout: "5 seconds" })
+ * })
+ *
+ * const McpLive = NodeMcpWorkers.layerConnect({ path: process.env.MCP_SOCKET ?? "/run/user/1000/mcp/host.sock" })
+ *
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(McpLive)))
+ * ```
  *
  * @since 0.1.0
  * @category layers

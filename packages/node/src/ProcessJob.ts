@@ -136,16 +136,18 @@ export interface CleanupScanService {
   readonly scan: (marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>
 }
 
-/**
- * The scan that confirms a cleanup: `stop`, `stopDetached` and the host registry count what is left of a job with it
- * (never what to signal). It defaults to the live `scan`, so it never has to be provided; tests replace it with
- * `layerCleanupScanTest`. A job keeps the scan of the context it was started in, and the host registry the one of the
- * context it was built in.
- *
- * @since 0.1.0
- * @category cleanup scan
- */
-export { CleanupScan } from "./internal/job/processJob.js"
+export {
+  /**
+   * The scan that confirms a cleanup: `stop`, `stopDetached` and the host registry count what is left of a job with
+   * it (never what to signal). It defaults to the live `scan`, so it never has to be provided; tests replace it with
+   * `layerCleanupScanTest`. A job keeps the scan of the context it was started in, and the host registry the one of
+   * the context it was built in.
+   *
+   * @since 0.1.0
+   * @category cleanup scan
+   */
+  CleanupScan
+} from "./internal/job/processJob.js"
 
 /**
  * TEST ONLY. The cleanup scan with the given operations in place of the live ones, so a test can report a survivor
@@ -157,14 +159,16 @@ export { CleanupScan } from "./internal/job/processJob.js"
 export const layerCleanupScanTest: (service: Partial<CleanupScanService>) => Layer.Layer<internal.CleanupScan> =
   internal.layerCleanupScanTest
 
-/**
- * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
- * names the error code only, never the environment.
- *
- * @since 0.1.0
- * @category errors
- */
-export { SpawnError } from "./internal/job/processJob.js"
+export {
+  /**
+   * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
+   * names the error code only, never the environment.
+   *
+   * @since 0.1.0
+   * @category errors
+   */
+  SpawnError
+} from "./internal/job/processJob.js"
 
 /**
  * Starts `command` as the root of a new process group, with the marker in its environment, and waits until it

@@ -211,6 +211,43 @@ export interface MakeOptions {
 /**
  * Makes a client. Nothing starts until the first call; idle, it never keeps the thread (or process) alive.
  *
+ * @example
+ * ```ts
+ * // An agent's `execute_code` snippet in a fresh worker_thread: nothing but the worker id was kept from an earlier run
+ * import { WorkerBusy } from "@mcp-worker/core/McpWorkerError"
+ * import { makePromiseClient } from "@mcp-worker/node"
+ *
+ * export async function snippet(id: string, signal: AbortSignal) {
+ *   const mcp = makePromiseClient()
+ *   try {
+ *     // aborting `signal` cancels exactly this request at the server
+ *     return await mcp.callTool(id, "echo", { message: "hello" }, { timeout: 5_000, signal })
+ *   } catch (error) {
+ *     // the Effect API's tagged errors: WorkerBusy was not sent, so it is safe to try again later
+ *     if (error instanceof WorkerBusy) return undefined
+ *     throw error
+ *   } finally {
+ *     await mcp.dispose() // this client's channels only: the worker belongs to the host
+ *   }
+ * }
+ * ```
+ *
+ * @example
+ * ```ts
+ * // In another process of the machine, through a host's listener (`NodeMcpWorkers.layerListen`), by grant
+ * import { makePromiseClient } from "@mcp-worker/node"
+ *
+ * export async function sandbox(socket: string, grant: string) {
+ *   const mcp = makePromiseClient({ connect: socket })
+ *   try {
+ *     const { tools } = await mcp.listTools(grant) // only the tools the grant allows
+ *     return await mcp.callTool(grant, tools[0]?.name ?? "echo", { message: "hello" }, { timeout: "5 seconds" })
+ *   } finally {
+ *     await mcp.dispose()
+ *   }
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -269,6 +306,18 @@ export interface WithClientOptions {
  *
  * ```ts
  * const tools = await withClient(config, (client) => client.listTools({ timeout: 5_000 }))
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { withClient } from "@mcp-worker/node/PromiseClient"
+ *
+ * // one connection in this thread for one callback: no host, no id; closed with its process tree confirmed gone
+ * export const toolNames = () =>
+ *   withClient({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }, async (client) => {
+ *     const { tools } = await client.listTools({ timeout: 5_000 })
+ *     return tools.map((tool) => tool.name)
+ *   })
  * ```
  *
  * @since 0.1.0

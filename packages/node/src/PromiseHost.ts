@@ -131,6 +131,30 @@ export const handlersOf: (handlers: Handlers | undefined) => NodeMcpWorkers.Hand
 /**
  * Starts a host registry in this thread, with its own runtime, and hands out its operations as Promises.
  *
+ * @example
+ * ```ts
+ * import { makePromiseHost } from "@mcp-worker/node/PromiseHost"
+ *
+ * export async function main(signal: AbortSignal) {
+ *   const host = await makePromiseHost({
+ *     requestTimeout: "10 seconds",
+ *     // every line of the registry, whatever its level: the sink filters
+ *     log: (entry) => (entry.level === "Debug" ? undefined : console.error(entry.level, entry.message)),
+ *     handlers: {
+ *       elicitation: async () => ({ action: "decline" })
+ *     }
+ *   })
+ *   try {
+ *     const id = await host.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *     const result = await host.callTool(id, "echo", { message: "hello" }, { signal })
+ *     const status = await host.close(id) // status.cleanup.activeProcesses === 0
+ *     return { result, status }
+ *   } finally {
+ *     await host.dispose() // closes every worker still open, each with its process tree ended and confirmed
+ *   }
+ * }
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */

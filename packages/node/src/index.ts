@@ -27,10 +27,12 @@ export * as ProcessJob from "./ProcessJob.js"
  */
 export * as PromiseClient from "./PromiseClient.js"
 
-/**
- * The Promise facade of `McpWorkers`, for code that is not written with Effect.
- *
- * @since 0.1.0
- * @category constructors
- */
-export { makePromiseClient } from "./PromiseClient.js"
+export {
+  /**
+   * The Promise facade of `McpWorkers`, for code that is not written with Effect.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  makePromiseClient
+} from "./PromiseClient.js"
