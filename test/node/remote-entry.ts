@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import { parentPort, workerData } from "node:worker_threads"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
+import { exerciseTasks } from "./tasksSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
@@ -59,6 +60,7 @@ export type ScenarioName =
   | "events"
   | "subscribeThenBusy"
   | "everything"
+  | "tasks"
   | "agentHost"
   | "behaviour"
   | "ask"
@@ -421,6 +423,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The server-everything suite through the Promise client of this thread. */
   everything: (data: { id: string }) => withPromiseClient((mcp) => exerciseEverything(mcp, data.id)),
+
+  /** The tasks suite through the Promise client of this thread. */
+  tasks: (data: { id: string }) => withPromiseClient((mcp) => exerciseTasks(mcp, data.id)),
 
   /**
    * The agent-host operations from this thread: the tools of a worker of server-everything as methods (Effect, then
