@@ -4,12 +4,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { NodeMcpWorkers } from "@mcp-worker/node"
+import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import { withPromiseClient } from "./helpers.js"
+import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
-import { clarification, exerciseTasks, expectedTasks, type TaskSurface } from "./tasksSuite.js"
+import { clarification, exerciseTasks, expectedTasks, researchTool, type TaskSurface } from "./tasksSuite.js"
 
 const require = createRequire(import.meta.url)
 
@@ -19,7 +22,8 @@ export const everything = {
   args: [require.resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
 }
 
-const layer = NodeMcpWorkers.layer({ handlers: { elicitation: () => Effect.succeed(clarification) } })
+const handlers = { elicitation: () => Effect.succeed(clarification) }
+const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
 
@@ -61,5 +65,69 @@ describe("C70-C74: tasks against the published server-everything", () => {
       assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
       assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks)
     }).pipe(Effect.provide(layer))
+  )
+})
+
+// A listener with the same handlers, and a Promise client of this process connected to it (the sandbox tests of the
+// listener show the client behaves the same from another process).
+const listening = Effect.gen(function* () {
+  const socket = socketPath()
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+  const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, handlers }))
+  const mcp = yield* Effect.acquireRelease(
+    Effect.sync(() => makePromiseClient({ connect: socket.path })),
+    (client) => Effect.promise(() => client.dispose())
+  )
+  return {
+    mcp,
+    workers: context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"],
+    grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+  }
+})
+
+describe("C71: a socket peer by grant reaches only the tasks started through its grant", () => {
+  it.scopedLive("the suite through a grant, where a task it did not start is refused before sending", () =>
+    Effect.gen(function* () {
+      const { grants, mcp, workers } = yield* listening
+      const id = yield* workers.open(everything)
+      const grant = yield* grants.grant(id)
+      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks(mcp, grant)), {
+        ...expectedTasks,
+        unknown: "InvalidInput"
+      })
+    })
+  )
+
+  it.scopedLive("a handle from one grant works through it and the host, never through another grant", () =>
+    Effect.gen(function* () {
+      const { grants, mcp, workers } = yield* listening
+      const id = yield* workers.open(everything)
+      const mine = yield* grants.grant(id)
+      const other = yield* grants.grant(id)
+      const { task } = yield* Effect.promise(() => mcp.startTask(mine, researchTool, { topic: "grants" }))
+      const refused = yield* Effect.promise(() =>
+        mcp.getTask(other, task.taskId).then(
+          () => undefined,
+          (error) => error
+        )
+      )
+      assert.strictEqual(refused._tag, "InvalidInput")
+      assert.strictEqual(refused.delivery, "not_sent")
+      assert.notInclude(refused.message, task.taskId)
+      const cancelRefused = yield* Effect.promise(() =>
+        mcp.cancelTask(other, task.taskId).then(
+          () => "cancelled",
+          (error) => error._tag
+        )
+      )
+      assert.strictEqual(cancelRefused, "InvalidInput")
+      assert.deepStrictEqual((yield* Effect.promise(() => mcp.listTasks(other))).tasks, [])
+      const own = (yield* Effect.promise(() => mcp.listTasks(mine))).tasks.map((t: { taskId: string }) => t.taskId)
+      assert.deepStrictEqual(own, [task.taskId])
+      // The host holds every handle of its workers.
+      assert.strictEqual((yield* workers.getTask(id, task.taskId)).taskId, task.taskId)
+      const cancelled = yield* Effect.promise(() => mcp.cancelTask(mine, task.taskId))
+      assert.strictEqual(cancelled.status, "cancelled")
+    })
   )
 })
