@@ -7,8 +7,12 @@ import * as Operations from "@mcp-worker/core/Operations"
 import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fixturePath } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
 import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
@@ -129,5 +133,71 @@ describe("C71: a socket peer by grant reaches only the tasks started through its
       const cancelled = yield* Effect.promise(() => mcp.cancelTask(mine, task.taskId))
       assert.strictEqual(cancelled.status, "cancelled")
     })
+  )
+})
+
+const tasksFixture = { command: process.execPath, args: [fixturePath("tasks")] }
+
+const failureOf = <A, E>(effect: Effect.Effect<A, E>) => Effect.flip(effect) as Effect.Effect<any>
+
+describe("C70, C72-C74: tasks against a fixture of ours", () => {
+  it.live("a tool whose task support is optional works both ways; one listed without it is never started", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasksFixture)
+      const text = (result: { content: Array<any> }) => result.content[0].text
+      assert.strictEqual(text(yield* workers.callTool(id, "report", { topic: "plain" })), "report on plain")
+      const started = yield* workers.startTask(id, "report", { topic: "task" })
+      assert.strictEqual(text(yield* workers.taskResult(id, started.task.taskId)), "report on task")
+      const support = (yield* workers.listTools(id)).tools.map((tool) => [tool.name, tool.execution?.taskSupport])
+      assert.deepStrictEqual(support, [
+        ["count", "forbidden"],
+        ["report", "optional"],
+        ["held", "optional"]
+      ])
+      assert.strictEqual(text(yield* workers.callTool(id, "report", { topic: "listed" })), "report on listed")
+      const refused = yield* failureOf(workers.startTask(id, "count"))
+      assert.deepStrictEqual([refused._tag, refused.delivery, refused.path], ["InvalidInput", "not_sent", "name"])
+      // Nothing reached the server: the counter's first call answers 1.
+      assert.strictEqual(text(yield* workers.callTool(id, "count")), "1")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("a start whose answer does not come is unknown, never sent again, and listTasks finds its task", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasksFixture)
+      const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-task-")), "created")
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(marker), { recursive: true })))
+      const start = yield* Effect.fork(
+        failureOf(workers.startTask(id, "held", { topic: "lost", holdMs: 60_000, marker }, { timeout: "60 seconds" }))
+      )
+      // The server created the task and holds back its answer: the start ends here, as a lost answer would.
+      while (!fs.existsSync(marker)) yield* Effect.sleep(10)
+      yield* workers.cancel(id, (yield* workers.status(id)).requestId!)
+      const lost = yield* Fiber.join(start)
+      assert.deepStrictEqual([lost._tag, lost.reason, lost.delivery], ["DeliveryUnknown", "cancelled", "unknown"])
+      const { tasks } = yield* workers.listTasks(id)
+      assert.strictEqual(tasks.length, 1)
+      const found = yield* workers.taskResult(id, tasks[0]!.taskId)
+      assert.strictEqual((found.content[0] as { text: string }).text, "report on lost")
+      assert.strictEqual((yield* workers.listTasks(id)).tasks.length, 1)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("a cancel answers the state after it; a task that ended first stays ended, its id kept out of errors", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasksFixture)
+      const running = yield* workers.startTask(id, "report", { topic: "long", ms: 60_000 })
+      assert.strictEqual((yield* workers.cancelTask(id, running.task.taskId)).status, "cancelled")
+      assert.strictEqual((yield* workers.getTask(id, running.task.taskId)).status, "cancelled")
+      const quick = yield* workers.startTask(id, "report", { topic: "quick" })
+      yield* workers.taskResult(id, quick.task.taskId)
+      const late = yield* failureOf(workers.cancelTask(id, quick.task.taskId))
+      assert.strictEqual(late._tag, "ServerError")
+      assert.notInclude(late.message, quick.task.taskId)
+      assert.strictEqual((yield* workers.getTask(id, quick.task.taskId)).status, "completed")
+    }).pipe(Effect.provide(layer))
   )
 })
