@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fixturePath } from "../fixtures/servers.js"
+import { fixturePath, modernConfig, statefulConfig } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
 import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
@@ -198,6 +198,29 @@ describe("C70, C72-C74: tasks against a fixture of ours", () => {
       assert.strictEqual(late._tag, "ServerError")
       assert.notInclude(late.message, quick.task.taskId)
       assert.strictEqual((yield* workers.getTask(id, quick.task.taskId)).status, "completed")
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+describe("C75: tasks are of the 2025-11-25 revision; elsewhere they are refused before sending", () => {
+  it.live("a 2026-07-28 connection and a server without task capabilities refuse every task operation, not_sent", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      for (const config of [modernConfig("--exit-on-stdin-eof"), statefulConfig("--exit-on-stdin-eof")]) {
+        const id = yield* workers.open(config)
+        const refusals = yield* Effect.forEach(
+          [
+            workers.startTask(id, "echo", {}) as Effect.Effect<unknown, unknown>,
+            workers.getTask(id, "t"),
+            workers.taskResult(id, "t"),
+            workers.cancelTask(id, "t"),
+            workers.listTasks(id)
+          ],
+          (effect) => Effect.map(failureOf(effect), (error) => [error._tag, error.delivery])
+        )
+        assert.deepStrictEqual(refusals, Array(5).fill(["InvalidInput", "not_sent"]))
+        assert.deepStrictEqual(yield* workers.ping(id), {})
+      }
     }).pipe(Effect.provide(layer))
   )
 })
