@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpClient, McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Fiber from "effect/Fiber"
@@ -59,6 +59,26 @@ describe("C70-C74: tasks against the published server-everything", () => {
       const id = yield* workers.open(everything)
       assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks(mcp, id)), expectedTasks)
     }).pipe(Effect.provide(layer))
+  )
+
+  it.live("McpClient: one connection in the calling thread", () =>
+    McpClient.withClient(
+      everything,
+      (client) => {
+        const surface = Object.fromEntries(
+          Object.keys(Operations.requests).map((name) => [
+            name,
+            (_id: string, ...args: Array<unknown>) =>
+              Effect.runPromise(Effect.either((client as any)[name](...args) as Effect.Effect<unknown, unknown>)).then(
+                (either) => (either._tag === "Right" ? either.right : Promise.reject(either.left))
+              )
+          ])
+        )
+        const status = () => Effect.runPromise(client.status)
+        return Effect.promise(() => exerciseTasks({ ...surface, status } as unknown as TaskSurface, client.workerId))
+      },
+      { handlers }
+    ).pipe(Effect.map((seen) => assert.deepStrictEqual(seen, expectedTasks)))
   )
 
   it.live("the Promise client in a remote thread", () =>
