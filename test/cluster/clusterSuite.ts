@@ -8,6 +8,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import fc from "fast-check"
+import { createRequire } from "node:module"
 import { McpWorkers } from "../../packages/core/src/McpWorkers.js"
 import {
   clientLayer,
@@ -23,6 +24,11 @@ import { expectedRounds } from "../node/abortSuite.js"
 import { badInputs } from "../node/prepareSuite.js"
 import { freePort } from "./postgres.js"
 import { sqlLayer } from "./storage.js"
+
+const everything = {
+  command: process.execPath,
+  args: [createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
+}
 
 /** One storage: whether it can run here (and why not), and how to start and stop it. */
 export interface StorageFixture {
@@ -138,6 +144,26 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       assert.isFalse(isAlive(pid))
       assert.strictEqual(tagOf(await c.request("ping", id, [], { timeoutMs: 2000 })), "UnknownWorker")
       assert.strictEqual(log.lines().filter((l) => l.event === "call").length, 5)
+    })
+
+    it("C70: a task started through one runner is read through another and collected by a client-only process", async () => {
+      const opened = await a.call("open", everything)
+      assert.isTrue(opened.ok, JSON.stringify(opened))
+      const id = (opened as { value: string }).value
+      const started = await b.request("startTask", id, ["simulate-research-query", { topic: "runners" }], {
+        timeoutMs: 10_000
+      })
+      assert.isTrue(started.ok, JSON.stringify(started))
+      const taskId = (started as any).value.task.taskId as string
+      const read = await c.request("getTask", id, [taskId], { timeoutMs: 5000 })
+      assert.isTrue(read.ok, JSON.stringify(read))
+      assert.oneOf((read as any).value.status, ["working", "completed"])
+      const result = await client.runPromise(
+        Effect.flatMap(McpWorkers, (workers) => workers.taskResult(id, taskId, { timeout: "60 seconds" }))
+      )
+      assert.include((result.content[0] as { text: string }).text, "# Research Report: runners")
+      const closed = await c.call("close", id)
+      assert.strictEqual((closed as any).value.cleanup.activeProcesses, 0)
     })
 
     it("refuses a second request in flight as WorkerBusy (not sent), and a caller's interrupt or timeout cancels exactly its request", async () => {

@@ -140,7 +140,12 @@ const failureOf = (message: OwnerProtocol.OwnerMessageEncoded) => {
 describe("Owner", () => {
   it("every method of the owner protocol is one entry of the operation table, with its result schema", () => {
     const methods = Object.values(Operations.requests).map((operation) => operation.method)
-    assert.deepStrictEqual([...methods].sort(), [...OwnerProtocol.Method.literals].sort())
+    // A task start is a tools/call too, told apart by its params: one method, two entries.
+    assert.deepStrictEqual(
+      methods.filter((method) => method === "tools/call"),
+      ["tools/call", "tools/call"]
+    )
+    assert.deepStrictEqual([...new Set(methods)].sort(), [...OwnerProtocol.Method.literals].sort())
     for (const operation of Object.values(Operations.requests)) assert.isDefined(operation.result)
   })
 

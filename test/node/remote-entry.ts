@@ -23,6 +23,7 @@ import { abortThenCall } from "./abortSuite.js"
 import { type Input, refusals } from "./prepareSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
+import { exerciseTasks } from "./tasksSuite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exerciseSignal } from "./signalSuite.js"
@@ -64,6 +65,7 @@ export type ScenarioName =
   | "subscribeThenBusy"
   | "signal"
   | "everything"
+  | "tasks"
   | "agentHost"
   | "behaviour"
   | "ask"
@@ -466,6 +468,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The server-everything suite through the Promise client of this thread. */
   everything: (data: { id: string }) => withPromiseClient((mcp) => exerciseEverything(mcp, data.id)),
+
+  /** The tasks suite through the Promise client of this thread. */
+  tasks: (data: { id: string }) => withPromiseClient((mcp) => exerciseTasks(mcp, data.id)),
 
   /**
    * The agent-host operations from this thread: the tools of a worker of server-everything as methods (Effect, then

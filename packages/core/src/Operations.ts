@@ -14,9 +14,11 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as JsonValue from "./JsonValue.js"
-import { InvalidInput, type RequestError } from "./McpWorkerError.js"
+import * as Params from "./OperationParams.js"
+import type { RequestError } from "./McpWorkerError.js"
 import type { Method } from "./OwnerProtocol.js"
 import * as ResultFile from "./ResultFile.js"
+import * as Tasks from "./Tasks.js"
 
 /**
  * The options every request takes.
@@ -110,7 +112,7 @@ export interface ParamsContext {
  */
 export type ResultSchema<A> = Mcp.StandardSchemaV1<unknown, A>
 
-type Checked<A> = Either.Either<A, InvalidInput>
+type Checked<A> = Params.Checked<A>
 
 /**
  * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
@@ -175,33 +177,11 @@ export type Fn<O, Extra = {}> =
  */
 export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
 
-const invalid = (path: string, message: string): Checked<never> =>
-  Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
-
-const string = (value: unknown, path: string, what: string): Checked<string> =>
-  typeof value === "string" && value.length > 0
-    ? Either.right(value)
-    : invalid(path, `${what} must be a non-empty string`)
-
-const cursorParams = (options: ListOptions | undefined): Checked<string> => {
-  const cursor = options?.cursor
-  if (cursor === undefined) return Either.right("{}")
-  return typeof cursor === "string"
-    ? Either.right(JSON.stringify({ cursor }))
-    : invalid("cursor", "the cursor must be a string")
-}
-
-/** An object argument, checked as JSON plain data (C16) and encoded once. */
-const object = (value: unknown, path: string, what: string, context: ParamsContext): Checked<string> =>
-  JsonValue.isJsonObject(value)
-    ? JsonValue.encode(value, { where: "arguments", root: path, isProxy: context.isProxy })
-    : invalid(path, `${what} must be a plain object`)
-
 const list = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[], ListOptions, A> => ({
   method,
   span: `McpWorkers.${name}`,
   arity: 0,
-  params: (_, options) => cursorParams(options),
+  params: (_, options) => Params.cursorParams(options),
   result
 })
 
@@ -209,7 +189,8 @@ const byUri = <A>(method: Method, name: string, result: ResultSchema<A>): Operat
   method,
   span: `McpWorkers.${name}`,
   arity: 1,
-  params: ([uri]) => Either.map(string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value })),
+  params: ([uri]) =>
+    Either.map(Params.string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value })),
   result
 })
 
@@ -235,14 +216,7 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
   method: "tools/call",
   span: "McpWorkers.callTool",
   arity: 2,
-  // Validated once, stringified once: the params are assembled around the arguments' JSON text. Every call builds
-  // these, so without a closure per step.
-  params: ([name, args], _, context) => {
-    const tool = string(name, "name", "the tool name")
-    if (Either.isLeft(tool)) return tool
-    const text = args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", context)
-    return Either.isLeft(text) ? text : Either.right(`{"name":${JSON.stringify(tool.right)},"arguments":${text.right}}`)
-  },
+  params: ([name, args], _, context) => Params.toolCallParams(name, args, context.isProxy, ""),
   saveTo: (options, context) => ResultFile.saveToOf(options, context.checkSavePath),
   spill: (options, context) => ResultFile.callPolicyOf(options, context.checkSpillDirectory),
   answer: ResultFile.answerOf,
@@ -337,14 +311,15 @@ export const getPrompt: Operation<
   span: "McpWorkers.getPrompt",
   arity: 2,
   params: ([name, args], _, context) =>
-    Either.flatMap(string(name, "name", "the prompt name"), (prompt) => {
+    Either.flatMap(Params.string(name, "name", "the prompt name"), (prompt) => {
       if (args === undefined) return Either.right(JSON.stringify({ name: prompt }))
       if (JsonValue.isJsonObject(args)) {
         const bad = Object.keys(args).find((key) => typeof (args as Record<string, unknown>)[key] !== "string")
-        if (bad !== undefined) return invalid(JsonValue.appendPath("args", bad), "prompt arguments must be strings")
+        if (bad !== undefined)
+          return Params.invalid(JsonValue.appendPath("args", bad), "prompt arguments must be strings")
       }
       return Either.map(
-        object(args, "args", "prompt arguments", context),
+        Params.object(args, "args", "prompt arguments", context.isProxy),
         (text) => `{"name":${JSON.stringify(prompt)},"arguments":${text}}`
       )
     }),
@@ -363,7 +338,7 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
   method: "completion/complete",
   span: "McpWorkers.complete",
   arity: 1,
-  params: ([params], _, context) => object(params, "params", "the completion params", context),
+  params: ([params], _, context) => Params.object(params, "params", "the completion params", context.isProxy),
   result: Mcp.specTypeSchemas.CompleteResult
 }
 
@@ -398,7 +373,8 @@ export const requests = {
   listPrompts,
   getPrompt,
   complete,
-  ping
+  ping,
+  ...Tasks.operations
 } as const
 
 /**

@@ -114,3 +114,10 @@ export * as ToolFilter from "./ToolFilter.js"
  * @since 0.1.0
  */
 export * as AgentHost from "./AgentHost.js"
+
+/**
+ * Tasks: a tool call the server runs on after answering, reachable by its worker id and task id.
+ *
+ * @since 0.1.0
+ */
+export * as Tasks from "./Tasks.js"

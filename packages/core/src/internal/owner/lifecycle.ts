@@ -104,7 +104,8 @@ export const open = (
       progress: new Map(),
       modern,
       spill: request.spill,
-      tools: request.tools === undefined ? undefined : ToolFilter.compile(request.tools)
+      tools: request.tools === undefined ? undefined : ToolFilter.compile(request.tools),
+      taskSupport: new Map()
     }
     client.onclose = () => fail(machine, "transport", "the connection closed")
     client.onerror = (error: Error) => onClientError(machine, connection, error)

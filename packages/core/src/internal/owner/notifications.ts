@@ -26,6 +26,7 @@ export const forwardNotifications = (machine: Machine, client: Client): void => 
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
         if (known !== undefined) ParamHeaders.forget(known)
+        machine.state.connection.taskSupport.clear()
       }
       machine.port.post({
         _tag: "Notification",

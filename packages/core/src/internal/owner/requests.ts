@@ -42,14 +42,18 @@ import {
   type Port,
   postFailure
 } from "./state.js"
+import * as Tasks from "./tasks.js"
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
 
 // The protocol's own result schema of each method, read off the operation table: results are checked against the
 // protocol, never against what a server declared about itself (C25).
+// A task start shares `tools/call` with `callTool`; its schema is chosen by its params (`Tasks.isStart`).
 const resultSchemas = Object.fromEntries(
-  Object.values(Operations.requests).map((operation) => [operation.method, operation.result])
+  Object.values(Operations.requests)
+    .filter((operation) => operation !== Operations.requests.startTask)
+    .map((operation) => [operation.method, operation.result])
 ) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
 /** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
@@ -95,6 +99,8 @@ export const send = (
       return postFailure(machine.port, requestId, outsideFilter())
     }
   }
+  const taskRefusal = Tasks.refusal(connection, message.method, parsed)
+  if (taskRefusal !== undefined) return postFailure(machine.port, requestId, taskRefusal)
   const known = connection.modern?.params
   const headers =
     known !== undefined && message.method === "tools/call" ? ParamHeaders.ofCall(known, parsed) : undefined
@@ -120,11 +126,18 @@ export const send = (
   // schemas it validates results against, task requirements it refuses calls for), and descriptions and
   // results are untrusted data the library does not interpret (C25). Results come back as the server sent
   // them; the schema applied is the protocol's own.
-  const promise =
+  const schema = Tasks.isStart(message.method, parsed) ? Tasks.createdSchema : resultSchemas[message.method]
+  const sent =
     (connection.modern !== undefined
       ? modernOnly(connection, connection.modern, message.method, params, requestOptions)
-      : undefined) ??
-    connection.client.request({ method: message.method, params }, resultSchemas[message.method], requestOptions)
+      : undefined) ?? connection.client.request({ method: message.method, params }, schema, requestOptions)
+  // What the tools listed declare about tasks (C72); a task's id stays out of the errors about it (C71).
+  const promise =
+    message.method === "tools/list"
+      ? sent.then((result) => (Tasks.learn(connection.taskSupport, result), result))
+      : message.method.startsWith("tasks/")
+        ? sent.catch((error) => Promise.reject(Tasks.withoutTaskId(parsed, error)))
+        : sent
   const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
   const { replyTo } = message
   const listing = message.method === "tools/list" ? listingOf(connection) : undefined

@@ -22,6 +22,7 @@ import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"
 import type * as ParamHeaders from "./paramHeaders.js"
 import type { RequestAbort } from "./requestAbort.js"
+import type * as Tasks from "./tasks.js"
 
 /** Why the connection is gone, as reported to the host once. @internal */
 export interface Failure {
@@ -46,6 +47,8 @@ export interface Connection {
   readonly spill: string | undefined
   /** Which tools the worker offers, from its open (C59); `undefined`: every tool. */
   readonly tools: ToolFilter.Compiled | undefined
+  /** What the tools listed so far declared about tasks (C72). */
+  readonly taskSupport: Tasks.Known
 }
 
 /**

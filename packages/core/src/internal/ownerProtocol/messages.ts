@@ -78,7 +78,11 @@ export const Method = Schema.Literal(
   "prompts/list",
   "prompts/get",
   "completion/complete",
-  "ping"
+  "ping",
+  "tasks/get",
+  "tasks/result",
+  "tasks/cancel",
+  "tasks/list"
 )
 
 /** @internal */

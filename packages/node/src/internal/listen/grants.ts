@@ -8,7 +8,9 @@
  * @internal
  */
 import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
+import type * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Tasks from "@mcp-worker/core/Tasks"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -35,6 +37,8 @@ export interface Grant {
   readonly expiresAt: number
   /** The directory (its real path) under which a `saveTo` of this grant may write; `undefined`: nowhere. */
   readonly saveDir: string | undefined
+  /** The ids of the tasks started through this grant: the only ones it reaches (C71). */
+  readonly tasks: Set<string>
 }
 
 /** The grants of one host. @internal */
@@ -105,7 +109,8 @@ export const issue = (
       operations: new Set(operations),
       tools: tools === undefined ? undefined : new Set(tools),
       expiresAt: ttl === undefined ? Infinity : now + ttl,
-      saveDir
+      saveDir,
+      tasks: new Set()
     })
     return `${prefix}${nonce}${tagOf(grants, nonce).toString("base64url")}`
   })
@@ -168,5 +173,39 @@ export const revoke = (grants: Grants, id: string): boolean => {
 export const sweep = (grants: Grants, isOpen: (workerId: string) => boolean, now: number): void => {
   for (const [nonce, grant] of grants.byNonce) {
     if (now > grant.expiresAt || !isOpen(grant.workerId)) grants.byNonce.delete(nonce)
+  }
+}
+
+/**
+ * Why a request through `grant` may not name its task: only a task started through this grant is reached through it,
+ * and one it did not start looks the same whether or not it exists (C71).
+ *
+ * @internal
+ */
+export const taskRefusal = (grant: Grant, name: string, params: JsonValue.JsonObject): InvalidInput | undefined => {
+  if (!Tasks.byId.has(name)) return undefined
+  const taskId = params.taskId
+  return typeof taskId === "string" && grant.tasks.has(taskId)
+    ? undefined
+    : invalid("taskId", "this grant started no task of that id")
+}
+
+/**
+ * A result as a caller through `grant` sees it: a task it started is remembered as its own, and `listTasks` shows only
+ * its own tasks (C71).
+ *
+ * @internal
+ */
+export const taskShown = (grant: Grant, name: string, result: unknown): unknown => {
+  if (name === "startTask") {
+    const taskId = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId
+    if (typeof taskId === "string") grant.tasks.add(taskId)
+    return result
+  }
+  if (name !== "listTasks") return result
+  const list = result as { tasks?: ReadonlyArray<{ taskId?: unknown }> }
+  return {
+    ...list,
+    tasks: (list.tasks ?? []).filter((task) => typeof task.taskId === "string" && grant.tasks.has(task.taskId))
   }
 }

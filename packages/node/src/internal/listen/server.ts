@@ -111,7 +111,9 @@ const checked = (target: Target, name: string, payload: typeof RequestPayload.Ty
   if (Either.isLeft(params)) return params.left
   if (!JsonValue.isJsonObject(params.right)) return invalid("params", "the request params must be a plain object")
   const grant = target.grant
-  if (grant?.tools !== undefined && name === "callTool") {
+  const taskRefused = grant === undefined ? undefined : Grants.taskRefusal(grant, name, params.right)
+  if (taskRefused !== undefined) return taskRefused
+  if (grant?.tools !== undefined && (name === "callTool" || name === "startTask")) {
     const tool = params.right.name
     if (typeof tool !== "string" || !grant.tools.has(tool))
       return invalid("name", "this grant does not allow that tool")
@@ -124,8 +126,10 @@ const checked = (target: Target, name: string, payload: typeof RequestPayload.Ty
   return problem === undefined ? undefined : invalid("options.saveTo", problem)
 }
 
-/** `listTools` through a grant with an allow-list shows only those tools. */
+/** `listTools` through a grant with an allow-list shows only those tools; its tasks are its own (C71). */
 const shown = (grant: Grants.Grant | undefined, name: string, result: unknown): unknown => {
+  if (grant !== undefined && (name === "startTask" || name === "listTasks"))
+    return Grants.taskShown(grant, name, result)
   const tools = grant?.tools
   if (tools === undefined || name !== "listTools") return result
   const list = result as { tools?: ReadonlyArray<{ name?: unknown }> }

@@ -1,0 +1,150 @@
+/**
+ * Tasks: a tool call the server runs on after answering, so that it outlives the run that started it and leaves the
+ * worker free meanwhile (C70). `startTask` answers the server's `CreateTaskResult`; the worker id and its
+ * `task.taskId` are the task's handle, plain strings any thread, process or runner that can reach the worker may use
+ * with `getTask`, `taskResult`, `cancelTask` and `listTasks`. A task id is a secret: whoever holds it reads the
+ * result, so the library never puts one in a status, log, span, metric or error (C71).
+ *
+ * These are operations of the one table (`Operations.requests`): each follows the rules of every request (one at a
+ * time, the whole budget, `WorkerBusy` is `not_sent`, nothing replayed). Servers of the 2025-11-25 revision that
+ * declare `capabilities.tasks` run them.
+ *
+ * @since 0.1.0
+ */
+import * as Mcp from "@modelcontextprotocol/client"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Params from "./OperationParams.js"
+import type * as JsonValue from "./JsonValue.js"
+import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
+
+/**
+ * The options of `startTask`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartTaskOptions extends RequestOptions {
+  /** How long the server should keep the task and its result after it was created; the server may keep it less. */
+  readonly ttl?: Duration.DurationInput | undefined
+}
+
+/**
+ * The key of `_meta` that marks a task's result, and a server's request made for one task, with its task id.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+const ttlOf = (ttl: Duration.DurationInput | undefined): Params.Checked<string> => {
+  if (ttl === undefined) return Either.right(`,"task":{}`)
+  const decoded = Duration.decodeUnknown(ttl)
+  if (Option.isNone(decoded) || !Duration.isFinite(decoded.value)) {
+    return Params.invalid("options.ttl", "ttl must be a finite duration")
+  }
+  return Either.right(`,"task":{"ttl":${Math.max(0, Math.round(Duration.toMillis(decoded.value)))}}`)
+}
+
+const taskIdParams = ([taskId]: [string]): Params.Checked<string> =>
+  Either.map(Params.string(taskId, "taskId", "the task id"), (value) => JSON.stringify({ taskId: value }))
+
+const byTaskId = <A>(
+  method: "tasks/get" | "tasks/result" | "tasks/cancel",
+  name: string,
+  result: Mcp.StandardSchemaV1<unknown, A>
+): Operation<[taskId: string], RequestOptions, A> => ({
+  method,
+  span: `McpWorkers.${name}`,
+  arity: 1,
+  params: taskIdParams,
+  result
+})
+
+/**
+ * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
+ * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult> =
+  {
+    method: "tools/call",
+    span: "McpWorkers.startTask",
+    arity: 2,
+    params: ([name, args], options, context) =>
+      Either.flatMap(ttlOf(options?.ttl), (task) => Params.toolCallParams(name, args, context.isProxy, task)),
+    attributes: ([name]) => ({ tool: name }),
+    result: Mcp.specTypeSchemas.CreateTaskResult
+  }
+
+/**
+ * `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult> = byTaskId(
+  "tasks/get",
+  "getTask",
+  Mcp.specTypeSchemas.GetTaskResult
+)
+
+/**
+ * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's error).
+ * While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A budget that
+ * runs out ends the wait only: the task runs on (C73).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult> = byTaskId(
+  "tasks/result",
+  "taskResult",
+  Mcp.specTypeSchemas.CallToolResult
+)
+
+/**
+ * `tasks/cancel`: asks the server to cancel the task, and answers the task's state after it, which may be one it
+ * reached first (`completed`) (C74).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult> = byTaskId(
+  "tasks/cancel",
+  "cancelTask",
+  Mcp.specTypeSchemas.CancelTaskResult
+)
+
+/**
+ * `tasks/list`: one page of the tasks the server holds for this connection.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const listTasks: Operation<[], ListOptions, Mcp.ListTasksResult> = {
+  method: "tasks/list",
+  span: "McpWorkers.listTasks",
+  arity: 0,
+  params: (_, options) => Params.cursorParams(options),
+  result: Mcp.specTypeSchemas.ListTasksResult
+}
+
+/**
+ * The task operations, by their name on `McpWorkers`.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const operations = { startTask, getTask, taskResult, cancelTask, listTasks } as const
+
+/**
+ * The operations that name one task by its id (their first argument): what a grant checks it started (C71).
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const byId: ReadonlySet<string> = new Set(["getTask", "taskResult", "cancelTask"])

@@ -1,0 +1,84 @@
+/**
+ * Tasks in the owner (the 2025-11-25 revision): what the server's capabilities and its listed tools allow, checked
+ * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
+ */
+import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
+import { InvalidInput } from "../../McpWorkerError.js"
+import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type { Connection } from "./state.js"
+
+/** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
+export type TaskSupport = "required" | "optional" | "forbidden"
+
+/** What the tools listed so far declared about tasks, by tool name. @internal */
+export type Known = Map<string, TaskSupport>
+
+/** A `tools/call` that asks for a task carries `task`. @internal */
+export const isStart = (method: OwnerProtocol.Method, params: Record<string, unknown>): boolean =>
+  method === "tools/call" && params.task !== undefined
+
+/** The protocol's schema of a task start's answer. @internal */
+export const createdSchema: StandardSchemaV1 = specTypeSchemas.CreateTaskResult
+
+/** Learns each listed tool's task support from a `tools/list` result. @internal */
+export const learn = (known: Known, result: unknown): void => {
+  const tools = (result as { tools?: unknown } | undefined)?.tools
+  if (!Array.isArray(tools)) return
+  for (const tool of tools) {
+    if (typeof tool?.name !== "string") continue
+    const support = tool.execution?.taskSupport
+    known.set(tool.name, support === "required" || support === "optional" ? support : "forbidden")
+  }
+}
+
+const refused = (path: string, message: string): InvalidInput =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+interface ServerTasks {
+  readonly list?: object
+  readonly cancel?: object
+  readonly requests?: { readonly tools?: { readonly call?: object } }
+}
+
+/**
+ * Why a request cannot go to this server as a task request, or `undefined`. A plain call of a tool listed as requiring
+ * a task is refused here, as the server would refuse it (C72); names stay out of the message (C24).
+ *
+ * @internal
+ */
+export const refusal = (
+  connection: Connection,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>
+): InvalidInput | undefined => {
+  const server = connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined
+  if (method === "tools/call") {
+    const support = typeof params.name === "string" ? connection.taskSupport.get(params.name) : undefined
+    if (params.task === undefined) {
+      return support === "required"
+        ? refused("name", "that tool runs only as a task: start it with startTask, then read it with taskResult")
+        : undefined
+    }
+    if (server?.requests?.tools?.call === undefined) {
+      return refused("name", "this server runs no tool calls as tasks (its capabilities declare none)")
+    }
+    return support === "forbidden" ? refused("name", "the server listed that tool as never run as a task") : undefined
+  }
+  if (!method.startsWith("tasks/")) return undefined
+  if (server === undefined) return refused("taskId", "this server runs no tasks (its capabilities declare none)")
+  if (method === "tasks/list" && server.list === undefined) return refused("cursor", "this server lists no tasks")
+  if (method === "tasks/cancel" && server.cancel === undefined) return refused("taskId", "this server cancels no tasks")
+  return undefined
+}
+
+/**
+ * A server's error about a task, its id taken out of the message and its data left behind: whoever reads the error
+ * may not hold the task (C71).
+ *
+ * @internal
+ */
+export const withoutTaskId = (params: Record<string, unknown>, error: unknown): unknown => {
+  const taskId = params.taskId
+  if (typeof taskId !== "string" || !(error instanceof ProtocolError)) return error
+  return new ProtocolError(error.code, error.message.split(taskId).join("[task]"))
+}
