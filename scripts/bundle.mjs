@@ -84,7 +84,7 @@ const oneZod = {
  * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
  * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
  * `cacheFileOf` in packages/node/src/internal/owner/loader.ts names it). Another Node writes its own cache on its
- * first owner thread.
+ * first owner thread, into the user's cache directory (C67).
  */
 export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
