@@ -2,15 +2,14 @@
 // install commands into new projects outside the repository, and the README's first program of each face run against
 // a real server from a read-only install (C67), ending by itself with nothing left running.
 import { assert, describe, it } from "@effect/vitest"
-import { afterAll, beforeAll } from "vitest"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import * as SqliteStorage from "@mcp-worker/cluster/SqliteStorage"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
-import type { Face } from "./packed.js"
+import { afterAll, beforeAll } from "vitest"
 import * as Packed from "./packed.js"
 
 const require = createRequire(import.meta.url)
@@ -21,7 +20,7 @@ const manifests = Object.fromEntries(
 const tarballName = (name: string) => `mcp-worker-${name}-${manifests[name].version}.tgz`
 const installFlags = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
 
-// Installing and packing on a loaded machine with a warm cache: a minute is far past the ~15 s each takes.
+// Bounds for packing and installing on a loaded machine with a warm cache, far past the ~30 s each takes.
 const minutes = (n: number) => n * 60_000
 
 // The Node an Effect 4 application runs on: this one when it meets the package's engines, else the pinned 22.
@@ -70,11 +69,11 @@ const expectedFiles: Record<(typeof names)[number], Array<string>> = {
   ]
 }
 
-/** A new project, the face's README command run in it with the tarballs in place of the package names. */
-const installFace = (packs: string, project: string, face: Face, node: string) => {
-  const command = Packed.readmeCommands()[face]
-  assert.isDefined(command, `README's Install section has a command for ${face}`)
-  const argv = command!.map((word) =>
+/** The README's `command` run in the project, the tarballs in place of the package names. */
+const install = (project: string, command: Packed.Command, node: string) => {
+  const words = Packed.readmeCommands()[command]
+  assert.isDefined(words, `README's Install section has a command for ${command}`)
+  const argv = words!.map((word) =>
     /^@mcp-worker\/[a-z0-9]+$/.test(word) ? Path.join(packs, tarballName(word.split("/")[1]!)) : word
   )
   return Packed.run("npm", [...argv, ...installFlags], {
@@ -84,44 +83,41 @@ const installFace = (packs: string, project: string, face: Face, node: string) =
   })
 }
 
-const newProject = (face: Face) =>
+/** A new project outside the repository with the README's `command` run in it. */
+const installed = (command: Packed.Command, node: string) =>
   Effect.gen(function* () {
     const project = yield* Packed.temporaryDirectory("mcp-worker-install-")
-    Fs.writeFileSync(
-      Path.join(project, "package.json"),
-      JSON.stringify({ name: `install-${face.replace(/\W+/g, "-").toLowerCase()}`, private: true })
-    )
+    Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "first-program", private: true }))
+    yield* install(project, command, node)
     return project
   })
 
 // The README's program with its one outside fetch, `npx -y` of server-everything, replaced by the same published
 // server from this repository, started through a file of the project so that its command line names the project.
-const localProgram = (project: string, face: Face): string => {
-  const program = Packed.readmePrograms()[face]
-  assert.isDefined(program, `README's Install section has a program for ${face}`)
+const localProgram = (project: string, name: Packed.Program): string => {
+  const program = Packed.readmePrograms()[name]
+  assert.isDefined(program, `README's Install section has a program for ${name}`)
   const fetched = 'command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"]'
-  assert.strictEqual(program!.split(fetched).length, 2, `the ${face} program opens server-everything through npx`)
+  assert.strictEqual(program!.split(fetched).length, 2, `the ${name} program opens server-everything through npx`)
   const server = Path.join(project, "server-everything.mjs")
   const published = require.resolve("@modelcontextprotocol/server-everything/dist/index.js")
   Fs.writeFileSync(server, `await import(${JSON.stringify(published)})\n`)
   return program!.replace(fetched, `command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(server)}]`)
 }
 
-/** Installs the face, makes the install read-only, runs the README's program, and checks what it left. */
-const runFace = (packs: string, face: Face, node: string) =>
+/** Runs the README's program from the project's install made read-only, and checks what it printed and left. */
+const runProgram = (project: string, name: Packed.Program, node: string) =>
   Effect.gen(function* () {
-    const project = yield* newProject(face)
-    yield* installFace(packs, project, face, node)
-    Fs.writeFileSync(Path.join(project, "main.mjs"), localProgram(project, face))
+    const main = `${name.replace(/\W+/g, "-").toLowerCase()}.mjs`
+    Fs.writeFileSync(Path.join(project, main), localProgram(project, name))
     const modules = Path.join(project, "node_modules")
     const before = Packed.snapshot(modules)
-    const cacheHome = Path.join(project, "cache")
     const { stderr, stdout } = yield* Effect.scoped(
       Effect.zipRight(
         Packed.readOnly(modules),
-        Packed.run(node, ["main.mjs"], {
+        Packed.run(node, [main], {
           cwd: project,
-          env: { ...process.env, XDG_CACHE_HOME: cacheHome },
+          env: { ...process.env, XDG_CACHE_HOME: Path.join(project, "cache") },
           timeoutMs: minutes(1)
         })
       )
@@ -133,20 +129,23 @@ const runFace = (packs: string, face: Face, node: string) =>
     assert.deepStrictEqual(Packed.processesUnder(project), [])
   })
 
-// Packed once for the file: prepack builds each package.
-const packsScope = Effect.runSync(Scope.make())
-let packs = ""
-beforeAll(async () => {
-  packs = await Effect.runPromise(pack.pipe(Scope.extend(packsScope)))
-}, minutes(5))
-afterAll(() => Effect.runPromise(Scope.close(packsScope, Exit.void)))
-
 // Whether this Node meets @mcp-worker/effect4's engines (">=major.minor").
 const isEffect4Node = () => {
   const [lowestMajor, lowestMinor] = manifests.effect4.engines.node.replace(">=", "").split(".").map(Number)
   const [major, minor] = process.versions.node.split(".").map(Number)
   return major! > lowestMajor || (major === lowestMajor && minor! >= (lowestMinor ?? 0))
 }
+
+// Packed once for the file (prepack builds each package), and the Effect 3 command, which programs without Effect
+// use too, installed once.
+const shared = Effect.runSync(Scope.make())
+let packs = ""
+let effect3Project = ""
+beforeAll(async () => {
+  packs = await Effect.runPromise(pack.pipe(Scope.extend(shared)))
+  effect3Project = await Effect.runPromise(installed("Effect 3", process.execPath).pipe(Scope.extend(shared)))
+}, minutes(6))
+afterAll(() => Effect.runPromise(Scope.close(shared, Exit.void)), minutes(2))
 
 describe("packed and installed as the README says", () => {
   it.live("tarballs: README, LICENSE, repository; bundles with source maps; nothing written at run time", () =>
@@ -186,59 +185,59 @@ describe("packed and installed as the README says", () => {
   // missing (the across-machines command is run beside the Effect 3 one).
   it("the README's commands name every required peer with the range in package.json", () => {
     const commands = Packed.readmeCommands()
-    assert.deepStrictEqual(Object.keys(commands).sort(), ["Effect 3", "Effect 4", "across machines", "no Effect"])
+    assert.deepStrictEqual(Object.keys(commands).sort(), ["Effect 3", "Effect 4", "across machines"])
     const beside: Record<string, Array<string>> = { "across machines": commands["Effect 3"]! }
-    for (const [face, command] of Object.entries(commands)) {
-      const words = [...command.slice(1), ...(beside[face] ?? []).slice(1)]
-      const ours = words.filter((word) => word.startsWith("@mcp-worker/")).map((word) => word.split("/")[1]!)
-      const ranges = new Map(words.filter((word) => !word.startsWith("@mcp-worker/")).map(Packed.splitSpec))
+    for (const [command, words] of Object.entries(commands)) {
+      const all = [...words.slice(1), ...(beside[command] ?? []).slice(1)]
+      const ours = all.filter((word) => word.startsWith("@mcp-worker/")).map((word) => word.split("/")[1]!)
+      const ranges = new Map(all.filter((word) => !word.startsWith("@mcp-worker/")).map(Packed.splitSpec))
       for (const name of ours) {
-        const { peerDependencies = {}, peerDependenciesMeta = {}, dependencies = {} } = manifests[name]
-        for (const dependency of Object.keys(dependencies)) assert.include(ours, dependency.split("/")[1], face)
+        const { dependencies = {}, peerDependencies = {}, peerDependenciesMeta = {} } = manifests[name]
+        for (const dependency of Object.keys(dependencies)) assert.include(ours, dependency.split("/")[1], command)
         for (const [peer, range] of Object.entries(peerDependencies)) {
           if (peerDependenciesMeta[peer]?.optional === true) continue
-          assert.strictEqual(ranges.get(peer), range, `${face}: ${peer} as @mcp-worker/${name} names it`)
+          assert.strictEqual(ranges.get(peer), range, `${command}: ${peer} as @mcp-worker/${name} names it`)
         }
       }
     }
-    // The optional peers SqliteStorage names when they are missing are the ones package.json names.
+    // The optional peers SqliteStorage names when they are missing: package.json's ranges, and in the README.
     for (const spec of Object.values(SqliteStorage.optionalPeers)) {
       const [peer, range] = Packed.splitSpec(spec)
       assert.strictEqual(manifests.cluster.peerDependencies[peer], range)
       assert.isTrue(manifests.cluster.peerDependenciesMeta[peer].optional)
+      assert.include(Packed.readmeCommandsBlock(), spec)
     }
   })
 
-  it.scopedLive(
-    "Effect 3, Node 20: the README's program runs from a read-only install",
-    () => runFace(packs, "Effect 3", process.execPath),
-    minutes(4)
+  it.live("Effect 3, on Node 20: the README's program runs from a read-only install", () =>
+    runProgram(effect3Project, "Effect 3", process.execPath)
   )
 
-  it.scopedLive(
-    "no Effect: the README's program runs from a read-only install",
-    () => runFace(packs, "no Effect", process.execPath),
-    minutes(4)
+  it.live("no Effect, with the Effect 3 command: the README's program runs from a read-only install", () =>
+    runProgram(effect3Project, "no Effect", process.execPath)
   )
 
   it.scopedLive(
     "Effect 4, on Node 22: the README's program runs from a read-only install",
     () =>
       Effect.gen(function* () {
-        yield* runFace(packs, "Effect 4", yield* effect4Node())
+        const node = yield* effect4Node()
+        yield* runProgram(yield* installed("Effect 4", node), "Effect 4", node)
       }),
     minutes(4)
   )
 
-  it.scopedLive(
+  it.live(
     "C68: SqliteStorage without its optional peers fails saying what to install",
     () =>
       Effect.gen(function* () {
-        const project = yield* newProject("across machines")
-        yield* installFace(packs, project, "Effect 3", process.execPath)
-        yield* installFace(packs, project, "across machines", process.execPath)
+        yield* install(effect3Project, "across machines", process.execPath)
+        const missing = Object.values(SqliteStorage.optionalPeers).find(
+          (spec) => !Fs.existsSync(Path.join(effect3Project, "node_modules", Packed.splitSpec(spec)[0]))
+        )
+        assert.isDefined(missing, "npm installed no optional peer of SqliteStorage")
         Fs.writeFileSync(
-          Path.join(project, "sqlite.mjs"),
+          Path.join(effect3Project, "sqlite.mjs"),
           [
             'import * as SqliteStorage from "@mcp-worker/cluster/SqliteStorage"',
             'import { Effect, Layer } from "effect"',
@@ -247,11 +246,10 @@ describe("packed and installed as the README says", () => {
             "console.log(`${error._tag}: ${error.message}`)"
           ].join("\n")
         )
-        const missing = Object.values(SqliteStorage.optionalPeers).find(
-          (spec) => !Fs.existsSync(Path.join(project, "node_modules", Packed.splitSpec(spec)[0]))
-        )
-        assert.isDefined(missing, "npm installed no optional peer of SqliteStorage")
-        const { stdout } = yield* Packed.run(process.execPath, ["sqlite.mjs"], { cwd: project, timeoutMs: minutes(1) })
+        const { stdout } = yield* Packed.run(process.execPath, ["sqlite.mjs"], {
+          cwd: effect3Project,
+          timeoutMs: minutes(1)
+        })
         assert.strictEqual(
           stdout,
           `SqlError: SqliteStorage needs ${missing}, an optional peer of @mcp-worker/cluster that is not installed: ` +

@@ -11,8 +11,11 @@ export const root = fileURLToPath(new URL("../..", import.meta.url))
 
 export const readJson = (file: string): any => JSON.parse(Fs.readFileSync(file, "utf8"))
 
-/** A face as the README names it: the label of its install command and the first line of its program. */
-export type Face = "Effect 3" | "no Effect" | "Effect 4" | "across machines"
+/** An install command as the README labels it. */
+export type Command = "Effect 3" | "Effect 4" | "across machines"
+
+/** A first program as the README names it in its first line. */
+export type Program = "Effect 3" | "no Effect" | "Effect 4"
 
 const installSection = (): string => {
   const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
@@ -28,11 +31,14 @@ const blocks = (section: string, language: string): Array<string> =>
 // A command's label is its comment up to the first "(", ":" or ",": "# Effect 4 (Node >= 22.19): …" → "Effect 4".
 const labelOf = (comment: string): string => comment.replace(/^#\s*/, "").split(/[(:,]/)[0]!.trim()
 
+/** The README's Install section's commands block. */
+export const readmeCommandsBlock = (): string => blocks(installSection(), "sh")[0]!
+
 /** The README's install command of each face, as arguments after `npm`. */
 export const readmeCommands = (): Record<string, Array<string>> => {
   const commands: Record<string, Array<string>> = {}
   let label: string | undefined
-  for (const line of blocks(installSection(), "sh")[0]!.split("\n")) {
+  for (const line of readmeCommandsBlock().split("\n")) {
     if (line.startsWith("#")) label = labelOf(line)
     else if (line.startsWith("npm install ") && label !== undefined) commands[label] = line.trim().split(/\s+/).slice(1)
   }
