@@ -111,42 +111,51 @@ export const bundleOwner = async () => {
     owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod] })
   ])
   fs.mkdirSync(dir, { recursive: true })
-  const changed = writeChanged(results.flatMap((result) => result.outputFiles))
+  const outputs = results.flatMap((result) => result.outputFiles)
   const cache = path.join(
     dir,
     `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
   )
-  if (!changed.includes(runtime) && fs.existsSync(cache)) return
-  // Caches of the previous runtime, for whichever V8: V8 only checks a cache against the source's length. And the
-  // ES module entries of earlier builds, which nothing loads any more.
+  const source = outputs.find((output) => output.path === runtime).text
+  const rebuilt = !sameAs(runtime, Buffer.from(source)) || !fs.existsSync(cache)
+  // The cache is made before the runtime is replaced, and both are renamed into place one after the other: owners
+  // starting meanwhile meet a cache of the other runtime for a moment at most, which V8 rejects (its length differs).
+  const cachedData = rebuilt ? codeCacheOf(runtime, source) : undefined
+  writeChanged(outputs)
+  if (cachedData === undefined) return
+  writeAtomically(cache, cachedData)
+  // Caches of earlier runtimes, for whichever V8: V8 only checks a cache against the source's length. And the ES
+  // module entries of earlier builds, which nothing loads any more.
   for (const file of fs.readdirSync(dir)) {
-    if (/^owner-runtime\..*cache$/.test(file) || /^owner(-process)?\.mjs$/.test(file)) fs.rmSync(path.join(dir, file))
+    const stale =
+      (/^owner-runtime\..*cache$/.test(file) && path.join(dir, file) !== cache) || /^owner(-process)?\.mjs$/.test(file)
+    if (stale) fs.rmSync(path.join(dir, file))
   }
-  const source = fs.readFileSync(runtime, "utf8")
+}
+
+// V8's code cache of the runtime as loader.ts compiles it, after running it (what loading compiles is then in it).
+const codeCacheOf = (runtime, source) => {
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: runtime
   })
   const module = { exports: {} }
-  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, dir)
-  writeAtomically(cache, script.createCachedData())
+  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, path.dirname(runtime))
+  return script.createCachedData()
+}
+
+const sameAs = (file, contents) => {
+  try {
+    return fs.readFileSync(file).equals(contents)
+  } catch {
+    return false
+  }
 }
 
 // A rebuild while owners run (a test packing the packages, a second build) must not show them a half-written file:
-// outputs are written whole and renamed into place, and only when they changed. Returns the paths written.
+// outputs are written whole and renamed into place, and only when they changed.
 const writeChanged = (outputFiles) => {
-  const written = []
-  for (const output of outputFiles) {
-    let same = false
-    try {
-      same = fs.readFileSync(output.path).equals(output.contents)
-    } catch {
-      // not there yet
-    }
-    if (same) continue
-    writeAtomically(output.path, output.contents)
-    written.push(output.path)
-  }
-  return written
+  for (const output of outputFiles)
+    if (!sameAs(output.path, output.contents)) writeAtomically(output.path, output.contents)
 }
 
 const writeAtomically = (file, contents) => {
