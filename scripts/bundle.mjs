@@ -86,6 +86,10 @@ const oneZod = {
  * `cacheFileOf` in packages/node/src/internal/owner/loader.ts names it). Another Node writes its own cache on its
  * first owner thread, into the user's cache directory (C67).
  */
+/** The name of the build's code cache for the V8 running this script, as loader.ts's `cacheFileOf` names it. */
+export const ownerCacheName = () =>
+  `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
+
 export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
   const runtime = path.join(dir, "owner-runtime.cjs")
@@ -112,18 +116,15 @@ export const bundleOwner = async () => {
   ])
   fs.mkdirSync(dir, { recursive: true })
   const outputs = results.flatMap((result) => result.outputFiles)
-  const cache = path.join(
-    dir,
-    `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
-  )
+  const cache = path.join(dir, ownerCacheName())
   const source = outputs.find((output) => output.path === runtime).text
-  const rebuilt = !sameAs(runtime, Buffer.from(source)) || !fs.existsSync(cache)
+  const changed = !sameAs(runtime, Buffer.from(source))
   // The cache is made before the runtime is replaced, and both are renamed into place one after the other: owners
   // starting meanwhile meet a cache of the other runtime for a moment at most, which V8 rejects (its length differs).
-  const cachedData = rebuilt ? codeCacheOf(runtime, source) : undefined
+  const cachedData = changed || !fs.existsSync(cache) ? codeCacheOf(runtime, source) : undefined
   writeChanged(outputs)
-  if (cachedData === undefined) return
-  writeAtomically(cache, cachedData)
+  if (cachedData !== undefined) writeAtomically(cache, cachedData)
+  if (!changed) return
   // Caches of earlier runtimes, for whichever V8: V8 only checks a cache against the source's length. And the ES
   // module entries of earlier builds, which nothing loads any more.
   for (const file of fs.readdirSync(dir)) {

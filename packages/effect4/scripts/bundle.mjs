@@ -7,7 +7,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { bundleOwner } from "../../../scripts/bundle.mjs"
+import { bundleOwner, ownerCacheName } from "../../../scripts/bundle.mjs"
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = path.resolve(here, "../..")
@@ -39,8 +39,9 @@ const isAtLeast = (version, lowest) => {
 }
 
 /**
- * Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`), with its code cache only when the
- * Node that made it is one this package runs on, and bundles the implementation.
+ * Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`), with the code cache of the Node
+ * running this only when it is one this package runs on (the directory may hold other Nodes' too), and bundles the
+ * implementation.
  */
 export const bundleImplementation = async () => {
   const owner = path.join(here, "owner")
@@ -48,7 +49,7 @@ export const bundleImplementation = async () => {
   fs.rmSync(owner, { recursive: true, force: true })
   fs.cpSync(path.join(root, "packages/node/owner"), owner, {
     recursive: true,
-    filter: (source) => keepCache || !source.endsWith(".cache")
+    filter: (source) => !source.endsWith(".cache") || (keepCache && path.basename(source) === ownerCacheName())
   })
   const outdir = path.join(here, "lib/effect3/bundle")
   // Earlier builds' chunks; the hand-written declarations stay.
