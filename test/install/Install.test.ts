@@ -206,12 +206,16 @@ describe("packed and installed as the README says", () => {
     }
   })
 
-  it.live("Effect 3: the README's program runs from a read-only install", () =>
-    runProgram(effect3Project, "Effect 3", process.execPath)
+  it.live(
+    "Effect 3: the README's program runs from a read-only install",
+    () => runProgram(effect3Project, "Effect 3", process.execPath),
+    minutes(2)
   )
 
-  it.live("no Effect, with the Effect 3 command: the README's program runs from a read-only install", () =>
-    runProgram(effect3Project, "no Effect", process.execPath)
+  it.live(
+    "no Effect, with the Effect 3 command: the README's program runs from a read-only install",
+    () => runProgram(effect3Project, "no Effect", process.execPath),
+    minutes(2)
   )
 
   it.scopedLive(
