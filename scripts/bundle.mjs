@@ -84,58 +84,85 @@ const oneZod = {
  * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
  * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
  * `cacheFileOf` in packages/node/src/internal/owner/loader.ts names it). Another Node writes its own cache on its
- * first owner thread.
+ * first owner thread, into the user's cache directory (C67).
  */
+/** The name of the build's code cache for the V8 running this script, as loader.ts's `cacheFileOf` names it. */
+export const ownerCacheName = () =>
+  `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
+
 export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
   const runtime = path.join(dir, "owner-runtime.cjs")
-  await Promise.all([
-    // CommonJS: a thread (or process) whose entry is an ES module starts Node's ES module loader first.
-    esbuild.build({
-      ...common,
-      format: "cjs",
-      entryPoints: [path.join(root, "packages/node/src/internal/owner/main.ts")],
-      outfile: path.join(dir, "owner.cjs"),
-      banner: {},
-      minify: true
-    }),
-    // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
-    esbuild.build({
-      ...common,
-      format: "cjs",
-      entryPoints: [path.join(root, "packages/node/src/internal/owner/processMain.ts")],
-      outfile: path.join(dir, "owner-process.cjs"),
-      banner: {},
-      minify: true
-    }),
+  const owner = (entry, outfile, more = {}) =>
     esbuild.build({
       ...common,
       format: "cjs",
       banner: {},
-      plugins: [...common.plugins, lazyAjv, oneZod],
-      entryPoints: [path.join(root, "packages/node/src/internal/owner/runtime.ts")],
-      outfile: runtime,
-      minify: true
+      minify: true,
+      sourcemap: true,
+      // Positions and names for stack traces (`--enable-source-maps`) at a sixth of the size: the sources are npm's.
+      sourcesContent: false,
+      write: false,
+      ...more,
+      entryPoints: [path.join(root, "packages/node/src/internal/owner", entry)],
+      outfile: path.join(dir, outfile)
     })
+  const results = await Promise.all([
+    // CommonJS: a thread (or process) whose entry is an ES module starts Node's ES module loader first.
+    owner("main.ts", "owner.cjs"),
+    // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
+    owner("processMain.ts", "owner-process.cjs"),
+    owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod] })
   ])
-  // Caches of the previous runtime, for whichever V8: V8 only checks a cache against the source's length. And the
-  // ES module entries of earlier builds, which nothing loads any more.
+  fs.mkdirSync(dir, { recursive: true })
+  const outputs = results.flatMap((result) => result.outputFiles)
+  const cache = path.join(dir, ownerCacheName())
+  const source = outputs.find((output) => output.path === runtime).text
+  const changed = !sameAs(runtime, Buffer.from(source))
+  // The cache is made before the runtime is replaced, and both are renamed into place one after the other: owners
+  // starting meanwhile meet a cache of the other runtime for a moment at most, which V8 rejects (its length differs).
+  const cachedData = changed || !fs.existsSync(cache) ? codeCacheOf(runtime, source) : undefined
+  writeChanged(outputs)
+  if (cachedData !== undefined) writeAtomically(cache, cachedData)
+  if (!changed) return
+  // Caches of earlier runtimes, for whichever V8: V8 only checks a cache against the source's length. And the ES
+  // module entries of earlier builds, which nothing loads any more.
   for (const file of fs.readdirSync(dir)) {
-    if (/^owner-runtime\..*cache$/.test(file) || /^owner(-process)?\.mjs$/.test(file)) fs.rmSync(path.join(dir, file))
+    const stale =
+      (/^owner-runtime\..*cache$/.test(file) && path.join(dir, file) !== cache) || /^owner(-process)?\.mjs$/.test(file)
+    if (stale) fs.rmSync(path.join(dir, file))
   }
-  const source = fs.readFileSync(runtime, "utf8")
+}
+
+// V8's code cache of the runtime as loader.ts compiles it, after running it (what loading compiles is then in it).
+const codeCacheOf = (runtime, source) => {
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: runtime
   })
   const module = { exports: {} }
-  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, dir)
-  fs.writeFileSync(
-    path.join(
-      dir,
-      `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
-    ),
-    script.createCachedData()
-  )
+  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, path.dirname(runtime))
+  return script.createCachedData()
+}
+
+const sameAs = (file, contents) => {
+  try {
+    return fs.readFileSync(file).equals(contents)
+  } catch {
+    return false
+  }
+}
+
+// A rebuild while owners run (a test packing the packages, a second build) must not show them a half-written file:
+// outputs are written whole and renamed into place, and only when they changed.
+const writeChanged = (outputFiles) => {
+  for (const output of outputFiles)
+    if (!sameAs(output.path, output.contents)) writeAtomically(output.path, output.contents)
+}
+
+const writeAtomically = (file, contents) => {
+  const temporary = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(temporary, contents)
+  fs.renameSync(temporary, file)
 }
 
 /** Every `test/fixtures/*.server.ts` to test/fixtures/dist/<name>.mjs. */

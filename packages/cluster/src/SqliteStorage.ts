@@ -11,8 +11,8 @@
  *
  * @since 0.1.0
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import type * as Reactivity from "@effect/experimental/Reactivity"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
@@ -43,8 +43,34 @@ export interface Options {
 export const defaultBusyTimeout: Duration.Duration = Duration.seconds(5)
 
 /**
+ * The optional peers SQLite storage loads, each with the range `@mcp-worker/cluster` names for it: installed only by
+ * those who use this module (C68).
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const optionalPeers = {
+  sqlite: "@effect/sql-sqlite-node@^0.53.0",
+  experimental: "@effect/experimental@^0.61.1"
+} as const
+
+// C68: a missing optional peer fails with the command that installs it, not with ERR_MODULE_NOT_FOUND.
+const loadPeer = <A>(peer: string, load: () => Promise<A>): Effect.Effect<A, SqlError> =>
+  Effect.tryPromise({
+    try: load,
+    catch: (cause) =>
+      new SqlError({
+        cause,
+        message:
+          (cause as { code?: unknown } | undefined)?.code === "ERR_MODULE_NOT_FOUND"
+            ? `SqliteStorage needs ${peer}, an optional peer of @mcp-worker/cluster that is not installed: npm install ${peer}`
+            : `SqliteStorage could not load ${peer}: ${String(cause)}`
+      })
+  })
+
+/**
  * A `SqlClient` on the file, in WAL mode with the busy timeout set. A missing or unloadable native addon (one built
- * for another Node) is a `SqlError` that says so, not a defect.
+ * for another Node), or a missing optional peer, is a `SqlError` that says so, not a defect.
  *
  * @since 0.1.0
  * @category constructors
@@ -53,7 +79,11 @@ export const make = (
   options: Options
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function* () {
-    const client = yield* SqliteClient.make({ filename: options.filename }).pipe(
+    const Sqlite: typeof SqliteClient = yield* loadPeer(
+      optionalPeers.sqlite,
+      () => import("@effect/sql-sqlite-node/SqliteClient")
+    )
+    const client = yield* Sqlite.make({ filename: options.filename }).pipe(
       // better-sqlite3 throws from its constructor when its addon cannot load for this Node.
       Effect.catchAllDefect((cause) =>
         Effect.fail(
@@ -89,4 +119,9 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient, SqlError> =>
-  Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))
+  Layer.unwrapEffect(
+    Effect.map(
+      loadPeer(optionalPeers.experimental, (): Promise<typeof Reactivity> => import("@effect/experimental/Reactivity")),
+      (ReactivityModule) => Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(ReactivityModule.layer))
+    )
+  )

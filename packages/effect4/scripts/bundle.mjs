@@ -7,7 +7,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { bundleOwner } from "../../../scripts/bundle.mjs"
+import { bundleOwner, ownerCacheName } from "../../../scripts/bundle.mjs"
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = path.resolve(here, "../..")
@@ -24,14 +24,36 @@ const entries = {
   ].join("\n")
 }
 
-/** Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`) and bundles the implementation. */
+// The lowest Node this package's `engines` allows: a code cache the build makes on an older Node could never be used.
+const lowestNode = () => {
+  const { engines } = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8"))
+  const match = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(engines.node)
+  if (match === null) throw new Error(`engines.node must read ">=major.minor": ${engines.node}`)
+  return match.slice(1).map((part) => Number(part ?? 0))
+}
+
+const isAtLeast = (version, lowest) => {
+  const parts = version.split(".").map(Number)
+  for (let i = 0; i < 3; i++) if (parts[i] !== lowest[i]) return parts[i] > lowest[i]
+  return true
+}
+
+/**
+ * Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`), with the code cache of the Node
+ * running this only when it is one this package runs on (the directory may hold other Nodes' too), and bundles the
+ * implementation.
+ */
 export const bundleImplementation = async () => {
   const owner = path.join(here, "owner")
+  const keepCache = isAtLeast(process.versions.node, lowestNode())
   fs.rmSync(owner, { recursive: true, force: true })
-  fs.cpSync(path.join(root, "packages/node/owner"), owner, { recursive: true })
+  fs.cpSync(path.join(root, "packages/node/owner"), owner, {
+    recursive: true,
+    filter: (source) => !source.endsWith(".cache") || (keepCache && path.basename(source) === ownerCacheName())
+  })
   const outdir = path.join(here, "lib/effect3/bundle")
   // Earlier builds' chunks; the hand-written declarations stay.
-  for (const file of fs.readdirSync(outdir)) if (file.endsWith(".mjs")) fs.rmSync(path.join(outdir, file))
+  for (const file of fs.readdirSync(outdir)) if (/\.mjs(\.map)?$/.test(file)) fs.rmSync(path.join(outdir, file))
   // Two bundles, not one split in chunks: a chunk shared by both would carry the in-thread client (the SDK client and
   // its validator) into every host and remote thread, which never use it.
   const build = (entry) =>
@@ -44,6 +66,9 @@ export const bundleImplementation = async () => {
       format: "esm",
       target: "node22",
       minify: true,
+      sourcemap: true,
+      // Positions and names for stack traces (`--enable-source-maps`) at a sixth of the size: the sources are npm's.
+      sourcesContent: false,
       legalComments: "none",
       logLevel: "warning",
       // Some CommonJS dependencies call `require` on Node built-ins; an ESM bundle needs a real `require`.

@@ -1,0 +1,262 @@
+// The packages as a user meets them: packed (each package's prepack builds it), installed with the README's own
+// install commands into new projects outside the repository, and the README's first program of each face run against
+// a real server from a read-only install (C67), ending by itself with nothing left running.
+import { assert, describe, it } from "@effect/vitest"
+import * as SqliteStorage from "@mcp-worker/cluster/SqliteStorage"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as Fs from "node:fs"
+import { createRequire } from "node:module"
+import * as Path from "node:path"
+import { afterAll, beforeAll } from "vitest"
+import * as Packed from "./packed.js"
+
+const require = createRequire(import.meta.url)
+const names = ["core", "node", "cluster", "effect4"] as const
+const manifests = Object.fromEntries(
+  names.map((name) => [name, Packed.readJson(Path.join(Packed.root, "packages", name, "package.json"))])
+)
+const tarballName = (name: string) => `mcp-worker-${name}-${manifests[name].version}.tgz`
+const installFlags = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"]
+
+// Bounds for packing and installing on a loaded machine with a warm cache, far past the ~30 s each takes.
+const minutes = (n: number) => n * 60_000
+
+// The Node an Effect 4 application runs on: this one when it meets the package's engines, else the pinned 22.
+const effect4Node = (): Effect.Effect<string> => {
+  if (isEffect4Node()) return Effect.succeed(process.execPath)
+  return Packed.run(Path.join(Packed.root, "scripts/node-runtimes.sh"), ["22"], {
+    cwd: Packed.root,
+    timeoutMs: minutes(2)
+  }).pipe(Effect.map(({ stdout }) => Path.join(stdout.trim(), "node")))
+}
+
+const pack = Effect.gen(function* () {
+  const dir = yield* Packed.temporaryDirectory("mcp-worker-packs-")
+  const destination = ["--pack-destination", dir, "--loglevel=error"]
+  const workspaces = ["core", "node", "cluster"].flatMap((name) => ["-w", `packages/${name}`])
+  yield* Packed.run("npm", ["pack", ...workspaces, ...destination], { cwd: Packed.root, timeoutMs: minutes(3) })
+  yield* Packed.run("npm", ["pack", ...destination], {
+    cwd: Path.join(Packed.root, "packages/effect4"),
+    timeoutMs: minutes(3)
+  })
+  return dir
+})
+
+const entriesOf = (tarball: string) =>
+  Packed.run("tar", ["-tzf", tarball], { cwd: Path.dirname(tarball), timeoutMs: 30_000 }).pipe(
+    Effect.map(({ stdout }) => stdout.split("\n").filter((line) => line !== ""))
+  )
+
+const fileOf = (tarball: string, entry: string) =>
+  Packed.run("tar", ["-xzOf", tarball, entry], { cwd: Path.dirname(tarball), timeoutMs: 30_000 }).pipe(
+    Effect.map(({ stdout }) => stdout)
+  )
+
+// What each tarball must hold beyond README, LICENSE and package.json: its entry, and the bundles with their maps.
+const expectedFiles: Record<(typeof names)[number], Array<string>> = {
+  core: ["dist/index.js", "dist/index.d.ts"],
+  node: ["dist/index.js", "dist/index.d.ts", "owner/owner.cjs", "owner/owner-process.cjs", "owner/owner-runtime.cjs"],
+  cluster: ["dist/index.js", "dist/SqliteStorage.js"],
+  effect4: [
+    "dist/index.js",
+    "owner/owner.cjs",
+    "owner/owner-process.cjs",
+    "owner/owner-runtime.cjs",
+    "lib/effect3/bundle/implementation.mjs",
+    "lib/effect3/bundle/client.mjs"
+  ]
+}
+
+/** The README's `command` run in the project, the tarballs in place of the package names. */
+const install = (project: string, command: Packed.Command, node: string) => {
+  const words = Packed.readmeCommands()[command]
+  assert.isDefined(words, `README's Install section has a command for ${command}`)
+  const argv = words!.map((word) =>
+    /^@mcp-worker\/[a-z0-9]+$/.test(word) ? Path.join(packs, tarballName(word.split("/")[1]!)) : word
+  )
+  return Packed.run("npm", [...argv, ...installFlags], {
+    cwd: project,
+    env: { ...process.env, PATH: `${Path.dirname(node)}${Path.delimiter}${process.env.PATH}` },
+    timeoutMs: minutes(3)
+  })
+}
+
+/** A new project outside the repository with the README's `command` run in it. */
+const installed = (command: Packed.Command, node: string) =>
+  Effect.gen(function* () {
+    const project = yield* Packed.temporaryDirectory("mcp-worker-install-")
+    Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "first-program", private: true }))
+    yield* install(project, command, node)
+    return project
+  })
+
+// The README's program with its one outside fetch, `npx -y` of server-everything, replaced by the same published
+// server from this repository, started through a file of the project so that its command line names the project.
+const localProgram = (project: string, name: Packed.Program): string => {
+  const program = Packed.readmePrograms()[name]
+  assert.isDefined(program, `README's Install section has a program for ${name}`)
+  const fetched = 'command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"]'
+  assert.strictEqual(program!.split(fetched).length, 2, `the ${name} program opens server-everything through npx`)
+  const server = Path.join(project, "server-everything.mjs")
+  const published = require.resolve("@modelcontextprotocol/server-everything/dist/index.js")
+  Fs.writeFileSync(server, `await import(${JSON.stringify(published)})\n`)
+  return program!.replace(fetched, `command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(server)}]`)
+}
+
+/** Runs the README's program from the project's install made read-only, and checks what it printed and left. */
+const runProgram = (project: string, name: Packed.Program, node: string) =>
+  Effect.gen(function* () {
+    const main = `${name.replace(/\W+/g, "-").toLowerCase()}.mjs`
+    Fs.writeFileSync(Path.join(project, main), localProgram(project, name))
+    const modules = Path.join(project, "node_modules")
+    const before = Packed.snapshot(modules)
+    const { stderr, stdout } = yield* Effect.scoped(
+      Effect.zipRight(
+        Packed.readOnly(modules),
+        Packed.run(node, [main], {
+          cwd: project,
+          env: { ...process.env, XDG_CACHE_HOME: Path.join(project, "cache") },
+          timeoutMs: minutes(1)
+        })
+      )
+    )
+    assert.strictEqual(stdout, "Echo: hello\n", stderr)
+    // C67: the owner wrote nothing into the install.
+    assert.deepStrictEqual(Packed.snapshot(modules), before)
+    // The program ended by itself (no thread, socket or timer kept it), and no process of its server is left.
+    assert.deepStrictEqual(Packed.processesUnder(project), [])
+  })
+
+// Whether this Node meets @mcp-worker/effect4's engines (">=major.minor").
+const isEffect4Node = () => {
+  const [lowestMajor, lowestMinor] = manifests.effect4.engines.node.replace(">=", "").split(".").map(Number)
+  const [major, minor] = process.versions.node.split(".").map(Number)
+  return major! > lowestMajor || (major === lowestMajor && minor! >= (lowestMinor ?? 0))
+}
+
+// Packed once for the file (prepack builds each package), and the Effect 3 command, which programs without Effect
+// use too, installed once.
+const shared = Effect.runSync(Scope.make())
+let packs = ""
+let effect3Project = ""
+beforeAll(async () => {
+  packs = await Effect.runPromise(pack.pipe(Scope.extend(shared)))
+  effect3Project = await Effect.runPromise(installed("Effect 3", process.execPath).pipe(Scope.extend(shared)))
+}, minutes(6))
+afterAll(() => Effect.runPromise(Scope.close(shared, Exit.void)), minutes(2))
+
+describe("packed and installed as the README says", () => {
+  it.live("tarballs: README, LICENSE, repository; bundles with source maps; nothing written at run time", () =>
+    Effect.gen(function* () {
+      const rootManifest = Packed.readJson(Path.join(Packed.root, "package.json"))
+      const license = Fs.readFileSync(Path.join(Packed.root, "LICENSE"), "utf8")
+      const website = rootManifest.repository.url.replace(/^git\+/, "").replace(/\.git$/, "")
+      for (const name of names) {
+        const tarball = Path.join(packs, tarballName(name))
+        const entries = new Set((yield* entriesOf(tarball)).map((entry) => entry.replace(/^package\//, "")))
+        for (const file of ["README.md", "LICENSE", "package.json", ...expectedFiles[name]]) {
+          assert.isTrue(entries.has(file), `${name} holds ${file}`)
+        }
+        for (const bundle of expectedFiles[name].filter((file) => /\.(cjs|mjs)$/.test(file))) {
+          assert.isTrue(entries.has(`${bundle}.map`), `${name} holds a source map of ${bundle}`)
+        }
+        const manifest = JSON.parse(yield* fileOf(tarball, "package/package.json"))
+        assert.strictEqual(manifest.license, "MIT")
+        assert.deepStrictEqual(manifest.repository, { ...rootManifest.repository, directory: `packages/${name}` })
+        assert.strictEqual(yield* fileOf(tarball, "package/LICENSE"), license)
+        assert.include(yield* fileOf(tarball, "package/README.md"), `${website}#install`)
+        const leftovers = [...entries].filter((file) => /\.warm\.cache$|\.tmp$|\.tsbuildinfo$/.test(file))
+        assert.deepStrictEqual(leftovers, [], `${name} holds no file written at run time`)
+      }
+      // effect4's engines say >= 22.19: it ships no code cache of an older Node, at most one of the packing Node's V8.
+      const effect4 = yield* entriesOf(Path.join(packs, tarballName("effect4")))
+      const caches = effect4.filter((entry) => entry.endsWith(".cache"))
+      if (!isEffect4Node()) assert.deepStrictEqual(caches, [])
+      else assert.isTrue(caches.every((entry) => entry.includes(`.v8-${process.versions.v8}-`)) && caches.length <= 1)
+    })
+  )
+
+  // One source: each range in a command is the one the package's peerDependencies name, and no required peer is
+  // missing (the across-machines command is run beside the Effect 3 one).
+  it("the README's commands name every required peer with the range in package.json", () => {
+    const commands = Packed.readmeCommands()
+    assert.deepStrictEqual(Object.keys(commands).sort(), ["Effect 3", "Effect 4", "across machines"])
+    const beside: Record<string, Array<string>> = { "across machines": commands["Effect 3"]! }
+    for (const [command, words] of Object.entries(commands)) {
+      const all = [...words.slice(1), ...(beside[command] ?? []).slice(1)]
+      const ours = all.filter((word) => word.startsWith("@mcp-worker/")).map((word) => word.split("/")[1]!)
+      const ranges = new Map(all.filter((word) => !word.startsWith("@mcp-worker/")).map(Packed.splitSpec))
+      for (const name of ours) {
+        const { dependencies = {}, peerDependencies = {}, peerDependenciesMeta = {} } = manifests[name]
+        for (const dependency of Object.keys(dependencies)) assert.include(ours, dependency.split("/")[1], command)
+        for (const [peer, range] of Object.entries(peerDependencies)) {
+          if (peerDependenciesMeta[peer]?.optional === true) continue
+          assert.strictEqual(ranges.get(peer), range, `${command}: ${peer} as @mcp-worker/${name} names it`)
+        }
+      }
+    }
+    // The optional peers SqliteStorage names when they are missing: package.json's ranges, and in the README.
+    for (const spec of Object.values(SqliteStorage.optionalPeers)) {
+      const [peer, range] = Packed.splitSpec(spec)
+      assert.strictEqual(manifests.cluster.peerDependencies[peer], range)
+      assert.isTrue(manifests.cluster.peerDependenciesMeta[peer].optional)
+      assert.include(Packed.readmeCommandsBlock(), spec)
+    }
+  })
+
+  it.live(
+    "Effect 3: the README's program runs from a read-only install",
+    () => runProgram(effect3Project, "Effect 3", process.execPath),
+    minutes(2)
+  )
+
+  it.live(
+    "no Effect, with the Effect 3 command: the README's program runs from a read-only install",
+    () => runProgram(effect3Project, "no Effect", process.execPath),
+    minutes(2)
+  )
+
+  it.scopedLive(
+    "Effect 4, on a Node its engines allow: the README's program runs from a read-only install",
+    () =>
+      Effect.gen(function* () {
+        const node = yield* effect4Node()
+        yield* runProgram(yield* installed("Effect 4", node), "Effect 4", node)
+      }),
+    minutes(4)
+  )
+
+  it.live(
+    "C68: SqliteStorage without its optional peers fails saying what to install",
+    () =>
+      Effect.gen(function* () {
+        yield* install(effect3Project, "across machines", process.execPath)
+        const missing = Object.values(SqliteStorage.optionalPeers).find(
+          (spec) => !Fs.existsSync(Path.join(effect3Project, "node_modules", Packed.splitSpec(spec)[0]))
+        )
+        assert.isDefined(missing, "npm installed no optional peer of SqliteStorage")
+        Fs.writeFileSync(
+          Path.join(effect3Project, "sqlite.mjs"),
+          [
+            'import * as SqliteStorage from "@mcp-worker/cluster/SqliteStorage"',
+            'import { Effect, Layer } from "effect"',
+            'const layer = SqliteStorage.layer({ filename: "cluster.db" })',
+            "const error = await Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(layer))))",
+            "console.log(`${error._tag}: ${error.message}`)"
+          ].join("\n")
+        )
+        const { stdout } = yield* Packed.run(process.execPath, ["sqlite.mjs"], {
+          cwd: effect3Project,
+          timeoutMs: minutes(1)
+        })
+        assert.strictEqual(
+          stdout,
+          `SqlError: SqliteStorage needs ${missing}, an optional peer of @mcp-worker/cluster that is not installed: ` +
+            `npm install ${missing}\n`
+        )
+      }),
+    minutes(4)
+  )
+})

@@ -1,0 +1,136 @@
+// What the install test needs from the repository as a user would meet it: the README's install commands and first
+// programs (read from the README itself, never copied), the packed tarballs, and new projects outside the repository.
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const root = fileURLToPath(new URL("../..", import.meta.url))
+
+export const readJson = (file: string): any => JSON.parse(Fs.readFileSync(file, "utf8"))
+
+/** An install command as the README labels it. */
+export type Command = "Effect 3" | "Effect 4" | "across machines"
+
+/** A first program as the README names it in its first line. */
+export type Program = "Effect 3" | "no Effect" | "Effect 4"
+
+const installSection = (): string => {
+  const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+  const start = readme.indexOf("\n## Install\n")
+  if (start === -1) throw new Error("README.md has no Install section")
+  const end = readme.indexOf("\n## ", start + 1)
+  return readme.slice(start, end === -1 ? undefined : end)
+}
+
+const blocks = (section: string, language: string): Array<string> =>
+  [...section.matchAll(new RegExp("```" + language + "\\n([\\s\\S]*?)```", "g"))].map((match) => match[1]!)
+
+// A command's label is its comment up to the first "(", ":" or ",": "# Effect 4 (Node >= 22.19): …" → "Effect 4".
+const labelOf = (comment: string): string => comment.replace(/^#\s*/, "").split(/[(:,]/)[0]!.trim()
+
+/** The README's Install section's commands block. */
+export const readmeCommandsBlock = (): string => blocks(installSection(), "sh")[0]!
+
+/** The README's install command of each face, as arguments after `npm`. */
+export const readmeCommands = (): Record<string, Array<string>> => {
+  const commands: Record<string, Array<string>> = {}
+  let label: string | undefined
+  for (const line of readmeCommandsBlock().split("\n")) {
+    if (line.startsWith("#")) label = labelOf(line)
+    else if (line.startsWith("npm install ") && label !== undefined) commands[label] = line.trim().split(/\s+/).slice(1)
+  }
+  return commands
+}
+
+/** The README's first program of each face, keyed by its first line (`// Effect 3`). */
+export const readmePrograms = (): Record<string, string> =>
+  Object.fromEntries(blocks(installSection(), "js").map((code) => [code.split("\n")[0]!.replace(/^\/\/\s*/, ""), code]))
+
+/** `name@range` → [name, range]; a scoped name keeps its leading `@`. */
+export const splitSpec = (spec: string): [string, string | undefined] => {
+  const at = spec.indexOf("@", 1)
+  return at === -1 ? [spec, undefined] : [spec.slice(0, at), spec.slice(at + 1)]
+}
+
+export interface Run {
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a program to its end; a failure, or not ending within `timeoutMs`, is a defect that shows its output. */
+export const run = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }
+): Effect.Effect<Run> =>
+  Effect.async<Run, Error>((resume) => {
+    const child = execFile(
+      file,
+      args,
+      { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resume(
+          error === null
+            ? Effect.succeed({ stdout, stderr })
+            : Effect.fail(
+                new Error(`${file} ${args.join(" ")} in ${options.cwd}: ${error.message}\n${stdout}\n${stderr}`)
+              )
+        )
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  }).pipe(Effect.orDie)
+
+const writable = (dir: string, on: boolean) => {
+  for (const entry of Fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const file = Path.join(entry.parentPath ?? (entry as any).path, entry.name)
+    if (entry.isSymbolicLink()) continue
+    Fs.chmodSync(file, on ? Fs.statSync(file).mode | 0o200 : Fs.statSync(file).mode & ~0o222)
+  }
+  Fs.chmodSync(dir, on ? Fs.statSync(dir).mode | 0o200 : Fs.statSync(dir).mode & ~0o222)
+}
+
+/** `chmod -R a-w` of a tree, given back (`u+w`) when the scope closes, so that it can be removed. */
+export const readOnly = (dir: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => writable(dir, false)),
+    () => Effect.sync(() => writable(dir, true))
+  )
+
+/** Every file of a tree with its size and modification time: equal before and after means nothing was written. */
+export const snapshot = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((name) => {
+      const stat = Fs.lstatSync(Path.join(dir, name))
+      return `${name} ${stat.size} ${stat.mtimeMs}`
+    })
+    .sort()
+
+/** A new directory outside the repository, removed (writable again first) when the scope closes. */
+export const temporaryDirectory = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix))),
+    (dir) =>
+      Effect.sync(() => {
+        writable(dir, true)
+        Fs.rmSync(dir, { recursive: true, force: true })
+      })
+  )
+
+/** Processes whose command line names `dir`: a server or a program of the test's project still running. */
+export const processesUnder = (dir: string): Array<string> => {
+  const found: Array<string> = []
+  for (const entry of Fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (/\) Z /.test(Fs.readFileSync(`/proc/${entry}/stat`, "utf8"))) continue
+      const cmdline = Fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
+      if (cmdline.includes(dir)) found.push(`${entry}: ${cmdline}`)
+    } catch {
+      // ended while we looked
+    }
+  }
+  return found
+}
