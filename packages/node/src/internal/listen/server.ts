@@ -12,6 +12,7 @@
  * @internal
  */
 import * as RpcServer from "@effect/rpc/RpcServer"
+import * as Socket from "@effect/platform/Socket"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
@@ -41,6 +42,7 @@ import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
 import { isTracing } from "../shared/traced.js"
 import { checkSavePath } from "../transport/responseSave.js"
+import * as Budget from "./budget.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
@@ -315,13 +317,48 @@ const handlers = (listener: Listener) => {
 }
 
 /**
+ * A connection's socket that tells the budget what it holds: the bytes being decoded are its (`Budget.reading`), and
+ * an answer is queued from its hand-over to the socket until the kernel took it (C63).
+ */
+const accounted = (socket: Socket.Socket, budget: Budget.Budget, peer: Budget.Peer): Socket.Socket => {
+  const read: Socket.Socket["runRaw"] = (onData, options) =>
+    socket.runRaw((data) => {
+      budget.reading = peer
+      try {
+        return onData(data)
+      } finally {
+        budget.reading = undefined
+      }
+    }, options)
+  return {
+    ...socket,
+    run: read as Socket.Socket["run"],
+    runRaw: read,
+    writer: Effect.map(
+      socket.writer,
+      (write) => (chunk) =>
+        Effect.suspend(() => {
+          if (Socket.isCloseEvent(chunk)) return write(chunk)
+          const bytes = typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.byteLength
+          Budget.queue(budget, peer, bytes)
+          return Effect.ensuring(
+            write(chunk),
+            Effect.sync(() => Budget.queue(budget, peer, -bytes))
+          )
+        })
+    )
+  }
+}
+
+/**
  * The socket server with the listener's bounds on connections: at most `maxConnections` at once (a connection past it
- * is closed at once), and each closed after `idleMs` in which it sent nothing.
+ * is closed at once), each closed after `idleMs` in which it sent nothing, and each an account of the budget.
  */
 const bounded = (
   server: SocketServer.SocketServer["Type"],
   idleMs: number,
-  maxConnections: number
+  maxConnections: number,
+  budget: Budget.Budget
 ): SocketServer.SocketServer["Type"] => {
   let open = 0
   return {
@@ -336,9 +373,17 @@ const bounded = (
             return Effect.void
           }
           open++
-          netSocket.once("close", () => open--)
+          const peer = Budget.join(budget, {
+            pause: () => netSocket.pause(),
+            resume: () => netSocket.resume(),
+            close: () => netSocket.destroy()
+          })
+          netSocket.once("close", () => {
+            open--
+            Budget.leave(budget, peer)
+          })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          return handler(socket)
+          return handler(accounted(socket, budget, peer))
         })
       )
   }
@@ -383,15 +428,23 @@ export const make = (
     )
     yield* SocketFile.restrict(prepared)
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
+    const budget = Budget.make(options.maxBufferedBytes ?? Budget.defaultMaxBufferedBytes)
+    const guard: Frames.Guard = {
+      // A listener of worker ids lets every peer open workers: it trusts them with the host's rights already.
+      grantlessBytes: listener.acceptWorkerIds ? maxFrameBytes : Frames.grantlessFrameBytes,
+      admits: (head) => Grants.shownIn(grants, head, Date.now()),
+      budget
+    }
     const sockets = bounded(
       socketServer,
       // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
       Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
-      options.maxConnections ?? defaultMaxConnections
+      options.maxConnections ?? defaultMaxConnections,
+      budget
     )
     const socketProtocol = yield* RpcServer.makeProtocolSocketServer.pipe(
       Effect.provideService(SocketServer.SocketServer, sockets),
-      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes))
+      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes, guard))
     )
     const protocol = yield* watched(listener, socketProtocol)
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
