@@ -28,6 +28,8 @@ export interface Peer {
   /** Requests read from it, not yet answered. */
   calls: number
   state: "reading" | "paused" | "closed"
+  /** Lets go of its unfinished frame (set by its decoder). */
+  release: () => void
   readonly pause: () => void
   readonly resume: () => void
   readonly close: () => void
@@ -51,7 +53,7 @@ export const make = (maxBytes: number): Budget => ({ maxBytes, used: 0, peers: n
 
 /** A new connection's account. @internal */
 export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close">): Peer => {
-  const peer: Peer = { held: 0, queued: 0, calls: 0, state: "reading", ...io }
+  const peer: Peer = { held: 0, queued: 0, calls: 0, state: "reading", release: () => {}, ...io }
   budget.peers.add(peer)
   return peer
 }
@@ -61,6 +63,7 @@ export const leave = (budget: Budget, peer: Peer): void => {
   if (!budget.peers.delete(peer)) return
   budget.used -= peer.held + peer.queued
   peer.state = "closed"
+  peer.release()
 }
 
 const evict = (budget: Budget): void => {

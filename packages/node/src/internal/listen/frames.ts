@@ -118,7 +118,11 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
     if (!guard.admits(head)) throw grantless(guard.grantlessBytes)
     admitted = true
   }
-  return (data: string | Uint8Array, peer: Budget.Peer | undefined): Array<unknown> => {
+  const drop = () => {
+    pending = []
+    pendingBytes = 0
+  }
+  const decode = (data: string | Uint8Array, peer: Budget.Peer | undefined): Array<unknown> => {
     const bytes =
       typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     const items: Array<unknown> = []
@@ -143,12 +147,14 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
     if (start < bytes.length) {
       check(pendingBytes + bytes.length - start, bytes.subarray(start))
       pendingBytes += bytes.length - start
-      // Copied: the chunk's memory may be reused once this returns.
-      pending.push(Buffer.from(bytes.subarray(start)))
+      // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what
+      // an unfinished frame costs until the next collection.
+      pending.push(bytes.subarray(start))
     }
     if (guard !== undefined && peer !== undefined && !Budget.hold(guard.budget, peer, pendingBytes)) throw evicted()
     return items
   }
+  return { decode, drop }
 }
 
 /**
@@ -178,7 +184,7 @@ export const make = (
     contentType: "application/ndjson",
     includesFraming: true,
     unsafeMake: () => {
-      const decode = decoder(tags, maxFrameBytes, guard)
+      const frames = decoder(tags, maxFrameBytes, guard)
       // The connection's account, known from its first bytes on (a server answers only what it has read).
       let peer: Budget.Peer | undefined
       const ended = (message: unknown) => {
@@ -186,8 +192,12 @@ export const make = (
       }
       return {
         decode: (data) => {
-          peer ??= guard?.budget.reading
-          return decode(data, peer)
+          if (peer === undefined && guard?.budget.reading !== undefined) {
+            peer = guard.budget.reading
+            // A connection closed (by the budget, or its end) lets go of its unfinished frame at once.
+            peer.release = frames.drop
+          }
+          return frames.decode(data, peer)
         },
         encode: (message) => {
           if (!Array.isArray(message)) {
