@@ -20,6 +20,21 @@ import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
 const entry = sandboxEntry()
 const MiB = 1024 * 1024
 
+const listening = () =>
+  Effect.gen(function* () {
+    const socket = socketPath()
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(NodeMcpWorkers.layerListen({ path: socket.path }), scope)
+    yield* Effect.addFinalizer(() =>
+      Effect.andThen(Scope.close(scope, Exit.void), () => fs.rmSync(socket.dir, { recursive: true, force: true }))
+    )
+    return {
+      socket,
+      workers: context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"],
+      grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+    }
+  })
+
 const sandbox = (socket: string) =>
   Effect.acquireRelease(
     Effect.promise(() => startSandbox(entry(), socket)),
@@ -127,6 +142,83 @@ describe("listener bounds", () => {
         console.log(
           `host RSS MiB: ${before.toFixed(0)} → ${afterGrantless.toFixed(0)} (24 grantless) → ${afterGranted.toFixed(0)} (24 granted); buffers ${buffersBefore.toFixed(0)} → ${buffersAfter.toFixed(0)} MiB`
         )
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "C47: a sandbox's first request, 200 KiB of arguments on a new connection, is read whole: its head shows the grant",
+    () =>
+      Effect.gen(function* () {
+        const { socket, workers, grants } = yield* listening()
+        const id = yield* workers.open(statefulConfig())
+        const grant = yield* grants.grant(id)
+        const box = yield* sandbox(socket.path)
+        const token = "z".repeat(200 * 1024)
+        const echoed = yield* Effect.promise(() => box.run("callTool", [grant, "echo", { token }]))
+        assert.strictEqual(echoed.value?.structuredContent.token, token, JSON.stringify(echoed.error))
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "C64: a peer that writes 20,000 requests and reads no answer costs the host no memory; once it reads, each request has one answer, and another peer is served",
+    () =>
+      Effect.gen(function* () {
+        const host = yield* hostProcess({})
+        const box = yield* sandbox(host.socket)
+        assert.isTrue((yield* Effect.promise(() => box.run("callTool", [host.grant, "inc", {}]))).ok)
+        yield* Effect.promise(host.memory)
+        const before = rssMiB(host.pid)
+        const flooder = yield* Effect.acquireRelease(
+          Effect.promise(
+            () =>
+              new Promise<net.Socket>((resolve) => {
+                const conn = net.createConnection(host.socket, () => resolve(conn))
+              })
+          ),
+          (conn) => Effect.sync(() => conn.destroy())
+        )
+        flooder.pause()
+        const count = 20_000
+        let frames = ""
+        for (let n = 0; n < count; n++) {
+          frames +=
+            JSON.stringify({
+              _tag: "Request",
+              id: String(n),
+              tag: "status",
+              payload: { id: host.grant },
+              headers: []
+            }) + "\n"
+        }
+        flooder.write(frames)
+        // The host answered until the flooder's buffers filled (its socket reads no more past its high-water mark).
+        const answered = yield* Effect.promise(() =>
+          eventually(() => flooder.readableLength >= flooder.readableHighWaterMark, 30_000)
+        )
+        assert.isTrue(answered, "the host answers the flood")
+        yield* Effect.promise(host.memory)
+        const during = rssMiB(host.pid)
+        assert.isBelow(during - before, 32, `RSS ${before} → ${during}`)
+        // Its answers, read now: every request is answered once, as run or as busy.
+        const answers = new Map<string, string>()
+        yield* Effect.promise(
+          () =>
+            new Promise<void>((resolve) => {
+              createInterface({ input: flooder }).on("line", (line) => {
+                const message = JSON.parse(line) as { _tag: string; requestId?: string; exit?: { _tag: string } }
+                if (message._tag !== "Exit") return
+                assert.isFalse(answers.has(message.requestId!), `request ${message.requestId} answered twice`)
+                answers.set(message.requestId!, message.exit!._tag)
+                if (answers.size === count) resolve()
+              })
+              flooder.resume()
+            })
+        )
+        assert.deepStrictEqual(new Set(answers.values()), new Set(["Success"]), "each one was served, none dropped")
+        const served = yield* Effect.promise(() => box.run("callTool", [host.grant, "inc", {}]))
+        assert.strictEqual(served.value?.structuredContent.count, 2, JSON.stringify(served))
       }),
     120_000
   )

@@ -13,8 +13,13 @@
 /** The default budget: 256 MiB for every peer together, whatever their number (C63). @internal */
 export const defaultMaxBufferedBytes = 256 * 1024 * 1024
 
-/** A peer is read no further while this many of its calls are unanswered (C64). @internal */
-export const maxCallsPerPeer = 256
+/**
+ * A peer is read no further while this many of its calls are unanswered (C64): what it has waiting in the host is
+ * what another peer's request may queue behind.
+ *
+ * @internal
+ */
+export const maxCallsPerPeer = 64
 
 /** ... or while this many bytes of its answers wait to be written (C64). @internal */
 export const maxQueuedPerPeer = 1024 * 1024
@@ -33,6 +38,8 @@ export interface Peer {
   readonly pause: () => void
   readonly resume: () => void
   readonly close: () => void
+  /** Gives back bytes read but not decoded: they are read again when it resumes. */
+  readonly unread: (bytes: Uint8Array) => void
 }
 
 /** A listener's budget, shared by its connections. @internal */
@@ -52,7 +59,7 @@ export interface Budget {
 export const make = (maxBytes: number): Budget => ({ maxBytes, used: 0, peers: new Set(), reading: undefined })
 
 /** A new connection's account. @internal */
-export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close">): Peer => {
+export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close" | "unread">): Peer => {
   const peer: Peer = { held: 0, queued: 0, calls: 0, state: "reading", release: () => {}, ...io }
   budget.peers.add(peer)
   return peer

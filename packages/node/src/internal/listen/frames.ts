@@ -129,6 +129,7 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
     let start = 0
     // 0x0a never occurs inside a multi-byte UTF-8 sequence, so frames are split on bytes.
     let newline = bytes.indexOf(10)
+    let end = bytes.length
     while (newline !== -1) {
       check(pendingBytes + newline - start, bytes.subarray(start, newline))
       const line =
@@ -140,13 +141,20 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
       admitted = false
       const message = parse(line, tags)
       items.push(message)
-      if (peer !== undefined && (message as { _tag: string })._tag === "Request") Budget.call(peer, 1)
       start = newline + 1
       newline = bytes.indexOf(10, start)
+      if (peer === undefined || (message as { _tag: string })._tag !== "Request") continue
+      Budget.call(peer, 1)
+      // A peer read no further (C64) has the rest of this chunk given back, so that no more of its requests than the
+      // bound reach the host; it is read again, from there, when it resumes.
+      if (peer.state !== "paused" || start === bytes.length) continue
+      peer.unread(bytes.subarray(start))
+      end = start
+      break
     }
-    if (start < bytes.length) {
-      check(pendingBytes + bytes.length - start, bytes.subarray(start))
-      pendingBytes += bytes.length - start
+    if (start < end) {
+      check(pendingBytes + end - start, bytes.subarray(start))
+      pendingBytes += end - start
       // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what
       // an unfinished frame costs until the next collection.
       pending.push(bytes.subarray(start))

@@ -376,7 +376,8 @@ const bounded = (
           const peer = Budget.join(budget, {
             pause: () => netSocket.pause(),
             resume: () => netSocket.resume(),
-            close: () => netSocket.destroy()
+            close: () => netSocket.destroy(),
+            unread: (bytes) => netSocket.unshift(bytes)
           })
           netSocket.once("close", () => {
             open--
