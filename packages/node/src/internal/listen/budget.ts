@@ -9,6 +9,8 @@
  *
  * @internal
  */
+import * as Socket from "@effect/platform/Socket"
+import * as Effect from "effect/Effect"
 
 /** The default budget: 256 MiB for every peer together, whatever their number (C63). @internal */
 export const defaultMaxBufferedBytes = 256 * 1024 * 1024
@@ -119,4 +121,40 @@ export const queue = (budget: Budget, peer: Peer, bytes: number): void => {
 export const call = (peer: Peer, delta: number): void => {
   peer.calls += delta
   flow(peer)
+}
+
+/**
+ * A connection's socket that tells the budget what it holds: the bytes being decoded are its (`Budget.reading`), and
+ * an answer is queued from its hand-over to the socket until the kernel took it (C63).
+ *
+ * @internal
+ */
+export const accounted = (socket: Socket.Socket, budget: Budget, peer: Peer): Socket.Socket => {
+  const read: Socket.Socket["runRaw"] = (onData, options) =>
+    socket.runRaw((data) => {
+      budget.reading = peer
+      try {
+        return onData(data)
+      } finally {
+        budget.reading = undefined
+      }
+    }, options)
+  return {
+    ...socket,
+    run: read as Socket.Socket["run"],
+    runRaw: read,
+    writer: Effect.map(
+      socket.writer,
+      (write) => (chunk) =>
+        Effect.suspend(() => {
+          if (Socket.isCloseEvent(chunk)) return write(chunk)
+          const bytes = typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.byteLength
+          queue(budget, peer, bytes)
+          return Effect.ensuring(
+            write(chunk),
+            Effect.sync(() => queue(budget, peer, -bytes))
+          )
+        })
+    )
+  }
 }

@@ -12,7 +12,6 @@
  * @internal
  */
 import * as RpcServer from "@effect/rpc/RpcServer"
-import * as Socket from "@effect/platform/Socket"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
@@ -317,40 +316,6 @@ const handlers = (listener: Listener) => {
 }
 
 /**
- * A connection's socket that tells the budget what it holds: the bytes being decoded are its (`Budget.reading`), and
- * an answer is queued from its hand-over to the socket until the kernel took it (C63).
- */
-const accounted = (socket: Socket.Socket, budget: Budget.Budget, peer: Budget.Peer): Socket.Socket => {
-  const read: Socket.Socket["runRaw"] = (onData, options) =>
-    socket.runRaw((data) => {
-      budget.reading = peer
-      try {
-        return onData(data)
-      } finally {
-        budget.reading = undefined
-      }
-    }, options)
-  return {
-    ...socket,
-    run: read as Socket.Socket["run"],
-    runRaw: read,
-    writer: Effect.map(
-      socket.writer,
-      (write) => (chunk) =>
-        Effect.suspend(() => {
-          if (Socket.isCloseEvent(chunk)) return write(chunk)
-          const bytes = typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.byteLength
-          Budget.queue(budget, peer, bytes)
-          return Effect.ensuring(
-            write(chunk),
-            Effect.sync(() => Budget.queue(budget, peer, -bytes))
-          )
-        })
-    )
-  }
-}
-
-/**
  * The socket server with the listener's bounds on connections: at most `maxConnections` at once (a connection past it
  * is closed at once), each closed after `idleMs` in which it sent nothing, and each an account of the budget.
  */
@@ -384,7 +349,7 @@ const bounded = (
             Budget.leave(budget, peer)
           })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          return handler(accounted(socket, budget, peer))
+          return handler(Budget.accounted(socket, budget, peer))
         })
       )
   }
