@@ -115,7 +115,7 @@ describe("listener bounds, mechanisms", () => {
     await close()
   })
 
-  it("C64: a peer is read no further with 256 calls unanswered or 1 MiB of answers unwritten, and again after", async () => {
+  it("C64: a peer is read no further with 64 calls unanswered or 1 MiB of answers unwritten, and again after", async () => {
     const budget = Budget.make(64 * 1024 * 1024)
     const { accepted, close } = await pairs(1)
     const conn = accepted[0]!
@@ -124,7 +124,7 @@ describe("listener bounds, mechanisms", () => {
     conn.resume()
     let all = ""
     for (let n = 0; n < Budget.maxCallsPerPeer; n++) all += request(n)
-    // 255 requests in one chunk and the last apart: reading stops exactly at the 256th.
+    // All but one request in one chunk and the last apart: reading stops exactly at the bound.
     const last = all.lastIndexOf("{")
     assert.strictEqual(frames.decode(all.slice(0, last)).length, Budget.maxCallsPerPeer - 1)
     assert.isFalse(conn.isPaused())
@@ -139,6 +139,19 @@ describe("listener bounds, mechanisms", () => {
     assert.isTrue(conn.isPaused())
     Budget.queue(budget, peer, -(Budget.maxQueuedPerPeer + 1))
     assert.isFalse(conn.isPaused())
+    await close()
+  })
+
+  it("C64: a chunk with more requests than the bound is read up to it; the rest goes back to the socket", async () => {
+    const budget = Budget.make(64 * 1024 * 1024)
+    const { accepted, close } = await pairs(1)
+    const conn = accepted[0]!
+    const peer = peerOf(budget, conn)
+    let all = ""
+    for (let n = 0; n < Budget.maxCallsPerPeer + 10; n++) all += request(n)
+    assert.strictEqual(parser(budget, peer).decode(all).length, Budget.maxCallsPerPeer)
+    assert.isTrue(conn.isPaused())
+    assert.strictEqual(conn.readableLength, Buffer.byteLength(all.split("\n").slice(Budget.maxCallsPerPeer).join("\n")))
     await close()
   })
 })
