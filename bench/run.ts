@@ -402,6 +402,8 @@ const main = async () => {
   }, 10_000).unref()
 }
 
-// The listener rows run alone: they start a host of their own, and sandbox processes.
+// The listener rows run alone: they start a host of their own, and sandbox processes (`flood`: a flooding peer and a
+// measuring one).
 if (process.env.BENCH_ROWS === "listen") await import("./listen.js")
+else if (process.env.BENCH_ROWS === "flood") await import("./flood.js")
 else await main()

@@ -237,6 +237,11 @@ export interface ListenOptions {
   readonly maxFrameBytes?: number | undefined
   /** Connections served at once (default 1024); one past it is closed at once. */
   readonly maxConnections?: number | undefined
+  /**
+   * What every peer together may hold of the host's memory, in bytes (default 256 MiB): unfinished frames and answers
+   * not yet written. Past it, the peers holding the most are closed.
+   */
+  readonly maxBufferedBytes?: number | undefined
   /** A connection that sends nothing for this long is closed (default 10 s); a client in use pings every second, so it is at least 2 s. */
   readonly idleTimeout?: Duration.DurationInput | undefined
 }

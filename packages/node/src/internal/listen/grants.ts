@@ -209,3 +209,17 @@ export const taskShown = (grant: Grant, name: string, result: unknown): unknown 
     tasks: (list.tasks ?? []).filter((task) => typeof task.taskId === "string" && grant.tasks.has(task.taskId))
   }
 }
+
+/**
+ * Whether `text` (the head of a frame) holds, as a JSON string, a grant of this host's that is still valid: what lets
+ * a frame grow past the grantless bound (C47). Any grant will do: the request's own checks come after.
+ *
+ * @internal
+ */
+export const shownIn = (grants: Grants, text: string, now: number): boolean => {
+  for (let at = text.indexOf(`"${prefix}`); at !== -1; at = text.indexOf(`"${prefix}`, at + 1)) {
+    const end = at + 1 + grantLength
+    if (text[end] === '"' && resolve(grants, text.slice(at + 1, end), now) !== undefined) return true
+  }
+  return false
+}

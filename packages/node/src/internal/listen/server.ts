@@ -24,7 +24,6 @@ import {
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
@@ -34,23 +33,20 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
 import { isTracing } from "../shared/traced.js"
-import { checkSavePath } from "../transport/responseSave.js"
+import * as Access from "./access.js"
+import * as Budget from "./budget.js"
 import * as Calls from "./calls.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
 import * as SocketFile from "./socketFile.js"
-
-const encodeError = Schema.encodeSync(McpWorkerError)
-const decodeError = Schema.decodeUnknownSync(McpWorkerError)
 
 /** Default: a connection that sends nothing for this long is closed (a client in use pings every second). */
 const defaultIdleMs = 10_000
@@ -69,72 +65,11 @@ interface Listener {
   closing: boolean
 }
 
-/** What a caller's id names for one operation: the worker, and the grant it came through. */
-interface Target {
-  readonly workerId: string
-  readonly grant: Grants.Grant | undefined
-}
-
 const closingError = () =>
   new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
-/**
- * The worker `id` names for `operation`, or `UnknownWorker` naming `id`: an unknown, expired, revoked or forged grant,
- * an operation the grant does not allow, and a plain id where only grants are accepted all look alike.
- */
-const target = (listener: Listener, id: string, operation: string): Either.Either<Target, UnknownWorker> => {
-  const grant = Grants.resolve(listener.grants, id, Date.now())
-  if (grant !== undefined && grant.operations.has(operation)) return Either.right({ workerId: grant.workerId, grant })
-  if (grant === undefined && listener.acceptWorkerIds) return Either.right({ workerId: id, grant: undefined })
-  return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
-}
-
-/** An error as the caller must see it: naming what it presented (re-made through its schema, fields and all). */
-const renamed = <E extends McpWorkerError>(error: E, id: string): E => {
-  if (!("workerId" in error) || error.workerId === id) return error
-  return decodeError({ ...encodeError(error), workerId: id }) as E
-}
-
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
-
-const invalid = (path: string, message: string) =>
-  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
-
-/**
- * What a caller sent, checked as the host server checks a remote thread's (the owner must get an object's JSON text),
- * and against its grant: the tool allow-list, and where `saveTo` may write (only under the grant's `saveDir`: a path of
- * the host's file system, which the owner writes). Nothing is sent before these pass.
- */
-const checked = (target: Target, name: string, payload: typeof RequestPayload.Type): InvalidInput | undefined => {
-  const params = JsonValue.decode(payload.params, { where: "arguments", root: "params" })
-  if (Either.isLeft(params)) return params.left
-  if (!JsonValue.isJsonObject(params.right)) return invalid("params", "the request params must be a plain object")
-  const grant = target.grant
-  const taskRefused = grant === undefined ? undefined : Grants.taskRefusal(grant, name, params.right)
-  if (taskRefused !== undefined) return taskRefused
-  if (grant?.tools !== undefined && (name === "callTool" || name === "startTask")) {
-    const tool = params.right.name
-    if (typeof tool !== "string" || !grant.tools.has(tool))
-      return invalid("name", "this grant does not allow that tool")
-  }
-  if (payload.saveTo === undefined) return undefined
-  if (grant !== undefined && (grant.saveDir === undefined || !Grants.isUnder(grant.saveDir, payload.saveTo))) {
-    return invalid("options.saveTo", "this grant does not allow saveTo there")
-  }
-  const problem = checkSavePath(payload.saveTo)
-  return problem === undefined ? undefined : invalid("options.saveTo", problem)
-}
-
-/** `listTools` through a grant with an allow-list shows only those tools; its tasks are its own (C71). */
-const shown = (grant: Grants.Grant | undefined, name: string, result: unknown): unknown => {
-  if (grant !== undefined && (name === "startTask" || name === "listTasks"))
-    return Grants.taskShown(grant, name, result)
-  const tools = grant?.tools
-  if (tools === undefined || name !== "listTools") return result
-  const list = result as { tools?: ReadonlyArray<{ name?: unknown }> }
-  return { ...list, tools: (list.tools ?? []).filter((tool) => typeof tool.name === "string" && tools.has(tool.name)) }
-}
 
 /**
  * Begins one request on the registry and waits for its end; interrupting it ends the request (the owner cancels
@@ -146,12 +81,12 @@ const request = (
   payload: typeof RequestPayload.Type,
   onProgress: ((progress: Operations.Progress) => void) | undefined,
   call: string | undefined
-): Effect.Effect<{ readonly target: Target; readonly value: unknown }, RequestError> =>
+): Effect.Effect<{ readonly target: Access.Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
     if (listener.closing) return Effect.fail(closingError())
-    const found = target(listener, payload.id, name)
+    const found = Access.target(listener, payload.id, name)
     if (Either.isLeft(found)) return Effect.fail(found.left)
-    const refused = checked(found.right, name, payload)
+    const refused = Access.checked(found.right, name, payload)
     if (refused !== undefined) return Effect.fail(refused)
     const operation = Operations.requests[name as keyof Operations.Requests]
     return Effect.async<unknown, RequestError>((resume) => {
@@ -179,8 +114,8 @@ const request = (
         sent.end("interrupted")
       })
     }).pipe(
-      Effect.map((value) => ({ target: found.right, value: shown(found.right.grant, name, value) })),
-      Effect.mapError((error) => renamed(error, payload.id))
+      Effect.map((value) => ({ target: found.right, value: Access.shown(found.right.grant, name, value) })),
+      Effect.mapError((error) => Access.renamed(error, payload.id))
     )
   })
 
@@ -210,13 +145,13 @@ const lifecycle = (listener: Listener) => {
   const by = <A, E extends McpWorkerError>(
     id: string,
     operation: string,
-    f: (target: Target) => Effect.Effect<A, E>
+    f: (target: Access.Target) => Effect.Effect<A, E>
   ): Effect.Effect<A, E | UnknownWorker | HostUnavailable> =>
     Effect.suspend((): Effect.Effect<A, E | UnknownWorker | HostUnavailable> => {
       if (listener.closing) return Effect.fail(closingError())
-      return Either.match(target(listener, id, operation), {
+      return Either.match(Access.target(listener, id, operation), {
         onLeft: Effect.fail,
-        onRight: (found) => Effect.mapError(f(found), (error) => renamed(error, id))
+        onRight: (found) => Effect.mapError(f(found), (error) => Access.renamed(error, id))
       })
     })
   return {
@@ -342,12 +277,13 @@ const handlers = (listener: Listener) => {
 
 /**
  * The socket server with the listener's bounds on connections: at most `maxConnections` at once (a connection past it
- * is closed at once), and each closed after `idleMs` in which it sent nothing.
+ * is closed at once), each closed after `idleMs` in which it sent nothing, and each an account of the budget.
  */
 const bounded = (
   server: SocketServer.SocketServer["Type"],
   idleMs: number,
-  maxConnections: number
+  maxConnections: number,
+  budget: Budget.Budget
 ): SocketServer.SocketServer["Type"] => {
   let open = 0
   return {
@@ -362,9 +298,18 @@ const bounded = (
             return Effect.void
           }
           open++
-          netSocket.once("close", () => open--)
+          const peer = Budget.join(budget, {
+            pause: () => netSocket.pause(),
+            resume: () => netSocket.resume(),
+            close: () => netSocket.destroy(),
+            unread: (bytes) => netSocket.unshift(bytes)
+          })
+          netSocket.once("close", () => {
+            open--
+            Budget.leave(budget, peer)
+          })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          return handler(socket)
+          return handler(Budget.accounted(socket, budget, peer))
         })
       )
   }
@@ -410,15 +355,23 @@ export const make = (
     )
     yield* SocketFile.restrict(prepared)
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
+    const budget = Budget.make(options.maxBufferedBytes ?? Budget.defaultMaxBufferedBytes)
+    const guard: Frames.Guard = {
+      // A listener of worker ids lets every peer open workers: it trusts them with the host's rights already.
+      grantlessBytes: listener.acceptWorkerIds ? maxFrameBytes : Frames.grantlessFrameBytes,
+      admits: (head) => Grants.shownIn(grants, head, Date.now()),
+      budget
+    }
     const sockets = bounded(
       socketServer,
       // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
       Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
-      options.maxConnections ?? defaultMaxConnections
+      options.maxConnections ?? defaultMaxConnections,
+      budget
     )
     const socketProtocol = yield* RpcServer.makeProtocolSocketServer.pipe(
       Effect.provideService(SocketServer.SocketServer, sockets),
-      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes))
+      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes, guard))
     )
     const protocol = yield* watched(listener, socketProtocol)
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
