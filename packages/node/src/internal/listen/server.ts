@@ -39,7 +39,7 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
-import { isTracing } from "../shared/traced.js"
+import { contextOf, isTracing } from "../shared/traced.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
@@ -146,23 +146,26 @@ const request = (
     const refused = checked(found.right, name, payload)
     if (refused !== undefined) return Effect.fail(refused)
     const operation = Operations.requests[name as keyof Operations.Requests]
-    return Effect.async<unknown, RequestError>((resume) => {
-      const sent = listener.registry.begin(
-        found.right.workerId,
-        operation.method,
-        payload.params,
-        remaining(payload.deadline),
-        onProgress,
-        payload.saveTo,
-        // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
-        payload.spill,
-        undefined,
-        // The socket call's own span is the parent here, through the rpc server; the owner's span starts anew.
-        undefined,
-        resume
-      )
-      return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
-    }).pipe(
+    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+      Effect.async<unknown, RequestError>((resume) => {
+        const sent = listener.registry.begin(
+          found.right.workerId,
+          operation.method,
+          payload.params,
+          remaining(payload.deadline),
+          onProgress,
+          payload.saveTo,
+          // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
+          payload.spill,
+          undefined,
+          // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
+          isTracing(fiber) ? contextOf(fiber) : undefined,
+          resume,
+          "socket"
+        )
+        return sent === undefined ? undefined : Effect.sync(() => sent.end("interrupted"))
+      })
+    ).pipe(
       Effect.map((value) => ({ target: found.right, value: shown(found.right.grant, name, value) })),
       Effect.mapError((error) => renamed(error, payload.id))
     )
