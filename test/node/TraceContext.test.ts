@@ -4,12 +4,16 @@
 // and direct), on both protocol eras; without a tracer nothing is sent.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { NodeMcpWorkers } from "@mcp-worker/node"
+import { McpClient, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import { BroadcastChannel } from "node:worker_threads"
 import { modernConfig, statefulConfig } from "../fixtures/servers.js"
 import { structured, tag } from "./helpers.js"
+import { socketPath } from "./listenSandbox.js"
 import { type RecordedSpan, recordingTracer, traceOwnerThreads } from "./recordingTracer.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
@@ -114,5 +118,58 @@ describe("C83: the caller's trace reaches the server in _meta", () => {
       }).pipe(Effect.provide(NodeMcpWorkers.layer()), Effect.timeout("60 seconds"))
       for (const { metas, call } of results) assert.deepStrictEqual(metas, [traceparent(call), null, null, null])
     })
+  )
+
+  it.live("an owner process and McpClient send the caller's span too", () =>
+    Effect.gen(function* () {
+      const spans: Array<RecordedSpan> = []
+      const tracer = recordingTracer("host", (span) => spans.push(span))
+      const lastCall = () => spans.filter((span) => span.name === "McpWorkers.callTool").at(-1)!
+      const inProcess = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig(), { isolation: "process" })
+        yield* Effect.withTracer(workers.callTool(id, "echo", { token: "p" }), tracer)
+        const metas = yield* received(id)
+        yield* workers.close(id)
+        return metas
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+      assert.deepStrictEqual(inProcess, [traceparent(lastCall()), null])
+      const inClient = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* McpClient.make(statefulConfig())
+          yield* Effect.withTracer(client.callTool("echo", { token: "c" }), tracer)
+          const result = yield* client.callTool("metas")
+          return (structured(result).metas as Array<{ traceparent?: string } | null>).map((m) => m?.traceparent ?? null)
+        })
+      )
+      assert.deepStrictEqual(inClient, [traceparent(lastCall()), null])
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+
+  it.scopedLive("a socket peer's call: the listening host's span of it, a child of the peer's, is the parent", () =>
+    Effect.gen(function* () {
+      const hostSpans: Array<RecordedSpan> = []
+      const peerSpans: Array<RecordedSpan> = []
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const hostTracer = recordingTracer("host", (span) => hostSpans.push(span))
+      const peerTracer = recordingTracer("peer", (span) => peerSpans.push(span))
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true })).pipe(
+        Effect.withTracer(hostTracer)
+      )
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })).pipe(
+        Effect.withTracer(peerTracer)
+      )
+      yield* Effect.withTracer(Context.get(peer, McpWorkers).callTool(id, "echo", { token: "s" }), peerTracer)
+      const [sent] = yield* received(id).pipe(Effect.provideService(McpWorkers, workers))
+      const call = peerSpans.find((span) => span.name === "McpWorkers.callTool")!
+      const parent = hostSpans.find((span) => sent === traceparent(span))
+      assert.isDefined(parent, `${sent} names a span of the listening host`)
+      assert.strictEqual(parent!.traceId, call.traceId)
+      assert.isDefined(peerSpans.find((span) => span.spanId === parent!.parent))
+      yield* workers.close(id)
+    }).pipe(Effect.timeout("60 seconds"))
   )
 })
