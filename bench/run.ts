@@ -402,6 +402,7 @@ const main = async () => {
   }, 10_000).unref()
 }
 
-// The listener rows run alone: they start a host of their own, and sandbox processes.
+// The listener rows and the metrics row run alone: they start hosts of their own.
 if (process.env.BENCH_ROWS === "listen") await import("./listen.js")
+else if (process.env.BENCH_ROWS === "metrics") await import("./metrics.js")
 else await main()
