@@ -158,10 +158,14 @@ export const run = (
     Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, trace, resume))
   return Effect.withFiberRuntime((fiber) =>
     isTracing(fiber)
-      ? Effect.withSpan(Effect.withFiberRuntime((inner) => request(contextOf(inner))), operation.span, {
-          attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
-          captureStackTrace: false
-        })
+      ? Effect.withSpan(
+          Effect.withFiberRuntime((inner) => request(contextOf(inner))),
+          operation.span,
+          {
+            attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
+            captureStackTrace: false
+          }
+        )
       : request(undefined)
   )
 }
