@@ -14,6 +14,9 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
 import { statefulConfig } from "../fixtures/servers.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
+
+const entry = remoteEntry()
 
 const server = "stateful-fixture"
 
@@ -99,6 +102,45 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       assert.deepStrictEqual(rows.after, [])
       assert.isAbove(valueOf(rows.live, "process_memory_usage", { mcp_worker_server: server }), 1024 * 1024)
       assert.isAbove(valueOf(rows.live, "process_cpu_time", { mcp_worker_server: server }), 0)
+    })
+  )
+
+  it.scopedLive("a remote thread's calls, relayed and straight to the owner thread, are counted by the host", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-metrics-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const thread = { mcp_worker_server: server, mcp_worker_surface: "thread" }
+      const count = (samples: ReturnType<typeof samplesOf>, outcome: string) =>
+        valueOf(samples, "mcp_worker_requests_total", { ...thread, mcp_worker_outcome: outcome })
+      const spills = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_spills_total", { mcp_worker_server: server })
+      const before = samplesOf(yield* endpoint.scrape)
+      const outcomes = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open({ ...statefulConfig(), maxResultBytes: 4096 }, { onTooLarge: { spill: dir } })
+        const calls = [
+          { tool: "echo", args: { token: "r" } },
+          { tool: "fail" },
+          { tool: "big", args: { bytes: 10_000 } }
+        ]
+        const outcome = yield* runInThread(entry(), { scenario: "calls", data: { id, calls } })
+        yield* workers.close(id)
+        return outcome
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+      assert.deepStrictEqual(outcomes, { ok: true, value: ["result", "isError", "result"] })
+      const after = samplesOf(yield* endpoint.scrape)
+      // The success of the direct ones went from the owner thread to the caller; what it said of them (isError, the
+      // spill's size) reached the host with `Delivered`.
+      assert.deepStrictEqual(
+        {
+          result: count(after, "result") - count(before, "result"),
+          isError: count(after, "is_error") - count(before, "is_error"),
+          spills: spills(after) - spills(before)
+        },
+        { result: 2, isError: 1, spills: 1 }
+      )
     })
   )
 

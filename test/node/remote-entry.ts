@@ -67,6 +67,7 @@ export type ScenarioName =
   | "host"
   | "whileHostBlocked"
   | "traced"
+  | "calls"
   | "toolFilter"
   | "paramHeaders"
 
@@ -182,6 +183,18 @@ const scenarios: Record<ScenarioName, Scenario> = {
    * `n` echo calls in a row, each sent the moment the previous one answered, by two remote clients of this thread in
    * turn (each has a reply channel of its own): what each call ended with.
    */
+  /** Calls in order from this thread (the first relayed by the host, the next straight to the owner thread). */
+  calls: (data: { id: string; calls: ReadonlyArray<{ tool: string; args?: Record<string, unknown> }> }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const outcomes: Array<string> = []
+      for (const call of data.calls) {
+        const exit = yield* Effect.either(workers.callTool(data.id, call.tool, call.args))
+        outcomes.push(exit._tag === "Right" ? (exit.right.isError === true ? "isError" : "result") : exit.left._tag)
+      }
+      return outcomes
+    }),
+
   sequence: (data: { id: string; n: number }) =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -24,8 +24,6 @@ const durationBoundaries = MetricBoundaries.fromIterable([
   0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300
 ])
 
-const seconds = (metric: Metric.Metric.Histogram<number>) => Metric.tagged(metric, "unit", "s")
-
 /** Each metric's name, the one place it is written. @internal */
 export const nameOf = {
   requests: "mcp_worker.requests",
@@ -56,14 +54,14 @@ export const metrics = {
     description: "Requests by operation and outcome (result, is_error, or the error's tag with its delivery)",
     incremental: true
   }),
-  duration: seconds(Metric.histogram(nameOf.duration, durationBoundaries, "Duration of a request, sent to its end")),
+  duration: Metric.histogram(nameOf.duration, durationBoundaries, "Duration of a request, sent to its end"),
   inFlight: Metric.counter(nameOf.inFlight, { description: "Requests sent and not yet ended" }),
   workers: Metric.gauge(nameOf.workers, { description: "Workers of the host, by state" }),
-  openDuration: seconds(
-    Metric.histogram(nameOf.openDuration, durationBoundaries, "Duration of an open, whatever its outcome")
-  ),
-  closeDuration: seconds(
-    Metric.histogram(nameOf.closeDuration, durationBoundaries, "Duration of a close, whatever its outcome")
+  openDuration: Metric.histogram(nameOf.openDuration, durationBoundaries, "Duration of an open, whatever its outcome"),
+  closeDuration: Metric.histogram(
+    nameOf.closeDuration,
+    durationBoundaries,
+    "Duration of a close, whatever its outcome"
   ),
   cleanups: Metric.counter(nameOf.cleanups, {
     description: "Cleanups of a worker's processes: confirmed, or processes left",
@@ -77,21 +75,19 @@ export const metrics = {
     description: "Results past maxResultBytes spilled to a file",
     incremental: true
   }),
-  spillBytes: Metric.tagged(
-    Metric.counter(nameOf.spillBytes, { description: "Bytes of the spilled results", incremental: true }),
-    "unit",
-    "By"
-  ),
-  memory: Metric.tagged(
-    Metric.gauge(nameOf.memory, { description: "Resident memory of a worker's server process tree" }),
-    "unit",
-    "By"
-  ),
-  cpu: Metric.tagged(
-    Metric.gauge(nameOf.cpu, { description: "CPU time of a worker's server process tree, user and system" }),
-    "unit",
-    "s"
-  )
+  spillBytes: Metric.counter(nameOf.spillBytes, { description: "Bytes of the spilled results", incremental: true }),
+  memory: Metric.gauge(nameOf.memory, { description: "Resident memory of a worker's server process tree" }),
+  cpu: Metric.gauge(nameOf.cpu, { description: "CPU time of a worker's server process tree, user and system" })
+} as const
+
+/**
+ * The unit of the metrics that have one, as the `unit` label the exporter reads (UCUM, as OpenTelemetry writes it).
+ * A label of each cached array, not `Metric.tagged`: that makes a new array per update, and Effect caches a metric's
+ * hook by its array, so every update would hash the whole key again (9 µs a request, measured).
+ */
+const unitLabels = {
+  s: MetricLabel.make("unit", "s"),
+  By: MetricLabel.make("unit", "By")
 } as const
 
 /** The label arrays of one server name, made once each: Effect caches a metric's hook by the array itself. */
@@ -118,32 +114,40 @@ const labelsOf = (server: string): Labels => {
   return labels
 }
 
-const tags = (server: string, key: string, pairs: ReadonlyArray<readonly [string, string]>) => {
+const tags = (
+  server: string,
+  key: string,
+  pairs: ReadonlyArray<readonly [string, string]>,
+  unit?: keyof typeof unitLabels
+) => {
   const labels = labelsOf(server)
   let found = labels.byKey.get(key)
   if (found === undefined) {
-    found = [MetricLabel.make("mcp_worker.server", server), ...pairs.map(([k, v]) => MetricLabel.make(k, v))]
+    found = [
+      ...(unit === undefined ? [] : [unitLabels[unit]]),
+      MetricLabel.make("mcp_worker.server", server),
+      ...pairs.map(([k, v]) => MetricLabel.make(k, v))
+    ]
     labels.byKey.set(key, found)
   }
   return found
 }
 
-/** What a request's end is recorded with. @internal */
-export interface RequestEnd {
-  readonly server: string
-  readonly surface: Surface
-  readonly method: OwnerProtocol.Method
-  readonly outcome: Outcome
-  readonly delivery: "none" | "not_sent" | "unknown"
-  /** From the send to the end; `undefined` for a request refused before it was sent. */
-  readonly seconds: number | undefined
-  /** The bytes of a spilled result. */
-  readonly spilled: number | undefined
-}
-
-/** Records a request's end. @internal */
-export const requestEnded = (end: RequestEnd): void => {
-  const { server, surface, method, outcome, delivery } = end
+/**
+ * Records a request's end. `seconds`: from the send to the end, `undefined` for a request refused before it was sent;
+ * `spilled`: the bytes of a spilled result. Positional, with no object made: this runs on every request.
+ *
+ * @internal
+ */
+export const requestEnded = (
+  server: string,
+  surface: Surface,
+  method: OwnerProtocol.Method,
+  outcome: Outcome,
+  delivery: "none" | "not_sent" | "unknown",
+  seconds: number | undefined,
+  spilled: number | undefined
+): void => {
   metrics.requests.unsafeUpdate(
     1,
     tags(server, `r|${surface}|${method}|${outcome}|${delivery}`, [
@@ -153,20 +157,24 @@ export const requestEnded = (end: RequestEnd): void => {
       ["mcp_worker.delivery", delivery]
     ])
   )
-  if (end.seconds === undefined) return
+  if (seconds === undefined) return
   metrics.inFlight.unsafeUpdate(-1, tags(server, `f|${surface}`, [["mcp_worker.surface", surface]]))
   metrics.duration.unsafeUpdate(
-    end.seconds,
-    tags(server, `d|${surface}|${method}|${outcome}`, [
-      ["mcp_worker.surface", surface],
-      ["mcp.method.name", method],
-      ["mcp_worker.outcome", outcome]
-    ])
+    seconds,
+    tags(
+      server,
+      `d|${surface}|${method}|${outcome}`,
+      [
+        ["mcp_worker.surface", surface],
+        ["mcp.method.name", method],
+        ["mcp_worker.outcome", outcome]
+      ],
+      "s"
+    )
   )
-  if (end.spilled === undefined) return
-  const spillTags = tags(server, "s", [])
-  metrics.spills.unsafeUpdate(1, spillTags)
-  metrics.spillBytes.unsafeUpdate(end.spilled, spillTags)
+  if (spilled === undefined) return
+  metrics.spills.unsafeUpdate(1, tags(server, "s", []))
+  metrics.spillBytes.unsafeUpdate(spilled, tags(server, "b", [], "By"))
 }
 
 /** A request was sent to its owner. @internal */
@@ -175,11 +183,11 @@ export const requestSent = (server: string, surface: Surface): void =>
 
 /** An open ended: `outcome` is `ready` or the failure's stage. @internal */
 export const opened = (server: string, outcome: string, seconds: number): void =>
-  metrics.openDuration.unsafeUpdate(seconds, tags(server, `o|${outcome}`, [["mcp_worker.outcome", outcome]]))
+  metrics.openDuration.unsafeUpdate(seconds, tags(server, `o|${outcome}`, [["mcp_worker.outcome", outcome]], "s"))
 
 /** A close ended: `closed`, or `CloseFailed` when processes were left. @internal */
 export const closed = (server: string, outcome: "closed" | "CloseFailed", seconds: number): void =>
-  metrics.closeDuration.unsafeUpdate(seconds, tags(server, `c|${outcome}`, [["mcp_worker.outcome", outcome]]))
+  metrics.closeDuration.unsafeUpdate(seconds, tags(server, `c|${outcome}`, [["mcp_worker.outcome", outcome]], "s"))
 
 /** A cleanup was confirmed, or found processes left. @internal */
 export const cleanedUp = (server: string, outcome: "confirmed" | "processes_left"): void =>
@@ -200,9 +208,8 @@ export const workersIn = (server: string, state: string, count: number): void =>
  * @internal
  */
 export const treesSampled = (server: string, rssBytes: number, cpuSeconds: number): void => {
-  const labels = tags(server, "t", [])
-  metrics.memory.unsafeUpdate(rssBytes, labels)
-  metrics.cpu.unsafeUpdate(cpuSeconds, labels)
+  metrics.memory.unsafeUpdate(rssBytes, tags(server, "m", [], "By"))
+  metrics.cpu.unsafeUpdate(cpuSeconds, tags(server, "u", [], "s"))
 }
 
 /** Every server name recorded so far, for a count that must fall back to zero. @internal */

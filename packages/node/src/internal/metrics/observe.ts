@@ -15,6 +15,9 @@ import * as Metrics from "./metrics.js"
 // The wire form of a spilled answer (`ResultFile.encodeSpilled`): the owner's answer, before a surface reads it.
 const spilledTag = "mcp-worker/spilled"
 
+const isSpilledWire = (value: unknown): value is readonly [string, object] =>
+  Array.isArray(value) && value.length === 2 && value[0] === spilledTag && typeof value[1] === "object"
+
 /** What an owner thread said of a success it posted to a remote caller itself (`Delivered`). @internal */
 export interface DeliveredNote {
   readonly isError?: boolean | undefined
@@ -79,33 +82,36 @@ export class Observation {
 
   private record(exit: Exit.Exit<unknown, RequestError>): void {
     const seconds = this.sentAt === undefined ? undefined : (performance.now() - this.sentAt) / 1000
-    const base = { server: this.serverName(), surface: this.surface, method: this.method, seconds }
+    const server = this.serverName()
     if (Exit.isSuccess(exit)) {
-      const read = this.readSuccess(exit.value)
-      count(this.worker, read.outcome === "is_error" ? "isError" : "results")
-      return Metrics.requestEnded({ ...base, outcome: read.outcome, delivery: "none", spilled: read.spilled })
+      // `isError` first: reading a delivered success's spill forgets what the owner said of it.
+      const outcome = this.isError(exit.value) ? "is_error" : "result"
+      const spilled = this.spilledOf(exit.value)
+      count(this.worker, outcome === "is_error" ? "isError" : "results")
+      return Metrics.requestEnded(server, this.surface, this.method, outcome, "none", seconds, spilled)
     }
     const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
     // A server's error answer has no delivery: it is an answer.
     const delivery = error === undefined ? "unknown" : "delivery" in error ? error.delivery : "none"
     count(this.worker, delivery === "none" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown")
-    Metrics.requestEnded({ ...base, outcome: error?._tag ?? "WorkerFailed", delivery, spilled: undefined })
+    Metrics.requestEnded(server, this.surface, this.method, error?._tag ?? "WorkerFailed", delivery, seconds, undefined)
   }
 
-  private readSuccess(value: unknown): { outcome: Metrics.Outcome; spilled: number | undefined } {
+  // A success the owner delivered to a remote caller itself is read off what it said of it (`Delivered`).
+  private isError(value: unknown): boolean {
+    if (value === this.delivered) return this.worker?.delivered?.isError === true
+    const read = isSpilledWire(value) ? value[1] : value
+    return typeof read === "object" && read !== null && (read as { isError?: unknown }).isError === true
+  }
+
+  private spilledOf(value: unknown): number | undefined {
     if (value === this.delivered) {
-      const note = this.worker?.delivered
+      const spilled = this.worker?.delivered?.spilled
       if (this.worker !== undefined) this.worker.delivered = undefined
-      return { outcome: note?.isError === true ? "is_error" : "result", spilled: note?.spilled }
+      return spilled
     }
-    if (Array.isArray(value) && value.length === 2 && value[0] === spilledTag) {
-      const summary = value[1] as { readonly bytes?: unknown; readonly isError?: unknown }
-      return {
-        outcome: summary.isError === true ? "is_error" : "result",
-        spilled: typeof summary.bytes === "number" ? summary.bytes : undefined
-      }
-    }
-    const isError = typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
-    return { outcome: isError ? "is_error" : "result", spilled: undefined }
+    if (!isSpilledWire(value)) return undefined
+    const bytes = (value[1] as { readonly bytes?: unknown }).bytes
+    return typeof bytes === "number" ? bytes : undefined
   }
 }
