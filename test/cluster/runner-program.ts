@@ -24,6 +24,7 @@ import { McpCluster } from "../../packages/cluster/src/index.js"
 import { layerWith } from "../../packages/cluster/src/internal/cluster.js"
 import { LocalWorkers } from "../../packages/cluster/src/internal/facade.js"
 import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
+import { recordingTracer } from "../node/recordingTracer.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -94,6 +95,19 @@ const program = Effect.gen(function* () {
         ) as Effect.Effect<unknown, unknown>
         return onProgress === "report" ? Effect.map(call, (result) => ({ result, progress })) : call
       }
+      case "traced": {
+        // an echo inside a span of this runner: the span's ids come back with its result
+        const [id] = args
+        return Effect.withSpan(
+          Effect.flatMap(Effect.currentSpan, (span) =>
+            Effect.as(w.callTool(id, "echo", { token: "traced" }) as Effect.Effect<unknown, unknown>, {
+              traceId: span.traceId,
+              spanId: span.spanId
+            })
+          ),
+          "test.caller"
+        )
+      }
       case "status":
         return w.status(args[0])
       case "cancel":
@@ -158,4 +172,18 @@ const program = Effect.gen(function* () {
   yield* Effect.never
 })
 
-program.pipe(Effect.provide(cluster), Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)), NodeRuntime.runMain)
+// MCPW_TRACE=1: the whole runner traces (a tracer with W3C ids), so a call's trace crosses runners into the server.
+const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  process.env.MCPW_TRACE === "1"
+    ? Effect.withTracer(
+        effect,
+        recordingTracer("runner", () => {})
+      )
+    : effect
+
+program.pipe(
+  Effect.provide(cluster),
+  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+  traced,
+  NodeRuntime.runMain
+)
