@@ -14,6 +14,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
 import { statefulConfig } from "../fixtures/servers.js"
+import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -140,6 +141,31 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
           spills: spills(after) - spills(before)
         },
         { result: 2, isError: 1, spills: 1 }
+      )
+    })
+  )
+
+  it.scopedLive("a socket peer's calls are counted by the listening host, as surface socket", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const labels = { mcp_worker_server: server, mcp_worker_surface: "socket" }
+      const count = (samples: ReturnType<typeof samplesOf>, outcome: string) =>
+        valueOf(samples, "mcp_worker_requests_total", { ...labels, mcp_worker_outcome: outcome })
+      const before = samplesOf(yield* endpoint.scrape)
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+      yield* peer.callTool(id, "echo", { token: "s" })
+      assert.isTrue((yield* peer.callTool(id, "fail")).isError)
+      yield* workers.close(id)
+      const after = samplesOf(yield* endpoint.scrape)
+      assert.deepStrictEqual(
+        [count(after, "result") - count(before, "result"), count(after, "is_error") - count(before, "is_error")],
+        [1, 1]
       )
     })
   )
