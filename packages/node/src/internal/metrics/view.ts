@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HostViewFace from "../../HostView.js"
-import type { Entry } from "../host/entry.js"
+import { type Entry, readDelivered } from "../host/entry.js"
 import type { Registry } from "../host/registry.js"
 import * as Connection from "../shared/connection.js"
 
@@ -36,7 +36,8 @@ const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
 /** Every worker the host holds, opening ones included. @internal */
 export const snapshotOf = (registry: Registry): ReadonlyArray<HostViewFace.WorkerRow> => {
   const now = Date.now()
-  for (const entry of registry.entries.values()) entry.readAhead()
+  // As `status` does: a request an owner thread took or delivered since is shown as it stands.
+  for (const entry of registry.entries.values()) readDelivered(entry)
   return [...registry.opening, ...registry.entries.values()].map((entry) => rowOf(entry, now))
 }
 
