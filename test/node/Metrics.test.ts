@@ -3,7 +3,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { HostView, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import * as McpConfig from "@mcp-worker/core/McpConfig"
 import * as Context from "effect/Context"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -168,6 +170,48 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         [1, 1]
       )
     })
+  )
+
+  it.scopedLive(
+    "a worker is labelled by the name its open or its openAll entry gave it; a bad name opens nothing",
+    () =>
+      Effect.gen(function* () {
+        const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+        yield* Layer.build(layer)
+        const results = (samples: ReturnType<typeof samplesOf>, name: string) =>
+          valueOf(samples, "mcp_worker_requests_total", { mcp_worker_server: name, mcp_worker_outcome: "result" })
+        const before = samplesOf(yield* endpoint.scrape)
+        const { rows, refused } = yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const view = yield* HostView.HostView
+          const named = yield* workers.open(statefulConfig(), { name: "named-worker" })
+          const document = Either.getOrThrow(
+            McpConfig.fromCursor(JSON.stringify({ mcpServers: { alpha: statefulConfig() } }))
+          )
+          const opened = yield* workers.openAll(document)
+          for (const id of [named, (opened.alpha as { id: string }).id])
+            yield* workers.callTool(id, "echo", { token: "n" })
+          const rows = yield* view.snapshot
+          const refused = yield* Effect.flip(workers.open(statefulConfig(), { name: "" }))
+          yield* workers.close(named)
+          yield* workers.closeAll(opened)
+          return { rows, refused }
+        }).pipe(Effect.provide(NodeMcpWorkers.layerWithView()))
+        const after = samplesOf(yield* endpoint.scrape)
+        assert.deepStrictEqual(
+          [
+            results(after, "named-worker") - results(before, "named-worker"),
+            results(after, "alpha") - results(before, "alpha")
+          ],
+          [1, 1]
+        )
+        assert.deepStrictEqual(rows.map((row) => [row.name, row.server]).sort(), [
+          ["alpha", server],
+          ["named-worker", server]
+        ])
+        assert.deepInclude(refused, { _tag: "InvalidInput", path: "options.name", delivery: "not_sent" })
+        assert.lengthOf(rows, 2)
+      })
   )
 
   it.scopedLive("a host with metrics off records nothing of its workers", () =>

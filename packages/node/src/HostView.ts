@@ -17,6 +17,8 @@ import * as internal from "./internal/metrics/view.js"
  */
 export interface WorkerRow {
   readonly workerId: string
+  /** The name its open gave it (`OpenOptions.name`, an `openAll` entry's name). */
+  readonly name: string | null
   /** The name the server reported, once open (data: show it, never run it). */
   readonly server: string | null
   readonly state: "opening" | "ready" | "failed" | "closed"

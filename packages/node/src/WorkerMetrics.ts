@@ -3,7 +3,7 @@
  * `@effect/opentelemetry` (`Metrics.layer`) and they are exported with the application's own. Owner threads and
  * processes record nothing themselves: what they know reaches the host on their data plane, and is recorded there.
  *
- * Labels: `mcp_worker.server` (the server's reported name, at most 64 characters), `mcp_worker.surface` (`host`,
+ * Labels: `mcp_worker.server` (the worker's open name or `openAll` entry name, else the server's, at most 64 characters), `mcp_worker.surface` (`host`,
  * `thread`, `socket`), `mcp.method.name`, `mcp_worker.outcome` (`result`, `is_error`, or an error's tag),
  * `mcp_worker.delivery` (`none`, `not_sent`, `unknown`), `mcp_worker.state`; never an argument, a value or a secret.
  *

@@ -47,6 +47,8 @@ export interface Entry extends Connection.Connection {
   ownerPid: number | null
   /** Who listens to the server's notifications (`events`). */
   readonly subscribers: Set<HostEvents.Subscriber>
+  /** The name its open gave the worker (`OpenOptions.name`, an `openAll` entry's), for its metrics and view. */
+  readonly name: string | undefined
   /** Whether this worker's requests are recorded as metrics (the host's option, C80). */
   readonly metrics: boolean
   /** The worker's requests by how they ended, for the host's view (when metrics are on). */

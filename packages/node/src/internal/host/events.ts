@@ -71,7 +71,7 @@ const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
     return
   }
   entry.notifications.dropped++
-  if (entry.metrics) Metrics.notificationDropped(Metrics.serverLabel(entry.server?.name))
+  if (entry.metrics) Metrics.notificationDropped(Metrics.serverOf(entry))
   Effect.runSync(Queue.offer(subscriber.queue, item))
 }
 

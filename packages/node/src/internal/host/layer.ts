@@ -162,6 +162,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(placement)) return Effect.fail(placement.left)
         const spill = HostOpen.spillOf(config, openOptions)
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
+        const name = HostOpen.nameOf(openOptions)
+        if (Either.isLeft(name)) return Effect.fail(name.left)
         // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
         const tools = ToolFilter.check(openOptions?.tools)
         return Either.isLeft(tools)

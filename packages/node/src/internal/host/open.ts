@@ -63,6 +63,27 @@ export const spillOf = (
       : Either.right(spill)
   )
 
+/** The longest name an open may give a worker. @internal */
+export const maxNameLength = 64
+
+/** `open`'s `name`, checked: 1 to 64 characters, or absent. @internal */
+export const nameOf = (
+  options: McpWorkers.OpenOptions | undefined
+): Either.Either<string | undefined, InvalidInput> => {
+  const name: unknown = options?.name
+  if (name === undefined) return Either.right(undefined)
+  return typeof name === "string" && name.length > 0 && name.length <= maxNameLength
+    ? Either.right(name)
+    : Either.left(
+        new InvalidInput({
+          where: "config",
+          path: "options.name",
+          message: `name must be a string of 1 to ${maxNameLength} characters`,
+          delivery: "not_sent"
+        })
+      )
+}
+
 const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
   const code = (error as { code?: unknown }).code
   Deferred.unsafeDone(
@@ -149,7 +170,12 @@ const makePorts = (entry: { marker: string }, placement: Placement) => {
 }
 
 /** A worker's record, in a scope of its own under the registry's, with its data port listened to. */
-const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placement: Placement) =>
+const makeEntry = (
+  registry: Registry,
+  config: ServerConfig.ServerConfig,
+  placement: Placement,
+  name: string | undefined
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(registry.workersScope, ExecutionStrategy.sequential)
     const marker = WorkerId.make()
@@ -178,6 +204,7 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       server: null,
       notifications: Connection.counters(),
       subscribers: new Set(),
+      name,
       metrics: registry.defaults.metrics
     }
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
@@ -295,7 +322,7 @@ export const open = (
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
     const placement: Placement = { ...where, wire, spill, tools }
-    const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
+    const { entry, ownerPort } = yield* makeEntry(registry, config, placement, options?.name)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(
       Effect.onError(() => abandon(registry, entry)),

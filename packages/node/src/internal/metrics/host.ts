@@ -14,7 +14,7 @@ import * as Connection from "../shared/connection.js"
 import * as Metrics from "./metrics.js"
 import * as Tree from "./tree.js"
 
-const serverOf = (entry: Entry): string => Metrics.serverLabel(entry.server?.name)
+const serverOf = (entry: Entry): string => Metrics.serverOf(entry)
 
 const states = ["opening", "ready", "failed", "closed"] as const
 

@@ -105,6 +105,16 @@ const maxNameLength = 64
 export const serverLabel = (name: string | undefined): string =>
   name === undefined || name.length === 0 ? "unknown" : name.slice(0, maxNameLength)
 
+/**
+ * The server label of a worker: the name its open gave it, else the name its server reported.
+ *
+ * @internal
+ */
+export const serverOf = (worker: {
+  readonly name?: string | undefined
+  readonly server: { readonly name: string } | null
+}): string => serverLabel(worker.name ?? worker.server?.name)
+
 const labelsOf = (server: string): Labels => {
   let labels = labelsByServer.get(server)
   if (labels === undefined) {

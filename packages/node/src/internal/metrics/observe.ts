@@ -26,6 +26,8 @@ export interface DeliveredNote {
 
 /** What a request is recorded against: its worker's server name and what it said of a delivered success. @internal */
 export interface Observed {
+  /** The name the worker's open gave it. */
+  readonly name?: string | undefined
   readonly server: { readonly name: string } | null
   delivered?: DeliveredNote | undefined
   /** The worker's own counts, for the host's view. */
@@ -77,7 +79,7 @@ export class Observation {
   }
 
   private serverName(): string {
-    return Metrics.serverLabel(this.worker?.server?.name)
+    return this.worker === undefined ? Metrics.serverLabel(undefined) : Metrics.serverOf(this.worker)
   }
 
   private record(exit: Exit.Exit<unknown, RequestError>): void {

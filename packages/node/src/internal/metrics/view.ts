@@ -18,6 +18,7 @@ const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
   const pending = entry.pending
   return {
     workerId: entry.workerId,
+    name: entry.name ?? null,
     server: entry.server?.name ?? null,
     state: Connection.stateOf(entry.life),
     era: entry.era,
