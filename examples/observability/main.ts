@@ -36,13 +36,13 @@ const durationArgument = (): Effect.Effect<Option.Option<Duration.Duration>, Err
 const cell = (value: string, width: number) => value.slice(0, width).padEnd(width)
 
 const render = (url: string, rows: ReadonlyArray<HostView.WorkerRow>): string => {
-  const header = ["worker", "server", "state", "busy", "ok", "isError", "error", "not_sent", "unknown", "RSS", "CPU"]
+  const header = ["worker", "name", "state", "busy", "ok", "isError", "error", "not_sent", "unknown", "RSS", "CPU"]
   const widths = [24, 18, 7, 24, 5, 8, 6, 9, 8, 9, 7]
   const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => cell(c, widths[i]!)).join(" ")
   const body = rows.map((row) =>
     line([
       row.workerId,
-      row.server ?? "-",
+      row.name ?? row.server ?? "-",
       row.state,
       row.busy === null ? "-" : `${row.busy.requestId.slice(0, 12)} ${row.busy.forMs ?? "?"} ms`,
       String(row.requests?.results ?? "-"),
@@ -57,7 +57,7 @@ const render = (url: string, rows: ReadonlyArray<HostView.WorkerRow>): string =>
   return [`metrics: ${url}`, "", line(header), ...body, ""].join("\n")
 }
 
-/** The load: a counter every 100 ms; a slow tool another caller finds busy; a slow tool past its timeout. */
+/** The load: `counter` every 100 ms; `busy`, a slow tool another caller finds busy; `timeouts`, past its timeout. */
 const load = (ids: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const workers = yield* McpWorkers
@@ -76,7 +76,14 @@ const program = Effect.gen(function* () {
   yield* Effect.gen(function* () {
     const workers = yield* McpWorkers
     const view = yield* HostView.HostView
-    const ids = yield* Effect.forEach([1, 2, 3], () => workers.open(exampleServer), { concurrency: "unbounded" })
+    // Named for what the load does to each: the name labels its metrics and its row.
+    const ids = yield* Effect.forEach(
+      ["counter", "busy", "timeouts"],
+      (name) => workers.open(exampleServer, { name }),
+      {
+        concurrency: "unbounded"
+      }
+    )
     yield* load(ids)
     const refresh = Effect.flatMap(view.snapshot, (rows) =>
       Effect.sync(() => {

@@ -31,8 +31,11 @@ describe("examples/observability (npm run example:observability)", () => {
         const { code, stderr, stdout } = yield* runExample("--duration", "3s")
         assert.strictEqual(code, 0, stderr)
         assert.match(stdout, /^metrics: http:\/\/127\.0\.0\.1:\d+\/metrics$/m)
-        const rows = stdout.split("\n").filter((line) => /^mcpw_\S+ +example-notebook +ready /.test(line))
-        assert.isAtLeast(new Set(rows.map((line) => line.split(" ")[0])).size, 3)
+        const rows = stdout.split("\n").filter((line) => /^mcpw_\S+ +(counter|busy|timeouts) +ready /.test(line))
+        assert.deepStrictEqual(
+          new Set(rows.map((line) => line.split(/ +/)[1])),
+          new Set(["counter", "busy", "timeouts"])
+        )
         const summary = /^requests: result (\d+), WorkerBusy (\d+), DeliveryUnknown (\d+); closes (\d+)$/m.exec(stdout)
         assert.isNotNull(summary, stdout)
         assert.isAbove(Number(summary![1]), 0)
