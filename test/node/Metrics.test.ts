@@ -189,28 +189,34 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
             McpConfig.fromCursor(JSON.stringify({ mcpServers: { alpha: statefulConfig() } }))
           )
           const opened = yield* workers.openAll(document)
-          for (const id of [named, (opened.alpha as { id: string }).id])
+          // A remote thread's open carries the name too.
+          const remote = yield* runInThread(entry(), {
+            scenario: "open",
+            data: { config: statefulConfig(), options: { name: "remote-named" } }
+          })
+          assert.isTrue(remote.ok, JSON.stringify(remote))
+          const fromThread = remote.value as string
+          for (const id of [named, (opened.alpha as { id: string }).id, fromThread]) {
             yield* workers.callTool(id, "echo", { token: "n" })
+          }
           const rows = yield* view.snapshot
           const refused = yield* Effect.flip(workers.open(statefulConfig(), { name: "" }))
           yield* workers.close(named)
+          yield* workers.close(fromThread)
           yield* workers.closeAll(opened)
           return { rows, refused }
         }).pipe(Effect.provide(NodeMcpWorkers.layerWithView()))
         const after = samplesOf(yield* endpoint.scrape)
         assert.deepStrictEqual(
-          [
-            results(after, "named-worker") - results(before, "named-worker"),
-            results(after, "alpha") - results(before, "alpha")
-          ],
-          [1, 1]
+          ["named-worker", "alpha", "remote-named"].map((name) => results(after, name) - results(before, name)),
+          [1, 1, 1]
         )
         assert.deepStrictEqual(rows.map((row) => [row.name, row.server]).sort(), [
           ["alpha", server],
-          ["named-worker", server]
+          ["named-worker", server],
+          ["remote-named", server]
         ])
         assert.deepInclude(refused, { _tag: "InvalidInput", path: "options.name", delivery: "not_sent" })
-        assert.lengthOf(rows, 2)
       })
   )
 

@@ -26,7 +26,7 @@ import type { Options } from "../../NodeMcpWorkers.js"
 import * as ProcessJob from "../job/processJob.js"
 import type * as HostViewFace from "../../HostView.js"
 import * as HostMetrics from "../metrics/host.js"
-import type * as Metrics from "../metrics/metrics.js"
+import * as Metrics from "../metrics/metrics.js"
 import * as HostViewImpl from "../metrics/view.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
@@ -162,7 +162,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(placement)) return Effect.fail(placement.left)
         const spill = HostOpen.spillOf(config, openOptions)
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
-        const name = HostOpen.nameOf(openOptions)
+        const name = Metrics.openNameOf(openOptions)
         if (Either.isLeft(name)) return Effect.fail(name.left)
         // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
         const tools = ToolFilter.check(openOptions?.tools)

@@ -63,27 +63,6 @@ export const spillOf = (
       : Either.right(spill)
   )
 
-/** The longest name an open may give a worker. @internal */
-export const maxNameLength = 64
-
-/** `open`'s `name`, checked: 1 to 64 characters, or absent. @internal */
-export const nameOf = (
-  options: McpWorkers.OpenOptions | undefined
-): Either.Either<string | undefined, InvalidInput> => {
-  const name: unknown = options?.name
-  if (name === undefined) return Either.right(undefined)
-  return typeof name === "string" && name.length > 0 && name.length <= maxNameLength
-    ? Either.right(name)
-    : Either.left(
-        new InvalidInput({
-          where: "config",
-          path: "options.name",
-          message: `name must be a string of 1 to ${maxNameLength} characters`,
-          delivery: "not_sent"
-        })
-      )
-}
-
 const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
   const code = (error as { code?: unknown }).code
   Deferred.unsafeDone(

@@ -7,8 +7,9 @@
  *
  * @internal
  */
-import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import { InvalidInput, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
@@ -98,8 +99,26 @@ interface Labels {
 
 const labelsByServer = new Map<string, Labels>()
 
-/** The longest server name a label carries. */
-const maxNameLength = 64
+/** The longest server name a label carries, and the longest name an open may give a worker. @internal */
+export const maxNameLength = 64
+
+/** `open`'s `name`, checked where the open is called: 1 to 64 characters, or absent. @internal */
+export const openNameOf = (
+  options: { readonly name?: unknown } | undefined
+): Either.Either<string | undefined, InvalidInput> => {
+  const name = options?.name
+  if (name === undefined) return Either.right(undefined)
+  return typeof name === "string" && name.length > 0 && name.length <= maxNameLength
+    ? Either.right(name)
+    : Either.left(
+        new InvalidInput({
+          where: "config",
+          path: "options.name",
+          message: `name must be a string of 1 to ${maxNameLength} characters`,
+          delivery: "not_sent"
+        })
+      )
+}
 
 /** A server's name as a label value: the name it reported (data, C25), cut short; `unknown` before it said one. */
 export const serverLabel = (name: string | undefined): string =>
