@@ -402,8 +402,9 @@ const main = async () => {
   }, 10_000).unref()
 }
 
-// The listener rows run alone: they start a host of their own, and sandbox processes (`flood`: a flooding peer and a
-// measuring one).
+// The listener rows, the flood rows and the metrics row run alone: they start hosts of their own (and sandbox
+// processes: `flood` starts a flooding peer and a measuring one).
 if (process.env.BENCH_ROWS === "listen") await import("./listen.js")
 else if (process.env.BENCH_ROWS === "flood") await import("./flood.js")
+else if (process.env.BENCH_ROWS === "metrics") await import("./metrics.js")
 else await main()

@@ -406,6 +406,24 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       await a.call("close", id)
     })
 
+    it("C83: a call traced on one runner reaches the server of another's worker in that trace", async () => {
+      const [d, e] = await Promise.all(
+        [0, 1].map(async () => start({ port: await freePort(), env: { MCPW_TRACE: "1" } }))
+      )
+      extra.push(d!, e!)
+      const id = await open(d!, server())
+      const traced = await e!.call("traced", id)
+      assert.isTrue(traced.ok, JSON.stringify(traced))
+      const caller = (traced as { value: { traceId: string; spanId: string } }).value
+      const metas = await d!.request("callTool", id, ["metas", {}], { timeoutMs: 5000 })
+      assert.isTrue(metas.ok, JSON.stringify(metas))
+      const [sent] = (metas as any).value.structuredContent.metas as Array<{ traceparent?: string } | null>
+      // The owner's runner's span of the call is the server's parent, in the caller's trace.
+      assert.match(sent?.traceparent ?? "", new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`))
+      assert.notInclude(sent?.traceparent ?? "", caller.spanId)
+      await d!.call("close", id)
+    }, 90_000)
+
     it("a runner joining mid-run moves nothing: the call in flight ends, the same server serves on", async () => {
       const log = server()
       const id = await open(a, log)

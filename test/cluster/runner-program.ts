@@ -27,6 +27,7 @@ import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
 import { abortThenCall } from "../node/abortSuite.js"
 import { effectSurface } from "../node/behaviourSuite.js"
 import { refusals } from "../node/prepareSuite.js"
+import { recordingTracer } from "../node/recordingTracer.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -96,6 +97,19 @@ const program = Effect.gen(function* () {
           timeoutMs === undefined ? withProgress : { ...withProgress, timeout: Duration.millis(timeoutMs) }
         ) as Effect.Effect<unknown, unknown>
         return onProgress === "report" ? Effect.map(call, (result) => ({ result, progress })) : call
+      }
+      case "traced": {
+        // an echo inside a span of this runner: the span's ids come back with its result
+        const [id] = args
+        return Effect.withSpan(
+          Effect.flatMap(Effect.currentSpan, (span) =>
+            Effect.as(w.callTool(id, "echo", { token: "traced" }) as Effect.Effect<unknown, unknown>, {
+              traceId: span.traceId,
+              spanId: span.spanId
+            })
+          ),
+          "test.caller"
+        )
       }
       case "status":
         return w.status(args[0])
@@ -177,4 +191,18 @@ const program = Effect.gen(function* () {
   yield* Effect.never
 })
 
-program.pipe(Effect.provide(cluster), Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)), NodeRuntime.runMain)
+// MCPW_TRACE=1: the whole runner traces (a tracer with W3C ids), so a call's trace crosses runners into the server.
+const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  process.env.MCPW_TRACE === "1"
+    ? Effect.withTracer(
+        effect,
+        recordingTracer("runner", () => {})
+      )
+    : effect
+
+program.pipe(
+  Effect.provide(cluster),
+  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning)),
+  traced,
+  NodeRuntime.runMain
+)

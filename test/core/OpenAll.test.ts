@@ -13,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 interface Options {
   readonly timeout?: string
   readonly isolation?: "thread" | "process"
+  readonly name?: string
 }
 
 // A surface that opens by command name: "fail" fails, "invalid" is refused, "hang" waits for `release`.
@@ -107,17 +108,21 @@ describe("OpenAll", () => {
     })
   )
 
-  it.effect("per-entry options are merged over the options of every entry", () =>
+  it.effect("per-entry options are merged over the options of every entry; each is named by its entry (C80)", () =>
     Effect.gen(function* () {
       const { surface, seen } = makeSurface()
-      yield* OpenAll.openAll(surface, document({ a: { command: "ok" }, b: { command: "ok" } }), {
+      yield* OpenAll.openAll(surface, document({ a: { command: "ok" }, b: { command: "ok" }, c: { command: "ok" } }), {
         open: { timeout: "5 seconds" },
-        entries: { b: { isolation: "process" } },
+        entries: { b: { isolation: "process" }, c: { name: "own" } },
         concurrency: 1
       })
       assert.deepStrictEqual(
         seen.map((s) => s.options),
-        [{ timeout: "5 seconds" }, { timeout: "5 seconds", isolation: "process" }]
+        [
+          { name: "a", timeout: "5 seconds" },
+          { name: "b", timeout: "5 seconds", isolation: "process" },
+          { name: "own", timeout: "5 seconds" }
+        ]
       )
     })
   )

@@ -19,7 +19,11 @@ export interface RecordedSpan {
   readonly attributes: Record<string, unknown>
 }
 
-const randomId = () => Math.random().toString(16).slice(2, 14).padEnd(12, "0")
+// W3C ids (32 and 16 hex digits), as real tracers make them: the owner writes them into a request's traceparent.
+const hex = (digits: number) =>
+  Array.from({ length: digits }, () => Math.floor(Math.random() * 16).toString(16)).join("")
+const randomId = () => hex(16)
+const randomTraceId = () => hex(32)
 
 /** A tracer that hands each span of `thread` to `record` when it ends. */
 export const recordingTracer = (thread: string, record: (span: RecordedSpan) => void): Tracer.Tracer =>
@@ -30,7 +34,7 @@ export const recordingTracer = (thread: string, record: (span: RecordedSpan) => 
         _tag: "Span",
         name,
         spanId: randomId(),
-        traceId: Option.isSome(parent) ? parent.value.traceId : randomId(),
+        traceId: Option.isSome(parent) ? parent.value.traceId : randomTraceId(),
         parent,
         context,
         status: { _tag: "Started", startTime },
@@ -73,12 +77,14 @@ const Option = load("effect/Option")
 const Tracer = load("effect/Tracer")
 const channel = new wt.BroadcastChannel(data.channel)
 channel.unref()
-const randomId = () => Math.random().toString(16).slice(2, 14).padEnd(12, "0")
+const hex = (digits) => Array.from({ length: digits }, () => Math.floor(Math.random() * 16).toString(16)).join("")
+const randomId = () => hex(16)
+const randomTraceId = () => hex(32)
 const tracer = Tracer.make({
   span: (name, parent, context, links, startTime, kind) => {
     const attributes = new Map()
     const span = {
-      _tag: "Span", name, spanId: randomId(), traceId: Option.isSome(parent) ? parent.value.traceId : randomId(),
+      _tag: "Span", name, spanId: randomId(), traceId: Option.isSome(parent) ? parent.value.traceId : randomTraceId(),
       parent, context, status: { _tag: "Started", startTime }, attributes, links, sampled: true, kind,
       attribute: (key, value) => void attributes.set(key, value),
       event: () => {},

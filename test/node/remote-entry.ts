@@ -2,6 +2,7 @@
 // transform does not reach worker_threads). `workerData` names a scenario and its data; the thread reports events
 // and its outcome to the test on `parentPort`, errors encoded with their Schema so they arrive as the same classes.
 // Nothing here keeps the thread alive: once its scenario is done, the thread must exit on its own.
+import type * as JsonValue from "@mcp-worker/core/JsonValue"
 import { McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpConfig from "@mcp-worker/core/McpConfig"
 import { McpWorkers, type OpenOptions as McpWorkersOpenOptions } from "@mcp-worker/core/McpWorkers"
@@ -74,6 +75,7 @@ export type ScenarioName =
   | "host"
   | "whileHostBlocked"
   | "traced"
+  | "calls"
   | "toolFilter"
   | "paramHeaders"
   | "abortThenCall"
@@ -191,6 +193,18 @@ const scenarios: Record<ScenarioName, Scenario> = {
    * `n` echo calls in a row, each sent the moment the previous one answered, by two remote clients of this thread in
    * turn (each has a reply channel of its own): what each call ended with.
    */
+  /** Calls in order from this thread (the first relayed by the host, the next straight to the owner thread). */
+  calls: (data: { id: string; calls: ReadonlyArray<{ tool: string; args?: JsonValue.JsonObject }> }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const outcomes: Array<string> = []
+      for (const call of data.calls) {
+        const exit = yield* Effect.either(workers.callTool(data.id, call.tool, call.args))
+        outcomes.push(exit._tag === "Right" ? (exit.right.isError === true ? "isError" : "result") : exit.left._tag)
+      }
+      return outcomes
+    }),
+
   sequence: (data: { id: string; n: number }) =>
     Effect.scoped(
       Effect.gen(function* () {

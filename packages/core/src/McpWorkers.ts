@@ -152,6 +152,12 @@ export interface OpenOptions {
    * never sent. Checked before anything starts (`ToolFilter.check`).
    */
   readonly tools?: ToolFilter.ToolFilter | undefined
+  /**
+   * The worker's name in its host's metrics and view (1 to 64 characters); `openAll` gives each entry its own. Without
+   * one, the name the server reports is used. Carried by an open in the host's process, a remote thread's and a cluster
+   * runner's; a socket peer's open does not carry it yet.
+   */
+  readonly name?: string | undefined
 }
 
 /**

@@ -133,7 +133,7 @@ export const openAll = <OpenOptions extends object, OpenError, CloseOptions, Clo
     const config = McpConfig.resolve(document, name, options)
     if (Either.isLeft(config)) return Effect.succeed([name, { _tag: "Failed", error: config.left }] as const)
     return Effect.uninterruptibleMask((restore) =>
-      restore(surface.open(config.right, entryOptions(options, name))).pipe(
+      restore(surface.open(config.right, namedOptions(entryOptions(options, name), name))).pipe(
         Effect.tap((id) => Effect.sync(() => opened.set(name, id))),
         Effect.match({
           onFailure: (error): OpenResult<OpenError> => ({ _tag: "Failed", error: rerootError(error, path) }),
@@ -207,6 +207,9 @@ export const failures = <E>(result: OpenAllResult<E>): Readonly<Record<string, E
   )
 
 // internal
+
+// An entry is named in its host's metrics by its name in the document, unless its options name it otherwise (C80).
+const namedOptions = <O extends object>(options: O | undefined, name: string): O => ({ name, ...options }) as O
 
 const entryOptions = <O extends object>(options: OpenAllOptions<O> | undefined, name: string): O | undefined => {
   const own = options?.entries !== undefined && Object.hasOwn(options.entries, name) ? options.entries[name] : undefined

@@ -13,6 +13,7 @@ import type * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/nodeMcpWorkers.js"
+import type * as HostView from "./HostView.js"
 import type * as McpGrants from "./McpGrants.js"
 import type { ListenError } from "./internal/listen/socketFile.js"
 
@@ -49,6 +50,16 @@ export interface Options {
    * take the user through the authorization URL. Tokens and codes never leave the owner but as that one answer.
    */
   readonly oauth?: OAuthProvider | undefined
+  /**
+   * Whether the host records its workers' metrics (C80): Effect `Metric`s, which any exporter of
+   * `@effect/opentelemetry` carries. Default `true`.
+   */
+  readonly metrics?: boolean | undefined
+  /**
+   * How often the host samples each server tree's memory and CPU time from `/proc` (Linux only; elsewhere the metrics
+   * are absent). Default 10 s; at least 1 s.
+   */
+  readonly treeSampleInterval?: Duration.DurationInput | undefined
 }
 
 /**
@@ -165,6 +176,15 @@ export const make: (options?: Options) => Effect.Effect<McpWorkers.McpWorkersSer
  * @category layers
  */
 export const layer: (options?: Options) => Layer.Layer<McpWorkers.McpWorkers> = internal.layer
+
+/**
+ * The host layer, with its operator's view beside it (`HostView`, C82): the same host as `layer`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWithView: (options?: Options) => Layer.Layer<McpWorkers.McpWorkers | HostView.HostView> =
+  internal.layerWithView
 
 /**
  * The host registry with its defaults read from `Config` (for example `Config.all({ requestTimeout:

@@ -5,6 +5,11 @@
 /**
  * @since 0.1.0
  */
+export * as HostView from "./HostView.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as McpClient from "./McpClient.js"
 
 /**
@@ -26,6 +31,11 @@ export * as ProcessJob from "./ProcessJob.js"
  * @since 0.1.0
  */
 export * as PromiseClient from "./PromiseClient.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as WorkerMetrics from "./WorkerMetrics.js"
 
 export {
   /**

@@ -19,6 +19,7 @@ import * as HostServer from "./host/server.js"
 import * as Grants from "./listen/grants.js"
 import type { ListenError } from "./listen/socketFile.js"
 import * as Remote from "./remote/layer.js"
+import * as HostView from "./metrics/view.js"
 
 /** @internal */
 export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
@@ -34,6 +35,17 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkers
 /** @internal */
 export const layer = (options?: Options): Layer.Layer<McpWorkers.McpWorkers> =>
   Layer.scoped(McpWorkers.McpWorkers, make(options))
+
+/** The host's service and its view (C82), from one registry. @internal */
+export const layerWithView = (options?: Options): Layer.Layer<McpWorkers.McpWorkers | HostView.HostView> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const server = yield* HostServer.make
+      const registry = yield* Host.make(options)
+      yield* server.serve(registry)
+      return Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
+    })
+  )
 
 /** @internal */
 export const layerConfig = (

@@ -52,6 +52,11 @@ export interface DirectHooks {
    * whose next request then travels on another channel and can be read first.
    */
   readonly readAhead: () => void
+  /**
+   * The owner's own span of a request, when its runtime traces: the parent its server is given in `_meta` (C83).
+   * Without it, the caller's span is.
+   */
+  readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 
 /**
@@ -79,6 +84,8 @@ export interface DirectRequest {
   readonly saveTo?: string | undefined
   /** The call's own spill directory (`onTooLarge`), or `false` for none. */
   readonly spill?: string | false | undefined
+  /** The caller's span, when it traces: the server's parent, through the owner's span of it (C83). */
+  readonly trace?: OwnerProtocol.TraceContext | undefined
 }
 
 /**
@@ -151,7 +158,8 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
       saveTo: request.saveTo,
       spill: request.spill,
       progress: undefined,
-      replyTo
+      replyTo,
+      trace: request.trace
     },
     params
   )

@@ -25,12 +25,14 @@ import * as Operations from "../../Operations.js"
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
+import * as ResultFile from "../../ResultFile.js"
 import { maxTimeoutMs } from "../config/normalize.js"
 import * as ToolFilter from "../toolFilter.js"
 import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
 import { listen, withProgressToken } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { RequestAbort } from "./requestAbort.js"
+import { withTraceContext } from "./traceMeta.js"
 import { spilledAnswer, startSpill } from "./spill.js"
 import {
   busyWith,
@@ -115,7 +117,12 @@ export const send = (
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
   // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
-  const params = message.progress === true ? withProgressToken(parsed, requestId) : parsed
+  const progressed = message.progress === true ? withProgressToken(parsed, requestId) : parsed
+  // C83: the server's parent is the owner's span of the request, else the caller's.
+  const params =
+    message.trace === undefined
+      ? progressed
+      : withTraceContext(progressed, machine.port.spanOf?.(requestId) ?? message.trace)
   if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,
@@ -239,7 +246,7 @@ const onSettled = (
   const spilled = file === undefined ? undefined : spilledAnswer(file)
   if (spilled !== undefined) {
     if (port.postResult !== undefined) return port.postResult(requestId, spilled)
-    return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false)
+    return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false, spilled)
   }
   const response = connection.transport.takeResponse?.()
   // A tools/list with only the offered tools (C59) that are validly declared (C62): no longer the server's line.
@@ -247,12 +254,12 @@ const onSettled = (
     listing === undefined ? undefined : listed(listing, response !== undefined ? response.result : exit.right)
   if (changed !== undefined) {
     if (port.postResult !== undefined) return port.postResult(requestId, changed)
-    return postSuccess(port, requestId, replyTo, JSON.stringify(changed), false)
+    return postSuccess(port, requestId, replyTo, JSON.stringify(changed), false, changed)
   }
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)
-  if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true)
-  else postSuccess(port, requestId, replyTo, JSON.stringify(exit.right), false)
+  if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true, response.result)
+  else postSuccess(port, requestId, replyTo, JSON.stringify(exit.right), false, exit.right)
 }
 
 // Straight to a caller in another thread when it named itself, and the host only learns that the request ended.
@@ -261,14 +268,24 @@ const postSuccess = (
   requestId: string,
   replyTo: OwnerProtocol.ReplyTo | undefined,
   result: string,
-  envelope: boolean
+  envelope: boolean,
+  value: unknown
 ): void => {
   if (replyTo === undefined || port.postDirect === undefined) {
     return port.post({ _tag: "Success", requestId, result, envelope })
   }
   // The host first: it frees the worker for the caller's next request while the caller reads this one's result.
-  port.post({ _tag: "Delivered", requestId })
+  port.post(deliveredOf(requestId, value))
   port.postDirect(replyTo, result, envelope)
+}
+
+// What the host counts of a success it does not see (C80): `isError`, and a spill's size. Never the result itself.
+const deliveredOf = (requestId: string, value: unknown): typeof OwnerProtocol.DeliveredMessage.Type => {
+  const spill = Array.isArray(value) ? ResultFile.answerOf(value) : undefined
+  const read = (ResultFile.isSpilled(spill) ? spill : value) as { readonly isError?: unknown } | null
+  const isError = typeof read === "object" && read !== null && read.isError === true
+  if (ResultFile.isSpilled(spill)) return { _tag: "Delivered", requestId, isError, spilled: spill.bytes }
+  return isError ? { _tag: "Delivered", requestId, isError } : { _tag: "Delivered", requestId }
 }
 
 // The result went to its file; the answer is the file's summary, which never carries the result itself.
@@ -280,7 +297,7 @@ const postSaved = (
   replyTo: OwnerProtocol.ReplyTo | undefined
 ): void => {
   const summary = save.summary()
-  if (summary !== undefined) return postSuccess(port, requestId, replyTo, JSON.stringify(summary), false)
+  if (summary !== undefined) return postSuccess(port, requestId, replyTo, JSON.stringify(summary), false, summary)
   save.discard()
   const message = "the server's result could not be saved"
   postFailure(

@@ -94,7 +94,11 @@ const isPlainDelivered = (raw: unknown): raw is typeof Messages.DeliveredMessage
   typeof raw === "object" &&
   raw !== null &&
   (raw as Record<string, unknown>)._tag === "Delivered" &&
-  typeof (raw as Record<string, unknown>).requestId === "string"
+  typeof (raw as Record<string, unknown>).requestId === "string" &&
+  ((raw as Record<string, unknown>).isError === undefined ||
+    typeof (raw as Record<string, unknown>).isError === "boolean") &&
+  ((raw as Record<string, unknown>).spilled === undefined ||
+    typeof (raw as Record<string, unknown>).spilled === "number")
 
 // The start of every call a remote caller sent an owner thread directly, checked by hand as `StartedMessage` would.
 const isPlainStarted = (raw: unknown): raw is typeof Messages.StartedMessage.Type => {

@@ -163,7 +163,13 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
 })
 
 /** @internal */
-export const DeliveredMessage = Schema.TaggedStruct("Delivered", { requestId: Schema.String })
+export const DeliveredMessage = Schema.TaggedStruct("Delivered", {
+  requestId: Schema.String,
+  /** The delivered result has `isError: true`: the host counts it as such, without the result itself (C80). */
+  isError: Schema.optional(Schema.Boolean),
+  /** The delivered answer is a spill of this many bytes (C80). */
+  spilled: Schema.optional(Schema.Number)
+})
 
 /** @internal */
 export const Progress = Schema.Struct({

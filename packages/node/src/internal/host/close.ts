@@ -20,6 +20,7 @@ import * as ServerRequests from "./serverRequests.js"
 import { confirmGone, lookup, markFailed, type Registry, routesEnded } from "./registry.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, forceEnd, statusOf } from "./entry.js"
+import * as HostMetrics from "../metrics/host.js"
 
 /** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
 const endPending = (entry: Entry) => {
@@ -70,6 +71,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
       Connection.recordCleanup(entry, cleanup)
       routesEnded(registry, entry)
+      HostMetrics.closed(registry, entry, started, cleanup)
       return yield* new CloseFailed({
         workerId: entry.workerId,
         message: `${cleanup.activeProcesses} process(es) of the worker are still alive; call close again`,
@@ -80,6 +82,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     HostEvents.endAll(entry)
     registry.entries.delete(entry.workerId)
     routesEnded(registry, entry)
+    HostMetrics.closed(registry, entry, started, cleanup)
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker closed").pipe(
       Effect.annotateLogs({
         workerId: entry.workerId,

@@ -10,6 +10,8 @@ import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
 import type { Worker as NodeThread } from "node:worker_threads"
 import * as Connection from "../shared/connection.js"
+import type * as Observe from "../metrics/observe.js"
+import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
 
 /** What a request ends with when its owner thread delivered the success to a remote caller itself. @internal */
@@ -45,6 +47,16 @@ export interface Entry extends Connection.Connection {
   ownerPid: number | null
   /** Who listens to the server's notifications (`events`). */
   readonly subscribers: Set<HostEvents.Subscriber>
+  /** The name its open gave the worker (`OpenOptions.name`, an `openAll` entry's), for its metrics and view. */
+  readonly name: string | undefined
+  /** Whether this worker's requests are recorded as metrics (the host's option, C80). */
+  readonly metrics: boolean
+  /** The worker's requests by how they ended, for the host's view (when metrics are on). */
+  counts?: Observe.Counts | undefined
+  /** The server tree's last sample (Linux), for the host's view. */
+  tree?: Tree.TreeUsage | undefined
+  /** What the owner said of the success it just delivered to a remote caller, for that request's metrics. */
+  delivered?: Observe.DeliveredNote | undefined
 }
 
 /** The host's end of a worker's data plane. @internal */

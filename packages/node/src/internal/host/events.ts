@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import type { Registry } from "./registry.js"
 import * as ServerRequests from "./serverRequests.js"
 import * as Connection from "../shared/connection.js"
+import * as Metrics from "../metrics/metrics.js"
 import type { Entry } from "./entry.js"
 
 /** Marks the end of a subscription: the worker closed or its connection is gone. */
@@ -70,6 +71,7 @@ const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
     return
   }
   entry.notifications.dropped++
+  if (entry.metrics) Metrics.notificationDropped(Metrics.serverOf(entry))
   Effect.runSync(Queue.offer(subscriber.queue, item))
 }
 

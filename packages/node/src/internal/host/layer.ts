@@ -13,15 +13,21 @@ import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Exit from "effect/Exit"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import type { Options } from "../../NodeMcpWorkers.js"
 import * as ProcessJob from "../job/processJob.js"
+import type * as HostViewFace from "../../HostView.js"
+import * as HostMetrics from "../metrics/host.js"
+import * as Metrics from "../metrics/metrics.js"
+import * as HostViewImpl from "../metrics/view.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
 import * as HostClose from "./close.js"
@@ -62,10 +68,14 @@ export interface HostRegistry {
     spill: string | false | undefined,
     direct: HostRequest.DirectCaller | undefined,
     trace: OwnerProtocol.TraceContext | undefined,
-    resume: (exit: Exit.Exit<unknown, RequestError>) => void
+    resume: (exit: Exit.Exit<unknown, RequestError>) => void,
+    /** Where the request came from, for its metrics (C80); a remote thread's, unless said. */
+    surface?: Metrics.Surface
   ) => HostRequest.Sent | undefined
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
   readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
+  /** The host's own view of its workers (C82): handed out only beside the service, never through it. */
+  readonly view: HostViewFace.HostViewService
   /** Whether `id` names an open worker (a listener forgets the grants of closed ones). */
   readonly isOpen: (id: string) => boolean
   /** One pull of a remote thread's `events` subscription. */
@@ -99,8 +109,18 @@ const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
     maxResultBytes: Either.right(limit),
     logLevel: Either.right(options.logLevel ?? LogLevel.Debug),
     handlers: Either.right(options.handlers ?? {}),
-    oauth: ServerRequests.oauthSettings(options.oauth, "NodeMcpWorkers.layer()")
+    oauth: ServerRequests.oauthSettings(options.oauth, "NodeMcpWorkers.layer()"),
+    metrics: Either.right(options.metrics ?? true)
   })
+}
+
+const sampleIntervalOf = (options: Options): Either.Either<Duration.Duration, Error> => {
+  const interval = Duration.decodeUnknown(options.treeSampleInterval ?? HostMetrics.defaultSampleInterval)
+  return Option.isSome(interval) && Duration.greaterThanOrEqualTo(interval.value, HostMetrics.minSampleInterval)
+    ? Either.right(interval.value)
+    : Either.left(
+        new Error("NodeMcpWorkers.layer(): options.treeSampleInterval must be a duration of at least 1 second")
+      )
 }
 
 /**
@@ -132,6 +152,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
     // C7: the host's finalizer closes every worker, in parallel.
     yield* Effect.addFinalizer(() => HostClose.closeAll(registry))
+    yield* Effect.forkScoped(HostMetrics.sampleTrees(registry, yield* Effect.orDie(sampleIntervalOf(options))))
 
     const openConfig: HostRegistry["openConfig"] = (config, openOptions) =>
       Effect.suspend(() => {
@@ -141,6 +162,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(placement)) return Effect.fail(placement.left)
         const spill = HostOpen.spillOf(config, openOptions)
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
+        const name = Metrics.openNameOf(openOptions)
+        if (Either.isLeft(name)) return Effect.fail(name.left)
         // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
         const tools = ToolFilter.check(openOptions?.tools)
         return Either.isLeft(tools)
@@ -170,7 +193,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     return {
       service,
       openConfig,
-      begin: (id, method, params, timeout, onProgress, saveTo, spill, direct, trace, resume) =>
+      begin: (id, method, params, timeout, onProgress, saveTo, spill, direct, trace, resume, surface = "thread") =>
         HostRequest.begin(
           registry,
           id,
@@ -183,9 +206,11 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           spill,
           direct,
           trace,
-          resume
+          resume,
+          surface
         ),
       isOpen: (id) => registry.entries.has(id),
+      view: HostViewImpl.make(registry),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {
         registry.remote = routes

@@ -28,6 +28,7 @@ import * as OwnerProcess from "./ownerProcess.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
 import type { Entry } from "./entry.js"
+import * as HostMetrics from "../metrics/host.js"
 
 /** Where the owner runs, and what it needs to start. */
 interface Placement extends McpWorkers.OwnerPlacement {
@@ -148,7 +149,12 @@ const makePorts = (entry: { marker: string }, placement: Placement) => {
 }
 
 /** A worker's record, in a scope of its own under the registry's, with its data port listened to. */
-const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placement: Placement) =>
+const makeEntry = (
+  registry: Registry,
+  config: ServerConfig.ServerConfig,
+  placement: Placement,
+  name: string | undefined
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(registry.workersScope, ExecutionStrategy.sequential)
     const marker = WorkerId.make()
@@ -176,7 +182,9 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
       protocolVersion: null,
       server: null,
       notifications: Connection.counters(),
-      subscribers: new Set()
+      subscribers: new Set(),
+      name,
+      metrics: registry.defaults.metrics
     }
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
@@ -185,9 +193,13 @@ const makeEntry = (registry: Registry, config: ServerConfig.ServerConfig, placem
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
+    HostMetrics.recount(registry)
     yield* Scope.addFinalizer(
       scope,
-      Effect.sync(() => registry.opening.delete(entry))
+      Effect.sync(() => {
+        registry.opening.delete(entry)
+        HostMetrics.recount(registry)
+      })
     )
     return { entry, ownerPort: ports.ownerPort }
   })
@@ -289,10 +301,11 @@ export const open = (
       config.maxResultBytes === undefined && limit !== undefined ? { ...config, maxResultBytes: limit } : config
     )
     const placement: Placement = { ...where, wire, spill, tools }
-    const { entry, ownerPort } = yield* makeEntry(registry, config, placement)
+    const { entry, ownerPort } = yield* makeEntry(registry, config, placement, options?.name)
     // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(
-      Effect.onError(() => abandon(registry, entry))
+      Effect.onError(() => abandon(registry, entry)),
+      Effect.tapError((error) => Effect.sync(() => HostMetrics.opened(registry, entry, started, error.stage)))
     )
     entry.pid = info.pid
     entry.era = info.era
@@ -301,6 +314,7 @@ export const open = (
     entry.life = Connection.ready
     registry.opening.delete(entry)
     registry.entries.set(entry.workerId, entry)
+    HostMetrics.opened(registry, entry, started, "ready")
     const durationMs = (yield* Clock.currentTimeMillis) - started
     yield* Effect.logWithLevel(registry.defaults.logLevel, "worker opened").pipe(
       Effect.annotateLogs({ workerId: entry.workerId, state: Connection.stateOf(entry.life), durationMs })

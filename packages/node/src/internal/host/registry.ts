@@ -36,6 +36,7 @@ import {
   settle
 } from "../shared/connection.js"
 import { delivered, type Entry, refusal } from "./entry.js"
+import * as HostMetrics from "../metrics/host.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -47,6 +48,8 @@ export interface Defaults {
   readonly handlers: Handlers
   /** The interactive OAuth client, and its settings as the owner gets them (JSON text). */
   readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
+  /** Whether requests, opens and closes are recorded as metrics (C80). */
+  readonly metrics: boolean
 }
 
 /** Everything the registry's operations share. @internal */
@@ -117,6 +120,7 @@ export const markFailed = (
 ): void => {
   if (!markLifeFailed(entry, kind, message, at)) return
   HostEvents.endAll(entry)
+  HostMetrics.recount(registry)
   registry.runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
 }
 
@@ -140,6 +144,7 @@ export const onOwnerMessage =
       case "Success":
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
       case "Delivered":
+        if (entry.metrics) entry.delivered = message
         return settle(entry, message.requestId, Exit.succeed(delivered))
       case "CancelAnswer": {
         const pending = entry.pending

@@ -26,7 +26,9 @@ import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
 import { contextOf, isTracing } from "../shared/traced.js"
 import { answerCancel, type Direct, type Pending } from "../shared/connection.js"
-import { type Entry, readDelivered, refusal } from "./entry.js"
+import { delivered, type Entry, readDelivered, refusal } from "./entry.js"
+import type * as Metrics from "../metrics/metrics.js"
+import { Observation } from "../metrics/observe.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -38,6 +40,7 @@ const context = { isProxy, checkSavePath, checkSpillDirectory }
  * interruption. One object per request and no closures: this is the host's own work on every call.
  */
 class RequestInFlight implements Pending {
+  readonly since = Date.now()
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   cancelling: ((cancelled: boolean) => void) | undefined = undefined
   signal: AbortSignal | undefined = undefined
@@ -163,9 +166,15 @@ const routeFor = (entry: Entry, remote: string): Route | undefined => {
 export const adopt = (
   entry: Entry,
   started: typeof OwnerProtocol.StartedMessage.Type,
-  resume: (exit: Exit.Exit<unknown, RequestError>) => void
+  callerResume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent => {
   const { requestId } = started
+  // A remote thread's request, taken by the owner thread: counted here as the host's own are (C80).
+  const observation = entry.metrics
+    ? new Observation(entry, started.method, "thread", delivered, callerResume)
+    : undefined
+  observation?.sent()
+  const resume = observation?.resume ?? callerResume
   const prior = entry.pending
   if (prior !== undefined) {
     entry.pending = undefined
@@ -201,9 +210,14 @@ export const begin = (
   spill: string | false | undefined,
   direct: DirectCaller | undefined,
   trace: OwnerProtocol.TraceContext | undefined,
-  resume: (exit: Exit.Exit<unknown, RequestError>) => void
+  callerResume: (exit: Exit.Exit<unknown, RequestError>) => void,
+  surface: Metrics.Surface
 ): Sent | undefined => {
   const entry = registry.entries.get(id)
+  const observation = registry.defaults.metrics
+    ? new Observation(entry, method, surface, delivered, callerResume)
+    : undefined
+  const resume = observation?.resume ?? callerResume
   if (entry !== undefined) readDelivered(entry)
   const refused = refusal(id, entry)
   if (refused !== undefined || entry === undefined) return void resume(Exit.fail(refused!))
@@ -224,6 +238,7 @@ export const begin = (
   const inflight = new RequestInFlight(entry, requestId, resume, onProgress, replyTo)
   entry.pending = inflight
   const seen = entry.started
+  observation?.sent()
   entry.port.postMessage(
     onProgress === undefined && saveTo === undefined && spill === undefined && seen === 0 && trace === undefined
       ? replyTo === undefined
@@ -313,7 +328,8 @@ const request = (
       spill,
       undefined,
       trace,
-      resume
+      resume,
+      "host"
     )
     if (sent === undefined) return undefined
     const signal = options?.signal

@@ -54,7 +54,8 @@ const run = (
             isolation: operation.isolation,
             maxOldGenerationSizeMb: operation.maxOldGenerationSizeMb,
             onTooLarge: operation.spill === undefined ? undefined : { spill: operation.spill },
-            tools: operation.tools
+            tools: operation.tools,
+            name: operation.name
           })
       })
     case "RemoteStatus":

@@ -38,7 +38,7 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
-import { isTracing } from "../shared/traced.js"
+import { contextOf, isTracing } from "../shared/traced.js"
 import * as Access from "./access.js"
 import * as Budget from "./budget.js"
 import * as Calls from "./calls.js"
@@ -89,31 +89,34 @@ const request = (
     const refused = Access.checked(found.right, name, payload)
     if (refused !== undefined) return Effect.fail(refused)
     const operation = Operations.requests[name as keyof Operations.Requests]
-    return Effect.async<unknown, RequestError>((resume) => {
-      const sent = listener.registry.begin(
-        found.right.workerId,
-        operation.method,
-        payload.params,
-        remaining(payload.deadline),
-        onProgress,
-        payload.saveTo,
-        // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
-        payload.spill,
-        undefined,
-        // The socket call's own span is the parent here, through the rpc server; the owner's span starts anew.
-        undefined,
-        (exit) => {
+    return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
+      Effect.async<unknown, RequestError>((resume) => {
+        const sent = listener.registry.begin(
+          found.right.workerId,
+          operation.method,
+          payload.params,
+          remaining(payload.deadline),
+          onProgress,
+          payload.saveTo,
+          // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
+          payload.spill,
+          undefined,
+          // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
+          isTracing(fiber) ? contextOf(fiber) : undefined,
+          (exit) => {
+            if (call !== undefined) listener.calls.delete(call)
+            resume(exit)
+          },
+          "socket"
+        )
+        if (sent === undefined) return undefined
+        if (call !== undefined) listener.calls.set(call, sent)
+        return Effect.sync(() => {
           if (call !== undefined) listener.calls.delete(call)
-          resume(exit)
-        }
-      )
-      if (sent === undefined) return undefined
-      if (call !== undefined) listener.calls.set(call, sent)
-      return Effect.sync(() => {
-        if (call !== undefined) listener.calls.delete(call)
-        sent.end("interrupted")
+          sent.end("interrupted")
+        })
       })
-    }).pipe(
+    ).pipe(
       Effect.map((value) => ({ target: found.right, value: Access.shown(found.right.grant, name, value) })),
       Effect.mapError((error) => Access.renamed(error, payload.id))
     )

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Connection from "../shared/connection.js"
-import { isTracing } from "../shared/traced.js"
+import { contextOf, isTracing } from "../shared/traced.js"
 import type { Client } from "./record.js"
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -107,6 +107,7 @@ const start = (
   operation: Operations.Any,
   args: ReadonlyArray<unknown>,
   options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined,
+  trace: OwnerProtocol.TraceContext | undefined,
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> | void => {
   const started = Date.now()
@@ -128,11 +129,16 @@ const start = (
     inflight.onAbort = () => inflight.unknown("interrupted")
     signal.addEventListener("abort", inflight.onAbort, { once: true })
   }
-  client.owner.onMessage(
-    onProgress === undefined
-      ? { _tag: "Request", requestId, method: operation.method, params, timeoutMs: left }
-      : { _tag: "Request", requestId, method: operation.method, params, timeoutMs: left, progress: true }
-  )
+  client.owner.onMessage({
+    _tag: "Request",
+    requestId,
+    method: operation.method,
+    params,
+    timeoutMs: left,
+    ...(onProgress === undefined ? {} : { progress: true }),
+    // C83: the call's span goes to the server in `_meta`.
+    ...(trace === undefined ? {} : { trace })
+  })
   return Effect.sync(() => inflight.end("interrupted"))
 }
 
@@ -145,14 +151,19 @@ export const run = (
   args: ReadonlyArray<unknown>,
   options: (Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }) | undefined
 ): Effect.Effect<unknown, RequestError> => {
-  const request = Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, resume))
+  const request = (trace: OwnerProtocol.TraceContext | undefined) =>
+    Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, trace, resume))
   return Effect.withFiberRuntime((fiber) =>
     isTracing(fiber)
-      ? Effect.withSpan(request, operation.span, {
-          attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
-          captureStackTrace: false
-        })
-      : request
+      ? Effect.withSpan(
+          Effect.withFiberRuntime((inner) => request(contextOf(inner))),
+          operation.span,
+          {
+            attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
+            captureStackTrace: false
+          }
+        )
+      : request(undefined)
   )
 }
 

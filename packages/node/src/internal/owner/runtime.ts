@@ -47,7 +47,8 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
               spans.refused(error)
               replies.fail(replyTo, error)
             },
-      readAhead: direct && port instanceof MessagePort ? () => ahead() : undefined
+      readAhead: direct && port instanceof MessagePort ? () => ahead() : undefined,
+      spanOf: spans?.spanOf
     },
     factory: factory.make
   })

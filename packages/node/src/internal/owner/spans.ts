@@ -30,6 +30,8 @@ export interface OwnerSpans {
   readonly refused: (error: McpWorkerError) => void
   readonly opened: (workerId: string) => void
   readonly close: () => void
+  /** The owner's span of a request, as the context its server is given (C83). */
+  readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 
 /** @internal */
@@ -90,6 +92,10 @@ export const makeSpans = (tracing: Traced.Tracing): OwnerSpans => {
     },
     opened: (id) => {
       workerId = id
+    },
+    spanOf: (requestId) => {
+      const span = spans.get(requestId)
+      return span === undefined ? undefined : [span.traceId, span.spanId, span.sampled]
     },
     close: () => {
       for (const requestId of Array.from(spans.keys())) end(requestId, Exit.interrupt(FiberId.none))

@@ -36,6 +36,7 @@ import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
+import * as Metrics from "../metrics/metrics.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as RemoteClient from "./client.js"
 import { contextOf, isTracing, traced } from "../shared/traced.js"
@@ -211,11 +212,12 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         budgetOf(options?.timeout, "config"),
         McpWorkers.placementOf(options),
         ResultFile.openPolicyOf(options, checkSpillDirectory),
-        ToolFilter.check(options?.tools)
+        ToolFilter.check(options?.tools),
+        Metrics.openNameOf(options)
       ]).pipe(
         Either.match({
           onLeft: Effect.fail,
-          onRight: ([config, budget, placement, spill, tools]) =>
+          onRight: ([config, budget, placement, spill, tools, name]) =>
             RemoteClient.send(client, {
               _tag: "RemoteOpen",
               config: ServerConfig.toWire(config),
@@ -225,7 +227,8 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
                 ? {}
                 : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
               ...(spill === undefined ? {} : { spill }),
-              ...(tools === undefined ? {} : { tools })
+              ...(tools === undefined ? {} : { tools }),
+              ...(name === undefined ? {} : { name })
             })
         })
       )

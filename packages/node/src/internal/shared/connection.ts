@@ -97,6 +97,8 @@ export type Direct = OwnerProtocol.ReplyTo
 /** The request in flight on a connection. @internal */
 export interface Pending {
   readonly requestId: string
+  /** When the request was sent (epoch ms), for the host's view; absent where nothing shows it. */
+  readonly since?: number | undefined
   /** The remote caller the owner thread answers itself, if it does. */
   readonly direct: Direct | undefined
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void

@@ -99,7 +99,9 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   /** The worker's spill directory (`onTooLarge`), checked in the calling thread. */
   spill: Schema.optional(Schema.String),
   /** Which tools the worker offers, checked in the calling thread (`ToolFilter.check`) and again by the host. */
-  tools: Schema.optional(OwnerProtocol.ToolFilter)
+  tools: Schema.optional(OwnerProtocol.ToolFilter),
+  /** The worker's name in the host's metrics and view (`OpenOptions.name`), checked in both threads. */
+  name: Schema.optional(Schema.String)
 })
 
 /**

@@ -1,0 +1,98 @@
+/**
+ * What the host records of its workers' lives (C80): opens and closes with their durations, cleanups, the number of
+ * workers in each state, and the server trees' memory and CPU time, sampled from `/proc` at a bounded rate.
+ *
+ * @internal
+ */
+import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type { Entry } from "../host/entry.js"
+import type { Registry } from "../host/registry.js"
+import * as Connection from "../shared/connection.js"
+import * as Metrics from "./metrics.js"
+import * as Tree from "./tree.js"
+
+const serverOf = (entry: Entry): string => Metrics.serverOf(entry)
+
+const states = ["opening", "ready", "failed", "closed"] as const
+
+/** Sets the number of workers in each state, for every server name recorded so far (a state may fall to 0). */
+export const recount = (registry: Registry): void => {
+  if (!registry.defaults.metrics) return
+  const counts = new Map<string, Record<(typeof states)[number], number>>()
+  for (const server of Metrics.knownServers()) counts.set(server, { opening: 0, ready: 0, failed: 0, closed: 0 })
+  const count = (entry: Entry) => {
+    const server = serverOf(entry)
+    let byState = counts.get(server)
+    if (byState === undefined) {
+      byState = { opening: 0, ready: 0, failed: 0, closed: 0 }
+      counts.set(server, byState)
+    }
+    byState[Connection.stateOf(entry.life)]++
+  }
+  for (const entry of registry.opening) count(entry)
+  for (const entry of registry.entries.values()) count(entry)
+  for (const [server, byState] of counts) {
+    // A closed worker is forgotten: the gauge counts the workers the host holds.
+    for (const state of states) if (state !== "closed") Metrics.workersIn(server, state, byState[state])
+  }
+}
+
+/** An open ended: `ready`, or the stage it failed at. @internal */
+export const opened = (registry: Registry, entry: Entry, startedMs: number, outcome: string): void => {
+  if (!registry.defaults.metrics) return
+  Metrics.opened(serverOf(entry), outcome, (Date.now() - startedMs) / 1000)
+  recount(registry)
+}
+
+/** A close ended, confirmed or not, with its cleanup. @internal */
+export const closed = (registry: Registry, entry: Entry, startedMs: number, cleanup: CleanupSummary): void => {
+  if (!registry.defaults.metrics) return
+  const left = cleanup.activeProcesses > 0
+  Metrics.closed(serverOf(entry), left ? "CloseFailed" : "closed", (Date.now() - startedMs) / 1000)
+  Metrics.cleanedUp(serverOf(entry), left ? "processes_left" : "confirmed")
+  recount(registry)
+}
+
+/** How often the server trees are sampled unless the host says otherwise. @internal */
+export const defaultSampleInterval = Duration.seconds(10)
+
+/** The shortest interval between two samples of the server trees. @internal */
+export const minSampleInterval = Duration.seconds(1)
+
+/**
+ * Samples every open stdio worker's server tree at `interval`, summed by server name, for as long as the scope lasts.
+ * Nothing is sampled where `/proc` is absent: the metrics are then absent, never zero (C81).
+ *
+ * @internal
+ */
+export const sampleTrees = (registry: Registry, interval: Duration.Duration): Effect.Effect<void> =>
+  !registry.defaults.metrics || !Tree.available()
+    ? Effect.void
+    : Effect.sync(() => sampleOnce(registry)).pipe(Effect.repeat(Schedule.spaced(interval)), Effect.asVoid)
+
+/** One sample of every tree, recorded, and kept on each worker's record for the host's view. @internal */
+export const sampleOnce = (registry: Registry): void => {
+  const groups = new Map<number, Entry>()
+  for (const entry of registry.entries.values()) {
+    if (entry.pid !== null && !entry.http && Connection.stateOf(entry.life) === "ready") groups.set(entry.pid, entry)
+  }
+  const usage = Tree.sample(groups.keys())
+  const byServer = new Map<string, { rss: number; cpu: number }>()
+  for (const [pid, entry] of groups) {
+    const tree = usage.get(pid) ?? { rssBytes: 0, cpuSeconds: 0 }
+    entry.tree = tree
+    const server = serverOf(entry)
+    const sum = byServer.get(server) ?? { rss: 0, cpu: 0 }
+    byServer.set(server, { rss: sum.rss + tree.rssBytes, cpu: sum.cpu + tree.cpuSeconds })
+  }
+  for (const [server, sum] of byServer) Metrics.treesSampled(server, sum.rss, sum.cpu)
+  // A server whose last worker closed holds no tree any more: its gauges fall to zero rather than stay as they were.
+  for (const server of sampled) if (!byServer.has(server)) Metrics.treesSampled(server, 0, 0)
+  sampled.clear()
+  for (const server of byServer.keys()) sampled.add(server)
+}
+
+const sampled = new Set<string>()

@@ -1,0 +1,259 @@
+// C80–C82: the host's metrics, scraped from a real Prometheus exporter over HTTP on 127.0.0.1 after calls whose
+// outcomes are known, and the host's view of its workers. The fixture server runs as a real process.
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { HostView, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
+import { statefulConfig } from "../fixtures/servers.js"
+import { socketPath } from "./listenSandbox.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
+
+const entry = remoteEntry()
+
+const server = "stateful-fixture"
+
+/** Waits until the worker reports a request in flight: the busy refusal below is then certain. */
+const untilBusy = (id: string) =>
+  Effect.flatMap(McpWorkers, (workers) =>
+    workers
+      .status(id)
+      .pipe(Effect.repeat({ schedule: Schedule.spaced("5 millis"), until: (status) => status.busy }), Effect.asVoid)
+  )
+
+describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () => {
+  it.scopedLive("counts each outcome with its delivery, the durations, the spill, the close and the tree", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-metrics-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const before = samplesOf(yield* endpoint.scrape)
+      const rows = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const view = yield* HostView.HostView
+        const id = yield* workers.open({ ...statefulConfig(), maxResultBytes: 4096 }, { onTooLarge: { spill: dir } })
+        yield* workers.callTool(id, "echo", { token: "a" })
+        const isError = yield* workers.callTool(id, "fail")
+        assert.isTrue(isError.isError)
+        const spilled = yield* workers.callTool(id, "big", { bytes: 10_000 })
+        assert.strictEqual((spilled as { spilled?: boolean }).spilled, true)
+        const timeout = yield* Effect.flip(workers.callTool(id, "sleep", { ms: 60_000 }, { timeout: "200 millis" }))
+        assert.strictEqual(timeout._tag, "DeliveryUnknown")
+        const holder = yield* Effect.fork(Effect.flip(workers.callTool(id, "sleep", { ms: 60_000 })))
+        yield* untilBusy(id)
+        const busy = yield* Effect.flip(workers.callTool(id, "echo", { token: "b" }))
+        assert.strictEqual(busy._tag, "WorkerBusy")
+        const [row] = yield* view.snapshot
+        yield* workers.cancel(id, (yield* workers.status(id)).requestId!)
+        assert.strictEqual((yield* Fiber.join(holder))._tag, "DeliveryUnknown")
+        // The sampler's first pass over /proc with this worker ready (every second here).
+        const [sampled] = yield* view.snapshot.pipe(
+          Effect.filterOrFail(([only]) => only?.tree !== null),
+          Effect.retry(Schedule.spaced("20 millis"))
+        )
+        const live = samplesOf(yield* endpoint.scrape)
+        yield* workers.close(id)
+        return { id, row: row!, sampled: sampled!, live, after: yield* view.snapshot }
+      }).pipe(Effect.provide(NodeMcpWorkers.layerWithView({ treeSampleInterval: "1 second" })))
+      const after = samplesOf(yield* endpoint.scrape)
+      const delta = (name: string, labels: Record<string, string>) =>
+        valueOf(after, name, { mcp_worker_server: server, ...labels }) -
+        valueOf(before, name, { mcp_worker_server: server, ...labels })
+      const requests = (outcome: string, delivery: string) =>
+        delta("mcp_worker_requests_total", { mcp_worker_outcome: outcome, mcp_worker_delivery: delivery })
+      assert.deepStrictEqual(
+        {
+          result: requests("result", "none"),
+          isError: requests("is_error", "none"),
+          busy: requests("WorkerBusy", "not_sent"),
+          unknown: requests("DeliveryUnknown", "unknown")
+        },
+        { result: 2, isError: 1, busy: 1, unknown: 2 }
+      )
+      const host = { mcp_worker_surface: "host", mcp_method_name: "tools/call" }
+      assert.strictEqual(delta("mcp_worker_requests_total", host), 6)
+      // Every request sent has a duration (the busy refusal was never sent), and none is left in flight.
+      assert.strictEqual(delta("mcp_client_operation_duration_count", host), 5)
+      assert.strictEqual(delta("mcp_worker_requests_in_flight", {}), 0)
+      assert.strictEqual(delta("mcp_worker_spills_total", {}), 1)
+      assert.isAtLeast(delta("mcp_worker_spill_size_total", {}), 10_000)
+      assert.strictEqual(delta("mcp_worker_open_duration_count", { mcp_worker_outcome: "ready" }), 1)
+      assert.strictEqual(delta("mcp_worker_close_duration_count", { mcp_worker_outcome: "closed" }), 1)
+      assert.strictEqual(delta("mcp_worker_cleanups_total", { mcp_worker_outcome: "confirmed" }), 1)
+      assert.strictEqual(
+        valueOf(after, "mcp_worker_workers", { mcp_worker_server: server, mcp_worker_state: "ready" }),
+        0
+      )
+      // The view: busy with the request in flight, its counts, and (once sampled) its tree's memory.
+      assert.strictEqual(rows.row.workerId, rows.id)
+      assert.strictEqual(rows.row.server, server)
+      assert.strictEqual(rows.row.state, "ready")
+      assert.isNotNull(rows.row.busy)
+      assert.deepStrictEqual(rows.row.requests, { results: 2, isError: 1, errors: 0, notSent: 1, unknown: 1 })
+      assert.isAbove(rows.sampled.tree!.rssBytes, 1024 * 1024)
+      assert.deepStrictEqual(rows.after, [])
+      assert.isAbove(valueOf(rows.live, "process_memory_usage", { mcp_worker_server: server }), 1024 * 1024)
+      assert.isAbove(valueOf(rows.live, "process_cpu_time", { mcp_worker_server: server }), 0)
+    })
+  )
+
+  it.scopedLive("a remote thread's calls, relayed and straight to the owner thread, are counted by the host", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-metrics-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const thread = { mcp_worker_server: server, mcp_worker_surface: "thread" }
+      const count = (samples: ReturnType<typeof samplesOf>, outcome: string) =>
+        valueOf(samples, "mcp_worker_requests_total", { ...thread, mcp_worker_outcome: outcome })
+      const spills = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_spills_total", { mcp_worker_server: server })
+      const before = samplesOf(yield* endpoint.scrape)
+      const outcomes = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open({ ...statefulConfig(), maxResultBytes: 4096 }, { onTooLarge: { spill: dir } })
+        const calls = [
+          { tool: "echo", args: { token: "r" } },
+          { tool: "fail" },
+          { tool: "big", args: { bytes: 10_000 } }
+        ]
+        const outcome = yield* runInThread(entry(), { scenario: "calls", data: { id, calls } })
+        yield* workers.close(id)
+        return outcome
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+      assert.deepStrictEqual(outcomes, { ok: true, value: ["result", "isError", "result"] })
+      const after = samplesOf(yield* endpoint.scrape)
+      // The success of the direct ones went from the owner thread to the caller; what it said of them (isError, the
+      // spill's size) reached the host with `Delivered`.
+      assert.deepStrictEqual(
+        {
+          result: count(after, "result") - count(before, "result"),
+          isError: count(after, "is_error") - count(before, "is_error"),
+          spills: spills(after) - spills(before)
+        },
+        { result: 2, isError: 1, spills: 1 }
+      )
+    })
+  )
+
+  it.scopedLive("a socket peer's calls are counted by the listening host, as surface socket", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const labels = { mcp_worker_server: server, mcp_worker_surface: "socket" }
+      const count = (samples: ReturnType<typeof samplesOf>, outcome: string) =>
+        valueOf(samples, "mcp_worker_requests_total", { ...labels, mcp_worker_outcome: outcome })
+      const before = samplesOf(yield* endpoint.scrape)
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+      yield* peer.callTool(id, "echo", { token: "s" })
+      assert.isTrue((yield* peer.callTool(id, "fail")).isError)
+      yield* workers.close(id)
+      const after = samplesOf(yield* endpoint.scrape)
+      assert.deepStrictEqual(
+        [count(after, "result") - count(before, "result"), count(after, "is_error") - count(before, "is_error")],
+        [1, 1]
+      )
+    })
+  )
+
+  it.scopedLive(
+    "a worker is labelled by the name its open or its openAll entry gave it; a bad name opens nothing",
+    () =>
+      Effect.gen(function* () {
+        const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+        yield* Layer.build(layer)
+        const results = (samples: ReturnType<typeof samplesOf>, name: string) =>
+          valueOf(samples, "mcp_worker_requests_total", { mcp_worker_server: name, mcp_worker_outcome: "result" })
+        const before = samplesOf(yield* endpoint.scrape)
+        const { rows, refused } = yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const view = yield* HostView.HostView
+          const named = yield* workers.open(statefulConfig(), { name: "named-worker" })
+          const document = Either.getOrThrow(
+            McpConfig.fromCursor(JSON.stringify({ mcpServers: { alpha: statefulConfig() } }))
+          )
+          const opened = yield* workers.openAll(document)
+          // A remote thread's open carries the name too.
+          const remote = yield* runInThread(entry(), {
+            scenario: "open",
+            data: { config: statefulConfig(), options: { name: "remote-named" } }
+          })
+          assert.isTrue(remote.ok, JSON.stringify(remote))
+          const fromThread = remote.value as string
+          for (const id of [named, (opened.alpha as { id: string }).id, fromThread]) {
+            yield* workers.callTool(id, "echo", { token: "n" })
+          }
+          const rows = yield* view.snapshot
+          const refused = yield* Effect.flip(workers.open(statefulConfig(), { name: "" }))
+          yield* workers.close(named)
+          yield* workers.close(fromThread)
+          yield* workers.closeAll(opened)
+          return { rows, refused }
+        }).pipe(Effect.provide(NodeMcpWorkers.layerWithView()))
+        const after = samplesOf(yield* endpoint.scrape)
+        assert.deepStrictEqual(
+          ["named-worker", "alpha", "remote-named"].map((name) => results(after, name) - results(before, name)),
+          [1, 1, 1]
+        )
+        assert.deepStrictEqual(rows.map((row) => [row.name, row.server]).sort(), [
+          ["alpha", server],
+          ["named-worker", server],
+          ["remote-named", server]
+        ])
+        assert.deepInclude(refused, { _tag: "InvalidInput", path: "options.name", delivery: "not_sent" })
+      })
+  )
+
+  it.scopedLive("a host with metrics off records nothing of its workers", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const count = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_requests_total", { mcp_worker_server: server }) +
+        valueOf(samples, "mcp_worker_open_duration_count", { mcp_worker_server: server })
+      const before = count(samplesOf(yield* endpoint.scrape))
+      yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig())
+        yield* workers.callTool(id, "echo", { token: "a" })
+        yield* workers.close(id)
+      }).pipe(Effect.provide(NodeMcpWorkers.layer({ metrics: false })))
+      assert.strictEqual(count(samplesOf(yield* endpoint.scrape)), before)
+    })
+  )
+
+  it("the README's metric table names every metric, and nothing else", () => {
+    const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("## Observability"))
+    const listed = Array.from(section.matchAll(/^\| `([a-z_.]+)` \|/gm), (match) => match[1]!)
+    assert.deepStrictEqual([...listed].sort(), [...WorkerMetrics.names].sort())
+  })
+})
+
+describe("C82: the host's view is the host's own", () => {
+  it.scopedLive("the service handed out beside it offers no way to it", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(NodeMcpWorkers.layerWithView())
+      const service = Context.get(context, McpWorkers)
+      const view = Context.get(context, HostView.HostView)
+      assert.deepStrictEqual(yield* view.snapshot, [])
+      for (const key of Object.keys(service)) assert.notInclude(["snapshot", "view"], key)
+    })
+  )
+})

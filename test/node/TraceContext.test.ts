@@ -1,0 +1,175 @@
+// C83: one trace from the caller into the server. A call made inside a span carries W3C `traceparent` in its `_meta`;
+// the fixture server records the `_meta` of every tools/call it received (`metas`), and each is matched to the span
+// ids the tracers of the caller's thread and of the owner thread recorded: from the host, from a remote thread (relayed
+// and direct), on both protocol eras; without a tracer nothing is sent.
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpClient, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import { BroadcastChannel } from "node:worker_threads"
+import { modernConfig, statefulConfig } from "../fixtures/servers.js"
+import { structured, tag } from "./helpers.js"
+import { socketPath } from "./listenSandbox.js"
+import { type RecordedSpan, recordingTracer, traceOwnerThreads } from "./recordingTracer.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
+
+const entry = remoteEntry()
+
+const traceparent = (span: RecordedSpan) => `00-${span.traceId}-${span.spanId}-01`
+
+/** The `traceparent` of each tools/call the worker's server received, in order (`null`: none). */
+const received = (id: string) =>
+  Effect.flatMap(McpWorkers, (workers) =>
+    Effect.map(workers.callTool(id, "metas"), (result) =>
+      (structured(result).metas as Array<{ traceparent?: string } | null>).map((meta) => meta?.traceparent ?? null)
+    )
+  )
+
+/** Spans as they end, and a signal once `count` owner spans have ended. */
+const collect = (count: number) =>
+  Effect.map(Deferred.make<void>(), (done) => {
+    const spans: Array<RecordedSpan> = []
+    const record = (span: RecordedSpan) => {
+      spans.push(span)
+      if (spans.filter((s) => s.name === "Owner.request").length >= count) Deferred.unsafeDone(done, Effect.void)
+    }
+    return { spans, record, done: Deferred.await(done) }
+  })
+
+const childOf = (spans: ReadonlyArray<RecordedSpan>, parent: RecordedSpan) => {
+  const children = spans.filter((span) => span.parent === parent.spanId && span.traceId === parent.traceId)
+  assert.strictEqual(children.length, 1)
+  return children[0]!
+}
+
+describe("C83: the caller's trace reaches the server in _meta", () => {
+  it.live(
+    "the owner's span of each traced call is the server's parent: host and remote thread, relayed and direct",
+    () =>
+      Effect.gen(function* () {
+        const host: Array<RecordedSpan> = []
+        // Owner spans of: the host's call, the remote's two traced calls.
+        const owner = yield* collect(3)
+        const channel = `mcp-worker-test/trace-meta/${tag()}`
+        const listener = new BroadcastChannel(channel)
+        listener.onmessage = (event) => owner.record((event as MessageEvent).data as RecordedSpan)
+        const { metas, remote } = yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const traced = traceOwnerThreads(channel)
+          const id = yield* workers.open(statefulConfig()).pipe(Effect.ensuring(Effect.sync(traced.restore)))
+          yield* Effect.withTracer(
+            workers.callTool(id, "echo", { token: "h" }),
+            recordingTracer("host", host.push.bind(host))
+          )
+          const remote = yield* runInThread(entry(), { scenario: "traced", data: { id } })
+          yield* owner.done
+          const metas = yield* received(id)
+          yield* workers.close(id)
+          return { metas, remote }
+        }).pipe(
+          Effect.provide(NodeMcpWorkers.layer()),
+          Effect.ensuring(Effect.sync(() => listener.close())),
+          Effect.timeout("60 seconds")
+        )
+        assert.isTrue(remote.ok, JSON.stringify(remote))
+        const hostCall = host.find((span) => span.name === "McpWorkers.callTool")!
+        const remoteCalls = (remote.value as ReadonlyArray<RecordedSpan>).filter(
+          (span) => span.name === "McpWorkers.callTool"
+        )
+        assert.strictEqual(remoteCalls.length, 2)
+        // The host's traced call, the remote's two untraced calls, its two traced ones (relayed, then direct), and
+        // the untraced `metas` call itself.
+        assert.deepStrictEqual(metas, [
+          traceparent(childOf(owner.spans, hostCall)),
+          null,
+          null,
+          traceparent(childOf(owner.spans, remoteCalls[0]!)),
+          traceparent(childOf(owner.spans, remoteCalls[1]!)),
+          null
+        ])
+      }),
+    90_000
+  )
+
+  it.live("without a tracer in the owner thread the caller's span is the parent, on both eras; untraced, none", () =>
+    Effect.gen(function* () {
+      const spans: Array<RecordedSpan> = []
+      const tracer = recordingTracer("host", (span) => spans.push(span))
+      const results = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const results: Array<{ readonly metas: ReadonlyArray<string | null>; readonly call: RecordedSpan }> = []
+        for (const config of [statefulConfig(), modernConfig()]) {
+          const id = yield* workers.open(config)
+          yield* Effect.withTracer(workers.callTool(id, "echo", { token: "t" }), tracer)
+          // A tracer, turned off for this call: nothing is sent.
+          yield* Effect.withTracer(workers.callTool(id, "echo", { token: "off" }), tracer).pipe(
+            Effect.withTracerEnabled(false)
+          )
+          yield* workers.callTool(id, "echo", { token: "u" })
+          const metas = yield* received(id)
+          results.push({ metas, call: spans.filter((span) => span.name === "McpWorkers.callTool").at(-1)! })
+          yield* workers.close(id)
+        }
+        return results
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()), Effect.timeout("60 seconds"))
+      for (const { metas, call } of results) assert.deepStrictEqual(metas, [traceparent(call), null, null, null])
+    })
+  )
+
+  it.live("an owner process and McpClient send the caller's span too", () =>
+    Effect.gen(function* () {
+      const spans: Array<RecordedSpan> = []
+      const tracer = recordingTracer("host", (span) => spans.push(span))
+      const lastCall = () => spans.filter((span) => span.name === "McpWorkers.callTool").at(-1)!
+      const inProcess = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig(), { isolation: "process" })
+        yield* Effect.withTracer(workers.callTool(id, "echo", { token: "p" }), tracer)
+        const metas = yield* received(id)
+        yield* workers.close(id)
+        return metas
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+      assert.deepStrictEqual(inProcess, [traceparent(lastCall()), null])
+      const inClient = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* McpClient.make(statefulConfig())
+          yield* Effect.withTracer(client.callTool("echo", { token: "c" }), tracer)
+          const result = yield* client.callTool("metas")
+          return (structured(result).metas as Array<{ traceparent?: string } | null>).map((m) => m?.traceparent ?? null)
+        })
+      )
+      assert.deepStrictEqual(inClient, [traceparent(lastCall()), null])
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+
+  it.scopedLive("a socket peer's call: the listening host's span of it, a child of the peer's, is the parent", () =>
+    Effect.gen(function* () {
+      const hostSpans: Array<RecordedSpan> = []
+      const peerSpans: Array<RecordedSpan> = []
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const hostTracer = recordingTracer("host", (span) => hostSpans.push(span))
+      const peerTracer = recordingTracer("peer", (span) => peerSpans.push(span))
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true })).pipe(
+        Effect.withTracer(hostTracer)
+      )
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })).pipe(
+        Effect.withTracer(peerTracer)
+      )
+      yield* Effect.withTracer(Context.get(peer, McpWorkers).callTool(id, "echo", { token: "s" }), peerTracer)
+      const [sent] = yield* received(id).pipe(Effect.provideService(McpWorkers, workers))
+      const call = peerSpans.find((span) => span.name === "McpWorkers.callTool")!
+      const parent = hostSpans.find((span) => sent === traceparent(span))
+      assert.isDefined(parent, `${sent} names a span of the listening host`)
+      assert.strictEqual(parent!.traceId, call.traceId)
+      assert.isDefined(peerSpans.find((span) => span.spanId === parent!.parent))
+      yield* workers.close(id)
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+})
