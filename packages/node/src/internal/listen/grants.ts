@@ -50,7 +50,8 @@ export interface Grants {
 const prefix = "mcpg_"
 const nonceChars = 22
 const tagBytes = 16
-const grantLength = prefix.length + nonceChars + 22
+const tagChars = 22
+const grantLength = prefix.length + nonceChars + tagChars
 
 /** What a grant allows without `operations`: every request of the table, `status`, `cancel` and `events`. @internal */
 export const defaultOperations: ReadonlyArray<McpGrantsFace.GrantOperation> = [
@@ -139,7 +140,7 @@ export const isUnder = (dir: string, target: string): boolean => {
 }
 
 // Checked whatever was presented: a string of any other shape is compared against a tag too.
-const filler = Buffer.alloc(tagBytes)
+const filler = Buffer.alloc(tagChars)
 
 /**
  * The grant `id` names, if it is one of this host's and still valid. The tag is checked in constant time first; only a
@@ -150,9 +151,11 @@ const filler = Buffer.alloc(tagBytes)
 export const resolve = (grants: Grants, id: string, now: number): Grant | undefined => {
   const shaped = id.length === grantLength && id.startsWith(prefix)
   const nonce = shaped ? id.slice(prefix.length, prefix.length + nonceChars) : "-"
-  const presented = shaped ? Buffer.from(id.slice(prefix.length + nonceChars), "base64url") : filler
-  const expected = tagOf(grants, nonce)
-  const genuine = presented.length === tagBytes && timingSafeEqual(presented, expected) && shaped
+  // The tag's text is compared, not its decoded bytes: its last character carries 4 bits of padding, and a grant with
+  // other padding bits would decode to the same tag.
+  const presented = shaped ? Buffer.from(id.slice(prefix.length + nonceChars), "latin1") : filler
+  const expected = Buffer.from(tagOf(grants, nonce).toString("base64url"), "latin1")
+  const genuine = presented.length === tagChars && timingSafeEqual(presented, expected) && shaped
   if (!genuine) return undefined
   const grant = grants.byNonce.get(nonce)
   if (grant === undefined) return undefined
