@@ -1,21 +1,32 @@
 // Tasks on the Effect 4 face (C69, C70-C74), end to end against the task fixture: one flow run on the service and on
 // McpClient. The fixture's task ends when the test writes a file, so "still working" after a wait its budget ended is
-// a fact, not a race with a timer.
+// a fact, not a race with a timer. The root's task suite (server-everything, a question answered by an Effect 4
+// handler) runs on the service too, and must see what every Effect 3 surface sees.
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fixturePath } from "../../../test/fixtures/servers.js"
+import { clarification, exerciseTasks as exerciseEverything, expectedTasks } from "../../../test/node/tasksSuite.js"
+import type { TaskSurface } from "../../../test/node/tasksSuite.js"
+import { arities } from "../src/internal/face.js"
 import * as McpClient from "../src/McpClient.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import type * as McpWorkersTypes from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import * as Tasks from "../src/Tasks.js"
 import type { WorkerStatus } from "../src/WorkerStatus.js"
+import { run } from "./surface.js"
 
 const tasksFixture = { command: process.execPath, args: [fixturePath("tasks")] }
+
+const everything = {
+  command: process.execPath,
+  args: [createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
+}
 
 const freshDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-effect4-tasks-"))),
@@ -129,5 +140,29 @@ describe("tasks on the Effect 4 face (C69, C70-C74)", () => {
       })
       assert.deepStrictEqual<unknown>(seen, expected)
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "the root's task suite on the service against server-everything, its question answered by an Effect 4 handler",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(everything)
+        // Every request of the table, and status, as the suite's Promises.
+        const surface = Object.fromEntries(
+          [...Object.keys(arities), "status"].map((name) => [
+            name,
+            (...args: Array<unknown>) =>
+              run(
+                (workers as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown>>)[name]!(
+                  ...args
+                )
+              )
+          ])
+        ) as unknown as TaskSurface
+        assert.deepStrictEqual(yield* Effect.promise(() => exerciseEverything(surface, id)), expectedTasks)
+        assert.strictEqual((yield* workers.close(id)).cleanup?.activeProcesses, 0)
+      }).pipe(Effect.provide(NodeMcpWorkers.layer({ handlers: { elicitation: () => Effect.succeed(clarification) } }))),
+    120_000
   )
 })
