@@ -173,7 +173,8 @@ describe("C70, C72-C74: tasks against a fixture of ours", () => {
       assert.deepStrictEqual(support, [
         ["count", "forbidden"],
         ["report", "optional"],
-        ["held", "optional"]
+        ["held", "optional"],
+        ["survey", "required"]
       ])
       assert.strictEqual(text(yield* workers.callTool(id, "report", { topic: "listed" })), "report on listed")
       const refused = yield* failureOf(workers.startTask(id, "count"))

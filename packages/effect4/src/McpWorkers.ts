@@ -20,6 +20,7 @@ import type {
   UnknownWorker
 } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
+import type * as Tasks from "./Tasks.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
 /**
@@ -339,6 +340,15 @@ export interface Requests {
   readonly getPrompt: Request<[name: string, args?: Readonly<Record<string, string>>], RequestOptions, RawResult>
   readonly complete: Request<[params: { readonly [key: string]: unknown }], RequestOptions, RawResult>
   readonly ping: Request<[], RequestOptions, RawResult>
+  readonly startTask: Request<
+    [name: string, args?: { readonly [key: string]: unknown }],
+    Tasks.StartTaskOptions,
+    Tasks.CreateTaskResult
+  >
+  readonly getTask: Request<[taskId: string], RequestOptions, Tasks.TaskState>
+  readonly taskResult: Request<[taskId: string], RequestOptions, CallToolResult>
+  readonly cancelTask: Request<[taskId: string], RequestOptions, Tasks.TaskState>
+  readonly listTasks: Request<[], ListOptions, Tasks.ListTasksResult>
 }
 
 /**

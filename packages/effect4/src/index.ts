@@ -32,4 +32,9 @@ export * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 /**
  * @since 0.1.0
  */
+export * as Tasks from "./Tasks.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as WorkerStatus from "./WorkerStatus.js"

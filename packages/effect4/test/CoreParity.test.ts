@@ -14,6 +14,7 @@ import type * as CoreOpenAll from "../../core/src/OpenAll.js"
 import * as CoreOperations from "../../core/src/Operations.js"
 import type * as CoreResultFile from "../../core/src/ResultFile.js"
 import type * as CoreServerConfig from "../../core/src/ServerConfig.js"
+import * as CoreTasks from "../../core/src/Tasks.js"
 import type * as CoreToolFilter from "../../core/src/ToolFilter.js"
 import * as CoreWorkerStatus from "../../core/src/WorkerStatus.js"
 import type * as CoreMcpClient from "../../node/src/McpClient.js"
@@ -27,6 +28,7 @@ import * as Errors from "../src/McpWorkerError.js"
 import type * as McpClient from "../src/McpClient.js"
 import type * as McpWorkers from "../src/McpWorkers.js"
 import type * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
+import * as Tasks from "../src/Tasks.js"
 import * as WorkerStatus from "../src/WorkerStatus.js"
 
 /** A schema's encoded form, the same for an Effect 3 and an Effect 4 AST: what crosses, field by field. */
@@ -209,6 +211,7 @@ describe("the Effect 4 face against core (C69)", () => {
       const args = ["a-name", { a: 1 }].slice(0, operation.arity)
       assert.deepStrictEqual(attributesOf(own, "mcpw_x", args), { workerId: "mcpw_x", ...operation.attributes?.(args) })
     }
+    assert.strictEqual(Tasks.relatedTaskKey, CoreTasks.relatedTaskKey)
   })
 
   it.effect("compile-time checks hold (this file type-checks only when the types agree)", () =>
@@ -244,6 +247,9 @@ type FailureTags<S, Failure extends "core" | "face"> = {
 type StdioKeys = Exclude<KnownKeys<CoreServerConfig.StdioConfigInput>, keyof CoreServerConfig.IgnoredKeysInput>
 type HttpKeys = Exclude<KnownKeys<CoreServerConfig.HttpConfigInput>, keyof CoreServerConfig.IgnoredKeysInput>
 type Credentials<A> = Extract<A, { readonly type: "client_credentials" }>
+type CoreResult<K extends keyof CoreOperations.Requests> =
+  CoreOperations.Requests[K] extends CoreOperations.Operation<any, any, infer A> ? A : never
+type CoreTask = CoreResult<"startTask">["task"]
 
 const typeChecks: {
   readonly operations: Same<keyof CoreService, keyof Service>
@@ -279,6 +285,14 @@ const typeChecks: {
   readonly document: SameFields<CoreMcpConfig.Document, AgentHost.Document, "servers">
   readonly inputDeclaration: SameFields<CoreMcpConfig.InputDeclaration, AgentHost.InputDeclaration>
   readonly status: SameFields<CoreWorkerStatus.WorkerStatus, WorkerStatus.WorkerStatus>
+  // A result's `_meta` is the server's own data, an open record here; a list is read-only here.
+  readonly startTaskOptions: SameFields<CoreTasks.StartTaskOptions, Tasks.StartTaskOptions, "timeout" | "ttl">
+  readonly task: SameFields<CoreTask, Tasks.Task>
+  readonly createTask: SameFields<CoreResult<"startTask">, Tasks.CreateTaskResult, "_meta">
+  readonly taskState: SameFields<CoreResult<"getTask">, Tasks.TaskState, "_meta">
+  readonly cancelledState: SameFields<CoreResult<"cancelTask">, Tasks.TaskState, "_meta">
+  readonly listTasks: SameFields<CoreResult<"listTasks">, Tasks.ListTasksResult, "_meta" | "tasks">
+  readonly listedTask: Same<CoreResult<"listTasks">["tasks"][number], CoreTask>
   readonly hostOptions: Same<keyof CoreNodeMcpWorkers.Options, keyof NodeMcpWorkers.Options>
   readonly handlers: Same<keyof CoreNodeMcpWorkers.Handlers, keyof NodeMcpWorkers.Handlers>
   readonly serverRequest: SameFields<CoreNodeMcpWorkers.ServerRequest, NodeMcpWorkers.ServerRequest>
@@ -318,6 +332,13 @@ const typeChecks: {
   document: true,
   inputDeclaration: true,
   status: true,
+  startTaskOptions: true,
+  task: true,
+  createTask: true,
+  taskState: true,
+  cancelledState: true,
+  listTasks: true,
+  listedTask: true,
   hostOptions: true,
   handlers: true,
   serverRequest: true,

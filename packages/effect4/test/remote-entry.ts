@@ -7,6 +7,7 @@ import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { effect4Surface, exerciseBehaviour, withProgress } from "./surface.js"
 import { typedScenario } from "./scenarios.js"
+import { exerciseTasks } from "./tasksFlow.js"
 
 const input = workerData as { readonly scenario: string; readonly data: Record<string, any> }
 
@@ -20,6 +21,11 @@ const scenarios: Record<string, Effect.Effect<unknown, unknown, McpWorkers>> = {
     return { direct, relayed }
   }),
   typed: Effect.suspend(() => typedScenario(input.data.id)),
+  // The task flow on a worker of the host, from this thread.
+  tasks: Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    return yield* exerciseTasks(workers, input.data.id, workers.status(input.data.id), input.data.dir)
+  }),
   // A worker opened from this thread (the fixture's path comes from the test: this file is bundled elsewhere) belongs to the host; closing it from here confirms its cleanup.
   openAndClose: Effect.gen(function* () {
     const workers = yield* McpWorkers

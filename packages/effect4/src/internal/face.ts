@@ -127,15 +127,20 @@ export const revealSecrets = (value: unknown): unknown => {
 }
 
 /**
- * A request's options as the implementation takes them: every option passed on (it checks them), the budget in a form
- * it reads, and the call's signal.
+ * A request's options as the implementation takes them: every option passed on (it checks them), the budget and a
+ * task's `ttl` in a form it reads, and the call's signal.
  *
  * @internal
  */
 export const requestOptionsOf = (
-  options: { readonly timeout?: Duration.Input | undefined } | undefined,
+  options: { readonly timeout?: Duration.Input | undefined; readonly ttl?: Duration.Input | undefined } | undefined,
   signal: AbortSignal
-): Record<string, unknown> => ({ ...options, timeout: timeoutOf(options?.timeout), signal })
+): Record<string, unknown> => ({
+  ...options,
+  timeout: timeoutOf(options?.timeout),
+  ...(options?.ttl === undefined ? {} : { ttl: timeoutOf(options.ttl) }),
+  signal
+})
 
 /**
  * The options of `open` as the implementation takes them: every option passed on, the budget in a form it reads.
@@ -161,7 +166,12 @@ export const arities: Record<RequestName, number> = {
   listPrompts: 0,
   getPrompt: 2,
   complete: 1,
-  ping: 0
+  ping: 0,
+  startTask: 2,
+  getTask: 1,
+  taskResult: 1,
+  cancelTask: 1,
+  listTasks: 0
 }
 
 /**
@@ -170,7 +180,7 @@ export const arities: Record<RequestName, number> = {
  * @internal
  */
 export const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown>): Record<string, unknown> =>
-  name === "callTool"
+  name === "callTool" || name === "startTask"
     ? { workerId: id, tool: args[0] }
     : name === "getPrompt"
       ? { workerId: id, prompt: args[0] }

@@ -26,6 +26,11 @@ export type RequestName =
   | "getPrompt"
   | "complete"
   | "ping"
+  | "startTask"
+  | "getTask"
+  | "taskResult"
+  | "cancelTask"
+  | "listTasks"
 
 /** The options of `open`: a budget, and the rest as `McpWorkers.OpenOptions` has them. */
 export interface OpenOptions {
