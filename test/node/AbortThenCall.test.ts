@@ -2,15 +2,14 @@
 // 1,000 rounds each over the socket and from a remote thread, none of them `WorkerBusy`.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
 import { statefulConfig } from "../fixtures/servers.js"
 import { abortThenCall, type AbortRounds, expectedRounds } from "./abortSuite.js"
 import { effectSurface } from "./behaviourSuite.js"
 import { withHost } from "./helpers.js"
-import { socketPath } from "./listenSandbox.js"
+import { listening } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -23,21 +22,17 @@ describe("C11, C46: after an answered abort the worker is free", () => {
     "over the socket: 1,000 aborts each from the Promise client and layerConnect, each followed by an answered call",
     () =>
       Effect.gen(function* () {
-        const socket = socketPath()
-        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-        const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
-        const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
-        const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+        const { grants, path: socketFile, workers } = yield* listening()
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const grant = yield* grants.grant(id)
         const mcp = yield* Effect.acquireRelease(
-          Effect.sync(() => makePromiseClient({ connect: socket.path })),
+          Effect.sync(() => makePromiseClient({ connect: socketFile })),
           (client) => Effect.promise(() => client.dispose())
         )
         const seen = yield* Effect.promise(() => abortThenCall(mcp, grant, rounds))
         assert.deepStrictEqual(seen, expectedRounds(rounds, abortedUnknown))
         // layerConnect: the caller's fiber is interrupted, and the listener hears the rpc client's `Interrupt` frame.
-        const connected = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path }))
+        const connected = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socketFile }))
         const remote = connected.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
         const interrupted = yield* Effect.promise(() => abortThenCall(effectSurface(remote), grant, rounds))
         assert.deepStrictEqual(interrupted, expectedRounds(rounds, "Interrupted:undefined"))

@@ -2,15 +2,11 @@
 // one listener, with calls, timeouts, aborted signals and races. Every outcome agrees with what the server executed,
 // and nothing runs twice (C43, C46).
 import { assert, describe, it } from "@effect/vitest"
-import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import fc from "fast-check"
-import * as fs from "node:fs"
 import { statefulConfig } from "../fixtures/servers.js"
 import { structured } from "./helpers.js"
-import { sandboxEntry, socketPath, startSandbox, type Outcome } from "./listenSandbox.js"
+import { listening, sandboxEntry, startSandbox, type Outcome } from "./listenSandbox.js"
 
 const entry = sandboxEntry()
 
@@ -27,13 +23,9 @@ describe("listener property", () => {
     "property: two sandbox processes, random calls, timeouts, aborts and races: every outcome is what the server did, once",
     () =>
       Effect.gen(function* () {
-        const socket = socketPath()
-        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-        const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
-        const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
-        const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+        const { grants, path: socketFile, workers } = yield* listening()
         const boxes = yield* Effect.promise(() =>
-          Promise.all([startSandbox(entry(), socket.path), startSandbox(entry(), socket.path)])
+          Promise.all([startSandbox(entry(), socketFile), startSandbox(entry(), socketFile)])
         )
         yield* Effect.addFinalizer(() => Effect.sync(() => boxes.forEach((box) => box.child.kill("SIGKILL"))))
         let run = 0

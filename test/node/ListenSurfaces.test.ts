@@ -25,19 +25,7 @@ import {
   expectedEvents,
   expectedProgress
 } from "./operationsSuite.js"
-import { socketPath } from "./listenSandbox.js"
-
-const listening = (options: Partial<NodeMcpWorkers.ListenOptions> = {}) =>
-  Effect.gen(function* () {
-    const socket = socketPath()
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-    const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, ...options }))
-    return {
-      path: socket.path,
-      workers: context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"],
-      grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
-    }
-  })
+import { listening } from "./listenSandbox.js"
 
 const promiseClient = (path: string) =>
   Effect.acquireRelease(

@@ -3,13 +3,12 @@
 // client), the socket (the Promise client and layerConnect) and McpClient. C16.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpClient, McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpClient, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
 import { statefulConfig } from "../fixtures/servers.js"
-import { socketPath } from "./listenSandbox.js"
+import { listening } from "./listenSandbox.js"
 import { badInputs, refusals } from "./prepareSuite.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
@@ -27,11 +26,7 @@ describe("C16: the same bad input is the same error on every surface", () => {
     "200 generated bad callTool inputs: host, remote thread, socket and McpClient refuse each alike, unsent",
     () =>
       Effect.gen(function* () {
-        const socket = socketPath()
-        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-        const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
-        const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
-        const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+        const { grants, path: socketFile, workers } = yield* listening()
         const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
         const grant = yield* grants.grant(id)
 
@@ -41,13 +36,13 @@ describe("C16: the same bad input is the same error on every surface", () => {
         for (const refusal of host) assert.match(refusal, /^InvalidInput (arguments) \S+ not_sent$/)
 
         const mcp = yield* Effect.acquireRelease(
-          Effect.sync(() => makePromiseClient({ connect: socket.path })),
+          Effect.sync(() => makePromiseClient({ connect: socketFile })),
           (client) => Effect.promise(() => client.dispose())
         )
         const socketPromise = yield* Effect.promise(() =>
           refusals(inputs, (name, args, options) => mcp.callTool(grant, name as string, args as any, options))
         )
-        const connected = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path }))
+        const connected = yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socketFile }))
         const remote = connected.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
         const socketEffect = yield* Effect.promise(() =>
           refusals(inputs, (name, args, options) =>

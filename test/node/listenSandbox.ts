@@ -1,6 +1,10 @@
 // Sandbox processes for the listener tests: test/fixtures/sandbox.ts bundled with esbuild once per file (one file
 // boots fast), run as real child processes that know nothing but the socket path and what they are sent.
 import { afterAll, beforeAll } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
@@ -98,3 +102,19 @@ export const startSandbox = async (entry: string, socket: string): Promise<Sandb
     exited
   }
 }
+
+/**
+ * A host listening on a fresh private socket path in the current scope, with its service and its grants; the path's
+ * directory is removed when the scope closes.
+ */
+export const listening = (options: Partial<NodeMcpWorkers.ListenOptions> = {}) =>
+  Effect.gen(function* () {
+    const socket = socketPath()
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+    const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, ...options }))
+    return {
+      path: socket.path,
+      workers: context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"],
+      grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+    }
+  })
