@@ -29,7 +29,7 @@ const promised = (workers: McpWorkers["Type"]): TaskSurface =>
     ])
   ) as unknown as TaskSurface
 
-describe("C70-C78: tasks on the 2026-07-28 revision, against a fixture of the extension's spec", () => {
+describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the extension's spec", () => {
   it.live("the host service", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers

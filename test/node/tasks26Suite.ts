@@ -26,7 +26,7 @@ const messageOf = (promise: Promise<unknown>) =>
 
 /** Runs the suite on a worker of the tasks26 fixture whose host answers elicitations with `clarification`. */
 export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
-  // The server answers a plain call of a tool it runs only as a task with -32021: an error that says what to do (C76).
+  // The server answers a plain call of a tool it runs only as a task with -32021: an error that says what to do (C75a).
   const plain = await failure(mcp.callTool(id, "research", { topic: "x" }))
   const plainQuick = text(await mcp.callTool(id, "quick", { topic: "q" }))
   // There is no tasks/list on this revision (C75).
@@ -42,7 +42,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
   await mcp.callTool(id, "release", { gate: "g1" })
   const result = text(await mcp.taskResult(id, taskId, { timeout: "60 seconds" }))
   const done = await mcp.getTask(id, taskId)
-  // The task's question reaches the host's elicitation handler; its answer goes back with tasks/update (C78).
+  // The task's question reaches the host's elicitation handler; its answer goes back with tasks/update (C75b).
   const asking = await mcp.startTask(id, "research", { topic: "python", ask: true, stages: 30, stageMs: 100 })
   const waiting = mcp.taskResult(id, asking.task.taskId, { timeout: "60 seconds" })
   while (!(await mcp.status(id)).busy) await new Promise((resolve) => setTimeout(resolve, 5))

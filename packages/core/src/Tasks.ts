@@ -7,7 +7,9 @@
  *
  * These are operations of the one table (`Operations.requests`): each follows the rules of every request (one at a
  * time, the whole budget, `WorkerBusy` is `not_sent`, nothing replayed). Servers of the 2025-11-25 revision that
- * declare `capabilities.tasks` run them.
+ * declare `capabilities.tasks` run them, and servers of the 2026-07-28 revision that declare the
+ * `io.modelcontextprotocol/tasks` extension (C75), where `listTasks` does not exist and the server decides which call
+ * becomes a task.
  *
  * @since 0.1.0
  */

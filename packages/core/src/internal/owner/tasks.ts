@@ -52,7 +52,7 @@ export const refusal = (
   method: OwnerProtocol.Method,
   params: Record<string, unknown>
 ): InvalidInput | undefined => {
-  // On a 2026-07-28 connection the server decides which calls become tasks; what it allows is its extension (C76).
+  // On a 2026-07-28 connection the server decides which calls become tasks; what it allows is its extension (C75).
   if (connection.modern !== undefined && (isStart(method, params) || method.startsWith("tasks/"))) {
     return Extension.refusal(connection, method, params)
   }

@@ -1,5 +1,5 @@
 /**
- * Tasks on the 2026-07-28 revision, where they are the `io.modelcontextprotocol/tasks` extension (C76–C78). The five
+ * Tasks on the 2026-07-28 revision, where they are the `io.modelcontextprotocol/tasks` extension (C75, C75a–C75c). The five
  * task operations keep the model of the 2025-11-25 revision (C70–C74); this module is where the eras differ. The
  * client declares the extension in each request's `_meta`; a start's flat task (`resultType: "task"`) is the one
  * answer the SDK's client refuses (`UNSUPPORTED_RESULT_TYPE`), so a start alone goes through its request funnel with
@@ -55,7 +55,7 @@ const refused = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
 /**
- * Why a task operation cannot go to this 2026-07-28 server, or `undefined` (C75, C76): the server must declare the
+ * Why a task operation cannot go to this 2026-07-28 server, or `undefined` (C75): the server must declare the
  * extension, and `tasks/list` no longer exists.
  *
  * @internal
@@ -104,7 +104,7 @@ const isTask = (value: unknown): value is Json =>
 const malformed = (what: string) =>
   new ProtocolError(ProtocolErrorCode.InternalError, `the server's ${what} is no task`)
 
-// C77: the task's id routes the request on Streamable HTTP (stdio transports ignore headers).
+// C75c: the task's id routes the request on Streamable HTTP (stdio transports ignore headers).
 const routed = (options: RequestOptions, taskId: string): RequestOptions => ({
   ...options,
   headers: { ...options.headers, "Mcp-Name": taskId }
@@ -150,7 +150,7 @@ const pause = (ms: number, signal: AbortSignal) =>
 
 const askable = new Set<string>(["elicitation/create", "sampling/createMessage", "roots/list"])
 
-/** Each input request not answered yet, to the host's handlers; their answers go back in one `tasks/update` (C78). */
+/** Each input request not answered yet, to the host's handlers; their answers go back in one `tasks/update` (C75b). */
 const answerInputs = async (
   machine: Machine,
   client: Client,
@@ -175,7 +175,7 @@ const answerInputs = async (
 
 /**
  * `taskResult` on this revision: `tasks/get` until the task ends, within the request's budget (its signal), answering
- * its input requests on the way; the result of a completed task, the error of a failed one (C73, C78).
+ * its input requests on the way; the result of a completed task, the error of a failed one (C73, C75b).
  */
 const awaitResult = async (
   machine: Machine,
@@ -244,7 +244,7 @@ export const send = (
 }
 
 /**
- * A server's `-32021` for a plain call: the tool needs the extension, so it runs only as a task (C76).
+ * A server's `-32021` for a plain call: the tool needs the extension, so it runs only as a task (C75a).
  *
  * @internal
  */
