@@ -1,12 +1,13 @@
 // Tasks on the 2026-07-28 revision, the `io.modelcontextprotocol/tasks` extension, against a fixture of ours written
 // to the extension's spec: the suite of tasks26Suite.ts from the host service, the Promise client in the host's
-// thread and a Promise client in a remote thread, each seeing the same answers.
+// thread and a Promise client in a remote thread, each seeing the same answers; over Streamable HTTP, the header that
+// routes a task's requests.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import { fixturePath } from "../fixtures/servers.js"
+import { fixturePath, startHttpFixture } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 import { exerciseTasks26, expectedTasks26 } from "./tasks26Suite.js"
@@ -58,6 +59,44 @@ describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the e
       assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
       assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks26)
       yield* workers.close(id)
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+interface Log {
+  readonly headers: ReadonlyArray<{ readonly mcpMethod: string | null; readonly mcpName: string | null }>
+}
+
+describe("C75c: over Streamable HTTP a task's requests name the task in Mcp-Name", () => {
+  it.scopedLive("tasks/get, tasks/update and tasks/cancel carry Mcp-Name: <taskId>", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture("modern-http", "--tasks")),
+        (fixture) => Effect.promise(() => fixture.stop())
+      )
+      const workers = yield* McpWorkers
+      const id = yield* workers.open({ url: server.url })
+      const asking = yield* workers.startTask(id, "research", { topic: "tides", ask: true, stages: 1, stageMs: 10 })
+      const taskId = asking.task.taskId
+      const result = (yield* workers.taskResult(id, taskId, { timeout: "60 seconds" })) as {
+        content: Array<{ text: string }>
+      }
+      assert.strictEqual(result.content[0]?.text, `research: tides (${clarification.content.interpretation})`)
+      const gated = yield* workers.startTask(id, "research", { topic: "moot", gate: "h1" })
+      assert.strictEqual((yield* workers.cancelTask(id, gated.task.taskId)).status, "cancelled")
+      yield* workers.close(id)
+      const log = yield* Effect.promise(() => server.log() as unknown as Promise<Log>)
+      const named = (method: string) =>
+        log.headers
+          .filter((h) => h.mcpMethod === method)
+          .map((h) => h.mcpName === taskId || h.mcpName === gated.task.taskId)
+      // Each task request names its task; no other request names one (a tools/call names its tool).
+      for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+        assert.isNotEmpty(named(method), method)
+        assert.isTrue(named(method).every(Boolean), method)
+      }
+      const others = log.headers.filter((h) => !h.mcpMethod?.startsWith("tasks/"))
+      assert.isFalse(others.some((h) => h.mcpName === taskId || h.mcpName === gated.task.taskId))
     }).pipe(Effect.provide(layer))
   )
 })

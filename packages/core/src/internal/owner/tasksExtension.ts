@@ -104,12 +104,6 @@ const isTask = (value: unknown): value is Json =>
 const malformed = (what: string) =>
   new ProtocolError(ProtocolErrorCode.InternalError, `the server's ${what} is no task`)
 
-// C75c: the task's id routes the request on Streamable HTTP (stdio transports ignore headers).
-const routed = (options: RequestOptions, taskId: string): RequestOptions => ({
-  ...options,
-  headers: { ...options.headers, "Mcp-Name": taskId }
-})
-
 /** `tools/call` with the extension declared: a flat task becomes `{ task }`; a complete result stands. */
 const start = (client: Client, params: Json, options: RequestOptions): Promise<unknown> => {
   const { task: _task, ...call } = params
@@ -128,8 +122,9 @@ const start = (client: Client, params: Json, options: RequestOptions): Promise<u
   })
 }
 
+// C75c: over Streamable HTTP the client's transport routes each of these by its `params.taskId` (`Mcp-Name`).
 const byId = (client: Client, method: string, taskId: string, extra: Json, options: RequestOptions) =>
-  client.request({ method, params: declared(client, { taskId, ...extra }) } as never, anything, routed(options, taskId))
+  client.request({ method, params: declared(client, { taskId, ...extra }) } as never, anything, options)
 
 const detailed = (client: Client, taskId: string, options: RequestOptions): Promise<Json> =>
   byId(client, "tasks/get", taskId, {}, options).then((result) => {
