@@ -1,21 +1,25 @@
 // Tasks on the 2026-07-28 revision, the `io.modelcontextprotocol/tasks` extension, against a fixture of ours written
 // to the extension's spec: the suite of tasks26Suite.ts from the host service, the Promise client in the host's
-// thread and a Promise client in a remote thread, each seeing the same answers; over Streamable HTTP, the header that
+// thread, a Promise client in a remote thread and a socket peer by grant, each seeing the same answers; over Streamable HTTP, the header that
 // routes a task's requests.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { NodeMcpWorkers } from "@mcp-worker/node"
+import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import { fixturePath, startHttpFixture } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
+import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 import { exerciseTasks26, expectedTasks26 } from "./tasks26Suite.js"
 import { clarification, type TaskSurface } from "./tasksSuite.js"
 
 const tasks26 = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
 
-const layer = NodeMcpWorkers.layer({ handlers: { elicitation: () => Effect.succeed(clarification) } })
+const handlers = { elicitation: () => Effect.succeed(clarification) }
+const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
 
@@ -60,6 +64,28 @@ describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the e
       assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks26)
       yield* workers.close(id)
     }).pipe(Effect.provide(layer))
+  )
+})
+
+describe("C71, C75: a socket peer by grant on the 2026-07-28 revision", () => {
+  it.scopedLive("the suite through a grant, where a task it did not start is refused before sending", () =>
+    Effect.gen(function* () {
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, handlers }))
+      const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
+      const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+      const mcp = yield* Effect.acquireRelease(
+        Effect.sync(() => makePromiseClient({ connect: socket.path })),
+        (client) => Effect.promise(() => client.dispose())
+      )
+      const id = yield* workers.open(tasks26)
+      const grant = yield* grants.grant(id)
+      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(mcp, grant)), {
+        ...expectedTasks26,
+        unknown: { _tag: "InvalidInput", delivery: "not_sent", startTask: false }
+      })
+    })
   )
 })
 
