@@ -59,6 +59,8 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
   await mcp.callTool(id, "release", { gate: "g2" })
   const optional = await mcp.startTask(id, "quick", { topic: "both" })
   const optionalResult = text(await mcp.taskResult(id, optional.task.taskId, { timeout: "60 seconds" }))
+  // The server may answer a start at once: its result stands, with no task (C75a).
+  const atOnce = await mcp.startTask(id, "quick", { topic: "now", now: true })
   // A server's error about a task keeps its id out (C71).
   const unknownId = "no-such-task-4f1c"
   const unknown = await failure(mcp.getTask(id, unknownId))
@@ -82,6 +84,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
     cancelled,
     cancelledWait,
     optional: [optional.task.status, optionalResult],
+    atOnce: [atOnce.task, text(atOnce)],
     unknown,
     unknownMessage,
     secret
@@ -106,6 +109,7 @@ export const expectedTasks26 = {
   cancelled: "cancelled",
   cancelledWait: { _tag: "ServerError", delivery: undefined, code: -32603, startTask: false },
   optional: ["working", "quick: both"],
+  atOnce: [undefined, "quick: now"],
   unknown: { _tag: "ServerError", delivery: undefined, code: -32602, startTask: false },
   unknownMessage: false,
   secret: false
