@@ -73,6 +73,11 @@ export const refusal = (
   if (!serverDeclares(connection.client)) {
     return refused(isStart ? "name" : "taskId", `this server does not declare the ${extensionId} extension`)
   }
+  // The funnel is the SDK's own, not its public face: a client without it could not read the task it would start.
+  const funnel = connection.client as unknown as Partial<Funnel>
+  if (isStart && (typeof funnel._requestWithSchemaViaCodec !== "function" || !funnel._resolveOutboundCodec)) {
+    return refused("name", "this MCP client cannot read a task answer (its request funnel is not there)")
+  }
   return undefined
 }
 
