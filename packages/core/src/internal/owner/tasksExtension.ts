@@ -6,7 +6,13 @@
  * a codec that reads that answer too. `taskResult` polls `tasks/get`; input requests go to the host's handlers and
  * their answers back with `tasks/update`.
  */
-import { type Client, ProtocolError, ProtocolErrorCode, type StandardSchemaV1 } from "@modelcontextprotocol/client"
+import {
+  type Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  specTypeSchemas,
+  type StandardSchemaV1
+} from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import { askHost } from "./serverRequests.js"
@@ -128,6 +134,13 @@ const start = (client: Client, params: Json, options: RequestOptions): Promise<u
 }
 
 // C75c: over Streamable HTTP the client's transport routes each of these by its `params.taskId` (`Mcp-Name`).
+// A completed task's result is the tool's: checked against the protocol's schema, as any result (C25).
+const toolResult = async (result: unknown): Promise<unknown> => {
+  const checked = await specTypeSchemas.CallToolResult["~standard"].validate(result)
+  if (checked.issues !== undefined) throw malformed("completed task's result")
+  return result
+}
+
 const byId = (client: Client, method: string, taskId: string, extra: Json, options: RequestOptions) =>
   client.request({ method, params: declared(client, { taskId, ...extra }) } as never, anything, options)
 
@@ -186,10 +199,7 @@ const awaitResult = async (
   const answered = new Set<string>()
   for (;;) {
     const task = await detailed(client, taskId, options)
-    if (task.status === "completed") {
-      if (!isObject(task.result)) throw malformed("completed task")
-      return task.result
-    }
+    if (task.status === "completed") return toolResult(task.result)
     if (task.status === "failed") {
       const error = isObject(task.error) ? task.error : {}
       throw new ProtocolError(
