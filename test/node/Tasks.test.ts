@@ -223,25 +223,27 @@ describe("C70, C72-C74: tasks against a fixture of ours", () => {
   )
 })
 
-describe("C75: tasks are of the 2025-11-25 revision; elsewhere they are refused before sending", () => {
-  it.live("a 2026-07-28 connection and a server without task capabilities refuse every task operation, not_sent", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      for (const config of [modernConfig("--exit-on-stdin-eof"), statefulConfig("--exit-on-stdin-eof")]) {
-        const id = yield* workers.open(config)
-        const refusals = yield* Effect.forEach(
-          [
-            workers.startTask(id, "echo", {}) as Effect.Effect<unknown, unknown>,
-            workers.getTask(id, "t"),
-            workers.taskResult(id, "t"),
-            workers.cancelTask(id, "t"),
-            workers.listTasks(id)
-          ],
-          (effect) => Effect.map(failureOf(effect), (error) => [error._tag, error.delivery])
-        )
-        assert.deepStrictEqual(refusals, Array(5).fill(["InvalidInput", "not_sent"]))
-        assert.deepStrictEqual(yield* workers.ping(id), {})
-      }
-    }).pipe(Effect.provide(layer))
+describe("C75: where the server declares no tasks, they are refused before sending", () => {
+  it.live(
+    "a 2026-07-28 server without the extension and one without task capabilities refuse every task operation",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        for (const config of [modernConfig("--exit-on-stdin-eof"), statefulConfig("--exit-on-stdin-eof")]) {
+          const id = yield* workers.open(config)
+          const refusals = yield* Effect.forEach(
+            [
+              workers.startTask(id, "echo", {}) as Effect.Effect<unknown, unknown>,
+              workers.getTask(id, "t"),
+              workers.taskResult(id, "t"),
+              workers.cancelTask(id, "t"),
+              workers.listTasks(id)
+            ],
+            (effect) => Effect.map(failureOf(effect), (error) => [error._tag, error.delivery])
+          )
+          assert.deepStrictEqual(refusals, Array(5).fill(["InvalidInput", "not_sent"]))
+          assert.deepStrictEqual(yield* workers.ping(id), {})
+        }
+      }).pipe(Effect.provide(layer))
   )
 })

@@ -25,6 +25,7 @@ import { type Input, refusals } from "./prepareSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { exerciseTasks } from "./tasksSuite.js"
+import { exerciseTasks26 } from "./tasks26Suite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exerciseSignal } from "./signalSuite.js"
@@ -67,6 +68,7 @@ export type ScenarioName =
   | "signal"
   | "everything"
   | "tasks"
+  | "tasks26"
   | "agentHost"
   | "behaviour"
   | "ask"
@@ -485,6 +487,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The tasks suite through the Promise client of this thread. */
   tasks: (data: { id: string }) => withPromiseClient((mcp) => exerciseTasks(mcp, data.id)),
+
+  /** The tasks suite of the 2026-07-28 revision through the Promise client of this thread. */
+  tasks26: (data: { id: string }) => withPromiseClient((mcp) => exerciseTasks26(mcp, data.id)),
 
   /**
    * The agent-host operations from this thread: the tools of a worker of server-everything as methods (Effect, then

@@ -7,7 +7,9 @@
  *
  * These are operations of the one table (`Operations.requests`): each follows the rules of every request (one at a
  * time, the whole budget, `WorkerBusy` is `not_sent`, nothing replayed). Servers of the 2025-11-25 revision that
- * declare `capabilities.tasks` run them.
+ * declare `capabilities.tasks` run them, and servers of the 2026-07-28 revision that declare the
+ * `io.modelcontextprotocol/tasks` extension (C75), where `listTasks` does not exist and the server decides which call
+ * becomes a task.
  *
  * @since 0.1.0
  */
@@ -95,7 +97,8 @@ export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskRes
 /**
  * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's error).
  * While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A budget that
- * runs out ends the wait only: the task runs on (C73).
+ * runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get` instead, and
+ * answers the task's input requests with `tasks/update` (C75b).
  *
  * @since 0.1.0
  * @category operations
@@ -108,7 +111,8 @@ export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToo
 
 /**
  * `tasks/cancel`: asks the server to cancel the task, and answers the task's state after it, which may be one it
- * reached first (`completed`) (C74).
+ * reached first (`completed`) (C74). On the 2026-07-28 revision the cancel is an ack, and the state is read after it
+ * (C75c).
  *
  * @since 0.1.0
  * @category operations
@@ -120,7 +124,8 @@ export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelT
 )
 
 /**
- * `tasks/list`: one page of the tasks the server holds for this connection.
+ * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there it
+ * is refused before sending (C75).
  *
  * @since 0.1.0
  * @category operations

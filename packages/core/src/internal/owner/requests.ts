@@ -45,6 +45,7 @@ import {
   postFailure
 } from "./state.js"
 import * as Tasks from "./tasks.js"
+import * as TasksExtension from "./tasksExtension.js"
 
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
@@ -136,7 +137,8 @@ export const send = (
   const schema = Tasks.isStart(message.method, parsed) ? Tasks.createdSchema : resultSchemas[message.method]
   const sent =
     (connection.modern !== undefined
-      ? modernOnly(connection, connection.modern, message.method, params, requestOptions)
+      ? (TasksExtension.send(machine, connection, message.method, params, requestOptions) ??
+        modernOnly(connection, connection.modern, message.method, params, requestOptions))
       : undefined) ?? connection.client.request({ method: message.method, params }, schema, requestOptions)
   // What the tools listed declare about tasks (C72); a task's id stays out of the errors about it (C71).
   const promise =
@@ -144,7 +146,9 @@ export const send = (
       ? sent.then((result) => (Tasks.learn(connection.taskSupport, result), result))
       : message.method.startsWith("tasks/")
         ? sent.catch((error) => Promise.reject(Tasks.withoutTaskId(parsed, error)))
-        : sent
+        : connection.modern !== undefined && message.method === "tools/call"
+          ? sent.catch((error) => Promise.reject(TasksExtension.needsTask(message.method, parsed, error)))
+          : sent
   const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
   const { replyTo } = message
   const listing = message.method === "tools/list" ? listingOf(connection) : undefined

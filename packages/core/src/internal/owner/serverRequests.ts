@@ -26,8 +26,10 @@ const connectionClosedCode = -32000
 /**
  * Hands a server's request to the host and answers the server with what the host's handler answered. A request
  * the server cancels (or a connection that closes) stops waiting here; the host's late answer is dropped.
+ *
+ * @internal
  */
-const askHost = (
+export const askHost = (
   machine: Machine,
   method: OwnerProtocol.ServerMethod,
   params: unknown,

@@ -6,6 +6,7 @@ import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcon
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import type { Connection } from "./state.js"
+import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
 export type TaskSupport = "required" | "optional" | "forbidden"
@@ -51,6 +52,10 @@ export const refusal = (
   method: OwnerProtocol.Method,
   params: Record<string, unknown>
 ): InvalidInput | undefined => {
+  // On a 2026-07-28 connection the server decides which calls become tasks; what it allows is its extension (C75).
+  if (connection.modern !== undefined && (isStart(method, params) || method.startsWith("tasks/"))) {
+    return Extension.refusal(connection, method, params)
+  }
   const server = connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined
   if (method === "tools/call") {
     const support = typeof params.name === "string" ? connection.taskSupport.get(params.name) : undefined

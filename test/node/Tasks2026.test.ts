@@ -1,0 +1,128 @@
+// Tasks on the 2026-07-28 revision, the `io.modelcontextprotocol/tasks` extension, against a fixture of ours written
+// to the extension's spec: the suite of tasks26Suite.ts from the host service, the Promise client in the host's
+// thread, a Promise client in a remote thread and a socket peer by grant, each seeing the same answers; over Streamable HTTP, the header that
+// routes a task's requests.
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import * as Operations from "@mcp-worker/core/Operations"
+import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import { fixturePath, startHttpFixture } from "../fixtures/servers.js"
+import { withPromiseClient } from "./helpers.js"
+import { socketPath } from "./listenSandbox.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
+import { exerciseTasks26, expectedTasks26 } from "./tasks26Suite.js"
+import { clarification, type TaskSurface } from "./tasksSuite.js"
+
+const tasks26 = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
+
+const handlers = { elicitation: () => Effect.succeed(clarification) }
+const layer = NodeMcpWorkers.layer({ handlers })
+
+const entry = remoteEntry()
+
+const promised = (workers: McpWorkers["Type"]): TaskSurface =>
+  Object.fromEntries(
+    [...Object.keys(Operations.requests), "status"].map((name) => [
+      name,
+      (...args: Array<unknown>) =>
+        Effect.runPromise(Effect.either((workers as any)[name](...args) as Effect.Effect<unknown, unknown>)).then(
+          (either) => (either._tag === "Right" ? either.right : Promise.reject(either.left))
+        )
+    ])
+  ) as unknown as TaskSurface
+
+describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the extension's spec", () => {
+  it.live("the host service", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasks26)
+      assert.strictEqual((yield* workers.status(id)).era, "modern")
+      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(promised(workers), id)), expectedTasks26)
+      const closed = yield* workers.close(id)
+      assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("the Promise client in the host's thread", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasks26)
+      assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks26(mcp, id)), expectedTasks26)
+      yield* workers.close(id)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live("the Promise client in a remote thread", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasks26)
+      const outcome = yield* runInThread(entry(), { scenario: "tasks26", data: { id } })
+      assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
+      assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks26)
+      yield* workers.close(id)
+    }).pipe(Effect.provide(layer))
+  )
+})
+
+describe("C71, C75: a socket peer by grant on the 2026-07-28 revision", () => {
+  it.scopedLive("the suite through a grant, where a task it did not start is refused before sending", () =>
+    Effect.gen(function* () {
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, handlers }))
+      const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
+      const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
+      const mcp = yield* Effect.acquireRelease(
+        Effect.sync(() => makePromiseClient({ connect: socket.path })),
+        (client) => Effect.promise(() => client.dispose())
+      )
+      const id = yield* workers.open(tasks26)
+      const grant = yield* grants.grant(id)
+      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(mcp, grant)), {
+        ...expectedTasks26,
+        unknown: { _tag: "InvalidInput", delivery: "not_sent", startTask: false }
+      })
+    })
+  )
+})
+
+interface Log {
+  readonly headers: ReadonlyArray<{ readonly mcpMethod: string | null; readonly mcpName: string | null }>
+}
+
+describe("C75c: over Streamable HTTP a task's requests name the task in Mcp-Name", () => {
+  it.scopedLive("tasks/get, tasks/update and tasks/cancel carry Mcp-Name: <taskId>", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture("modern-http", "--tasks")),
+        (fixture) => Effect.promise(() => fixture.stop())
+      )
+      const workers = yield* McpWorkers
+      const id = yield* workers.open({ url: server.url })
+      const asking = yield* workers.startTask(id, "research", { topic: "tides", ask: true, stages: 1, stageMs: 10 })
+      const taskId = asking.task.taskId
+      const result = (yield* workers.taskResult(id, taskId, { timeout: "60 seconds" })) as {
+        content: Array<{ text: string }>
+      }
+      assert.strictEqual(result.content[0]?.text, `research: tides (${clarification.content.interpretation})`)
+      const gated = yield* workers.startTask(id, "research", { topic: "moot", gate: "h1" })
+      assert.strictEqual((yield* workers.cancelTask(id, gated.task.taskId)).status, "cancelled")
+      yield* workers.close(id)
+      const log = yield* Effect.promise(() => server.log() as unknown as Promise<Log>)
+      const named = (method: string) =>
+        log.headers
+          .filter((h) => h.mcpMethod === method)
+          .map((h) => h.mcpName === taskId || h.mcpName === gated.task.taskId)
+      // Each task request names its task; no other request names one (a tools/call names its tool).
+      for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+        assert.isNotEmpty(named(method), method)
+        assert.isTrue(named(method).every(Boolean), method)
+      }
+      const others = log.headers.filter((h) => !h.mcpMethod?.startsWith("tasks/"))
+      assert.isFalse(others.some((h) => h.mcpName === taskId || h.mcpName === gated.task.taskId))
+    }).pipe(Effect.provide(layer))
+  )
+})
