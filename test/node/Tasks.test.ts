@@ -184,6 +184,24 @@ describe("C70, C72-C74: tasks against a fixture of ours", () => {
     }).pipe(Effect.provide(layer))
   )
 
+  it.live(
+    "C72: a tool that requires a task, called plainly on a fresh worker, is refused unsent: the tools are listed first",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(tasksFixture)
+        const refused = yield* failureOf(workers.callTool(id, "survey", { topic: "plain" }))
+        assert.deepStrictEqual([refused._tag, refused.delivery, refused.path], ["InvalidInput", "not_sent", "name"])
+        assert.include(refused.message, "startTask")
+        // A tool the listing showed as plain runs; nothing of the refused call reached the server (the counter's first).
+        const text = (result: { content: Array<any> }) => result.content[0].text
+        assert.strictEqual(text(yield* workers.callTool(id, "count")), "1")
+        assert.strictEqual(text(yield* workers.callTool(id, "report", { topic: "plain" })), "report on plain")
+        assert.isFalse((yield* workers.status(id)).busy)
+        yield* workers.close(id)
+      }).pipe(Effect.provide(layer))
+  )
+
   it.scopedLive("a start whose answer does not come is unknown, never sent again, and listTasks finds its task", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers

@@ -5,6 +5,7 @@
 import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as ParamHeaders from "./paramHeaders.js"
+import * as Tasks from "./tasks.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`). A legacy
@@ -26,7 +27,7 @@ export const forwardNotifications = (machine: Machine, client: Client): void => 
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
         if (known !== undefined) ParamHeaders.forget(known)
-        machine.state.connection.taskSupport.clear()
+        Tasks.forget(machine.state.connection.taskSupport)
       }
       machine.port.post({
         _tag: "Notification",

@@ -92,7 +92,8 @@ export const send = (
   machine: Machine,
   connection: Connection,
   message: Taken,
-  parsed: Record<string, unknown>
+  parsed: Record<string, unknown>,
+  listed = false
 ): void => {
   const { requestId } = message
   // Every path to the server passes here (the host's requests, a remote caller's direct ones): a tool the worker does
@@ -101,6 +102,10 @@ export const send = (
     if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
       return postFailure(machine.port, requestId, outsideFilter())
     }
+  }
+  if (!listed && Tasks.mustList(connection, message.method, parsed)) {
+    const budgetMs = Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs)
+    return Tasks.listThen(connection, requestId, budgetMs, () => send(machine, connection, message, parsed, true))
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
   if (taskRefusal !== undefined) return postFailure(machine.port, requestId, taskRefusal)

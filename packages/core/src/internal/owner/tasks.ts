@@ -5,6 +5,7 @@
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import { RequestAbort } from "./requestAbort.js"
 import type { Connection } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
@@ -30,6 +31,72 @@ export const learn = (known: Known, result: unknown): void => {
     const support = tool.execution?.taskSupport
     known.set(tool.name, support === "required" || support === "optional" ? support : "forbidden")
   }
+}
+
+/** The maps of connections whose tools were all listed since they last changed: a tool not in them runs plainly. */
+const listedWhole = new WeakSet<Known>()
+
+/** The server's tools changed: what they declared is forgotten until they are listed again. @internal */
+export const forget = (known: Known): void => {
+  known.clear()
+  listedWhole.delete(known)
+}
+
+/**
+ * Whether a plain call waits for the owner to list the server's tools first: on a server that runs tool calls as
+ * tasks, only the listing says whether this tool requires one, and a call it refuses must not be sent (C72).
+ *
+ * @internal
+ */
+export const mustList = (
+  connection: Connection,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>
+): boolean =>
+  connection.modern === undefined &&
+  method === "tools/call" &&
+  params.task === undefined &&
+  typeof params.name === "string" &&
+  !connection.taskSupport.has(params.name) &&
+  !listedWhole.has(connection.taskSupport) &&
+  (connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
+
+const maxListedPages = 100
+
+/**
+ * Lists every page of the server's tools as the request `requestId` (the worker stays busy with it, and a cancel or
+ * the budget ends the listing), then `send`s the call, unless the request ended meanwhile: then nothing of the call
+ * went out. A listing that fails leaves the tool unknown, and the call goes as it would have.
+ *
+ * @internal
+ */
+export const listThen = (connection: Connection, requestId: string, timeoutMs: number, send: () => void): void => {
+  const controller = new RequestAbort()
+  connection.inflight.set(requestId, controller)
+  const listPages = async () => {
+    let cursor: string | undefined
+    for (let page = 0; page < maxListedPages; page++) {
+      const params = cursor === undefined ? {} : { cursor }
+      const result = await connection.client.request(
+        { method: "tools/list", params },
+        specTypeSchemas.ListToolsResult,
+        {
+          signal: controller.signal,
+          timeout: timeoutMs
+        }
+      )
+      learn(connection.taskSupport, result)
+      cursor = result.nextCursor
+      if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
+    }
+  }
+  listPages()
+    .catch(() => undefined)
+    .then(() => {
+      if (connection.inflight.get(requestId) !== controller) return
+      connection.inflight.delete(requestId)
+      send()
+    })
 }
 
 const refused = (path: string, message: string): InvalidInput =>
