@@ -244,6 +244,8 @@ export interface OpenOptions {
   readonly onTooLarge?: TooLargePolicy | undefined
   /** Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow`, then to `deny`. */
   readonly tools?: ToolFilter | undefined
+  /** The worker's name in its host's metrics and view (1 to 64 characters); else the name the server reports. */
+  readonly name?: string | undefined
 }
 
 /**

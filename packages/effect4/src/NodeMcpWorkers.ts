@@ -91,6 +91,10 @@ export interface Options {
   readonly logLevel?: LogLevel.LogLevel | undefined
   readonly handlers?: Handlers | undefined
   readonly oauth?: OAuthProvider | undefined
+  /** Whether the host records its workers' metrics (in the implementation's runtime); default `true`. */
+  readonly metrics?: boolean | undefined
+  /** How often each server tree's memory and CPU time are sampled from `/proc`; default 10 s, at least 1 s. */
+  readonly treeSampleInterval?: Duration.Input | undefined
 }
 
 type Timeout = number | string
@@ -121,6 +125,8 @@ const hostOptions = (options: Options, context: Context.Context<never>): Impleme
     closeTimeout: budgetOf(options.closeTimeout),
     maxResultBytes: options.maxResultBytes,
     logLevel: levelOf(options.logLevel),
+    metrics: options.metrics,
+    treeSampleInterval: budgetOf(options.treeSampleInterval),
     handlers: Face.handlersIn(context, options.handlers),
     oauth:
       oauth === undefined

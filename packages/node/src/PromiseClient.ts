@@ -17,7 +17,6 @@ import type { CloseFailed, HostUnavailable, OpenFailed, UnknownWorker } from "@m
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OpenAll from "@mcp-worker/core/OpenAll"
 import * as Operations from "@mcp-worker/core/Operations"
-import type * as ResultFile from "@mcp-worker/core/ResultFile"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
@@ -35,25 +34,14 @@ import type { Handlers } from "./NodeMcpWorkers.js"
 export type Timeout = number | string
 
 /**
- * Options of `open`.
+ * Options of `open`: `McpWorkers.OpenOptions`, every one of them, with a budget as a Promise caller writes it.
  *
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions {
+export interface OpenOptions extends Omit<McpWorkers.OpenOptions, "timeout"> {
   /** Budget for the thread to start and the server to complete `initialize`. */
   readonly timeout?: Timeout | undefined
-  /** Where the owner runs: a thread of the host (the default) or a child process of its own. */
-  readonly isolation?: "thread" | "process" | undefined
-  /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536: an owner past it dies, the host does not. */
-  readonly maxOldGenerationSizeMb?: number | undefined
-  /**
-   * The worker's policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes it to a new file
-   * there and answers a `SpilledResult`; `"fail"` (the default) rejects with `ResultTooLarge`. Stdio workers only.
-   */
-  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
-  /** Which of the server's tools the worker offers: glob patterns to `allow` and to `deny` (`ToolFilter`). */
-  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

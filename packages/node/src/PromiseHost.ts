@@ -98,6 +98,10 @@ export interface Options {
   readonly logLevel?: LogLevelName | undefined
   readonly handlers?: Handlers | undefined
   readonly oauth?: OAuthProvider | undefined
+  /** Whether the host records its workers' metrics (C80); default `true`. */
+  readonly metrics?: boolean | undefined
+  /** How often each server tree's memory and CPU time are sampled from `/proc` (C81); default 10 s, at least 1 s. */
+  readonly treeSampleInterval?: PromiseClient.Timeout | undefined
   /**
    * Receives every log line of the registry, whatever its level (the sink filters). Without it, lines go to
    * Effect's default logger at its default minimum level.

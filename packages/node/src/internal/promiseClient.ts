@@ -265,15 +265,7 @@ export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
 
 /** The Promise surfaces' `open` options as `McpWorkers`' (a budget in milliseconds, or a duration string). @internal */
 export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
-  options === undefined
-    ? undefined
-    : {
-        timeout: duration(options.timeout),
-        isolation: options.isolation,
-        maxOldGenerationSizeMb: options.maxOldGenerationSizeMb,
-        onTooLarge: options.onTooLarge,
-        tools: options.tools
-      }
+  options === undefined ? undefined : { ...options, timeout: duration(options.timeout) }
 
 const settled = <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal | undefined): Promise<A> =>
   Effect.runPromiseExit(Effect.exit(effect))

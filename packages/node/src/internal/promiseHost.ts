@@ -111,7 +111,9 @@ const registryOptions = (options: Options): NodeMcpWorkers.Options => ({
   maxResultBytes: options.maxResultBytes,
   logLevel: options.logLevel === undefined ? undefined : LogLevel.fromLiteral(options.logLevel),
   handlers: handlersOf(options.handlers),
-  oauth: oauthOf(options.oauth)
+  oauth: oauthOf(options.oauth),
+  metrics: options.metrics,
+  treeSampleInterval: duration(options.treeSampleInterval)
 })
 
 /**

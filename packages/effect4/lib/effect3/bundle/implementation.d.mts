@@ -97,6 +97,8 @@ export interface HostOptions {
   readonly openTimeout?: Timeout | undefined
   readonly closeTimeout?: Timeout | undefined
   readonly maxResultBytes?: number | undefined
+  readonly metrics?: boolean | undefined
+  readonly treeSampleInterval?: Timeout | undefined
   readonly logLevel?: "All" | "Trace" | "Debug" | "Info" | "Warning" | "Error" | "Fatal" | "None" | undefined
   readonly handlers?:
     | {
