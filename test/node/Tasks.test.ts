@@ -17,6 +17,7 @@ import { withPromiseClient } from "./helpers.js"
 import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 import { clarification, exerciseTasks, expectedTasks, researchTool, type TaskSurface } from "./tasksSuite.js"
+import { promised } from "./tasksPromised.js"
 
 const require = createRequire(import.meta.url)
 
@@ -30,17 +31,6 @@ const handlers = { elicitation: () => Effect.succeed(clarification) }
 const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
-
-const promised = (workers: McpWorkers["Type"]): TaskSurface =>
-  Object.fromEntries(
-    [...Object.keys(Operations.requests), "status"].map((name) => [
-      name,
-      (...args: Array<unknown>) =>
-        Effect.runPromise(Effect.either((workers as any)[name](...args) as Effect.Effect<unknown, unknown>)).then(
-          (either) => (either._tag === "Right" ? either.right : Promise.reject(either.left))
-        )
-    ])
-  ) as unknown as TaskSurface
 
 describe("C70-C74: tasks against the published server-everything", () => {
   it.live("the host service", () =>

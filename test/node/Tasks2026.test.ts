@@ -4,7 +4,6 @@
 // routes a task's requests.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import * as Operations from "@mcp-worker/core/Operations"
 import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,7 +13,8 @@ import { withPromiseClient } from "./helpers.js"
 import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 import { exerciseTasks26, expectedTasks26 } from "./tasks26Suite.js"
-import { clarification, type TaskSurface } from "./tasksSuite.js"
+import { clarification } from "./tasksSuite.js"
+import { promised } from "./tasksPromised.js"
 
 const tasks26 = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
 
@@ -22,17 +22,6 @@ const handlers = { elicitation: () => Effect.succeed(clarification) }
 const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
-
-const promised = (workers: McpWorkers["Type"]): TaskSurface =>
-  Object.fromEntries(
-    [...Object.keys(Operations.requests), "status"].map((name) => [
-      name,
-      (...args: Array<unknown>) =>
-        Effect.runPromise(Effect.either((workers as any)[name](...args) as Effect.Effect<unknown, unknown>)).then(
-          (either) => (either._tag === "Right" ? either.right : Promise.reject(either.left))
-        )
-    ])
-  ) as unknown as TaskSurface
 
 describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the extension's spec", () => {
   it.live("the host service", () =>
