@@ -14,8 +14,6 @@ import { listening, sandboxEntry, startSandbox } from "./listenSandbox.js"
 
 const entry = sandboxEntry()
 
-/** What the flooder keeps in flight: it sends a request each time one is answered. */
-const inFlight = 16
 const floodMs = 1_000
 
 interface Answer {
@@ -28,7 +26,7 @@ interface Answer {
  * Keeps `inFlight` `callTool` requests on `grant` in flight for `floodMs`, each sent when one is answered; resolves
  * with every answer, once the last one came, and how long it flooded (from its first write to its last answer).
  */
-const flood = (path: string, grant: string) =>
+const flood = (path: string, grant: string, inFlight: number) =>
   new Promise<{ readonly answers: ReadonlyArray<Answer>; readonly elapsedMs: number }>((resolve, reject) => {
     const conn = net.createConnection(path)
     conn.on("error", reject)
@@ -66,15 +64,16 @@ describe("listener fairness", () => {
         const flooded = yield* grants.grant(busy)
         const measured = yield* grants.grant(other)
         // The worker is busy with the host's own call for the whole flood.
-        const sleeping = yield* Effect.fork(workers.callTool(busy, "sleep", { ms: floodMs + 3_000 }))
+        const sleeping = yield* Effect.fork(workers.callTool(busy, "sleep", { ms: 60_000 }))
         while (!(yield* workers.status(busy)).busy) yield* Effect.sleep(5)
         const box = yield* Effect.acquireRelease(
           Effect.promise(() => startSandbox(entry(), path)),
           (sandbox) => Effect.sync(() => sandbox.child.kill("SIGKILL"))
         )
+        const inFlight = 16
         const [{ answers, elapsedMs }, served] = yield* Effect.promise(() =>
           Promise.all([
-            flood(path, flooded),
+            flood(path, flooded, inFlight),
             (async () => {
               const tokens: Array<unknown> = []
               for (let i = 0; i < 5; i++) {
@@ -96,10 +95,32 @@ describe("listener fairness", () => {
         // no more requests than were in flight.
         const bound = inFlight * (Math.floor(elapsedMs / restAfterRefusalMs) + 1)
         assert.isAtMost(answers.length, bound, `${answers.length} answers in ${elapsedMs.toFixed(0)} ms`)
-        console.log(`refused ${answers.length} in ${elapsedMs.toFixed(0)} ms (at most ${bound})`)
         assert.isAtLeast(answers.length, inFlight)
-        const slept = yield* Fiber.join(sleeping)
-        assert.deepStrictEqual(slept.structuredContent, { slept: floodMs + 3_000 })
+        // One request at a time, sent as soon as the last is refused: one per rest, where a round trip alone would
+        // take a fraction of it.
+        const one = yield* Effect.promise(() => flood(path, flooded, 1))
+        const oneBound = Math.floor(one.elapsedMs / restAfterRefusalMs) + 1
+        assert.isAtMost(one.answers.length, oneBound, `${one.answers.length} answers in ${one.elapsedMs.toFixed(0)} ms`)
+        console.log(
+          `refused ${answers.length} of 16 in flight in ${elapsedMs.toFixed(0)} ms (at most ${bound}),`,
+          `${one.answers.length} of 1 in ${one.elapsedMs.toFixed(0)} ms (at most ${oneBound})`
+        )
+        // The client's own calls, plain and streamed, read the refusal as the server's handler would have made it.
+        const refused = yield* Effect.promise(() =>
+          Promise.all([
+            box.run("callTool", [flooded, "echo", { token: "p" }]),
+            box.run("callTool", [flooded, "echo", { token: "s" }], { progress: true })
+          ])
+        )
+        assert.deepStrictEqual(
+          refused.map(({ error }) => [error?._tag, error?.delivery, error?.message.includes(busy)]),
+          [
+            ["WorkerBusy", "not_sent", false],
+            ["WorkerBusy", "not_sent", false]
+          ]
+        )
+        assert.isTrue((yield* workers.status(busy)).busy, "the worker was busy throughout")
+        yield* Fiber.interrupt(sleeping)
       }),
     60_000
   )
