@@ -1,6 +1,6 @@
 // The mechanisms of a listener's bounds, each driven exactly: the grantless frame bound (C47), the budget that closes
-// the peers past their share (C63), and the flow that stops reading a peer with too much unanswered (C64). Peers are
-// real Unix-socket connections; pausing one is its socket's own `pause`.
+// the peers past their share (C63), the flow that stops reading a peer with too much unanswered (C64), and a refused
+// peer's rest (C86). Peers are real Unix-socket connections; pausing one is its socket's own `pause`.
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -152,6 +152,31 @@ describe("listener bounds, mechanisms", () => {
     assert.strictEqual(parser(budget, peer).decode(all).length, Budget.maxCallsPerPeer)
     assert.isTrue(conn.isPaused())
     assert.strictEqual(conn.readableLength, Buffer.byteLength(all.split("\n").slice(Budget.maxCallsPerPeer).join("\n")))
+    await close()
+  })
+
+  it("C86: a peer rests: read no further until its whole rest has passed, then read again; C64 outlasts a rest", async () => {
+    const budget = Budget.make(64 * 1024 * 1024)
+    const { accepted, close } = await pairs(2)
+    const [conn, full] = [accepted[0]!, accepted[1]!]
+    const peer = peerOf(budget, conn)
+    const started = performance.now()
+    Budget.rest(peer, Budget.restAfterRefusalMs)
+    assert.isTrue(conn.isPaused())
+    // A second refusal within the rest does not lengthen it.
+    Budget.rest(peer, 10 * Budget.restAfterRefusalMs)
+    while (conn.isPaused()) await new Promise((resolve) => setTimeout(resolve, 1))
+    const rested = performance.now() - started
+    assert.isAtLeast(rested, Budget.restAfterRefusalMs)
+    assert.strictEqual(peer.state, "reading")
+    // A peer with too many calls unanswered stays unread when its rest ends.
+    const flooding = peerOf(budget, full)
+    Budget.call(flooding, Budget.maxCallsPerPeer)
+    Budget.rest(flooding, 1)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.isTrue(full.isPaused())
+    Budget.call(flooding, -1)
+    assert.isFalse(full.isPaused())
     await close()
   })
 })

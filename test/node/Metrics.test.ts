@@ -163,11 +163,17 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
       yield* peer.callTool(id, "echo", { token: "s" })
       assert.isTrue((yield* peer.callTool(id, "fail")).isError)
+      // A refusal the listener answers at once, from the host's record of the busy worker, is counted once too (C86).
+      const sleeping = yield* Effect.fork(workers.callTool(id, "sleep", { ms: 60_000 }))
+      while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
+      const refused = yield* Effect.flip(peer.callTool(id, "echo", { token: "b" }))
+      assert.strictEqual(refused._tag, "WorkerBusy")
+      yield* Fiber.interrupt(sleeping)
       yield* workers.close(id)
       const after = samplesOf(yield* endpoint.scrape)
       assert.deepStrictEqual(
-        [count(after, "result") - count(before, "result"), count(after, "is_error") - count(before, "is_error")],
-        [1, 1]
+        ["result", "is_error", "WorkerBusy"].map((outcome) => count(after, outcome) - count(before, outcome)),
+        [1, 1, 1]
       )
     })
   )

@@ -72,6 +72,11 @@ export interface HostRegistry {
     /** Where the request came from, for its metrics (C80); a remote thread's, unless said. */
     surface?: Metrics.Surface
   ) => HostRequest.Sent | undefined
+  /**
+   * What `begin` would answer at once for a request to `id`, without sending anything: the host's refusal from its
+   * own record of the worker (counted as `begin` counts one), or `undefined` when it would be sent.
+   */
+  readonly refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) => RequestError | undefined
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
   readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
   /** The host's own view of its workers (C82): handed out only beside the service, never through it. */
@@ -209,6 +214,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           resume,
           surface
         ),
+      refused: (id, method, surface) => HostRequest.refused(registry, id, method, surface),
       isOpen: (id) => registry.entries.has(id),
       view: HostViewImpl.make(registry),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),

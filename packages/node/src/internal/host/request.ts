@@ -188,6 +188,29 @@ export const adopt = (
   return inflight
 }
 
+const ignoreEnd = () => {}
+
+/**
+ * The host's refusal of a request to `id` now, from its own record of the worker (unknown, closing or failed, busy:
+ * C8), counted where it ends (C80); `undefined` when the worker would take it.
+ *
+ * @internal
+ */
+export const refused = (
+  registry: Registry,
+  id: string,
+  method: OwnerProtocol.Method,
+  surface: Metrics.Surface
+): RequestError | undefined => {
+  const entry = registry.entries.get(id)
+  if (entry !== undefined) readDelivered(entry)
+  const error = refusal(id, entry)
+  if (error !== undefined && registry.defaults.metrics) {
+    new Observation(entry, method, surface, delivered, ignoreEnd).resume(Exit.fail(error))
+  }
+  return error
+}
+
 /**
  * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
  * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
@@ -213,14 +236,13 @@ export const begin = (
   callerResume: (exit: Exit.Exit<unknown, RequestError>) => void,
   surface: Metrics.Surface
 ): Sent | undefined => {
-  const entry = registry.entries.get(id)
+  const refusedNow = refused(registry, id, method, surface)
+  if (refusedNow !== undefined) return void callerResume(Exit.fail(refusedNow))
+  const entry = registry.entries.get(id)!
   const observation = registry.defaults.metrics
     ? new Observation(entry, method, surface, delivered, callerResume)
     : undefined
   const resume = observation?.resume ?? callerResume
-  if (entry !== undefined) readDelivered(entry)
-  const refused = refusal(id, entry)
-  if (refused !== undefined || entry === undefined) return void resume(Exit.fail(refused!))
   const left = (budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - started)
   // The deadline passed before the request could go (a remote caller's budget spent between threads, or a zero
   // budget): it is never sent (C22a).

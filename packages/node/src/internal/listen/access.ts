@@ -4,7 +4,13 @@
  *
  * @internal
  */
-import { InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import {
+  HostUnavailable,
+  InvalidInput,
+  McpWorkerError,
+  type RequestError,
+  UnknownWorker
+} from "@mcp-worker/core/McpWorkerError"
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -72,6 +78,26 @@ export const checked = (
   }
   const problem = checkSavePath(payload.saveTo)
   return problem === undefined ? undefined : invalid("options.saveTo", problem)
+}
+
+/** What a call that arrives while the host closes is told. */
+export const closingError = (): HostUnavailable =>
+  new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
+
+/**
+ * A request of the table as the listener admits it, before the host is asked: the host not closing, the worker its
+ * id names for `name`, and what it sent checked against the grant. Whatever fails here was not sent.
+ */
+export const admitted = (
+  listener: { readonly grants: Grants.Grants; readonly acceptWorkerIds: boolean; readonly closing: boolean },
+  name: string,
+  payload: typeof RequestPayload.Type
+): Either.Either<Target, RequestError> => {
+  if (listener.closing) return Either.left(closingError())
+  const found = target(listener, payload.id, name)
+  if (Either.isLeft(found)) return found
+  const refused = checked(found.right, name, payload)
+  return refused === undefined ? found : Either.left(refused)
 }
 
 /** `listTools` through a grant with an allow-list shows only those tools; its tasks are its own (C71). */

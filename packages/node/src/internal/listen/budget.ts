@@ -26,6 +26,14 @@ export const maxCallsPerPeer = 64
 /** ... or while this many bytes of its answers wait to be written (C64). @internal */
 export const maxQueuedPerPeer = 1024 * 1024
 
+/**
+ * A connection with a request refused at once is read no further for this long (C86): what it sends meanwhile waits
+ * in its own socket, so that asking a busy worker again and again takes a bounded share of the host.
+ *
+ * @internal
+ */
+export const restAfterRefusalMs = 10
+
 /** One connection's account. @internal */
 export interface Peer {
   /** Bytes of its unfinished frame. */
@@ -35,6 +43,10 @@ export interface Peer {
   /** Requests read from it, not yet answered. */
   calls: number
   state: "reading" | "paused" | "closed"
+  /** While set, it is read no further: a request of it was refused at once lately (C86). */
+  resting: ReturnType<typeof setTimeout> | undefined
+  /** When its rest ends, on `performance.now()`'s clock. */
+  restsUntil: number
   /** Lets go of its unfinished frame (set by its decoder). */
   release: () => void
   readonly pause: () => void
@@ -62,7 +74,16 @@ export const make = (maxBytes: number): Budget => ({ maxBytes, used: 0, peers: n
 
 /** A new connection's account. @internal */
 export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close" | "unread">): Peer => {
-  const peer: Peer = { held: 0, queued: 0, calls: 0, state: "reading", release: () => {}, ...io }
+  const peer: Peer = {
+    held: 0,
+    queued: 0,
+    calls: 0,
+    state: "reading",
+    resting: undefined,
+    restsUntil: 0,
+    release: () => {},
+    ...io
+  }
   budget.peers.add(peer)
   return peer
 }
@@ -72,6 +93,7 @@ export const leave = (budget: Budget, peer: Peer): void => {
   if (!budget.peers.delete(peer)) return
   budget.used -= peer.held + peer.queued
   peer.state = "closed"
+  clearTimeout(peer.resting)
   peer.release()
 }
 
@@ -89,7 +111,7 @@ const evict = (budget: Budget): void => {
 /** Pauses or resumes reading `peer` by what it has unanswered and unread. */
 const flow = (peer: Peer): void => {
   if (peer.state === "closed") return
-  const full = peer.calls >= maxCallsPerPeer || peer.queued > maxQueuedPerPeer
+  const full = peer.calls >= maxCallsPerPeer || peer.queued > maxQueuedPerPeer || peer.resting !== undefined
   if (full && peer.state === "reading") {
     peer.state = "paused"
     peer.pause()
@@ -120,6 +142,27 @@ export const queue = (budget: Budget, peer: Peer, bytes: number): void => {
 /** `delta` requests of `peer` read (positive) or answered (negative). @internal */
 export const call = (peer: Peer, delta: number): void => {
   peer.calls += delta
+  flow(peer)
+}
+
+const restFor = (peer: Peer, ms: number): void => {
+  peer.resting = setTimeout(wake, ms, peer)
+  peer.resting.unref()
+}
+
+// A timer counts from the loop's cached time, which may be behind: it rests on until the full time has passed.
+const wake = (peer: Peer): void => {
+  const left = peer.restsUntil - performance.now()
+  if (left > 0) return restFor(peer, Math.ceil(left))
+  peer.resting = undefined
+  flow(peer)
+}
+
+/** `peer` is read no further for `ms` (C86), unless it rests already. @internal */
+export const rest = (peer: Peer, ms: number): void => {
+  if (peer.state === "closed" || peer.resting !== undefined) return
+  peer.restsUntil = performance.now() + ms
+  restFor(peer, ms)
   flow(peer)
 }
 

@@ -45,6 +45,7 @@ import * as Calls from "./calls.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
+import * as Refusals from "./refusals.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
 import * as SocketFile from "./socketFile.js"
 
@@ -62,11 +63,10 @@ interface Listener {
   /** The `events` subscriptions of each connection, by the server's id for it. */
   readonly subscriptions: Map<number, Set<string>>
   readonly calls: Calls.Calls
+  /** Each connection's account, by its socket: what reads a frame finds its peer by. */
+  readonly peers: WeakMap<object, Budget.Peer>
   closing: boolean
 }
-
-const closingError = () =>
-  new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
@@ -83,11 +83,8 @@ const request = (
   call: string | undefined
 ): Effect.Effect<{ readonly target: Access.Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
-    if (listener.closing) return Effect.fail(closingError())
-    const found = Access.target(listener, payload.id, name)
-    if (Either.isLeft(found)) return Effect.fail(found.left)
-    const refused = Access.checked(found.right, name, payload)
-    if (refused !== undefined) return Effect.fail(refused)
+    const found = Access.admitted(listener, name, payload)
+    if (Either.isLeft(found)) return Effect.fail(Access.renamed(found.left, payload.id))
     const operation = Operations.requests[name as keyof Operations.Requests]
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
@@ -151,7 +148,7 @@ const lifecycle = (listener: Listener) => {
     f: (target: Access.Target) => Effect.Effect<A, E>
   ): Effect.Effect<A, E | UnknownWorker | HostUnavailable> =>
     Effect.suspend((): Effect.Effect<A, E | UnknownWorker | HostUnavailable> => {
-      if (listener.closing) return Effect.fail(closingError())
+      if (listener.closing) return Effect.fail(Access.closingError())
       return Either.match(Access.target(listener, id, operation), {
         onLeft: Effect.fail,
         onRight: (found) => Effect.mapError(f(found), (error) => Access.renamed(error, id))
@@ -166,7 +163,7 @@ const lifecycle = (listener: Listener) => {
       readonly tools?: ToolFilter.ToolFilter | undefined
     }) =>
       Effect.suspend((): Effect.Effect<string, McpWorkerError> => {
-        if (listener.closing) return Effect.fail(closingError())
+        if (listener.closing) return Effect.fail(Access.closingError())
         if (!listener.acceptWorkerIds) {
           return Effect.fail(
             new InvalidInput({
@@ -240,11 +237,18 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
     })
   })
 
+/** The connection being read rests before its refusal is answered (C86): its socket is in this fiber's context. */
+const rest = (listener: Listener): Effect.Effect<void> =>
+  Effect.map(Effect.serviceOption(NodeSocket.NetSocket), (conn) => {
+    const peer = Option.isSome(conn) ? listener.peers.get(conn.value) : undefined
+    if (peer !== undefined) Budget.rest(peer, Budget.restAfterRefusalMs)
+  })
+
 /**
- * The protocol with the listener's part in each frame (`Calls.relayed`) and in each disconnect, ahead of the
- * server's own.
+ * The protocol with the listener's part in each frame (a refusal answered at once, C86; `Calls.relayed`) and in
+ * each disconnect, ahead of the server's own. Where calls are traced, each goes to the server, which makes it a span.
  */
-const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
+const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], tracing: boolean) =>
   Effect.gen(function* () {
     const disconnects = yield* Mailbox.make<number>()
     yield* protocol.disconnects.take.pipe(
@@ -255,7 +259,11 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"]) =>
       Effect.forkScoped
     )
     const run: RpcServer.Protocol["Type"]["run"] = (f) =>
-      protocol.run((clientId, message) => f(clientId, Calls.relayed(listener.calls, clientId, message)))
+      protocol.run((clientId, message) => {
+        const refused = tracing ? undefined : Refusals.refusal(listener, message)
+        if (refused === undefined) return f(clientId, Calls.relayed(listener.calls, clientId, message))
+        return Effect.zipRight(rest(listener), protocol.send(clientId, refused))
+      })
     return { ...protocol, run, disconnects }
   })
 
@@ -283,6 +291,7 @@ const handlers = (listener: Listener) => {
  * is closed at once), each closed after `idleMs` in which it sent nothing, and each an account of the budget.
  */
 const bounded = (
+  listener: Listener,
   server: SocketServer.SocketServer["Type"],
   idleMs: number,
   maxConnections: number,
@@ -307,6 +316,7 @@ const bounded = (
             close: () => netSocket.destroy(),
             unread: (bytes) => netSocket.unshift(bytes)
           })
+          listener.peers.set(netSocket, peer)
           netSocket.once("close", () => {
             open--
             Budget.leave(budget, peer)
@@ -347,6 +357,7 @@ export const make = (
       prefix: `listen/${randomBytes(9).toString("base64url")}`,
       subscriptions: new Map(),
       calls: new Map(),
+      peers: new WeakMap(),
       closing: false
     }
     const prepared = yield* SocketFile.prepare(options.path)
@@ -366,6 +377,7 @@ export const make = (
       budget
     }
     const sockets = bounded(
+      listener,
       socketServer,
       // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
       Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
@@ -376,13 +388,13 @@ export const make = (
       Effect.provideService(SocketServer.SocketServer, sockets),
       Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes, guard))
     )
-    const protocol = yield* watched(listener, socketProtocol)
+    // Spans only where a real tracer is installed: then each call is a span, the child of its caller's in the other
+    // process (`RpcServer` reads the span context every request carries).
+    const tracing = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
+    const protocol = yield* watched(listener, socketProtocol, tracing)
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
     // and answered, then the connections and the socket close.
-    // Spans only where a real tracer is installed: then each call is a span, the child of its caller's in the other
-    // process (`RpcServer` reads the span context every request carries).
-    const tracing = yield* Effect.withFiberRuntime((fiber) => Effect.succeed(isTracing(fiber)))
     yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: !tracing }).pipe(
       Effect.provideService(RpcServer.Protocol, protocol),
       Effect.provide(context),
