@@ -125,7 +125,8 @@ export type ReplyTo = typeof ReplyTo.Type
 
 /**
  * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
- * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one.
+ * `@effect/platform`'s Worker carries it with each request, then its trace's W3C `tracestate` and `baggage` (`""`:
+ * none). Only a call made while tracing is on carries one.
  *
  * @since 0.1.0
  * @category data plane
