@@ -5,6 +5,7 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcp-worker/core/JsonValue"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Context from "effect/Context"
@@ -193,7 +194,7 @@ describe("C84: the trace's tracestate and baggage reach the server beside tracep
 
   type Meta = { traceparent?: string; tracestate?: string; baggage?: string } | null
   /** The trace keys of each tools/call's `_meta` (a 2026-07-28 request has keys of its own there): `null`, none. */
-  const metasOf = (result: unknown) =>
+  const metasOf = (result: { structuredContent?: unknown }) =>
     (structured(result).metas as Array<Record<string, unknown> | null>).map((meta): Meta => {
       const keys = ["traceparent", "tracestate", "baggage"].filter((key) => meta?.[key] !== undefined)
       return keys.length === 0 ? null : Object.fromEntries(keys.map((key) => [key, meta![key]]))
@@ -239,7 +240,9 @@ describe("C84: the trace's tracestate and baggage reach the server beside tracep
     })
 
   /** Calls echo traced, traced with tracing turned off, and untraced, then asks `metas`: what each call carried. */
-  const exercise = (callTool: (tool: string, args?: Record<string, unknown>) => Effect.Effect<unknown, unknown>) =>
+  const exercise = (
+    callTool: (tool: string, args?: JsonObject) => Effect.Effect<{ structuredContent?: unknown }, unknown>
+  ) =>
     Effect.gen(function* () {
       const span = yield* inContext(callTool("echo", { token: "t" }), "on")
       assert.isDefined(span)
@@ -311,5 +314,42 @@ describe("C84: the trace's tracestate and baggage reach the server beside tracep
         null
       ])
     })
+  )
+
+  it.scopedLive("from a socket peer: the rpc envelope's ids, and the trace state and baggage beside them", () =>
+    Effect.gen(function* () {
+      const hostSpans: Array<RecordedSpan> = []
+      const peerSpans: Array<RecordedSpan> = []
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const hostTracer = recordingTracer("host", (span) => hostSpans.push(span))
+      const peerTracer = recordingTracer("peer", (span) => peerSpans.push(span))
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true })).pipe(
+        Effect.withTracer(hostTracer)
+      )
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = Context.get(
+        yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })).pipe(Effect.withTracer(peerTracer)),
+        McpWorkers
+      )
+      const call = peer
+        .callTool(id, "echo", { token: "s" })
+        .pipe(
+          Effect.withParentSpan(OtelTracer.makeExternalSpan({ ...incoming, traceFlags: 1, traceState })),
+          Effect.withTracer(peerTracer)
+        )
+      const context = propagation.setBaggage(
+        ROOT_CONTEXT,
+        propagation.createBaggage({ user: { value: "alice smith" }, tier: { value: "gold" } })
+      )
+      yield* Effect.flatten(Effect.promise(() => otelContext.with(context, () => Effect.runPromiseExit(call))))
+      const [sent] = metasOf(yield* workers.callTool(id, "metas"))
+      const parent = hostSpans.find((span) => sent?.traceparent === traceparent(span))
+      assert.isDefined(parent, `${sent?.traceparent} names a span of the listening host`)
+      assert.strictEqual(parent!.traceId, incoming.traceId)
+      assert.deepStrictEqual(sent, { traceparent: traceparent(parent!), tracestate: traceState, baggage })
+      yield* workers.close(id)
+    }).pipe(Effect.timeout("60 seconds"))
   )
 })

@@ -8,6 +8,7 @@
  * `[traceId, spanId, sampled]`, as `@effect/platform`'s Worker sends it), so that one call is one trace. A call made
  * while tracing is off carries none, and the other side then opens no span for it.
  */
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -34,6 +35,31 @@ export const traced =
           )
     )
 
+/**
+ * `traced`, with the trace context of its span handed to `f` (`undefined` when tracing is off, at no cost beyond
+ * `traced`'s own): for a request that carries its span in its message.
+ *
+ * @internal
+ */
+export const tracedWith = <A, E, R>(
+  name: string,
+  attributes: Record<string, unknown>,
+  f: (trace: TraceContext | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.tracerWith((tracer) =>
+    tracer === defaultTracer
+      ? f(undefined)
+      : FiberRef.getWith(FiberRef.currentTracerEnabled, (enabled) =>
+          enabled
+            ? Effect.withSpan(
+                Effect.withFiberRuntime((fiber) => f(contextOf(fiber))),
+                name,
+                { attributes, captureStackTrace: false }
+              )
+            : f(undefined)
+        )
+  )
+
 /** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
 export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
@@ -41,82 +67,7 @@ export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean 
 /** The context of `fiber`'s current span, to send with a message that carries its work on. @internal */
 export const contextOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
-  return span === undefined ? undefined : contextOfSpan(span)
-}
-
-/**
- * A span's ids with the W3C `tracestate` and `baggage` its trace carries (C84): what a message brought (`withParent`,
- * `startSpan`), else an OpenTelemetry span's trace state and the OpenTelemetry context's baggage.
- *
- * @internal
- */
-export const contextOfSpan = (span: Tracer.AnySpan): TraceContext => {
-  const carried = carriedOf(span)
-  const tracestate = carried?.[0] ?? ""
-  const baggage = carried?.[1] || otelBaggage()
-  return tracestate === "" && baggage === ""
-    ? [span.traceId, span.spanId, span.sampled]
-    : [span.traceId, span.spanId, span.sampled, tracestate, baggage]
-}
-
-// What a message brought besides the ids of its span, on the external span made of them, for the spans below it.
-const Carried = Context.GenericTag<"@mcp-worker/node/TraceCarried", readonly [tracestate: string, baggage: string]>(
-  "@mcp-worker/node/TraceCarried"
-)
-
-// `@effect/opentelemetry`'s key of the trace state of an external span made of an OpenTelemetry span context.
-const OtelTraceState = Context.GenericTag<"OtelTraceState", { readonly serialize: () => string }>(
-  "@effect/opentelemetry/Tracer/OtelTraceState"
-)
-
-// An `@effect/opentelemetry` span wraps the OpenTelemetry span it started, whose context holds its trace state.
-interface OtelSpanLike {
-  readonly span?: { readonly spanContext?: () => { readonly traceState?: { readonly serialize: () => string } } }
-}
-
-// The nearest span of the same trace, from `span` up, that knows its trace state or carries what a message brought.
-const carriedOf = (span: Tracer.AnySpan): readonly [string, string] | undefined => {
-  let current: Tracer.AnySpan | undefined = span
-  while (current !== undefined && current.traceId === span.traceId) {
-    const carried = Context.getOrElse(current.context, Carried, () => undefined)
-    if (carried !== undefined) return carried
-    const state =
-      (current as OtelSpanLike).span?.spanContext?.().traceState ??
-      Context.getOrElse(current.context, OtelTraceState, () => undefined)
-    const tracestate = state?.serialize() ?? ""
-    if (tracestate !== "") return [tracestate, ""]
-    current = current._tag === "Span" ? Option.getOrUndefined(current.parent) : undefined
-  }
-  return undefined
-}
-
-// `@opentelemetry/api` keeps its registered services on the global object under this key (major version 1), and the
-// baggage in a context under the other; read through them, so no OpenTelemetry package is needed to run.
-const otelApiKey = Symbol.for("opentelemetry.js.api.1")
-const otelBaggageKey = Symbol.for("OpenTelemetry Baggage Key")
-
-interface OtelBaggageLike {
-  readonly getAllEntries: () => ReadonlyArray<
-    readonly [string, { readonly value: string; readonly metadata?: { readonly toString: () => string } }]
-  >
-}
-
-// The W3C text of the active OpenTelemetry context's baggage, as its propagator writes it; `""` when there is none.
-const otelBaggage = (): string => {
-  const api = (globalThis as Record<symbol, { readonly context?: { readonly active?: () => unknown } } | undefined>)[
-    otelApiKey
-  ]
-  const active = api?.context?.active?.() as { readonly getValue?: (key: symbol) => unknown } | undefined
-  const baggage = active?.getValue?.(otelBaggageKey) as OtelBaggageLike | undefined
-  if (baggage === undefined) return ""
-  return baggage
-    .getAllEntries()
-    .map(
-      ([key, entry]) =>
-        `${encodeURIComponent(key)}=${encodeURIComponent(entry.value)}` +
-        (entry.metadata === undefined ? "" : `;${entry.metadata.toString()}`)
-    )
-    .join(",")
+  return span === undefined ? undefined : OwnerProtocol.traceContextOf(span)
 }
 
 /**
@@ -129,15 +80,7 @@ export const withParent = <A, E, R>(
   parent: TraceContext | undefined
 ): Effect.Effect<A, E, R> => (parent === undefined ? effect : Effect.withParentSpan(effect, externalOf(parent)))
 
-const externalOf = ([traceId, spanId, sampled, tracestate, baggage]: TraceContext): Tracer.ExternalSpan =>
-  Tracer.externalSpan({
-    traceId,
-    spanId,
-    sampled,
-    ...(tracestate === undefined && baggage === undefined
-      ? {}
-      : { context: Context.make(Carried, [tracestate ?? "", baggage ?? ""]) })
-  })
+const externalOf = OwnerProtocol.externalSpanOf
 
 /**
  * What opens spans outside any fiber, for work that runs in the step that reads a message (the host's relay of a
