@@ -24,6 +24,7 @@ import { expectedRounds } from "../node/abortSuite.js"
 import { badInputs } from "../node/prepareSuite.js"
 import { freePort } from "./postgres.js"
 import { sqlLayer } from "./storage.js"
+import type { RecordedSpan } from "../node/recordingTracer.js"
 
 const everything = {
   command: process.execPath,
@@ -406,21 +407,75 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       await a.call("close", id)
     })
 
-    it("C83: a call traced on one runner reaches the server of another's worker in that trace", async () => {
+    it("C83, C84: a call traced on one runner reaches the server of another's worker in that trace", async () => {
       const [d, e] = await Promise.all(
         [0, 1].map(async () => start({ port: await freePort(), env: { MCPW_TRACE: "1" } }))
       )
       extra.push(d!, e!)
       const id = await open(d!, server())
-      const traced = await e!.call("traced", id)
-      assert.isTrue(traced.ok, JSON.stringify(traced))
-      const caller = (traced as { value: { traceId: string; spanId: string } }).value
+      const incoming = {
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+        spanId: "00f067aa0ba902b7",
+        traceState: "vendor=incoming"
+      }
+      const callers: Array<{ traceId: string; spanId: string }> = []
+      for (const mode of ["on", "baggage", "off"]) {
+        const traced = await e!.call("traced", id, mode, incoming, { user: "alice smith" })
+        assert.isTrue(traced.ok, JSON.stringify(traced))
+        callers.push((traced as { value: { traceId: string; spanId: string } }).value)
+      }
+      // From a runner that does not trace.
+      assert.isTrue((await b.request("callTool", id, ["echo", { token: "untraced" }], { timeoutMs: 5000 })).ok)
       const metas = await d!.request("callTool", id, ["metas", {}], { timeoutMs: 5000 })
       assert.isTrue(metas.ok, JSON.stringify(metas))
-      const [sent] = (metas as any).value.structuredContent.metas as Array<{ traceparent?: string } | null>
-      // The owner's runner's span of the call is the server's parent, in the caller's trace.
-      assert.match(sent?.traceparent ?? "", new RegExp(`^00-${caller.traceId}-[0-9a-f]{16}-01$`))
-      assert.notInclude(sent?.traceparent ?? "", caller.spanId)
+      const sent = ((metas as any).value.structuredContent.metas as Array<Record<string, string> | null>).map((meta) =>
+        meta === null ? null : { traceparent: meta.traceparent, tracestate: meta.tracestate, baggage: meta.baggage }
+      )
+      const spans = [
+        ...((await d!.call("spans")) as { value: Array<RecordedSpan> }).value,
+        ...((await e!.call("spans")) as { value: Array<RecordedSpan> }).value
+      ]
+      // The server's parent is a span of the owner's runner, below the caller's span in the caller's trace.
+      const ancestors = (traceparent: string | undefined) => {
+        const [, traceId, spanId] = (traceparent ?? "").split("-")
+        const chain: Array<string> = []
+        for (let span = spans.find((s) => s.spanId === spanId && s.traceId === traceId); span !== undefined;) {
+          chain.push(span.spanId)
+          const parent: string | undefined = span.parent
+          span = spans.find((s) => s.spanId === parent)
+          if (span === undefined && parent !== undefined) chain.push(parent)
+        }
+        return { traceId, chain }
+      }
+      for (const [i, caller] of callers.slice(0, 2).entries()) {
+        const { traceId, chain } = ancestors(sent[i]?.traceparent)
+        assert.strictEqual(traceId, caller.traceId)
+        assert.include(chain.slice(1), caller.spanId, JSON.stringify(sent[i]))
+      }
+      assert.strictEqual(callers[1]!.traceId, incoming.traceId)
+      // The incoming span's trace state and the caller's baggage crossed with it; a call with tracing turned off sent
+      // nothing (its span ids are no W3C ids).
+      assert.deepStrictEqual(
+        sent.slice(0, 3).map((meta) => (meta === null ? null : { tracestate: meta.tracestate, baggage: meta.baggage })),
+        [
+          { tracestate: undefined, baggage: undefined },
+          { tracestate: incoming.traceState, baggage: "user=alice%20smith" },
+          null
+        ]
+      )
+      // An untraced caller's call: the owner's runner traces its own work, so the server's parent is a root of its
+      // own trace, in no caller's trace, carrying nothing else.
+      const untraced = ancestors(sent[3]?.traceparent)
+      assert.notInclude(
+        callers.map((caller) => caller.traceId),
+        untraced.traceId
+      )
+      assert.isAbove(untraced.chain.length, 0)
+      assert.isUndefined(spans.find((span) => span.spanId === untraced.chain.at(-1))?.parent)
+      assert.deepStrictEqual(
+        Object.keys(sent[3]!).filter((key) => sent[3]![key as "traceparent"] !== undefined),
+        ["traceparent"]
+      )
       await d!.call("close", id)
     }, 90_000)
 

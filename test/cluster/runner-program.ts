@@ -6,7 +6,10 @@
 // MCPW_REQUEST_TIMEOUT (requestTimeout, s: the budget of a status or cancel to another runner).
 // Messages in: { id, op, args }; out: { id, exit: { ok: true, value } | { ok: false, error } } and, once,
 // { ready: { group, address, pid } }. Errors travel as their fields and `_tag`.
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { context as otelContext, propagation, ROOT_CONTEXT } from "@opentelemetry/api"
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
 import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
 import * as Duration from "effect/Duration"
@@ -27,7 +30,7 @@ import * as NodeMcpWorkers from "../../packages/node/src/NodeMcpWorkers.js"
 import { abortThenCall } from "../node/abortSuite.js"
 import { effectSurface } from "../node/behaviourSuite.js"
 import { refusals } from "../node/prepareSuite.js"
-import { recordingTracer } from "../node/recordingTracer.js"
+import { type RecordedSpan, recordingTracer } from "../node/recordingTracer.js"
 import { type StorageKind, sqlLayer } from "./storage.js"
 
 const env = (name: string): string => {
@@ -99,18 +102,32 @@ const program = Effect.gen(function* () {
         return onProgress === "report" ? Effect.map(call, (result) => ({ result, progress })) : call
       }
       case "traced": {
-        // an echo inside a span of this runner: the span's ids come back with its result
-        const [id] = args
-        return Effect.withSpan(
+        // an echo inside a span of this runner, `off`: with tracing turned off, or `baggage`: inside an incoming span
+        // whose context has a trace state and with baggage; the span's ids come back with its result
+        const [id, mode] = args as [string, "on" | "off" | "baggage" | undefined]
+        const call = Effect.withSpan(
           Effect.flatMap(Effect.currentSpan, (span) =>
-            Effect.as(w.callTool(id, "echo", { token: "traced" }) as Effect.Effect<unknown, unknown>, {
+            Effect.as(w.callTool(id, "echo", { token: `traced-${mode ?? "on"}` }) as Effect.Effect<unknown, unknown>, {
               traceId: span.traceId,
               spanId: span.spanId
             })
           ),
           "test.caller"
         )
+        if (mode === "off") return Effect.withTracerEnabled(call, false)
+        if (mode !== "baggage") return call
+        const [incoming, baggage] = args.slice(2) as [
+          { traceId: string; spanId: string; traceState: string },
+          Record<string, string>
+        ]
+        return call.pipe(
+          Effect.withParentSpan(OtelTracer.makeExternalSpan({ ...incoming, traceFlags: 1 })),
+          withOtelBaggage(baggage)
+        )
       }
+      case "spans":
+        // the spans this runner's tracer recorded so far
+        return Effect.succeed(spans)
       case "status":
         return w.status(args[0])
       case "cancel":
@@ -192,11 +209,27 @@ const program = Effect.gen(function* () {
 })
 
 // MCPW_TRACE=1: the whole runner traces (a tracer with W3C ids), so a call's trace crosses runners into the server.
+const spans: Array<RecordedSpan> = []
+if (process.env.MCPW_TRACE === "1") otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+
+// Runs `effect` with `entries` as the baggage of the active OpenTelemetry context.
+const withOtelBaggage =
+  (entries: Record<string, string>) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.flatMap(Effect.runtime<never>(), (runtime) => {
+      const baggage = propagation.createBaggage(
+        Object.fromEntries(Object.entries(entries).map(([key, value]) => [key, { value }]))
+      )
+      const context = propagation.setBaggage(ROOT_CONTEXT, baggage)
+      return Effect.flatten(
+        Effect.promise(() => otelContext.with(context, () => Runtime.runPromiseExit(runtime)(effect)))
+      )
+    })
 const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   process.env.MCPW_TRACE === "1"
     ? Effect.withTracer(
         effect,
-        recordingTracer("runner", () => {})
+        recordingTracer("runner", (span) => spans.push(span))
       )
     : effect
 

@@ -9,8 +9,10 @@ import { agreesWithSchema, messageLike, validLike } from "./messageArbitraries.j
 
 // A span's context, and now and then an array that is almost one.
 const traceContext = fc.oneof(
-  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean()), weight: 8 },
-  { arbitrary: fc.array(fc.oneof(fc.string(), fc.boolean()), { maxLength: 4 }), weight: 1 }
+  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean()), weight: 4 },
+  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean(), fc.string()), weight: 2 },
+  { arbitrary: fc.tuple(fc.string(), fc.string(), fc.boolean(), fc.string(), fc.string()), weight: 2 },
+  { arbitrary: fc.array(fc.oneof(fc.string(), fc.boolean()), { maxLength: 6 }), weight: 1 }
 )
 
 const requestFields = {

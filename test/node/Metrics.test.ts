@@ -4,12 +4,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { HostView, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
 import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -175,6 +177,43 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         ["result", "is_error", "WorkerBusy"].map((outcome) => count(after, outcome) - count(before, outcome)),
         [1, 1, 1]
       )
+    })
+  )
+
+  it.scopedLive("notifications a full subscriber had no room for are counted as dropped, with the view's count", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const dropped = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_notifications_dropped_total", { mcp_worker_server: server })
+      const before = samplesOf(yield* endpoint.scrape)
+      const { seen, row, closed } = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const view = yield* HostView.HostView
+        const id = yield* workers.open(statefulConfig())
+        const notify = (count: number) => workers.callTool(id, "notify", { methods: ["notifications/message"], count })
+        return yield* Effect.scoped(
+          Effect.gen(function* () {
+            // A subscriber with room for one: its first read, of the first notification, says it is subscribed.
+            const pull = yield* Stream.toPull(workers.events(id, { capacity: 1 }))
+            const first = yield* Effect.fork(pull)
+            yield* notify(1).pipe(Effect.repeat({ until: () => first.unsafePoll() !== null }))
+            const seen = Chunk.size(yield* Fiber.join(first))
+            // The server's ten notifications arrive before its answer: the room holds one at most (a notification
+            // sent while the first read was ending may hold it already), so at least nine are dropped.
+            yield* notify(10)
+            const [row] = yield* view.snapshot
+            // Closing ends the stream: its end takes the room of the notification still held, one more drop.
+            const closed = yield* workers.close(id)
+            return { seen, row: row!, closed }
+          })
+        )
+      }).pipe(Effect.provide(NodeMcpWorkers.layerWithView()))
+      const after = samplesOf(yield* endpoint.scrape)
+      assert.isAtLeast(seen, 1)
+      assert.isAtLeast(row.notifications.dropped, 9)
+      assert.strictEqual(closed.notifications.dropped, row.notifications.dropped + 1)
+      assert.strictEqual(dropped(after) - dropped(before), closed.notifications.dropped)
     })
   )
 

@@ -2,13 +2,20 @@
 // the fixture server records the `_meta` of every tools/call it received (`metas`), and each is matched to the span
 // ids the tracers of the caller's thread and of the owner thread recorded: from the host, from a remote thread (relayed
 // and direct), on both protocol eras; without a tracer nothing is sent.
-import { assert, describe, it } from "@effect/vitest"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import type { JsonObject } from "@mcp-worker/core/JsonValue"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { context as otelContext, createTraceState, propagation, ROOT_CONTEXT } from "@opentelemetry/api"
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
+import { ExportResultCode } from "@opentelemetry/core"
+import { type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import * as fs from "node:fs"
 import { BroadcastChannel } from "node:worker_threads"
 import { modernConfig, statefulConfig } from "../fixtures/servers.js"
@@ -169,6 +176,179 @@ describe("C83: the caller's trace reaches the server in _meta", () => {
       assert.isDefined(parent, `${sent} names a span of the listening host`)
       assert.strictEqual(parent!.traceId, call.traceId)
       assert.isDefined(peerSpans.find((span) => span.spanId === parent!.parent))
+      yield* workers.close(id)
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+})
+
+// C84: what the caller's trace carries besides its ids. The caller runs `@effect/opentelemetry` with a real
+// OpenTelemetry tracer, inside a span of another process whose context has a trace state, and with baggage in the
+// active OpenTelemetry context (an AsyncLocalStorage context manager, as an OpenTelemetry Node SDK registers one).
+describe("C84: the trace's tracestate and baggage reach the server beside traceparent", () => {
+  const incoming = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" }
+  const traceState = "vendor=incoming,other@tenant=x"
+  const baggage = "user=alice%20smith,tier=gold"
+  const contextManager = new AsyncLocalStorageContextManager()
+  beforeAll(() => void otelContext.setGlobalContextManager(contextManager.enable()))
+  afterAll(() => otelContext.disable())
+
+  type Meta = { traceparent?: string; tracestate?: string; baggage?: string } | null
+  /** The trace keys of each tools/call's `_meta` (a 2026-07-28 request has keys of its own there): `null`, none. */
+  const metasOf = (result: { structuredContent?: unknown }) =>
+    (structured(result).metas as Array<Record<string, unknown> | null>).map((meta): Meta => {
+      const keys = ["traceparent", "tracestate", "baggage"].filter((key) => meta?.[key] !== undefined)
+      return keys.length === 0 ? null : Object.fromEntries(keys.map((key) => [key, meta![key]]))
+    })
+
+  /**
+   * Runs `call` with the baggage in the active OpenTelemetry context, and, unless `traced` is false, with an
+   * OpenTelemetry tracer inside the incoming span: the call's own span, if one was recorded.
+   */
+  const inContext = <A, E>(call: Effect.Effect<A, E>, traced: "on" | "off" | "none") =>
+    Effect.gen(function* () {
+      // The spans as they end (an in-memory exporter forgets them when the provider shuts down with the layer).
+      const ended: Array<ReadableSpan> = []
+      const tracer = NodeSdk.layer(() => ({
+        spanProcessor: new SimpleSpanProcessor({
+          export: (spans, done) => {
+            ended.push(...spans)
+            done({ code: ExportResultCode.SUCCESS })
+          },
+          shutdown: () => Promise.resolve()
+        }),
+        resource: { serviceName: "caller" }
+      }))
+      const run =
+        traced === "none"
+          ? call
+          : call.pipe(
+              OtelTracer.withSpanContext({
+                ...incoming,
+                traceFlags: 1,
+                isRemote: true,
+                traceState: createTraceState(traceState)
+              }),
+              Effect.withTracerEnabled(traced === "on"),
+              Effect.provide(tracer)
+            )
+      const context = propagation.setBaggage(
+        ROOT_CONTEXT,
+        propagation.createBaggage({ user: { value: "alice smith" }, tier: { value: "gold" } })
+      )
+      yield* Effect.flatten(Effect.promise(() => otelContext.with(context, () => Effect.runPromiseExit(run))))
+      return ended.find((span) => span.name.endsWith(".callTool"))?.spanContext()
+    })
+
+  /** Calls echo traced, traced with tracing turned off, and untraced, then asks `metas`: what each call carried. */
+  const exercise = (
+    callTool: (tool: string, args?: JsonObject) => Effect.Effect<{ structuredContent?: unknown }, unknown>
+  ) =>
+    Effect.gen(function* () {
+      const span = yield* inContext(callTool("echo", { token: "t" }), "on")
+      assert.isDefined(span)
+      assert.strictEqual(span!.traceId, incoming.traceId)
+      yield* inContext(callTool("echo", { token: "off" }), "off")
+      yield* inContext(callTool("echo", { token: "u" }), "none")
+      const metas = metasOf(yield* callTool("metas"))
+      assert.deepStrictEqual(metas, [
+        { traceparent: `00-${span!.traceId}-${span!.spanId}-01`, tracestate: traceState, baggage },
+        null,
+        null,
+        null
+      ])
+    })
+
+  it.live(
+    "from the host to an owner thread and an owner process, on both eras, and from McpClient",
+    () =>
+      Effect.gen(function* () {
+        yield* Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          for (const [config, options] of [
+            [statefulConfig(), undefined],
+            [modernConfig(), undefined],
+            [statefulConfig(), { isolation: "process" as const }]
+          ] as const) {
+            const id = yield* workers.open(config, options)
+            yield* exercise((tool, args) => workers.callTool(id, tool, args))
+            yield* workers.close(id)
+          }
+        }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+        yield* Effect.scoped(
+          Effect.flatMap(McpClient.make(statefulConfig()), (client) =>
+            exercise((tool, args) => client.callTool(tool, args))
+          )
+        )
+      }).pipe(Effect.timeout("90 seconds")),
+    120_000
+  )
+
+  it.live("from a remote thread, relayed and direct, through the owner thread's own spans: the trace state kept", () =>
+    Effect.gen(function* () {
+      const owner = yield* collect(2)
+      const channel = `mcp-worker-test/trace-state/${tag()}`
+      const listener = new BroadcastChannel(channel)
+      listener.onmessage = (event) => owner.record((event as MessageEvent).data as RecordedSpan)
+      const { metas, remote } = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const traced = traceOwnerThreads(channel)
+        const id = yield* workers.open(statefulConfig()).pipe(Effect.ensuring(Effect.sync(traced.restore)))
+        const remote = yield* runInThread(entry(), { scenario: "tracedState", data: { id, ...incoming, traceState } })
+        yield* owner.done
+        const metas = metasOf(yield* workers.callTool(id, "metas"))
+        yield* workers.close(id)
+        return { metas, remote }
+      }).pipe(
+        Effect.provide(NodeMcpWorkers.layer()),
+        Effect.ensuring(Effect.sync(() => listener.close())),
+        Effect.timeout("60 seconds")
+      )
+      assert.isTrue(remote.ok, JSON.stringify(remote))
+      const calls = (remote.value as ReadonlyArray<RecordedSpan>).filter((span) => span.name === "McpWorkers.callTool")
+      assert.strictEqual(calls.length, 2)
+      assert.strictEqual(calls[0]!.traceId, incoming.traceId)
+      // The owner thread's span of each call is the server's parent, and the trace state the caller's trace carried
+      // crossed both threads with it (the untraced `metas` call carries none).
+      assert.deepStrictEqual(metas, [
+        ...calls.map((call) => ({ traceparent: traceparent(childOf(owner.spans, call)), tracestate: traceState })),
+        null
+      ])
+    })
+  )
+
+  it.scopedLive("from a socket peer: the rpc envelope's ids, and the trace state and baggage beside them", () =>
+    Effect.gen(function* () {
+      const hostSpans: Array<RecordedSpan> = []
+      const peerSpans: Array<RecordedSpan> = []
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const hostTracer = recordingTracer("host", (span) => hostSpans.push(span))
+      const peerTracer = recordingTracer("peer", (span) => peerSpans.push(span))
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true })).pipe(
+        Effect.withTracer(hostTracer)
+      )
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = Context.get(
+        yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })).pipe(Effect.withTracer(peerTracer)),
+        McpWorkers
+      )
+      const call = peer
+        .callTool(id, "echo", { token: "s" })
+        .pipe(
+          Effect.withParentSpan(OtelTracer.makeExternalSpan({ ...incoming, traceFlags: 1, traceState })),
+          Effect.withTracer(peerTracer)
+        )
+      const context = propagation.setBaggage(
+        ROOT_CONTEXT,
+        propagation.createBaggage({ user: { value: "alice smith" }, tier: { value: "gold" } })
+      )
+      yield* Effect.flatten(Effect.promise(() => otelContext.with(context, () => Effect.runPromiseExit(call))))
+      const [sent] = metasOf(yield* workers.callTool(id, "metas"))
+      const parent = hostSpans.find((span) => sent?.traceparent === traceparent(span))
+      assert.isDefined(parent, `${sent?.traceparent} names a span of the listening host`)
+      assert.strictEqual(parent!.traceId, incoming.traceId)
+      assert.deepStrictEqual(sent, { traceparent: traceparent(parent!), tracestate: traceState, baggage })
       yield* workers.close(id)
     }).pipe(Effect.timeout("60 seconds"))
   )

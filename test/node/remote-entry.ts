@@ -12,6 +12,7 @@ import type { ServerConfigInput, StdioConfigInput } from "@mcp-worker/core/Serve
 import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as NodeMcpWorkers from "@mcp-worker/node/NodeMcpWorkers"
 import { makePromiseClient, type PromiseClient } from "@mcp-worker/node/PromiseClient"
+import * as OtelTracer from "@effect/opentelemetry/Tracer"
 import * as Context from "effect/Context"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -77,6 +78,7 @@ export type ScenarioName =
   | "host"
   | "whileHostBlocked"
   | "traced"
+  | "tracedState"
   | "calls"
   | "toolFilter"
   | "paramHeaders"
@@ -161,6 +163,26 @@ const scenarios: Record<ScenarioName, Scenario> = {
         const tracer = recordingTracer("remote", (span) => spans.push(span))
         yield* Effect.withTracer(traced.callTool(data.id, "echo", { token: "t1" }), tracer)
         yield* Effect.withTracer(traced.callTool(data.id, "echo", { token: "t2" }), tracer)
+        return spans
+      })
+    ),
+
+  /**
+   * Two calls by a fresh client of this thread with a recording tracer (relayed, then direct), inside a span of another
+   * process whose OpenTelemetry span context has a trace state (`@effect/opentelemetry`'s external span): their spans.
+   */
+  tracedState: (data: { id: string; traceId: string; spanId: string; traceState: string }) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const spans: Array<RecordedSpan> = []
+        const traced = Context.get(yield* Layer.build(NodeMcpWorkers.layerRemote), McpWorkers)
+        const tracer = recordingTracer("remote", (span) => spans.push(span))
+        const incoming = OtelTracer.makeExternalSpan({ ...data, traceFlags: 1 })
+        for (const token of ["s1", "s2"]) {
+          yield* traced
+            .callTool(data.id, "echo", { token })
+            .pipe(Effect.withParentSpan(incoming), Effect.withTracer(tracer))
+        }
         return spans
       })
     ),

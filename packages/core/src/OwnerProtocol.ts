@@ -10,11 +10,15 @@
  *
  * @since 0.1.0
  */
+import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
 import * as checks from "./internal/ownerProtocol/checks.js"
 import * as internal from "./internal/ownerProtocol/messages.js"
+import * as traceContext from "./internal/ownerProtocol/traceContext.js"
 
 /**
  * What an owner reports once its connection is initialized.
@@ -125,7 +129,8 @@ export type ReplyTo = typeof ReplyTo.Type
 
 /**
  * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
- * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one.
+ * `@effect/platform`'s Worker carries it with each request, then its trace's W3C `tracestate` and `baggage` (`""`:
+ * none). Only a call made while tracing is on carries one.
  *
  * @since 0.1.0
  * @category data plane
@@ -139,6 +144,47 @@ export const TraceContext: typeof internal.TraceContext = internal.TraceContext
  * @category data plane
  */
 export type TraceContext = typeof TraceContext.Type
+
+/**
+ * The context to send with a message that carries `span`'s work on: its ids, and the W3C `tracestate` and `baggage`
+ * its trace carries (C84) — what a message brought, an OpenTelemetry span's trace state, the OpenTelemetry context's
+ * baggage.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const traceContextOf: (span: Tracer.AnySpan) => TraceContext = traceContext.traceContextOf
+
+/**
+ * The trace context of a fiber's current span when the fiber is tracing (a tracer other than Effect's default one,
+ * `Effect.withTracerEnabled` not false), else `undefined`: a call made without tracing carries nothing (C83).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const traceContextOfFiber: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => TraceContext | undefined =
+  traceContext.traceContextOfFiber
+
+/**
+ * The external span of a message's span context, the parent of the receiving side's spans; it keeps the trace's
+ * `tracestate` and `baggage` for `traceContextOf` below it.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const externalSpanOf: (trace: TraceContext) => Tracer.ExternalSpan = traceContext.externalSpanOf
+
+/**
+ * Runs `effect` below the current span with the `tracestate` and `baggage` of `trace`, for a request whose span's ids
+ * arrived on their own (an `@effect/rpc` envelope).
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const withCarried: <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  trace: TraceContext | undefined
+) => Effect.Effect<A, E, R> = traceContext.withCarried
 
 /**
  * A call's own spill (`onTooLarge`) as it travels: a directory, or `false` (the call fails a result over the limit,

@@ -24,6 +24,7 @@ import {
   WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Prepare from "@mcp-worker/core/Prepare"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
@@ -116,7 +117,8 @@ const payloadOf = (
   timeoutMs: number,
   options: Operations.CallToolOptions | undefined,
   call: string,
-  supersedes: string | undefined
+  supersedes: string | undefined,
+  trace: OwnerProtocol.TraceContext | undefined
 ) => ({
   workerId,
   operation: nameOf.get(operation)!,
@@ -124,7 +126,9 @@ const payloadOf = (
   timeoutMs,
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
-  ...(supersedes === undefined ? {} : { supersedes })
+  ...(supersedes === undefined ? {} : { supersedes }),
+  // The envelope carries the span's ids; only what the trace carries besides them travels here (C84).
+  ...(trace === undefined || trace.length < 4 ? {} : { trace })
 })
 
 /** Remembers (or forgets) the worker's call that its caller stopped waiting for before the runner answered. */
@@ -154,6 +158,11 @@ const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorke
   )
 }
 
+// The caller's trace context, read in its fiber before the request leaves it.
+const currentTrace = Effect.withFiberRuntime<OwnerProtocol.TraceContext | undefined>((fiber) =>
+  Effect.succeed(OwnerProtocol.traceContextOfFiber(fiber))
+)
+
 // A request of the operation table to a worker of another runner, through its `McpWorker` entity.
 const remoteRequest = (
   client: Client,
@@ -174,26 +183,25 @@ const remoteRequest = (
     let answered = false
     return yield* reachable(client, id).pipe(
       Effect.zipRight(
-        client
-          .workers(id)
-          .Request(payloadOf(id, operation, args, timeoutMs, requestOptions, call, supersedes))
-          .pipe(
-            Effect.onExit((exit) =>
-              Effect.sync(() => {
-                answered = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
-                if (answered && supersedes !== undefined) noteUnanswered(client, id, supersedes, true)
-              })
-            ),
-            Effect.catchTags({
-              // The one-message mailbox was taken: refused before the owner saw anything.
-              MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
-              // A resend of a request the runner already holds: the first one may be running.
-              AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
-              PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
-            }),
-            // A defect of the facade or of the runner transport, after the request may have left.
-            Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
-          )
+        Effect.flatMap(currentTrace, (trace) =>
+          client.workers(id).Request(payloadOf(id, operation, args, timeoutMs, requestOptions, call, supersedes, trace))
+        ).pipe(
+          Effect.onExit((exit) =>
+            Effect.sync(() => {
+              answered = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+              if (answered && supersedes !== undefined) noteUnanswered(client, id, supersedes, true)
+            })
+          ),
+          Effect.catchTags({
+            // The one-message mailbox was taken: refused before the owner saw anything.
+            MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
+            // A resend of a request the runner already holds: the first one may be running.
+            AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
+            PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
+          }),
+          // A defect of the facade or of the runner transport, after the request may have left.
+          Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
+        )
       ),
       // The request is interrupted in the background (the runner is told), so the caller's budget is its
       // budget even when the runner cannot be reached to hear it.

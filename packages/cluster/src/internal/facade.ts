@@ -6,6 +6,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
 import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
@@ -70,6 +71,7 @@ export const request = (
     readonly args: ReadonlyArray<unknown>
     readonly timeoutMs: number
     readonly spill?: false | undefined
+    readonly trace?: OwnerProtocol.TraceContext | undefined
   }
 ) =>
   Effect.flatMap(localIdOf(self, payload.workerId), (local) => {
@@ -90,7 +92,10 @@ export const request = (
     const timeout = Duration.millis(payload.timeoutMs)
     const options = payload.spill === false ? { timeout, onTooLarge: "fail" } : { timeout }
     // A spilled result's summary goes back in its wire form; the caller's side reads it (`ResultFile.answerOf`).
-    return Effect.map(run(local, ...padded(payload.args, operation.arity), options), ResultFile.wireOf)
+    return Effect.map(
+      OwnerProtocol.withCarried(run(local, ...padded(payload.args, operation.arity), options), payload.trace),
+      ResultFile.wireOf
+    )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
 /**

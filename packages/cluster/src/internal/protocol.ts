@@ -9,6 +9,7 @@ import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
 import * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
 import * as Schema from "effect/Schema"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
@@ -24,7 +25,12 @@ export const Request = Rpc.make("Request", {
     /** The caller's name for this call: random, known to the caller alone. */
     call: Schema.String,
     /** The caller's previous call to this worker, answered without the runner's answer: it ends before this begins. */
-    supersedes: Schema.optional(Schema.String)
+    supersedes: Schema.optional(Schema.String),
+    /**
+     * The caller's trace context when its trace carries a `tracestate` or `baggage` (C84): the envelope carries only
+     * the span's ids.
+     */
+    trace: Schema.optional(OwnerProtocol.TraceContext)
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError

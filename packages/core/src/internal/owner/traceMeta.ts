@@ -1,7 +1,7 @@
 /**
  * W3C trace context in a request's `_meta` (SEP-414: MCP reserves `traceparent`, `tracestate` and `baggage` there for
- * it), so that the server's spans of a request are children of the caller's trace (C83). The owner writes it from the
- * span context the request carries (`OwnerProtocol.TraceContext`); a caller's own `_meta` keys are never replaced.
+ * it), so that the server's spans of a request are children of the caller's trace (C83, C84). The owner writes it from
+ * the span context the request carries (`OwnerProtocol.TraceContext`); a caller's own `_meta` keys are never replaced.
  *
  * @internal
  */
@@ -9,6 +9,12 @@ import type * as OwnerProtocol from "../../OwnerProtocol.js"
 
 /** The `_meta` key of W3C `traceparent`, as the TypeScript SDK names it (`TRACEPARENT_META_KEY`). @internal */
 export const traceparentKey = "traceparent"
+
+/** The `_meta` key of W3C `tracestate` (`TRACESTATE_META_KEY`). @internal */
+export const tracestateKey = "tracestate"
+
+/** The `_meta` key of W3C `baggage` (`BAGGAGE_META_KEY`). @internal */
+export const baggageKey = "baggage"
 
 const hex32 = /^[0-9a-f]{32}$/
 const hex16 = /^[0-9a-f]{16}$/
@@ -26,11 +32,66 @@ export const traceparentOf = ([traceId, spanId, sampled]: OwnerProtocol.TraceCon
     ? `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`
     : undefined
 
+// W3C Trace Context: at most 32 members, and the 512 characters every vendor propagates (what OpenTelemetry keeps).
+const tracestateMaxMembers = 32
+const tracestateMaxLength = 512
+const tracestateMember =
+  /^(?:[a-z][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-9a-z*/-]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
+
+/**
+ * `header` when it is a W3C `tracestate` within its bounds (members valid, keys unique), else `undefined`.
+ *
+ * @internal
+ */
+export const validTracestate = (header: string): string | undefined => {
+  if (header.length === 0 || header.length > tracestateMaxLength) return undefined
+  const members = header.split(",")
+  if (members.length > tracestateMaxMembers) return undefined
+  const keys = new Set<string>()
+  for (const raw of members) {
+    const member = raw.trim()
+    if (member === "") continue
+    if (!tracestateMember.test(member)) return undefined
+    const key = member.slice(0, member.indexOf("="))
+    if (keys.has(key)) return undefined
+    keys.add(key)
+  }
+  return keys.size === 0 ? undefined : header
+}
+
+// W3C Baggage: the limits OpenTelemetry's propagator keeps (180 members, 4096 bytes each, 8192 in all).
+const baggageMaxMembers = 180
+const baggageMaxMemberLength = 4096
+const baggageMaxLength = 8192
+const token = "[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+const baggageValue = "[\\x21\\x23-\\x2b\\x2d-\\x3a\\x3c-\\x5b\\x5d-\\x7e]*"
+const baggageMember = new RegExp(
+  `^${token}[ \\t]*=[ \\t]*${baggageValue}(?:[ \\t]*;[ \\t]*${token}(?:[ \\t]*=[ \\t]*${baggageValue})?)*$`
+)
+
+/**
+ * `header` when it is a W3C `baggage` within its bounds, else `undefined`. Its size is counted in UTF-16 units, which
+ * for the ASCII the grammar allows are its bytes.
+ *
+ * @internal
+ */
+export const validBaggage = (header: string): string | undefined => {
+  if (header.length === 0 || header.length > baggageMaxLength) return undefined
+  const members = header.split(",")
+  if (members.length > baggageMaxMembers) return undefined
+  for (const raw of members) {
+    const member = raw.trim()
+    if (member.length > baggageMaxMemberLength || !baggageMember.test(member)) return undefined
+  }
+  return header
+}
+
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
- * `params` with the span's `traceparent` in its `_meta`; `params` itself when there is no span, or when the caller's
- * own `_meta` already carries trace context (theirs wins, C83).
+ * `params` with the span's `traceparent`, and its trace's valid `tracestate` and `baggage`, in its `_meta`; `params`
+ * itself when there is nothing to add. A key the caller's own `_meta` sets is theirs (C83); their `traceparent` names
+ * another trace, so this trace's `tracestate` is not added beside it either (C84).
  *
  * @internal
  */
@@ -39,9 +100,22 @@ export const withTraceContext = (
   trace: OwnerProtocol.TraceContext | undefined
 ): Record<string, unknown> => {
   if (trace === undefined) return params
-  const meta = params._meta
-  if (isObject(meta) && meta[traceparentKey] !== undefined) return params
-  const traceparent = traceparentOf(trace)
-  if (traceparent === undefined) return params
-  return { ...params, _meta: { ...(isObject(meta) ? meta : {}), [traceparentKey]: traceparent } }
+  const meta = isObject(params._meta) ? params._meta : undefined
+  const added: Record<string, string> = {}
+  let any = false
+  if (meta?.[traceparentKey] === undefined) {
+    const traceparent = traceparentOf(trace)
+    if (traceparent !== undefined) {
+      added[traceparentKey] = traceparent
+      any = true
+      const tracestate = trace[3] === undefined ? undefined : validTracestate(trace[3])
+      if (tracestate !== undefined && meta?.[tracestateKey] === undefined) added[tracestateKey] = tracestate
+    }
+  }
+  const baggage = trace[4] === undefined ? undefined : validBaggage(trace[4])
+  if (baggage !== undefined && meta?.[baggageKey] === undefined) {
+    added[baggageKey] = baggage
+    any = true
+  }
+  return any ? { ...params, _meta: { ...meta, ...added } } : params
 }

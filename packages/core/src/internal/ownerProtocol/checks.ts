@@ -38,10 +38,13 @@ const methods: ReadonlySet<unknown> = new Set(Messages.Method.literals)
 // Anything else, or anything that does not pass, goes through the Schema and its errors.
 const isTraceContext = (raw: unknown): boolean =>
   Array.isArray(raw) &&
-  raw.length === 3 &&
+  raw.length >= 3 &&
+  raw.length <= 5 &&
   typeof raw[0] === "string" &&
   typeof raw[1] === "string" &&
-  typeof raw[2] === "boolean"
+  typeof raw[2] === "boolean" &&
+  (raw.length < 4 || typeof raw[3] === "string") &&
+  (raw.length < 5 || typeof raw[4] === "string")
 
 const isPlainRequest = (raw: unknown): raw is typeof Messages.RequestMessage.Type => {
   if (typeof raw !== "object" || raw === null) return false

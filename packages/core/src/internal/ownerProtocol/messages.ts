@@ -90,12 +90,19 @@ export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Nu
 
 /**
  * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
- * `@effect/platform`'s Worker carries it with each request. Only a call made while tracing is on carries one; the
- * receiving side opens its own span as the child of this one (`Effect.withParentSpan` with an external span).
+ * `@effect/platform`'s Worker carries it with each request, then the W3C `tracestate` and `baggage` its trace carries
+ * as their header text (`""`: none; both absent when neither is). Only a call made while tracing is on carries one;
+ * the receiving side opens its own span as the child of this one (`Effect.withParentSpan` with an external span).
  *
  * @internal
  */
-export const TraceContext = Schema.Tuple(Schema.String, Schema.String, Schema.Boolean)
+export const TraceContext = Schema.Tuple(
+  Schema.String,
+  Schema.String,
+  Schema.Boolean,
+  Schema.optionalElement(Schema.String),
+  Schema.optionalElement(Schema.String)
+)
 
 /** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
 export const Spill = Schema.Union(Schema.String, Schema.Literal(false))

@@ -20,6 +20,7 @@ import {
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/Prepare"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
@@ -40,7 +41,7 @@ import * as path from "node:path"
 import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as Budget from "../shared/budget.js"
-import { isTracing, traced } from "../shared/traced.js"
+import { isTracing, tracedWith } from "../shared/traced.js"
 import type * as Remote from "../remote/layer.js"
 import * as HostEvents from "../host/events.js"
 import * as Connection from "./connection.js"
@@ -196,14 +197,17 @@ const request = (client: Client) =>
       }
       const name = names.get(operation)!
       const onProgress = options?.onProgress
-      const sent =
-        onProgress === undefined
-          ? call(client, name, payload, (cause) => requestFailure(id, cause))
-          : streamedRequest(client, streamedTag(name), payload, id, onProgress)
-      const answered = operation.answer === undefined ? sent : Effect.map(sent, operation.answer)
-      return abortable(answered as Effect.Effect<unknown, RequestError>, options?.signal, id).pipe(
-        traced(operation.span, { workerId: id, ...operation.attributes?.(args), listener: true })
-      )
+      const send = (trace: OwnerProtocol.TraceContext | undefined) => {
+        // The rpc envelope carries the span's ids; what its trace carries besides them travels here (C84).
+        const traced = trace === undefined || trace.length < 4 ? payload : { ...payload, trace }
+        const sent =
+          onProgress === undefined
+            ? call(client, name, traced, (cause) => requestFailure(id, cause))
+            : streamedRequest(client, streamedTag(name), traced, id, onProgress)
+        const answered = operation.answer === undefined ? sent : Effect.map(sent, operation.answer)
+        return abortable(answered as Effect.Effect<unknown, RequestError>, options?.signal, id)
+      }
+      return tracedWith(operation.span, { workerId: id, ...operation.attributes?.(args), listener: true }, send)
     })
   )
 

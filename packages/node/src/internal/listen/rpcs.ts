@@ -24,7 +24,9 @@ export const RequestPayload = Schema.Struct({
   deadline,
   saveTo: Schema.optional(Schema.String),
   /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it (a spill of the caller's is refused). */
-  spill: Schema.optional(Schema.Literal(false))
+  spill: Schema.optional(Schema.Literal(false)),
+  /** The caller's trace context when its trace carries a `tracestate` or `baggage` (C84); the envelope has the ids. */
+  trace: Schema.optional(OwnerProtocol.TraceContext)
 })
 
 /** One element of a streamed request: a progress notification, then the result. @internal */

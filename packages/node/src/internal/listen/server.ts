@@ -24,6 +24,7 @@ import {
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
@@ -114,6 +115,7 @@ const request = (
         })
       })
     ).pipe(
+      (sending) => OwnerProtocol.withCarried(sending, payload.trace),
       Effect.map((value) => ({ target: found.right, value: Access.shown(found.right.grant, name, value) })),
       Effect.mapError((error) => Access.renamed(error, payload.id))
     )

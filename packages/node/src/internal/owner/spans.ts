@@ -95,7 +95,7 @@ export const makeSpans = (tracing: Traced.Tracing): OwnerSpans => {
     },
     spanOf: (requestId) => {
       const span = spans.get(requestId)
-      return span === undefined ? undefined : [span.traceId, span.spanId, span.sampled]
+      return span === undefined ? undefined : OwnerProtocol.traceContextOf(span)
     },
     close: () => {
       for (const requestId of Array.from(spans.keys())) end(requestId, Exit.interrupt(FiberId.none))

@@ -8,6 +8,7 @@
  * `[traceId, spanId, sampled]`, as `@effect/platform`'s Worker sends it), so that one call is one trace. A call made
  * while tracing is off carries none, and the other side then opens no span for it.
  */
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -34,6 +35,31 @@ export const traced =
           )
     )
 
+/**
+ * `traced`, with the trace context of its span handed to `f` (`undefined` when tracing is off, at no cost beyond
+ * `traced`'s own): for a request that carries its span in its message.
+ *
+ * @internal
+ */
+export const tracedWith = <A, E, R>(
+  name: string,
+  attributes: Record<string, unknown>,
+  f: (trace: TraceContext | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.tracerWith((tracer) =>
+    tracer === defaultTracer
+      ? f(undefined)
+      : FiberRef.getWith(FiberRef.currentTracerEnabled, (enabled) =>
+          enabled
+            ? Effect.withSpan(
+                Effect.withFiberRuntime((fiber) => f(contextOf(fiber))),
+                name,
+                { attributes, captureStackTrace: false }
+              )
+            : f(undefined)
+        )
+  )
+
 /** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
 export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
@@ -41,7 +67,7 @@ export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean 
 /** The context of `fiber`'s current span, to send with a message that carries its work on. @internal */
 export const contextOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
-  return span === undefined ? undefined : [span.traceId, span.spanId, span.sampled]
+  return span === undefined ? undefined : OwnerProtocol.traceContextOf(span)
 }
 
 /**
@@ -54,8 +80,7 @@ export const withParent = <A, E, R>(
   parent: TraceContext | undefined
 ): Effect.Effect<A, E, R> => (parent === undefined ? effect : Effect.withParentSpan(effect, externalOf(parent)))
 
-const externalOf = ([traceId, spanId, sampled]: TraceContext): Tracer.ExternalSpan =>
-  Tracer.externalSpan({ traceId, spanId, sampled })
+const externalOf = OwnerProtocol.externalSpanOf
 
 /**
  * What opens spans outside any fiber, for work that runs in the step that reads a message (the host's relay of a
