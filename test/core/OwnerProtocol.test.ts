@@ -17,7 +17,7 @@ const requestFields = {
   requestId: fc.string(),
   method: fc.constantFrom(...OwnerProtocol.Method.literals),
   params: fc.string(),
-  timeoutMs: fc.double(),
+  deadline: fc.double(),
   progress: fc.boolean(),
   saveTo: fc.string(),
   spill: fc.oneof(fc.string(), fc.boolean()),
@@ -27,7 +27,7 @@ const requestFields = {
 // Mostly wrong messages, and as many right ones, so that both sides of the check are reached in every run.
 const request = fc.oneof(
   messageLike("Request", requestFields),
-  validLike("Request", requestFields, ["requestId", "method", "params", "timeoutMs"])
+  validLike("Request", requestFields, ["requestId", "method", "params", "deadline"])
 )
 
 const successFields = { requestId: fc.string(), result: fc.string(), envelope: fc.boolean() }

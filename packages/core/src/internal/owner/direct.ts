@@ -180,7 +180,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
     {
       requestId,
       method: request.method,
-      timeoutMs: Math.min(left, maxTimeoutMs),
+      deadline: direct.deadline,
       saveTo: request.saveTo,
       spill: request.spill,
       progress: undefined,

@@ -62,6 +62,11 @@ const resultSchemas = Object.fromEntries(
     .map((operation) => [operation.method, operation.result])
 ) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
+// The caller's budget is run by its caller (the host) or by this owner (a direct request); the SDK's own timer only
+// backs it up, later.
+const sdkTimeoutOf = (message: Taken): number =>
+  Math.min(Math.max(0, message.deadline - Date.now()) + sdkTimeoutSlackMs, maxTimeoutMs)
+
 /** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
 export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
 
@@ -101,8 +106,9 @@ export const send = (
     }
   }
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
-    const budgetMs = Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs)
-    return Tasks.listThen(connection, requestId, budgetMs, () => send(machine, connection, message, parsed, true))
+    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), () =>
+      send(machine, connection, message, parsed, true)
+    )
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
   if (taskRefusal !== undefined) return postFailure(machine, requestId, taskRefusal)
@@ -129,7 +135,7 @@ export const send = (
   if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,
-    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs),
+    timeout: sdkTimeoutOf(message),
     ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
   // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output

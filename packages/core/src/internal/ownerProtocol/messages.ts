@@ -105,7 +105,11 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   requestId: Schema.String,
   method: Method,
   params: Schema.String,
-  timeoutMs: Schema.Number,
+  /**
+   * The caller's deadline, `Date.now()` epoch ms: one clock for every thread and process of a machine, so the budget
+   * counts every hop on the way (C9). Every caller's request to an owner carries its budget this way.
+   */
+  deadline: Schema.Number,
   /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
   progress: Schema.optional(Schema.Boolean),
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */

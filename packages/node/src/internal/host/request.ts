@@ -205,15 +205,16 @@ export const begin = (
   const inflight = new RequestInFlight(entry, requestId, resume, onProgress)
   entry.pending = inflight
   observation?.sent()
+  const deadline = Date.now() + left
   entry.port.postMessage(
     onProgress === undefined && saveTo === undefined && spill === undefined && trace === undefined
-      ? { _tag: "Request", requestId, method, params: request.params, timeoutMs: left }
+      ? { _tag: "Request", requestId, method, params: request.params, deadline }
       : {
           _tag: "Request",
           requestId,
           method,
           params: request.params,
-          timeoutMs: left,
+          deadline,
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(spill === undefined ? {} : { spill }),
