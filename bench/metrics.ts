@@ -34,13 +34,12 @@ const cpuUs = (): number => {
  */
 const recordingCostUs = (rounds = 15, perRound = 50_000): number => {
   const worker = { server: { name: "bench-fixture" } }
-  const delivered = Symbol("delivered")
   const result = Exit.succeed({ content: [] })
   const costs: Array<number> = []
   for (let round = 0; round < rounds; round++) {
     const t0 = cpuUs()
     for (let i = 0; i < perRound; i++) {
-      const observation = new Observation(worker, "tools/call", "host", delivered, () => {})
+      const observation = new Observation(worker, "tools/call", "host", () => {})
       observation.sent()
       observation.resume(result)
     }

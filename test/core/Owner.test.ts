@@ -123,7 +123,7 @@ const request = (requestId: string, method: OwnerProtocol.Method, params: object
   requestId,
   method,
   params: JSON.stringify(params),
-  timeoutMs: 5_000,
+  deadline: Date.now() + 5_000,
   ...extra
 })
 

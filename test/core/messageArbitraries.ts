@@ -19,7 +19,7 @@ export const anyField = fc.oneof(
     "tools/cal",
     "Request",
     "Success",
-    "Delivered",
+    "Observed",
     "Call",
     "Result",
     "Status"

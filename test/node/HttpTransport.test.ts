@@ -89,7 +89,13 @@ const openExit = (input: object) =>
     yield* Effect.addFinalizer(() => owner.close(3_000))
     const start = (method: OwnerProtocol.Method, params: object): string => {
       const requestId = WorkerId.makeRequestId()
-      owner.onMessage({ _tag: "Request", requestId, method, params: JSON.stringify(params), timeoutMs: 10_000 })
+      owner.onMessage({
+        _tag: "Request",
+        requestId,
+        method,
+        params: JSON.stringify(params),
+        deadline: Date.now() + 10_000
+      })
       return requestId
     }
     const wait = (requestId: string): Effect.Effect<Posted> =>

@@ -93,7 +93,7 @@ describe("a remote's routes to owner threads", () => {
   )
 
   it.scopedLive(
-    "WorkerEnded: a request still waiting on the owner ends with its error, not sent; the route is dropped",
+    "C22a: WorkerEnded: a request still waiting on the owner may have been taken: WorkerFailed, unknown; route dropped",
     () =>
       Effect.gen(function* () {
         const played = yield* handPlayed
@@ -107,7 +107,7 @@ describe("a remote's routes to owner threads", () => {
           error: new UnknownWorker({ workerId })
         })
         const error = yield* Fiber.join(waiting)
-        assert.deepInclude(error, { _tag: "UnknownWorker", workerId, delivery: "not_sent" })
+        assert.deepInclude(error, { _tag: "WorkerFailed", workerId, kind: "closing", delivery: "unknown" })
         // The next request goes to the host again.
         played.state.route = false
         yield* remote.ping(workerId)

@@ -17,6 +17,7 @@ import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
 import * as checks from "./internal/ownerProtocol/checks.js"
+import * as FastCheck from "./internal/ownerProtocol/fastCheck.js"
 import * as internal from "./internal/ownerProtocol/messages.js"
 import * as traceContext from "./internal/ownerProtocol/traceContext.js"
 
@@ -109,10 +110,8 @@ export const Method: typeof internal.Method = internal.Method
 export type Method = typeof Method.Type
 
 /**
- * Where an owner thread posts a request's success itself: the reply channel of the remote thread that made the call,
- * and the call's number there. The owner then tells the host only that the request ended (`Delivered`), so the
- * result crosses one thread hand-over instead of two. Failures, progress and everything else still go through the
- * host.
+ * Where an owner thread answers a request it took straight from a remote thread: that thread's reply channel, and the
+ * call's number there. The host is not on the way of such a request.
  *
  * @since 0.1.0
  * @category data plane
@@ -120,7 +119,7 @@ export type Method = typeof Method.Type
 export const ReplyTo: typeof internal.ReplyTo = internal.ReplyTo
 
 /**
- * Where an owner thread posts a request's success itself.
+ * Where an owner thread answers a request it took straight from a remote thread.
  *
  * @since 0.1.0
  * @category data plane
@@ -262,12 +261,13 @@ export type HostMessage = typeof HostMessage.Type
 export const SuccessMessage: typeof internal.SuccessMessage = internal.SuccessMessage
 
 /**
- * Owner → host: the request's success went straight to its caller (`replyTo`); the request has ended.
+ * Owner → host: the requests an owner thread took straight from remote threads and answered itself, counted in
+ * batches for the host's metrics (how each ended, never its data).
  *
  * @since 0.1.0
  * @category data plane
  */
-export const DeliveredMessage: typeof internal.DeliveredMessage = internal.DeliveredMessage
+export const ObservedMessage: typeof internal.ObservedMessage = internal.ObservedMessage
 
 /**
  * One `notifications/progress` of a request in flight, as the server sent it.
@@ -327,9 +327,8 @@ export type NotificationMethod = typeof NotificationMethod.Type
 export const NotificationMessage: typeof internal.NotificationMessage = internal.NotificationMessage
 
 /**
- * Owner → host: a request ended with a typed failure. `WorkerBusy`: the host's request met a remote caller's request
- * that the owner thread had taken first (see `StartedMessage`), and was not sent. `DeliveryUnknown`: a remote caller
- * interrupted its request on the owner's own channel.
+ * Owner → host: a request ended with a typed failure. `WorkerBusy`: another request is in flight (the owner decides,
+ * for every caller), and this one was not sent.
  *
  * @since 0.1.0
  * @category data plane
@@ -338,24 +337,12 @@ export const FailureMessage: typeof internal.FailureMessage = internal.FailureMe
 
 /**
  * Owner → host: the answer to a `Cancel` that asked for one: whether the request was still in flight and is now
- * cancelled (its caller is then the host's to answer), or had already ended (its answer is on its way).
+ * cancelled (its caller answered `DeliveryUnknown{cancelled}`), or had already ended (its answer is on its way).
  *
  * @since 0.1.0
  * @category data plane
  */
 export const CancelAnswerMessage: typeof internal.CancelAnswerMessage = internal.CancelAnswerMessage
-
-/**
- * Owner → host: an owner thread took a remote caller's request straight from that caller's thread, named it
- * `requestId`, and is about to send it. Posted before the request is written to the server, so the host, which reads
- * its port ahead whenever it needs the worker's state, reports the worker busy with exactly this request, refuses its
- * own requests meanwhile, and ends this one at `deadline` (`Date.now()` epoch ms) as it ends its own. The request ends
- * as a host request does: `Delivered` (the success went to `replyTo`) or `Failure`.
- *
- * @since 0.1.0
- * @category data plane
- */
-export const StartedMessage: typeof internal.StartedMessage = internal.StartedMessage
 
 /**
  * Owner → host: the server process started (sent before `initialize`, so the host can always end its tree).
@@ -408,6 +395,17 @@ export type OwnerMessageEncoded = typeof OwnerMessage.Encoded
 export const safeDecoder: <A, I>(
   schema: Schema.Schema<A, I, never>
 ) => (raw: unknown) => Either.Either<A, ParseResult.ParseError> = checks.safeDecoder
+
+/**
+ * A message's fast check, derived from its Schema: a predicate that accepts exactly what decoding the Schema accepts,
+ * without building a parse tree, for the messages read on every call (what fails it goes through the Schema for its
+ * errors). Structs, tuples, unions, literals, strings, numbers, booleans and `undefined` only; any other node throws
+ * when the check is built.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const fastCheck: <A, I>(schema: Schema.Schema<A, I, never>) => (raw: unknown) => raw is A = FastCheck.compile
 
 /**
  * Validates a message that arrived at an owner.

@@ -24,7 +24,7 @@ import { forwardNotifications, forwardProgress, listen } from "./notifications.j
 import * as ParamHeaders from "./paramHeaders.js"
 import { onClientError } from "./requests.js"
 import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
-import { closedFrom, type Connection, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
+import { closedFrom, type Connection, endDirect, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
 
 const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
@@ -201,6 +201,8 @@ const openFailure = (
 export const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     rejectServerRequests(machine)
+    // A remote caller's request this owner took directly is answered here; the host answers its own.
+    if (machine.direct !== undefined) endDirect(machine, machine.direct.requestId, "interrupted")
     const previous = machine.state
     const { client, transport } = heldBy(previous)
     machine.state = closedFrom(previous)

@@ -7,7 +7,7 @@ import * as Checks from "../ownerProtocol/checks.js"
 import * as Lifecycle from "./lifecycle.js"
 import { startRequest } from "./requests.js"
 import { onServerReply } from "./serverRequests.js"
-import { cancel, type Machine, makeMachine } from "./state.js"
+import { cancel, endDirect, type Machine, makeMachine } from "./state.js"
 
 /** Handles one raw data-plane message from the host. Never throws. @internal */
 export const onMessage = (machine: Machine, raw: unknown): void => {
@@ -18,7 +18,10 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     case "Request":
       return startRequest(machine, message)
     case "Cancel": {
-      const cancelled = cancel(machine.state, message.requestId, message.reason)
+      // A `cancel` from the host of a request taken directly: its caller is answered here (C12).
+      const cancelled =
+        endDirect(machine, message.requestId, message.reason) ||
+        cancel(machine.state, message.requestId, message.reason)
       if (message.confirm === true) machine.port.post({ _tag: "CancelAnswer", requestId: message.requestId, cancelled })
       return
     }

@@ -1,7 +1,7 @@
 /**
  * The requests the owner sends its server, one at a time: taken from the host (or, in an owner thread, straight from
  * a remote caller, `direct.ts`), sent as plain requests checked against the result schema of their `Operations`
- * entry, cancelled exactly, and answered to the host or to the caller that named itself.
+ * entry, cancelled exactly, and answered to whoever sent them.
  */
 import {
   ProtocolError,
@@ -38,11 +38,14 @@ import {
   busyWith,
   type Connection,
   connectionGone,
+  type DirectInFlight,
   fail,
   type Machine,
   type Modern,
   type Port,
-  postFailure
+  postFailure,
+  secondsSince,
+  takeDirect
 } from "./state.js"
 import * as Tasks from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
@@ -59,6 +62,11 @@ const resultSchemas = Object.fromEntries(
     .map((operation) => [operation.method, operation.result])
 ) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
+// The caller's budget is run by its caller (the host) or by this owner (a direct request); the SDK's own timer only
+// backs it up, later.
+const sdkTimeoutOf = (message: Taken): number =>
+  Math.min(Math.max(0, message.deadline - Date.now()) + sdkTimeoutSlackMs, maxTimeoutMs)
+
 /** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
 export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
 
@@ -67,19 +75,13 @@ export const startRequest = (machine: Machine, message: typeof OwnerProtocol.Req
   const { requestId } = message
   const state = machine.state
   if (state._tag !== "Ready") {
-    return postFailure(
-      machine.port,
-      requestId,
-      connectionGone(state, "not_sent", "closing", "the connection is not ready")
-    )
+    return postFailure(machine, requestId, connectionGone(state, "not_sent", "closing", "the connection is not ready"))
   }
   const { connection } = state
-  // A remote caller's request taken directly, whose `Started` the host had not read when it sent this one: the host
-  // counts this one refused as soon as it reads that `Started`, even if that request has ended since.
-  const busy = (message.seen ?? 0) < machine.started ? machine.direct?.requestId : busyWith(connection)
+  const busy = machine.direct?.requestId ?? busyWith(connection)
   if (busy !== undefined) {
     return postFailure(
-      machine.port,
+      machine,
       requestId,
       new WorkerBusy({ workerId: connection.workerId, requestId: busy, delivery: "not_sent" })
     )
@@ -100,23 +102,24 @@ export const send = (
   // not offer is refused before anything is written, whatever the caller's thread or process (C59).
   if (message.method === "tools/call" && connection.tools !== undefined) {
     if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
-      return postFailure(machine.port, requestId, outsideFilter())
+      return postFailure(machine, requestId, outsideFilter())
     }
   }
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
-    const budgetMs = Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs)
-    return Tasks.listThen(connection, requestId, budgetMs, () => send(machine, connection, message, parsed, true))
+    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), () =>
+      send(machine, connection, message, parsed, true)
+    )
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
-  if (taskRefusal !== undefined) return postFailure(machine.port, requestId, taskRefusal)
+  if (taskRefusal !== undefined) return postFailure(machine, requestId, taskRefusal)
   const known = connection.modern?.params
   const headers =
     known !== undefined && message.method === "tools/call" ? ParamHeaders.ofCall(known, parsed) : undefined
-  if (headers !== undefined && Either.isLeft(headers)) return postFailure(machine.port, requestId, excludedTool())
+  if (headers !== undefined && Either.isLeft(headers)) return postFailure(machine, requestId, excludedTool())
   const save = message.saveTo === undefined ? undefined : startSave(connection.transport, message.saveTo)
-  if (save !== undefined && Either.isLeft(save)) return postFailure(machine.port, requestId, save.left)
+  if (save !== undefined && Either.isLeft(save)) return postFailure(machine, requestId, save.left)
   const spill = startSpill(connection, message, parsed)
-  if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine.port, requestId, spill.left)
+  if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine, requestId, spill.left)
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
   // A cancelled, interrupted or closed request leaves no file behind.
@@ -132,7 +135,7 @@ export const send = (
   if (message.progress === true) connection.progress.set(requestId, controller)
   const requestOptions = {
     signal: controller.signal,
-    timeout: Math.min(message.timeoutMs + sdkTimeoutSlackMs, maxTimeoutMs),
+    timeout: sdkTimeoutOf(message),
     ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
   // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
@@ -155,11 +158,10 @@ export const send = (
           ? sent.catch((error) => Promise.reject(TasksExtension.needsTask(message.method, parsed, error)))
           : sent
   const file = save !== undefined ? save.right : spill !== undefined ? spill.right : undefined
-  const { replyTo } = message
   const listing = message.method === "tools/list" ? listingOf(connection) : undefined
   promise.then(
-    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, replyTo, listing),
-    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, replyTo, listing)
+    (result) => onSettled(machine, connection, requestId, controller, Either.right(result), file, listing),
+    (error) => onSettled(machine, connection, requestId, controller, Either.left(error), file, listing)
   )
 }
 
@@ -239,7 +241,6 @@ const onSettled = (
   controller: RequestAbort,
   exit: Either.Either<unknown, unknown>,
   file: Owner.ResponseSave | Owner.ResponseSpill | undefined,
-  replyTo: OwnerProtocol.ReplyTo | undefined,
   listing: Listing | undefined
 ): void => {
   connection.inflight.delete(requestId)
@@ -248,14 +249,14 @@ const onSettled = (
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
   if (controller.aborted) return
   if (Either.isLeft(exit))
-    return postFailure(machine.port, requestId, requestError(machine, connection, requestId, exit.left))
+    return postFailure(machine, requestId, requestError(machine, connection, requestId, exit.left))
   const { port } = machine
-  if (file !== undefined && !("limit" in file)) return postSaved(port, connection, requestId, file, replyTo)
+  if (file !== undefined && !("limit" in file)) return postSaved(machine, connection, requestId, file)
   // A spilled result is answered by its file's summary; a result within the limit, as any other.
   const spilled = file === undefined ? undefined : spilledAnswer(file)
   if (spilled !== undefined) {
     if (port.postResult !== undefined) return port.postResult(requestId, spilled)
-    return postSuccess(port, requestId, replyTo, JSON.stringify(spilled), false, spilled)
+    return postSuccess(machine, requestId, JSON.stringify(spilled), false, spilled)
   }
   const response = connection.transport.takeResponse?.()
   // A tools/list with only the offered tools (C59) that are validly declared (C62): no longer the server's line.
@@ -263,54 +264,40 @@ const onSettled = (
     listing === undefined ? undefined : listed(listing, response !== undefined ? response.result : exit.right)
   if (changed !== undefined) {
     if (port.postResult !== undefined) return port.postResult(requestId, changed)
-    return postSuccess(port, requestId, replyTo, JSON.stringify(changed), false, changed)
+    return postSuccess(machine, requestId, JSON.stringify(changed), false, changed)
   }
   if (port.postResult !== undefined)
     return port.postResult(requestId, response !== undefined ? response.result : exit.right)
-  if (response !== undefined) postSuccess(port, requestId, replyTo, response.line, true, response.result)
-  else postSuccess(port, requestId, replyTo, JSON.stringify(exit.right), false, exit.right)
+  if (response !== undefined) postSuccess(machine, requestId, response.line, true, response.result)
+  else postSuccess(machine, requestId, JSON.stringify(exit.right), false, exit.right)
 }
 
-// Straight to a caller in another thread when it named itself, and the host only learns that the request ended.
-const postSuccess = (
-  port: Port,
-  requestId: string,
-  replyTo: OwnerProtocol.ReplyTo | undefined,
-  result: string,
-  envelope: boolean,
-  value: unknown
-): void => {
-  if (replyTo === undefined || port.postDirect === undefined) {
-    return port.post({ _tag: "Success", requestId, result, envelope })
-  }
-  // The host first: it frees the worker for the caller's next request while the caller reads this one's result.
-  port.post(deliveredOf(requestId, value))
-  port.postDirect(replyTo, result, envelope)
+// Straight to a remote caller when this owner took its request directly, else to the host.
+const postSuccess = (machine: Machine, requestId: string, result: string, envelope: boolean, value: unknown): void => {
+  const direct = takeDirect(machine, requestId)
+  if (direct === undefined) return machine.port.post({ _tag: "Success", requestId, result, envelope })
+  observeSuccess(machine.port, direct, value)
+  machine.port.postDirect!(direct.replyTo, result, envelope, requestId)
 }
 
-// What the host counts of a success it does not see (C80): `isError`, and a spill's size. Never the result itself.
-const deliveredOf = (requestId: string, value: unknown): typeof OwnerProtocol.DeliveredMessage.Type => {
+// What is counted of a success the host does not see (C80): `isError`, and a spill's size. Never the result itself.
+const observeSuccess = (port: Port, direct: DirectInFlight, value: unknown): void => {
+  if (port.observe === undefined) return
   const spill = Array.isArray(value) ? ResultFile.answerOf(value) : undefined
-  const read = (ResultFile.isSpilled(spill) ? spill : value) as { readonly isError?: unknown } | null
+  const spilled = ResultFile.isSpilled(spill) ? spill : undefined
+  const read = (spilled ?? value) as { readonly isError?: unknown } | null
   const isError = typeof read === "object" && read !== null && read.isError === true
-  if (ResultFile.isSpilled(spill)) return { _tag: "Delivered", requestId, isError, spilled: spill.bytes }
-  return isError ? { _tag: "Delivered", requestId, isError } : { _tag: "Delivered", requestId }
+  port.observe(direct.method, isError ? "is_error" : "result", "none", secondsSince(direct.sentAt), spilled?.bytes)
 }
 
 // The result went to its file; the answer is the file's summary, which never carries the result itself.
-const postSaved = (
-  port: Port,
-  connection: Connection,
-  requestId: string,
-  save: Owner.ResponseSave,
-  replyTo: OwnerProtocol.ReplyTo | undefined
-): void => {
+const postSaved = (machine: Machine, connection: Connection, requestId: string, save: Owner.ResponseSave): void => {
   const summary = save.summary()
-  if (summary !== undefined) return postSuccess(port, requestId, replyTo, JSON.stringify(summary), false, summary)
+  if (summary !== undefined) return postSuccess(machine, requestId, JSON.stringify(summary), false, summary)
   save.discard()
   const message = "the server's result could not be saved"
   postFailure(
-    port,
+    machine,
     requestId,
     new ServerError({ workerId: connection.workerId, requestId, code: ProtocolErrorCode.InternalError, message })
   )
@@ -397,11 +384,11 @@ const unusableOf = (
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
 // makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
-const refuseOversized = (port: Port, connection: Connection, error: OversizedMessage): void => {
+const refuseOversized = (machine: Machine, connection: Connection, error: OversizedMessage): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
     postFailure(
-      port,
+      machine,
       requestId,
       new ResultTooLarge({
         workerId: connection.workerId,
@@ -418,11 +405,11 @@ const refuseOversized = (port: Port, connection: Connection, error: OversizedMes
 
 // A modern HTTP request whose stream broke: the request in flight (one at a time, C8) ends as DeliveryUnknown, and the
 // client forgets it; it is never sent again (C54).
-const endBroken = (port: Port, connection: Connection): void => {
+const endBroken = (machine: Machine, connection: Connection): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
     postFailure(
-      port,
+      machine,
       requestId,
       new DeliveryUnknown({ workerId: connection.workerId, requestId, reason: "stream_broken", delivery: "unknown" })
     )
@@ -432,8 +419,8 @@ const endBroken = (port: Port, connection: Connection): void => {
 
 /** The client's `onerror`: an oversized answer, or what the transport classifies as the connection's end. @internal */
 export const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
-  if (error instanceof OversizedMessage) return refuseOversized(machine.port, connection, error)
-  if (error instanceof StreamBroken) return endBroken(machine.port, connection)
+  if (error instanceof OversizedMessage) return refuseOversized(machine, connection, error)
+  if (error instanceof StreamBroken) return endBroken(machine, connection)
   // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))

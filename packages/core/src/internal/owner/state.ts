@@ -6,7 +6,7 @@
 import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import {
-  type DeliveryUnknown,
+  DeliveryUnknown,
   type FailureKind,
   type InputRoundsExceeded,
   type InvalidInput,
@@ -17,6 +17,7 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 import type * as Owner from "../../Owner.js"
+import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"
@@ -102,10 +103,29 @@ export interface Machine {
     { readonly resolve: (result: unknown) => void; readonly reject: (e: Error) => void }
   >
   nextServerRequest: number
-  /** The last remote caller's request taken directly, to find it by its caller's call number. */
-  direct: { readonly from: string; readonly callId: number; readonly requestId: string } | undefined
-  /** How many remote callers' requests were taken directly (each announced to the host by a `Started`). */
-  started: number
+  /** The remote caller's request taken directly and not yet answered: this owner answers it itself (C8, C9). */
+  direct: DirectInFlight | undefined
+  /** How long a remote caller with a request taken directly may be silent before it is taken for gone. */
+  callerGoneAfterMs: number
+}
+
+/**
+ * A remote caller's request an owner thread took straight from the caller: whom it answers, what it counts of it
+ * (C80), and its deadline's timer, run here since no other thread knows of the request.
+ *
+ * @internal
+ */
+export interface DirectInFlight {
+  readonly replyTo: OwnerProtocol.ReplyTo
+  readonly requestId: string
+  readonly method: OwnerProtocol.Method
+  /** `performance.now()` when it was sent. */
+  readonly sentAt: number
+  /** The caller's deadline (epoch ms). */
+  readonly deadline: number
+  /** When the caller was last heard from (epoch ms): its request, its keep-alives. */
+  heardAt: number
+  timer: ReturnType<typeof setTimeout> | undefined
 }
 
 /** A machine that has opened nothing yet. @internal */
@@ -115,7 +135,7 @@ export const makeMachine = (port: Port): Machine => ({
   serverRequests: new Map(),
   nextServerRequest: 0,
   direct: undefined,
-  started: 0
+  callerGoneAfterMs: Number.POSITIVE_INFINITY
 })
 
 /** @internal */
@@ -178,8 +198,8 @@ export const connectionGone = (
 }
 
 /**
- * The request in flight, if any: one at a time (C8). The host sends its next request only once the last one ended on
- * its side, which it tells this owner first (a `Cancel`) when it ended it early.
+ * The request in flight, if any: one at a time (C8), decided here for every caller. A caller that ended its request
+ * early told this owner first (a `Cancel`, an `Interrupt`), on the channel its next request travels.
  *
  * @internal
  */
@@ -198,9 +218,13 @@ export const cancel = (state: State, requestId: string, reason: string): boolean
   return true
 }
 
-/** @internal */
+/**
+ * The answer to a failed request: straight to its remote caller when this owner took it directly, else to the host.
+ *
+ * @internal
+ */
 export const postFailure = (
-  port: Port,
+  machine: Machine,
   requestId: string,
   error:
     | ServerError
@@ -211,4 +235,38 @@ export const postFailure = (
     | DeliveryUnknown
     | InputRoundsExceeded
     | UnusableResult
-): void => port.post(Checks.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
+): void => {
+  const direct = takeDirect(machine, requestId)
+  if (direct !== undefined) {
+    const delivery = "delivery" in error ? error.delivery : "none"
+    machine.port.observe?.(direct.method, error._tag, delivery, secondsSince(direct.sentAt), undefined)
+    return machine.port.postDirectFailure!(direct.replyTo, error, requestId)
+  }
+  machine.port.post(Checks.encodeOwnerMessage({ _tag: "Failure", requestId, error }))
+}
+
+/** @internal */
+export const secondsSince = (sentAt: number): number => (performance.now() - sentAt) / 1000
+
+/** The direct request `requestId` ends: it is no longer this owner's to time or answer. @internal */
+export const takeDirect = (machine: Machine, requestId: string): DirectInFlight | undefined => {
+  const direct = machine.direct
+  if (direct === undefined || direct.requestId !== requestId) return undefined
+  machine.direct = undefined
+  clearTimeout(direct.timer)
+  return direct
+}
+
+/**
+ * Ends the direct request `requestId` without its answer: cancelled at the server, and its caller told the outcome is
+ * unknown. Whatever the server answers later is dropped (C13).
+ *
+ * @internal
+ */
+export const endDirect = (machine: Machine, requestId: string, reason: "timeout" | "interrupted" | "cancelled") => {
+  if (machine.direct?.requestId !== requestId) return false
+  cancel(machine.state, requestId, reason)
+  const workerId = workerIdOf(machine.state)
+  postFailure(machine, requestId, new DeliveryUnknown({ workerId, requestId, reason, delivery: "unknown" }))
+  return true
+}

@@ -112,21 +112,17 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
   requestId: Schema.String,
   method: Method,
   params: Schema.String,
-  timeoutMs: Schema.Number,
+  /**
+   * The caller's deadline, `Date.now()` epoch ms: one clock for every thread and process of a machine, so the budget
+   * counts every hop on the way (C9). Every caller's request to an owner carries its budget this way.
+   */
+  deadline: Schema.Number,
   /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
   progress: Schema.optional(Schema.Boolean),
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
   saveTo: Schema.optional(Schema.String),
   /** The call's own spill (`onTooLarge`): a directory, or `false` for none; absent, the worker's applies. */
   spill: Schema.optional(Spill),
-  /** A caller in another thread that takes a success straight from the owner (see `ReplyTo`). */
-  replyTo: Schema.optional(ReplyTo),
-  /**
-   * How many remote callers' requests taken straight by the owner thread (`StartedMessage`) the host had read when it
-   * sent this one; absent: none. The owner refuses (`WorkerBusy`) a request sent before the host knew of one it took
-   * since, so that the host, reading that `Started` with this request in flight, knows it was not sent.
-   */
-  seen: Schema.optional(Schema.Number),
   /** The caller's span (a remote thread's, or the host's own): the owner's span of this request is its child. */
   trace: Schema.optional(TraceContext)
 })
@@ -136,8 +132,8 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
   requestId: Schema.String,
   reason: Schema.Literal("timeout", "interrupted", "cancelled"),
   /**
-   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request whose success
-   * an owner thread posts to its caller itself, which it may have posted already.
+   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request the owner
+   * thread took straight from a remote caller, which only the owner knows of.
    */
   confirm: Schema.optional(Schema.Boolean)
 })
@@ -167,15 +163,6 @@ export const SuccessMessage = Schema.TaggedStruct("Success", {
   requestId: Schema.String,
   result: Schema.String,
   envelope: Schema.Boolean
-})
-
-/** @internal */
-export const DeliveredMessage = Schema.TaggedStruct("Delivered", {
-  requestId: Schema.String,
-  /** The delivered result has `isError: true`: the host counts it as such, without the result itself (C80). */
-  isError: Schema.optional(Schema.Boolean),
-  /** The delivered answer is a spill of this many bytes (C80). */
-  spilled: Schema.optional(Schema.Number)
 })
 
 /** @internal */
@@ -231,15 +218,38 @@ export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
   cancelled: Schema.Boolean
 })
 
+/** How a request taken directly ended, as the metrics count it (C80): never its data. @internal */
+export const ObservedOutcome = Schema.Literal(
+  "result",
+  "is_error",
+  "ServerError",
+  "WorkerFailed",
+  "ResultTooLarge",
+  "InvalidInput",
+  "WorkerBusy",
+  "DeliveryUnknown",
+  "DeadlineExceeded",
+  "InputRoundsExceeded",
+  "UnusableResult"
+)
+
 /** @internal */
-export const StartedMessage = Schema.TaggedStruct("Started", {
-  requestId: Schema.String,
+export const ObservedRequest = Schema.Struct({
   method: Method,
-  replyTo: ReplyTo,
-  deadline: Schema.Number,
-  /** The remote caller's span, which the host's span of this request is a child of, as the owner's is. */
-  trace: Schema.optional(TraceContext)
+  outcome: ObservedOutcome,
+  delivery: Schema.Literal("none", "not_sent", "unknown"),
+  /** Absent for a refusal: it was never sent. */
+  seconds: Schema.optional(Schema.Number),
+  spilled: Schema.optional(Schema.Number)
 })
+
+/**
+ * The requests an owner thread took straight from remote callers and answered itself, counted for the host's metrics
+ * in batches: the host is not on their way (C80).
+ *
+ * @internal
+ */
+export const ObservedMessage = Schema.TaggedStruct("Observed", { requests: Schema.Array(ObservedRequest) })
 
 /** @internal */
 export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Number })
@@ -254,8 +264,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
 /** @internal */
 export const OwnerMessage = Schema.Union(
   SuccessMessage,
-  DeliveredMessage,
-  StartedMessage,
+  ObservedMessage,
   CancelAnswerMessage,
   FailureMessage,
   SpawnedMessage,

@@ -48,10 +48,6 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
         .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
-    // A remote caller's request that the owner thread took directly while this close began (`Started`, read now,
-    // before the port closes with the worker's scope) is answered as the one in flight was.
-    entry.readAhead()
-    endPending(entry)
     // Ends the owner: politely when it is done, by `terminate()` or `SIGKILL` when the budget is gone (the polite path
     // then finishes in the background).
     const thread = entry.thread

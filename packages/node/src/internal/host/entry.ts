@@ -10,12 +10,10 @@ import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
 import type { Worker as NodeThread } from "node:worker_threads"
 import * as Connection from "../shared/connection.js"
+import * as InflightSlot from "../shared/inflightSlot.js"
 import type * as Observe from "../metrics/observe.js"
 import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
-
-/** What a request ends with when its owner thread delivered the success to a remote caller itself. @internal */
-export const delivered: unique symbol = Symbol.for("@mcp-worker/node/delivered")
 
 /** The host's record of one worker: its connection's life (shared with `McpClient`) and its owner's. @internal */
 export interface Entry extends Connection.Connection {
@@ -24,18 +22,15 @@ export interface Entry extends Connection.Connection {
   readonly scope: Scope.CloseableScope
   /** The data plane: a `MessagePort` to an owner thread, a `LinePort` to an owner process. */
   readonly port: DataPort
-  /** Handles, at once, every message of the owner already waiting on the port; nothing for an owner process. */
-  readAhead: () => void
   /**
    * The remote threads (their reply channels) given this worker's `Route`: their requests may reach the owner thread
    * directly, and each is told when it ends (`WorkerEnded`).
    */
   readonly routes: Set<string>
-  /**
-   * How many remote callers' requests the owner thread took directly (`Started`) that this host has read. Each request
-   * of the host's carries it: the owner refuses one sent before the host knew of a request it took since (C8).
-   */
-  started: number
+  /** An owner thread's record of the request it took straight from a remote caller, read for `status` only. */
+  slot: InflightSlot.Slot | undefined
+  /** The `cancel`s of such requests waiting for the owner's word (`CancelAnswer`), by request id. */
+  readonly cancels: Map<string, (cancelled: boolean) => void>
   /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
   thread: NodeThread | ChildProcess | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
@@ -55,8 +50,6 @@ export interface Entry extends Connection.Connection {
   counts?: Observe.Counts | undefined
   /** The server tree's last sample (Linux), for the host's view. */
   tree?: Tree.TreeUsage | undefined
-  /** What the owner said of the success it just delivered to a remote caller, for that request's metrics. */
-  delivered?: Observe.DeliveredNote | undefined
 }
 
 /** The host's end of a worker's data plane. @internal */
@@ -66,23 +59,13 @@ export interface DataPort {
 }
 
 /**
- * Brings the record of the request in flight up to date with what the owner thread has already said, before anyone
- * reads it (a request's busy check, `status`, `cancel`, a timeout):
- *
- * - a request answered by the owner thread straight to its remote caller: the owner posted `Delivered` here before
- *   it posted the answer, so once anyone could know of the answer (the remote's next request, or any thread it
- *   told), `Delivered` waits on the port. It travels on another channel than the requests of remotes, and may be
- *   read after them: it is read now, so that the worker is not reported busy with a request that has ended (C8);
- * - a remote's request that reached the owner thread directly: the owner posted `Started` here before it sent it,
- *   so the worker is reported busy with exactly that request from the moment it could reach the server.
- *
- * Nothing happens while neither can be: no such request in flight, and no route given out.
+ * The request an owner thread took straight from a remote caller, as the owner records it; none once the thread has
+ * ended (what it held then is its remote's to answer, C22a).
  *
  * @internal
  */
-export const readDelivered = (entry: Entry): void => {
-  if (entry.pending?.direct !== undefined || entry.routes.size > 0) entry.readAhead()
-}
+export const heldDirect = (entry: Entry): InflightSlot.Held | undefined =>
+  entry.slot === undefined || !entry.threadAlive ? undefined : InflightSlot.read(entry.slot)
 
 /** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
 export const forceEnd = (owner: NodeThread | ChildProcess | undefined): void => {
@@ -91,8 +74,18 @@ export const forceEnd = (owner: NodeThread | ChildProcess | undefined): void => 
   else owner.kill("SIGKILL")
 }
 
-/** The status of a worker, read off its record. @internal */
-export const statusOf = (entry: Entry) => Connection.statusOf(entry, entry)
+/**
+ * The status of a worker, read off its record: the host's own request in flight, else the one its owner thread took
+ * straight from a remote caller.
+ *
+ * @internal
+ */
+export const statusOf = (entry: Entry) => {
+  const status = Connection.statusOf(entry, entry)
+  if (status.busy) return status
+  const held = heldDirect(entry)
+  return held === undefined ? status : { ...status, busy: true, requestId: held.requestId }
+}
 
 /**
  * Why a request must be refused before anything is sent: the id is unknown, a request is in flight, or the

@@ -1,8 +1,7 @@
 /**
- * The host registry: owns every owner thread of the process, keeps the busy flag and the request ids (of its own
- * requests; those remote callers send owner threads directly are named there and adopted here), and routes requests
- * to owners over their dedicated ports. This module wires the registry's record (`registry.ts`)
- * to its operations: open (`hostOpen.ts`), requests (`hostRequest.ts`) and close (`hostClose.ts`).
+ * The host: owns every owner thread and process of the process, and sends requests to owners over their data ports;
+ * each owner decides for its worker (C8). This module wires the registry's record (`registry.ts`) to its operations:
+ * open (`open.ts`), requests (`request.ts`) and close (`close.ts`).
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
@@ -37,7 +36,7 @@ import * as HostRequest from "./request.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry, type RemoteRoutes } from "./registry.js"
-import { readDelivered, statusOf } from "./entry.js"
+import { statusOf } from "./entry.js"
 
 /**
  * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
@@ -53,24 +52,13 @@ export interface HostRegistry {
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
   /**
-   * Any request of the table whose params were checked and encoded elsewhere (a remote thread), without Effect, for
-   * the host server: refuses the request (`resume` is called at once) or sends it and gives what ends it. `timeout`
-   * is in milliseconds and already checked; `direct` is the remote caller an owner thread answers itself (the request
-   * then ends with `delivered` on success).
+   * Any request of the table whose params were prepared elsewhere (a remote thread, a socket peer, another runner),
+   * without Effect: refuses the request (`resume` is called at once) or sends it and gives what ends it. Its budget
+   * counts from now.
    */
   readonly begin: (
-    id: string,
-    method: OwnerProtocol.Method,
-    params: string,
-    timeout: number | undefined,
-    onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    saveTo: string | undefined,
-    spill: string | false | undefined,
-    direct: HostRequest.DirectCaller | undefined,
-    trace: OwnerProtocol.TraceContext | undefined,
-    resume: (exit: Exit.Exit<unknown, RequestError>) => void,
-    /** Where the request came from, for its metrics (C80); a remote thread's, unless said. */
-    surface?: Metrics.Surface
+    request: Omit<HostRequest.Relayed, "started">,
+    resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
   /**
    * What `begin` would answer at once for a request to `id`, without sending anything: the host's refusal from its
@@ -184,11 +172,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
             openConfig(config, openOptions)
           ),
         ...HostRequest.requests(registry),
-        status: (id) =>
-          Effect.map(lookup(registry, id), (entry) => {
-            readDelivered(entry)
-            return statusOf(entry)
-          }),
+        status: (id) => Effect.map(lookup(registry, id), statusOf),
         cancel: HostRequest.cancel(registry),
         close: HostClose.close(registry),
         events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
@@ -198,22 +182,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     return {
       service,
       openConfig,
-      begin: (id, method, params, timeout, onProgress, saveTo, spill, direct, trace, resume, surface = "thread") =>
-        HostRequest.begin(
-          registry,
-          id,
-          method,
-          params,
-          timeout,
-          Date.now(),
-          onProgress,
-          saveTo,
-          spill,
-          direct,
-          trace,
-          resume,
-          surface
-        ),
+      begin: (request, resume) => HostRequest.begin(registry, { ...request, started: Date.now() }, resume),
       refused: (id, method, surface) => HostRequest.refused(registry, id, method, surface),
       isOpen: (id) => registry.entries.has(id),
       view: HostViewImpl.make(registry),

@@ -19,9 +19,10 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
-import { MessageChannel, MessagePort, receiveMessageOnPort, type Worker as NodeThread } from "node:worker_threads"
+import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import * as Budget from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
+import * as InflightSlot from "../shared/inflightSlot.js"
 import { checkSpillDirectory } from "../transport/responseSave.js"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
@@ -80,7 +81,7 @@ const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
 const startThread = (entry: Entry, port: MessagePort, placement: Placement): NodeThread => {
   const limit = placement.maxOldGenerationSizeMb
   const thread = OwnerThread.start({
-    workerData: { port, marker: entry.marker, config: placement.wire },
+    workerData: { port, marker: entry.marker, config: placement.wire, slot: entry.slot },
     transferList: [port],
     name: `mcp-worker owner ${entry.workerId}`,
     ...(limit === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: limit } })
@@ -166,9 +167,9 @@ const makeEntry = (
       http: config._tag === "Http",
       scope,
       port: ports.port,
-      readAhead: () => {},
       routes: new Set(),
-      started: 0,
+      slot: placement.isolation === "process" ? undefined : InflightSlot.make(),
+      cancels: new Map(),
       thread: undefined,
       control: undefined,
       life: Connection.opening,
@@ -189,7 +190,6 @@ const makeEntry = (
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
-    if (ports.port instanceof MessagePort) entry.readAhead = readAhead(ports.port, onMessage)
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
@@ -203,15 +203,6 @@ const makeEntry = (
     )
     return { entry, ownerPort: ports.ownerPort }
   })
-
-// The owner's messages waiting on the port, handled in order as the port's own listener would.
-const readAhead = (port: MessagePort, onMessage: (message: unknown) => void) => () => {
-  for (;;) {
-    const received = receiveMessageOnPort(port)
-    if (received === undefined) return
-    onMessage(received.message)
-  }
-}
 
 /** Spawns the owner thread and runs the `Open` handshake, bounded by the budget and by the thread's own death. */
 const handshake = (

@@ -1,12 +1,11 @@
 /**
  * The host registry's shared state — every worker's record, the platform's worker manager, the reaper, the
- * defaults — and what happens to a record when its owner thread speaks or dies. The operations live in
- * `hostOpen.ts`, `hostRequest.ts` and `hostClose.ts`, each a function of this record; `host.ts` wires them.
+ * defaults — and what happens to a record when its owner thread speaks or dies. The operations live in `open.ts`,
+ * `request.ts` and `close.ts`, each a function of this record; `layer.ts` wires them.
  */
 import type * as Worker from "@effect/platform/Worker"
 import {
   type CleanupSummary,
-  DeliveryUnknown,
   type FailureKind,
   type McpWorkerError,
   OpenFailed,
@@ -27,7 +26,6 @@ import * as HostEvents from "./events.js"
 import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
 import {
-  answerCancel,
   confirmGone as confirmJobGone,
   recordCleanup,
   markFailed as markLifeFailed,
@@ -35,8 +33,9 @@ import {
   resultOf,
   settle
 } from "../shared/connection.js"
-import { delivered, type Entry, refusal } from "./entry.js"
+import { type Entry, refusal } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
+import * as Observe from "../metrics/observe.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -78,30 +77,26 @@ export interface Registry {
  * @internal
  */
 export interface RemoteRoutes {
-  /** The owner thread took a remote caller's request (`Started`): tracked, timed and answered as a relayed one. */
-  readonly adopt: (entry: Entry, started: typeof OwnerProtocol.StartedMessage.Type) => void
-  /**
-   * The owner has ended and every request it took has been answered: each remote given the worker's route is told,
-   * with what a request of its that the owner never took ends with.
-   */
+  /** The owner has ended: each remote given the worker's route is told, with why. */
   readonly ended: (workerId: string, remotes: ReadonlyArray<string>, error: McpWorkerError) => void
 }
 
 /**
- * The worker's owner has ended (closed, or died) and the requests it took were answered: the remotes given its route
- * learn it, after those answers.
+ * The worker's owner has ended (closed, or died): the remotes given its route learn it. A request of theirs still
+ * waiting on the owner's channel may have been taken, so they answer it unknown (C22a).
  *
  * @internal
  */
 export const routesEnded = (registry: Registry, entry: Entry): void => {
+  // A `cancel` still waiting for the owner's word gets none: it cancelled nothing.
+  for (const answer of entry.cancels.values()) answer(false)
+  entry.cancels.clear()
   if (entry.routes.size === 0) return
   const error =
     refusal(entry.workerId, registry.entries.get(entry.workerId)) ?? new UnknownWorker({ workerId: entry.workerId })
   const remotes = Array.from(entry.routes)
   entry.routes.clear()
-  const routes = registry.remote
-  // After the answers to the requests the owner took: a failure is answered one microtask after it happened.
-  if (routes !== undefined) queueMicrotask(() => routes.ended(entry.workerId, remotes, error))
+  registry.remote?.ended(entry.workerId, remotes, error)
 }
 
 /** The open worker with this id. @internal */
@@ -143,32 +138,15 @@ export const onOwnerMessage =
     switch (message._tag) {
       case "Success":
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
-      case "Delivered":
-        if (entry.metrics) entry.delivered = message
-        return settle(entry, message.requestId, Exit.succeed(delivered))
       case "CancelAnswer": {
-        const pending = entry.pending
-        if (pending === undefined || pending.requestId !== message.requestId) return
-        if (!message.cancelled) return answerCancel(pending, false)
-        // Cancelled at the owner, whether a `cancel` still waits for the word or not: its caller is answered here,
-        // after the `cancel` (a Promise caller has its `cancel` resolved before the request it cancelled rejects; the
-        // `cancel`'s fiber goes on in microtasks, so its answer is out before the next turn).
-        entry.pending = undefined
-        answerCancel(pending, true)
-        const error = new DeliveryUnknown({
-          workerId: entry.workerId,
-          requestId: message.requestId,
-          reason: "cancelled",
-          delivery: "unknown"
-        })
-        setImmediate(() => pending.complete(Exit.fail(error)))
-        return
+        // A `cancel` of a request the owner thread took from a remote caller, which the owner answered itself.
+        const answer = entry.cancels.get(message.requestId)
+        if (answer === undefined) return
+        entry.cancels.delete(message.requestId)
+        return answer(message.cancelled)
       }
-      case "Started":
-        entry.started++
-        if (registry.remote !== undefined) return registry.remote.adopt(entry, message)
-        // No host server to answer its caller: the request is stopped, and its caller gives up at its deadline.
-        return entry.port.postMessage({ _tag: "Cancel", requestId: message.requestId, reason: "interrupted" })
+      case "Observed":
+        return Observe.observed(entry, message.requests)
       case "Failure":
         if (message.error._tag === "WorkerFailed") {
           markFailed(registry, entry, message.error.kind, message.error.message)
@@ -223,8 +201,6 @@ export const onThreadExit =
       return
     }
     if (entry.life._tag === "Closing") return
-    // What the owner said before it died, `Started` above all: a request it took is answered as sent.
-    entry.readAhead()
     const message = `the owner ${owner} exited (${how})`
     markFailed(registry, entry, "thread", message)
     if (entry.pending !== undefined) {

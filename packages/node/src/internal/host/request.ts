@@ -7,14 +7,12 @@ import {
   DeliveryUnknown,
   InvalidInput,
   RequestNotPending,
-  type RequestError,
-  WorkerBusy
+  type RequestError
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,8 +23,8 @@ import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
 import { contextOf, isTracing } from "../shared/traced.js"
-import { answerCancel, type Direct, type Pending } from "../shared/connection.js"
-import { delivered, type Entry, readDelivered, refusal } from "./entry.js"
+import type { Pending } from "../shared/connection.js"
+import { type Entry, heldDirect, refusal } from "./entry.js"
 import type * as Metrics from "../metrics/metrics.js"
 import { Observation } from "../metrics/observe.js"
 
@@ -42,15 +40,13 @@ const context = { isProxy, checkSavePath, checkSpillDirectory }
 class RequestInFlight implements Pending {
   readonly since = Date.now()
   timer: ReturnType<typeof setTimeout> | undefined = undefined
-  cancelling: ((cancelled: boolean) => void) | undefined = undefined
   signal: AbortSignal | undefined = undefined
   onAbort: (() => void) | undefined = undefined
   constructor(
     readonly entry: Entry,
     readonly requestId: string,
     readonly resume: (exit: Exit.Exit<unknown, RequestError>) => void,
-    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    readonly direct: Direct | undefined
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
   ) {}
 
   /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
@@ -59,18 +55,13 @@ class RequestInFlight implements Pending {
     this.resume(exit)
   }
 
-  /**
-   * Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended, which
-   * includes a success the owner thread already delivered to a remote caller itself.
-   */
+  /** Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended. */
   end(reason: "timeout" | "interrupted"): boolean {
     const entry = this.entry
-    readDelivered(entry)
     if (entry.pending !== this) return false
     entry.pending = undefined
     this.disarm()
     entry.port.postMessage({ _tag: "Cancel", requestId: this.requestId, reason })
-    answerCancel(this, false)
     return true
   }
 
@@ -131,13 +122,34 @@ export interface Sent {
 }
 
 /**
- * A remote caller whose call's success an owner thread may post itself, and what is told the route to that owner
- * thread (before the request is sent, so that the route reaches the remote ahead of the success).
+ * A request whose arguments were prepared (`Prepare.prepare`), as the host sends it to the owner: from its own
+ * fibers, a remote thread, a socket peer or another runner.
  *
  * @internal
  */
-export interface DirectCaller {
-  readonly replyTo: Direct
+export interface Relayed {
+  readonly id: string
+  readonly method: OwnerProtocol.Method
+  /** JSON text of a plain object. */
+  readonly params: string
+  /** The caller's budget in ms, counted from `started`; `undefined`: the worker's default. */
+  readonly budgetMs: number | undefined
+  readonly started: number
+  readonly onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
+  readonly saveTo?: string | undefined
+  /** The call's own `onTooLarge`: a directory, or `false` for none; absent, the worker's. */
+  readonly spill?: string | false | undefined
+  /** A remote thread given the worker's route (once, before the request is sent): its next requests go direct. */
+  readonly remote?: RemoteCaller | undefined
+  /** The caller's span, when it is tracing: the owner's span of the request is its child (C83). */
+  readonly trace?: OwnerProtocol.TraceContext | undefined
+  /** Where the request came from, for its metrics (C80). */
+  readonly surface: Metrics.Surface
+}
+
+/** A remote thread that may be given the worker's route. @internal */
+export interface RemoteCaller {
+  readonly channel: string
   readonly onRoute: (route: Route) => void
 }
 
@@ -155,44 +167,12 @@ const routeFor = (entry: Entry, remote: string): Route | undefined => {
   return { channel: ownerChannel(entry.workerId), timeoutMs: entry.defaultTimeoutMs, evicted }
 }
 
-/**
- * A remote caller's request that the owner thread took directly (its `Started`), recorded as the worker's request in
- * flight and timed like the host's own: `status` and `cancel` name it, the host's own requests are refused meanwhile,
- * and at its deadline the owner cancels exactly it. A request of the host's in flight was sent before the host knew
- * of this one (its `seen` is lower), and the owner refuses it unsent, whenever it reads it (C8).
- *
- * @internal
- */
-export const adopt = (
-  entry: Entry,
-  started: typeof OwnerProtocol.StartedMessage.Type,
-  callerResume: (exit: Exit.Exit<unknown, RequestError>) => void
-): Sent => {
-  const { requestId } = started
-  // A remote thread's request, taken by the owner thread: counted here as the host's own are (C80).
-  const observation = entry.metrics
-    ? new Observation(entry, started.method, "thread", delivered, callerResume)
-    : undefined
-  observation?.sent()
-  const resume = observation?.resume ?? callerResume
-  const prior = entry.pending
-  if (prior !== undefined) {
-    entry.pending = undefined
-    prior.complete(Exit.fail(new WorkerBusy({ workerId: entry.workerId, requestId, delivery: "not_sent" })))
-    answerCancel(prior, false)
-  }
-  const inflight = new RequestInFlight(entry, requestId, resume, undefined, started.replyTo)
-  entry.pending = inflight
-  const left = Math.min(Math.max(0, started.deadline - Date.now()), ServerConfig.maxTimeoutMs)
-  inflight.timer = setTimeout(onTimeout, left, inflight)
-  return inflight
-}
-
 const ignoreEnd = () => {}
 
 /**
- * The host's refusal of a request to `id` now, from its own record of the worker (unknown, closing or failed, busy:
- * C8), counted where it ends (C80); `undefined` when the worker would take it.
+ * The host's refusal of a request to `id` now, from what it knows without the owner (unknown, closing or failed, its
+ * own request still in flight), counted where it ends (C80); `undefined` when it would be sent, and the owner decides
+ * (C8).
  *
  * @internal
  */
@@ -203,47 +183,35 @@ export const refused = (
   surface: Metrics.Surface
 ): RequestError | undefined => {
   const entry = registry.entries.get(id)
-  if (entry !== undefined) readDelivered(entry)
   const error = refusal(id, entry)
   if (error !== undefined && registry.defaults.metrics) {
-    new Observation(entry, method, surface, delivered, ignoreEnd).resume(Exit.fail(error))
+    new Observation(entry, method, surface, ignoreEnd).resume(Exit.fail(error))
   }
   return error
 }
 
 /**
- * Starts one request: refuses it (`resume` is called at once) or sends it. The busy check and taking the slot are one
- * synchronous step (two requests must never both pass the check, C8): the host's own requests run it as the register
- * step of their `Effect.async` (a fiber may yield between any two Effect steps), the host server in the step that
- * reads a remote thread's request. The budget counts from `started`. `spill`: the call's own `onTooLarge` (a
- * directory, or `false` for none; absent, the worker's). `trace`: the caller's span, when it is tracing, which the
- * owner's span of the request is a child of.
+ * Starts one request: refuses it (`resume` is called at once) or sends it. What the host refuses itself is what it
+ * knows without the owner: an unknown id, a worker that is not ready, a spent budget, and its own request still in
+ * flight; the owner decides busy for every caller (C8). Checking and taking the slot are one synchronous step: the
+ * host's own requests run it as the register step of their `Effect.async`.
  *
  * @internal
  */
 export const begin = (
   registry: Registry,
-  id: string,
-  method: OwnerProtocol.Method,
-  params: string,
-  budgetMs: number | undefined,
-  started: number,
-  onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-  saveTo: string | undefined,
-  spill: string | false | undefined,
-  direct: DirectCaller | undefined,
-  trace: OwnerProtocol.TraceContext | undefined,
-  callerResume: (exit: Exit.Exit<unknown, RequestError>) => void,
-  surface: Metrics.Surface
+  request: Relayed,
+  callerResume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
-  const refusedNow = refused(registry, id, method, surface)
+  const { id, method, saveTo, spill, onProgress, trace } = request
+  const refusedNow = refused(registry, id, method, request.surface)
   if (refusedNow !== undefined) return void callerResume(Exit.fail(refusedNow))
   const entry = registry.entries.get(id)!
   const observation = registry.defaults.metrics
-    ? new Observation(entry, method, surface, delivered, callerResume)
+    ? new Observation(entry, method, request.surface, callerResume)
     : undefined
   const resume = observation?.resume ?? callerResume
-  const left = (budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - started)
+  const left = (request.budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - request.started)
   // The deadline passed before the request could go (a remote caller's budget spent between threads, or a zero
   // budget): it is never sent (C22a).
   if (left <= 0) {
@@ -253,37 +221,26 @@ export const begin = (
   if (saveTo !== undefined && entry.http) return void resume(Exit.fail(stdioOnly("saveTo")))
   if (typeof spill === "string" && entry.http) return void resume(Exit.fail(stdioOnly("spill")))
   const requestId = WorkerId.makeRequestId()
-  // Only an owner thread can post to another thread's channel; an owner process answers through the host.
-  const replyTo = direct !== undefined && isThread(entry) ? direct.replyTo : undefined
-  const route = replyTo === undefined ? undefined : routeFor(entry, replyTo.channel)
-  if (route !== undefined) direct!.onRoute(route)
-  const inflight = new RequestInFlight(entry, requestId, resume, onProgress, replyTo)
+  // Only an owner thread can be reached from another thread.
+  const remote = request.remote !== undefined && isThread(entry) ? request.remote : undefined
+  const route = remote === undefined ? undefined : routeFor(entry, remote.channel)
+  if (route !== undefined) remote!.onRoute(route)
+  const inflight = new RequestInFlight(entry, requestId, resume, onProgress)
   entry.pending = inflight
-  const seen = entry.started
   observation?.sent()
+  const deadline = Date.now() + left
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && spill === undefined && seen === 0 && trace === undefined
-      ? replyTo === undefined
-        ? { _tag: "Request", requestId, method, params, timeoutMs: left }
-        : {
-            _tag: "Request",
-            requestId,
-            method,
-            params,
-            timeoutMs: left,
-            replyTo
-          }
+    onProgress === undefined && saveTo === undefined && spill === undefined && trace === undefined
+      ? { _tag: "Request", requestId, method, params: request.params, deadline }
       : {
           _tag: "Request",
           requestId,
           method,
-          params,
-          timeoutMs: left,
+          params: request.params,
+          deadline,
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(spill === undefined ? {} : { spill }),
-          ...(replyTo === undefined ? {} : { replyTo }),
-          ...(seen === 0 ? {} : { seen }),
           ...(trace === undefined ? {} : { trace })
         }
   )
@@ -340,18 +297,19 @@ const request = (
     const { budgetMs, params, saveTo, spill } = prepared.right
     const sent = begin(
       registry,
-      id,
-      operation.method,
-      params,
-      budgetMs,
-      started,
-      options?.onProgress,
-      saveTo,
-      spill,
-      undefined,
-      trace,
-      resume,
-      "host"
+      {
+        id,
+        method: operation.method,
+        params,
+        budgetMs,
+        started,
+        onProgress: options?.onProgress,
+        saveTo,
+        spill,
+        trace,
+        surface: "host"
+      },
+      resume
     )
     if (sent === undefined) return undefined
     const signal = options?.signal
@@ -359,36 +317,32 @@ const request = (
     return Effect.sync(() => sent.end("interrupted"))
   })
 
-/** Cancels exactly the request in flight named (C12). @internal */
+/**
+ * Cancels exactly the request in flight named (C12): the host's own, or one the owner thread took straight from a
+ * remote caller, which only the owner can say it cancelled (its caller is then answered by the owner).
+ *
+ * @internal
+ */
 export const cancel =
   (registry: Registry): McpWorkers.McpWorkersService["cancel"] =>
   (id, requestId) =>
     Effect.flatMap(lookup(registry, id), (entry) => {
-      readDelivered(entry)
+      const notPending = new RequestNotPending({ workerId: entry.workerId, requestId })
       const pending = entry.pending
-      if (pending === undefined || pending.requestId !== requestId || pending.cancelling !== undefined) {
-        return Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
-      }
-      // The owner thread posts this request's success to its caller itself, and may have posted it already: it says
-      // whether it cancelled the request (`CancelAnswer`, handled in `registry.ts`), and only then is it cancelled.
-      if (pending.direct !== undefined) {
-        return Effect.async<void, RequestNotPending>((resume) => {
-          pending.cancelling = (cancelled) =>
-            resume(
-              cancelled ? Effect.void : Effect.fail(new RequestNotPending({ workerId: entry.workerId, requestId }))
-            )
-          entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled", confirm: true })
-          return Effect.sync(() => {
-            if (pending.cancelling !== undefined) pending.cancelling = undefined
-          })
-        })
-      }
-      entry.pending = undefined
-      entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
-      pending.complete(
-        Exit.fail(
-          new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "cancelled", delivery: "unknown" })
+      if (pending !== undefined && pending.requestId === requestId) {
+        entry.pending = undefined
+        entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
+        pending.complete(
+          Exit.fail(
+            new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "cancelled", delivery: "unknown" })
+          )
         )
-      )
-      return Effect.void
+        return Effect.void
+      }
+      if (heldDirect(entry)?.requestId !== requestId || entry.cancels.has(requestId)) return Effect.fail(notPending)
+      return Effect.async<void, RequestNotPending>((resume) => {
+        entry.cancels.set(requestId, (cancelled) => resume(cancelled ? Effect.void : Effect.fail(notPending)))
+        entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled", confirm: true })
+        return Effect.sync(() => entry.cancels.delete(requestId))
+      })
     })

@@ -21,7 +21,6 @@ import type * as HostRequest from "./request.js"
 import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import type * as ReplyChannels from "../wire/replyChannels.js"
-import { delivered } from "./entry.js"
 import { endSpan, type Tracing } from "../shared/traced.js"
 
 /**
@@ -133,11 +132,7 @@ export const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<un
   // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const { callId } = call
-  if (Exit.isSuccess(exit)) {
-    // The owner thread posted the success to the remote itself.
-    if (exit.value !== delivered) reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
-    return
-  }
+  if (Exit.isSuccess(exit)) return reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure)) return reply(server, call.from, { _tag: "RemoteFailure", callId, error: failure.value })
   if (!Cause.isInterruptedOnly(exit.cause)) {

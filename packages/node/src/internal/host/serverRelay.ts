@@ -1,7 +1,6 @@
 /**
- * The requests of the operation table that remote threads send: relayed in the very step that reads them, without a
- * fiber, or adopted once the owner thread took them straight from their remote (`Started`). Either way the host
- * tracks, times and answers them as its own.
+ * The requests of the operation table that remote threads send the host: relayed in the very step that reads them,
+ * without a fiber. Those a remote sends an owner thread straight (on the route given here) never reach the host.
  *
  * @internal
  */
@@ -9,26 +8,25 @@ import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import type { Entry } from "./entry.js"
 import type { HostRegistry } from "./layer.js"
 import type { RemoteRoutes } from "./registry.js"
 import * as HostRequest from "./request.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import { startSpan } from "../shared/traced.js"
-import { ended, finish, remaining, reply, type ServedCall, type ServerState, track } from "./serverCalls.js"
+import { ended, finish, remaining, reply, type ServedCall, type ServerState } from "./serverCalls.js"
 
 /**
- * How the owner thread may answer a remote's call itself: only a remote that reads `Result`s, and never a call with
- * progress (progress travels through here, and the success must not overtake it, C29).
+ * The remote that may be given the worker's route with this request: only one that reads the owner's own answers, and
+ * never for a call with progress (progress travels through the host, C29).
  */
-const directOf = (
+const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
-): HostRequest.DirectCaller | undefined =>
+): HostRequest.RemoteCaller | undefined =>
   operation.direct === true && operation.progress !== true
     ? {
-        replyTo: { channel: message.from, callId: message.callId },
+        channel: message.from,
         onRoute: (route) => {
           const { workerId } = operation
           reply(server, message.from, { _tag: "Route", workerId, channel: route.channel, timeoutMs: route.timeoutMs })
@@ -37,47 +35,28 @@ const directOf = (
       }
     : undefined
 
-/**
- * This host's span of a remote caller's request, as the child of the caller's (`trace`), when the host is tracing too.
- * The owner's span is the caller's child as well: the host is not on the way of a direct request (`direct`).
- */
+/** This host's span of a remote caller's request, as the child of the caller's (`trace`), when the host traces too. */
 const traceCall = (
   server: ServerState,
   call: ServedCall,
   trace: OwnerProtocol.TraceContext,
-  operation: typeof Protocol.RemoteCall.Type,
-  direct: boolean
+  operation: typeof Protocol.RemoteCall.Type
 ) => {
   if (server.tracing === undefined) return
   call.span = startSpan(server.tracing, "HostServer.request", trace, {
     workerId: operation.workerId,
     method: operation.method,
-    direct
+    direct: false
   })
 }
 
 /**
- * The host server's part in the requests remote callers send owner threads directly: such a request, once its owner
- * took it, is tracked and answered as a relayed one (its success excepted, which the owner posted itself); a worker's
- * end is announced to the remotes given its route, after those answers (they share the remote's reply channel).
+ * The host server's part in the requests remote callers send owner threads directly: a worker's end is announced to
+ * the remotes given its route.
  *
  * @internal
  */
 export const routes = (server: ServerState): RemoteRoutes => ({
-  adopt: (entry: Entry, started) => {
-    const operation: typeof Protocol.RemoteCall.Type = {
-      _tag: "RemoteCall",
-      workerId: entry.workerId,
-      method: started.method,
-      params: "",
-      deadline: started.deadline
-    }
-    const call = track(server, started.replyTo.channel, started.replyTo.callId, operation)
-    if (call === undefined) return
-    if (started.trace !== undefined) traceCall(server, call, started.trace, operation, true)
-    const sent = HostRequest.adopt(entry, started, ended(server, call))
-    if (server.calls.has(call.key)) call.sent = sent
-  },
   ended: (workerId, remotes, error) => {
     for (const to of remotes) reply(server, to, { _tag: "WorkerEnded", workerId, error })
   }
@@ -97,7 +76,7 @@ export const runRequest = (
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
 ) => {
-  if (message.trace !== undefined) traceCall(server, call, message.trace, operation, false)
+  if (message.trace !== undefined) traceCall(server, call, message.trace, operation)
   // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   if (Either.isLeft(params)) return finish(server, call, Exit.fail(params.left))
@@ -115,15 +94,18 @@ export const runRequest = (
       : undefined
   try {
     const sent = active.begin(
-      operation.workerId,
-      operation.method,
-      operation.params,
-      remaining(operation.deadline),
-      onProgress,
-      operation.saveTo,
-      operation.spill,
-      directOf(server, message, operation),
-      message.trace,
+      {
+        id: operation.workerId,
+        method: operation.method,
+        params: operation.params,
+        budgetMs: remaining(operation.deadline),
+        onProgress,
+        saveTo: operation.saveTo,
+        spill: operation.spill,
+        remote: remoteOf(server, message, operation),
+        trace: message.trace,
+        surface: "thread"
+      },
       ended(server, call)
     )
     if (server.calls.has(call.key)) call.sent = sent

@@ -90,22 +90,23 @@ const request = (
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
         const sent = listener.registry.begin(
-          found.right.workerId,
-          operation.method,
-          payload.params,
-          remaining(payload.deadline),
-          onProgress,
-          payload.saveTo,
-          // A socket caller's own spill directory is refused in its process; without "fail", the worker's own applies.
-          payload.spill,
-          undefined,
-          // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
-          isTracing(fiber) ? contextOf(fiber) : undefined,
+          {
+            id: found.right.workerId,
+            method: operation.method,
+            params: payload.params,
+            budgetMs: remaining(payload.deadline),
+            onProgress,
+            saveTo: payload.saveTo,
+            // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
+            spill: payload.spill,
+            // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
+            trace: isTracing(fiber) ? contextOf(fiber) : undefined,
+            surface: "socket"
+          },
           (exit) => {
             if (call !== undefined) listener.calls.delete(call)
             resume(exit)
-          },
-          "socket"
+          }
         )
         if (sent === undefined) return undefined
         if (call !== undefined) listener.calls.set(call, sent)

@@ -53,8 +53,6 @@ const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: c
 class InFlight implements Connection.Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   onAbort: (() => void) | undefined = undefined
-  /** The owner runs in this thread: every answer comes through `settle`. */
-  readonly direct = undefined
   constructor(
     readonly client: Client,
     readonly requestId: string,

@@ -18,18 +18,13 @@ const spilledTag = "mcp-worker/spilled"
 const isSpilledWire = (value: unknown): value is readonly [string, object] =>
   Array.isArray(value) && value.length === 2 && value[0] === spilledTag && typeof value[1] === "object"
 
-/** What an owner thread said of a success it posted to a remote caller itself (`Delivered`). @internal */
-export interface DeliveredNote {
-  readonly isError?: boolean | undefined
-  readonly spilled?: number | undefined
-}
-
-/** What a request is recorded against: its worker's server name and what it said of a delivered success. @internal */
+/** What a request is recorded against: its worker's server name, and its counts for the host's view. @internal */
 export interface Observed {
   /** The name the worker's open gave it. */
   readonly name?: string | undefined
   readonly server: { readonly name: string } | null
-  delivered?: DeliveredNote | undefined
+  /** Whether the host records metrics (C80). */
+  readonly metrics?: boolean | undefined
   /** The worker's own counts, for the host's view. */
   counts?: Counts | undefined
 }
@@ -50,9 +45,6 @@ const count = (worker: Observed | undefined, key: keyof Counts): void => {
   counts[key]++
 }
 
-/** The sentinel a delivered success ends with (`entry.ts` `delivered`). @internal */
-export type DeliveredValue = symbol
-
 /**
  * One request's record: `sent` when its message went to the owner, `resume` its caller's, counted as it ends.
  *
@@ -64,7 +56,6 @@ export class Observation {
     readonly worker: Observed | undefined,
     readonly method: OwnerProtocol.Method,
     readonly surface: Metrics.Surface,
-    readonly delivered: DeliveredValue,
     readonly onEnd: (exit: Exit.Exit<unknown, RequestError>) => void
   ) {}
 
@@ -86,34 +77,49 @@ export class Observation {
     const seconds = this.sentAt === undefined ? undefined : (performance.now() - this.sentAt) / 1000
     const server = this.serverName()
     if (Exit.isSuccess(exit)) {
-      // `isError` first: reading a delivered success's spill forgets what the owner said of it.
-      const outcome = this.isError(exit.value) ? "is_error" : "result"
-      const spilled = this.spilledOf(exit.value)
+      const outcome = isError(exit.value) ? "is_error" : "result"
+      const spilled = spilledOf(exit.value)
       count(this.worker, outcome === "is_error" ? "isError" : "results")
       return Metrics.requestEnded(server, this.surface, this.method, outcome, "none", seconds, spilled)
     }
     const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
     // A server's error answer has no delivery: it is an answer.
     const delivery = error === undefined ? "unknown" : "delivery" in error ? error.delivery : "none"
-    count(this.worker, delivery === "none" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown")
+    count(this.worker, deliveryKey(delivery))
     Metrics.requestEnded(server, this.surface, this.method, error?._tag ?? "WorkerFailed", delivery, seconds, undefined)
   }
+}
 
-  // A success the owner delivered to a remote caller itself is read off what it said of it (`Delivered`).
-  private isError(value: unknown): boolean {
-    if (value === this.delivered) return this.worker?.delivered?.isError === true
-    const read = isSpilledWire(value) ? value[1] : value
-    return typeof read === "object" && read !== null && (read as { isError?: unknown }).isError === true
-  }
+const isError = (value: unknown): boolean => {
+  const read = isSpilledWire(value) ? value[1] : value
+  return typeof read === "object" && read !== null && (read as { isError?: unknown }).isError === true
+}
 
-  private spilledOf(value: unknown): number | undefined {
-    if (value === this.delivered) {
-      const spilled = this.worker?.delivered?.spilled
-      if (this.worker !== undefined) this.worker.delivered = undefined
-      return spilled
-    }
-    if (!isSpilledWire(value)) return undefined
-    const bytes = (value[1] as { readonly bytes?: unknown }).bytes
-    return typeof bytes === "number" ? bytes : undefined
+const spilledOf = (value: unknown): number | undefined => {
+  if (!isSpilledWire(value)) return undefined
+  const bytes = (value[1] as { readonly bytes?: unknown }).bytes
+  return typeof bytes === "number" ? bytes : undefined
+}
+
+/**
+ * The requests an owner thread took straight from remote threads and answered itself, as it counted them
+ * (`Observed`): recorded as a remote thread's requests, once each (C80).
+ *
+ * @internal
+ */
+export const observed = (
+  worker: Observed,
+  requests: ReadonlyArray<(typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]>
+): void => {
+  if (worker.metrics !== true) return
+  const server = Metrics.serverOf(worker)
+  for (const request of requests) {
+    if (request.seconds !== undefined) Metrics.requestSent(server, "thread")
+    const { outcome, delivery } = request
+    count(worker, outcome === "result" ? "results" : outcome === "is_error" ? "isError" : deliveryKey(delivery))
+    Metrics.requestEnded(server, "thread", request.method, outcome, delivery, request.seconds, request.spilled)
   }
 }
+
+const deliveryKey = (delivery: "none" | "not_sent" | "unknown"): keyof Counts =>
+  delivery === "none" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown"

@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HostViewFace from "../../HostView.js"
-import { type Entry, readDelivered } from "../host/entry.js"
+import { type Entry, heldDirect } from "../host/entry.js"
 import type { Registry } from "../host/registry.js"
 import * as Connection from "../shared/connection.js"
 
@@ -15,7 +15,8 @@ import * as Connection from "../shared/connection.js"
 export class HostView extends Context.Tag("@mcp-worker/node/HostView")<HostView, HostViewFace.HostViewService>() {}
 
 const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
-  const pending = entry.pending
+  // The host's own request in flight, else the one its owner thread took straight from a remote caller.
+  const pending = entry.pending ?? heldDirect(entry)
   return {
     workerId: entry.workerId,
     name: entry.name ?? null,
@@ -37,8 +38,6 @@ const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
 /** Every worker the host holds, opening ones included. @internal */
 export const snapshotOf = (registry: Registry): ReadonlyArray<HostViewFace.WorkerRow> => {
   const now = Date.now()
-  // As `status` does: a request an owner thread took or delivered since is shown as it stands.
-  for (const entry of registry.entries.values()) readDelivered(entry)
   return [...registry.opening, ...registry.entries.values()].map((entry) => rowOf(entry, now))
 }
 

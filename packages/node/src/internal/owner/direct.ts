@@ -1,13 +1,13 @@
 /**
  * An owner thread's end of the direct path: the remote callers' requests it reads on its own channel, the replies it
- * posts on theirs, and the read-ahead of its data port. An owner process has none of this (no channel reaches it
+ * posts on theirs, and what it counts of them for the host. An owner process has none of this (no channel reaches it
  * from other threads).
  */
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
-import { BroadcastChannel, type MessagePort, receiveMessageOnPort } from "node:worker_threads"
+import { BroadcastChannel } from "node:worker_threads"
 import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as RemoteProtocol from "../wire/remoteProtocol.js"
 import * as ReplyChannels from "../wire/replyChannels.js"
@@ -18,8 +18,8 @@ const maxReplyChannels = 16
 
 /**
  * The direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply channel, as
- * `remoteProtocol.Result`, and the refusal of a request that reached this thread directly. The channels close with
- * the thread.
+ * `remoteProtocol.Result`, and the failure or refusal of a request that reached this thread directly. The channels
+ * close with the thread.
  *
  * @internal
  */
@@ -60,6 +60,7 @@ export const listen = (
     const decoded = RemoteCodec.decodeOwnerChannelMessage((event as MessageEvent).data)
     if (Either.isRight(decoded)) {
       const message = decoded.right
+      if (message._tag === "Ping") return owner.heard(message.from)
       if (message._tag !== "Direct") return owner.interruptDirect(message.from, message.callId)
       return spans === undefined || message.trace === undefined
         ? owner.startDirect(message)
@@ -77,11 +78,40 @@ export const listen = (
   return () => channel.close()
 }
 
-/** Handles at once every host message waiting on the data port of an owner thread. @internal */
-export const readAhead = (port: MessagePort, onMessage: (raw: unknown) => void) => (): void => {
-  for (;;) {
-    const received = receiveMessageOnPort(port)
-    if (received === undefined) return
-    onMessage(received.message)
+type ObservedRequest = (typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]
+
+/** How long an owner thread gathers what it counts of the requests it answered itself before telling the host. */
+const observeEveryMs = 250
+
+/**
+ * The counts of the requests an owner thread answers itself (C80), told to the host in batches (`Observed`): at most
+ * one message per `observeEveryMs`, none while no request is taken directly.
+ *
+ * @internal
+ */
+export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) => void) => {
+  let batch: Array<ObservedRequest> = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const flush = () => {
+    clearTimeout(timer)
+    timer = undefined
+    if (batch.length === 0) return
+    const requests = batch
+    batch = []
+    post({ _tag: "Observed", requests })
   }
+  const observe: NonNullable<OwnerDirect.DirectPort["observe"]> = (method, outcome, delivery, seconds, spilled) => {
+    batch.push({
+      method,
+      outcome: outcome as ObservedRequest["outcome"],
+      delivery,
+      ...(seconds === undefined ? {} : { seconds }),
+      ...(spilled === undefined ? {} : { spilled })
+    })
+    if (timer === undefined) {
+      timer = setTimeout(flush, observeEveryMs)
+      timer.unref()
+    }
+  }
+  return { observe, flush }
 }

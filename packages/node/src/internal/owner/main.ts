@@ -15,6 +15,8 @@ interface OwnerData {
   readonly port: MessagePort
   readonly marker: string
   readonly config: string
+  /** Where this owner records the request it took straight from a remote caller, for the host's `status`. */
+  readonly slot: SharedArrayBuffer
 }
 
 const data = workerData as OwnerData
@@ -23,7 +25,7 @@ const early = ProcessStart.startFromWire(data.config, data.marker)
 // The host learns the process at once: even if this thread dies before its runtime is up, the tree can be ended.
 if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
 const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
-runtime.exports.run(data.port, early, true)
+runtime.exports.run(data.port, early, data.slot)
 setImmediate(runtime.refresh)
 // Once it has opened and served for a while, what the owner compiled goes into the warm cache (a few ms, once per
 // install and V8): later owners skip compiling the connect and request paths.

@@ -7,9 +7,10 @@ import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
-import { MessagePort } from "node:worker_threads"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"
+import * as InflightSlot from "../shared/inflightSlot.js"
+import * as RemoteProtocol from "../wire/remoteProtocol.js"
 import * as Traced from "../shared/traced.js"
 import * as Direct from "./direct.js"
 import * as Spans from "./spans.js"
@@ -22,36 +23,65 @@ export interface OwnerDataPort {
 }
 
 /**
- * Runs the owner on its data port. `direct`: this is an owner thread, which can post to other threads' channels and
- * so answers remote callers itself; an owner process cannot.
+ * What an owner thread adds to its port to take remote callers' requests itself: their replies, the slot the host
+ * reads for `status`, their spans and their counts (C80).
+ */
+const directPort = (
+  slot: InflightSlot.Slot,
+  post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
+  spans: Spans.OwnerSpans | undefined
+) => {
+  const replies = Direct.makeReplies()
+  const held = InflightSlot.writer(slot)
+  const observed = Direct.makeObserved(post)
+  const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
+    postDirect: (replyTo, result, envelope, requestId) => {
+      held.clear()
+      spans?.answered(requestId, undefined)
+      replies.post(replyTo, result, envelope)
+    },
+    postDirectFailure: (replyTo, error, requestId) => {
+      if (requestId !== undefined) held.clear()
+      spans?.answered(requestId, error)
+      replies.fail(replyTo, error)
+    },
+    taken: (requestId, method) => {
+      held.set(requestId)
+      spans?.taken(requestId, method)
+    },
+    observe: observed.observe
+  }
+  return { hooks, replies, observed }
+}
+
+/**
+ * Runs the owner on its data port. `slot`: this is an owner thread, which can post to other threads' channels and so
+ * takes and answers remote callers' requests itself, recording the one in flight there for the host; an owner
+ * process cannot.
  *
  * @internal
  */
-export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, direct = false): void => {
+export const run = (
+  port: OwnerDataPort,
+  early: ProcessStart.StartedProcess | undefined,
+  slot?: InflightSlot.Slot
+): void => {
   const factory = makeFactory(early)
-  const replies = direct ? Direct.makeReplies() : undefined
   // Decided once: an owner without a tracer handles every message as if tracing did not exist.
   const tracing = Traced.threadTracing()
   const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
+  const post =
+    spans === undefined
+      ? (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(message)
+      : (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(spans.posted(message))
+  const direct = slot === undefined ? undefined : directPort(slot, post, spans)
   const owner = OwnerDirect.make({
-    port: {
-      post:
-        spans === undefined
-          ? (message) => port.postMessage(message)
-          : (message) => port.postMessage(spans.posted(message)),
-      postDirect: replies?.post,
-      postDirectFailure:
-        replies === undefined || spans === undefined
-          ? replies?.fail
-          : (replyTo, error) => {
-              spans.refused(error)
-              replies.fail(replyTo, error)
-            },
-      readAhead: direct && port instanceof MessagePort ? () => ahead() : undefined,
-      spanOf: spans?.spanOf
-    },
-    factory: factory.make
+    port: { post, ...direct?.hooks, spanOf: spans?.spanOf },
+    factory: factory.make,
+    callerGoneAfterMs: RemoteProtocol.remoteGoneAfterMs
   })
+  const replies = direct?.replies
+  const observed = direct?.observed
   const onMessage =
     spans === undefined
       ? owner.onMessage
@@ -59,7 +89,6 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
           spans.received(message)
           owner.onMessage(message)
         }
-  const ahead = port instanceof MessagePort ? Direct.readAhead(port, onMessage) : () => {}
   port.on("message", onMessage)
   // Remote callers reach an owner thread directly once its connection is ready; not once it closes.
   let stopListening: (() => void) | undefined
@@ -83,7 +112,15 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       Effect.suspend(() => {
         stop()
         return owner.close(budgetMs)
-      }).pipe(Effect.ensuring(Effect.sync(() => port.close())))
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            // What it counted of the requests it answered itself goes to the host before the port closes (C80).
+            observed?.flush()
+            port.close()
+          })
+        )
+      )
   })
 
   // When the host ends the runner, nothing of this thread may keep its event loop alive.
@@ -93,6 +130,7 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       Effect.ensuring(
         Effect.sync(() => {
           stop()
+          observed?.flush()
           port.close()
           spans?.close()
           replies?.close()

@@ -22,12 +22,14 @@ import * as Traced from "../shared/traced.js"
 export interface OwnerSpans {
   /** A message from the host, before the owner handles it. */
   readonly received: (message: unknown) => void
-  /** A message to the host, as it is posted (a remote caller's span travels with the `Started` of its request). */
+  /** A message to the host, as it is posted. */
   readonly posted: (message: OwnerProtocol.OwnerMessageEncoded) => OwnerProtocol.OwnerMessageEncoded
   /** Runs the owner's handling of a remote caller's request that carries its span. */
   readonly direct: (trace: OwnerProtocol.TraceContext, handle: () => void) => void
-  /** A remote caller's request that reached this thread directly was refused. */
-  readonly refused: (error: McpWorkerError) => void
+  /** A remote caller's request was taken directly (while `direct` runs its handling): its span begins. */
+  readonly taken: (requestId: string, method: string) => void
+  /** A request taken directly was answered straight to its caller (`requestId` absent: refused, never taken). */
+  readonly answered: (requestId: string | undefined, error: McpWorkerError | undefined) => void
   readonly opened: (workerId: string) => void
   readonly close: () => void
   /** The owner's span of a request, as the context its server is given (C83). */
@@ -60,13 +62,7 @@ export const makeSpans = (tracing: Traced.Tracing): OwnerSpans => {
     },
     posted: (message) => {
       switch (message._tag) {
-        case "Started": {
-          if (direct === undefined) return message
-          spans.set(message.requestId, start(direct, message.method, true))
-          return { ...message, trace: direct }
-        }
         case "Success":
-        case "Delivered":
           end(message.requestId, Exit.void)
           return message
         case "Failure":
@@ -87,8 +83,13 @@ export const makeSpans = (tracing: Traced.Tracing): OwnerSpans => {
         direct = undefined
       }
     },
-    refused: (error) => {
-      if (direct !== undefined) Traced.endSpan(tracing, start(direct, "", true), Exit.fail(error))
+    taken: (requestId, method) => {
+      if (direct !== undefined) spans.set(requestId, start(direct, method, true))
+    },
+    answered: (requestId, error) => {
+      const exit = error === undefined ? Exit.void : Exit.fail(error)
+      if (requestId !== undefined) return end(requestId, exit)
+      if (direct !== undefined) Traced.endSpan(tracing, start(direct, "", true), exit)
     },
     opened: (id) => {
       workerId = id

@@ -2,7 +2,8 @@
  * How a remote knows the host is there, at no cost on the hot path: it asks the host to acknowledge a request only
  * when it has not heard from a host lately, and only then arms the no-answer check that turns a missing host into
  * `HostUnavailable` (C22, C22a). While calls are in flight it pings the host whenever it has posted nothing for
- * `pingEveryMs`, which tells the host that this thread is still waiting, and checks that the host still
+ * `pingEveryMs` (and the owner threads its direct requests went to), which tells them that this thread is still
+ * waiting, and checks that the host still
  * acknowledges. A request with a budget also carries its deadline, and is given up here, without the host, shortly
  * after it (C9). All of it runs on one timer per client.
  *
@@ -12,7 +13,7 @@ import { DeliveryUnknown, HostUnavailable, type McpWorkerError } from "@mcp-work
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Exit from "effect/Exit"
 import * as Protocol from "../wire/remoteProtocol.js"
-import { failAll, interrupt, post, type RemoteClient, settle, type WaitingCall } from "./record.js"
+import { failAll, interrupt, post, postOn, type RemoteClient, settle, type WaitingCall } from "./record.js"
 
 /** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
 const noHost = () =>
@@ -88,6 +89,12 @@ export const arm = (client: RemoteClient) => {
   client.timer = { handle, at }
 }
 
+const directChannels = (client: RemoteClient): Set<string> => {
+  const channels = new Set<string>()
+  for (const call of client.pending.values()) if (call.channel !== undefined) channels.add(call.channel)
+  return channels
+}
+
 const check = (client: RemoteClient) => {
   const now = Date.now()
   for (const [callId, call] of Array.from(client.pending.entries())) {
@@ -104,6 +111,8 @@ const check = (client: RemoteClient) => {
   }
   if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
     post(client, { _tag: "Ping", from: client.from })
+    // An owner thread running a request of this client's, straight from it, goes by this client's word too.
+    for (const channel of directChannels(client)) postOn(channel, { _tag: "Ping", from: client.from })
     // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
     if (client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.pingAckWithinMs }
   }

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import { WorkerFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
@@ -16,7 +17,7 @@ const resultOf = (response: unknown): unknown =>
 
 /**
  * A success straight from the owner thread. It says nothing of the host, whose liveness this client tracks, so it
- * is not taken as word from it.
+ * is not taken as word from it; nor does an owner's failure, which arrives as a `RemoteFailure` on this channel too.
  */
 const onResult = (client: RemoteClient, reply: Protocol.Result) => {
   const call = client.pending.get(reply.callId)
@@ -32,15 +33,22 @@ const onResult = (client: RemoteClient, reply: Protocol.Result) => {
 }
 
 /**
- * The worker's owner has ended: the host answered every request of this client the owner took, on this same channel,
- * before it said so; a direct request still waiting never reached the owner.
+ * The worker's owner has ended. The owner answers what it took before it ends, but on its own way here: a direct
+ * request still waiting may have been taken, so it is answered unknown, never as not sent (C22a).
  */
 const onWorkerEnded = (client: RemoteClient, reply: typeof Protocol.WorkerEnded.Type) => {
   const route = client.routes.get(reply.workerId)
   if (route === undefined) return
   client.routes.delete(reply.workerId)
+  const { error } = reply
+  const ended = new WorkerFailed({
+    workerId: reply.workerId,
+    kind: error._tag === "WorkerFailed" ? error.kind : "closing",
+    message: error._tag === "WorkerFailed" ? error.message : "the worker closed while the request was in flight",
+    delivery: "unknown"
+  })
   for (const [callId, call] of Array.from(client.pending.entries())) {
-    if (call.channel === route.channel) settle(client, callId, Exit.fail(reply.error))
+    if (call.channel === route.channel) settle(client, callId, Exit.fail(ended))
   }
 }
 

@@ -86,26 +86,14 @@ export const counters = (): Counters => ({
   listChanged: { tools: null, resources: null, prompts: null }
 })
 
-/**
- * A remote caller whose call's success the owner thread posts itself (`OwnerProtocol.ReplyTo`): its reply channel
- * and the call's number there.
- *
- * @internal
- */
-export type Direct = OwnerProtocol.ReplyTo
-
 /** The request in flight on a connection. @internal */
 export interface Pending {
   readonly requestId: string
   /** When the request was sent (epoch ms), for the host's view; absent where nothing shows it. */
   readonly since?: number | undefined
-  /** The remote caller the owner thread answers itself, if it does. */
-  readonly direct: Direct | undefined
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
   /** The caller's progress callback, when it asked for progress. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
-  /** A `cancel` waiting for the owner thread to say whether it cancelled this request (`CancelAnswer`). */
-  cancelling?: ((cancelled: boolean) => void) | undefined
 }
 
 /** Who holds a request in flight: a worker's record in the host, or an `McpClient`. @internal */
@@ -265,16 +253,6 @@ export const settle = (holder: Holder, requestId: string, exit: Exit.Exit<unknow
   if (pending === undefined || pending.requestId !== requestId) return
   holder.pending = undefined
   pending.complete(exit)
-  // It ended otherwise than by a `cancel` that waits for the owner's word: that `cancel` cancelled nothing.
-  answerCancel(pending, false)
-}
-
-/** Answers the `cancel` waiting on `pending`, if one is. @internal */
-export const answerCancel = (pending: Pending, cancelled: boolean): void => {
-  const cancelling = pending.cancelling
-  if (cancelling === undefined) return
-  pending.cancelling = undefined
-  cancelling(cancelled)
 }
 
 /**

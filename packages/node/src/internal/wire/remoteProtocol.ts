@@ -8,7 +8,7 @@
  * - `mcp-worker/v1/announce`: host → everyone, rarely: a host started (`Up`) or closed (`Gone`).
  * - `mcp-worker/v1/owner/<workerId>`: remote → one owner thread, directly: the requests of the operation table (and
  *   their interruptions) of a remote that the host gave the worker's `Route`. The owner decides busy, names the
- *   request, and tells the host before it sends it (`OwnerProtocol.StartedMessage`).
+ *   request, runs its budget and answers on the remote's reply channel; the host is not on the way.
  *
  * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
  * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
@@ -226,8 +226,8 @@ export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
 /**
  * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
- * deadline is always there (the route gives the worker's default budget). Answered on `from`: the success by the
- * owner (`Result`), a refusal by the owner (`RemoteFailure`, not sent), anything else by the host.
+ * deadline is always there (the route gives the worker's default budget). Answered on `from` by the owner: the
+ * success as `Result`, a failure or refusal as `RemoteFailure`.
  *
  * @internal
  */
@@ -247,7 +247,7 @@ export const Direct = Schema.TaggedStruct("Direct", {
 export type Direct = typeof Direct.Type
 
 /** What a remote posts on an owner's channel: a request, or its caller's interruption (`Interrupt`). @internal */
-export const OwnerChannelMessage = Schema.Union(Direct, Interrupt)
+export const OwnerChannelMessage = Schema.Union(Direct, Interrupt, Ping)
 
 /** @internal */
 export type OwnerChannelMessage = typeof OwnerChannelMessage.Type
@@ -306,8 +306,8 @@ export const Route = Schema.TaggedStruct("Route", {
 
 /**
  * Host → remote: the worker's owner thread has ended (the worker closed, or its owner died), and so has its
- * channel. The host answered every request it had taken before this; a direct request of this remote that is still
- * waiting was never taken, and ends with `error` (not sent). The route is forgotten.
+ * channel. A direct request of this remote still waiting may have been taken by the owner before it ended: it ends
+ * as `error` says, with its delivery unknown (C22a). The route is forgotten.
  *
  * @internal
  */
