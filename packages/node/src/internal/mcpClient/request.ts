@@ -132,7 +132,7 @@ const start = (
     requestId,
     method: operation.method,
     params,
-    timeoutMs: left,
+    deadline: Date.now() + left,
     ...(onProgress === undefined ? {} : { progress: true }),
     // C83: the call's span goes to the server in `_meta`.
     ...(trace === undefined ? {} : { trace })
