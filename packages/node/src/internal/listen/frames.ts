@@ -12,6 +12,7 @@
  */
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Data from "effect/Data"
+import * as Lines from "../wire/lines.js"
 import * as Budget from "./budget.js"
 
 /** The default bound of one frame: 16 MiB. Bigger results go to a file (`saveTo`). @internal */
@@ -105,64 +106,48 @@ const byteLength = (text: string, max: number): number =>
   // A string of at most max/3 UTF-16 units is at most max bytes: only longer ones are measured.
   text.length * 3 <= max ? text.length : Buffer.byteLength(text)
 
+/** The first `bytes` of a frame, as text: where a grant must show (C47). */
+const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.concat(held, bytes).toString("utf8")
+
 /** One connection's frame reader: splits the bytes on newlines and checks every frame's bounds as it grows. */
 const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard | undefined) => {
-  let pending: Array<Buffer> = []
-  let pendingBytes = 0
-  // Whether the frame being read showed a grant in its head: it is checked once, when it passes the grantless bound.
-  let admitted = false
-  const check = (size: number, piece: Buffer) => {
-    if (size > maxFrameBytes) throw tooLarge(size, maxFrameBytes)
-    if (guard === undefined || admitted || size <= guard.grantlessBytes) return
-    const head = Buffer.concat([...pending, piece]).toString("utf8", 0, guard.grantlessBytes)
-    if (!guard.admits(head)) throw grantless(guard.grantlessBytes)
-    admitted = true
-  }
-  const drop = () => {
-    pending = []
-    pendingBytes = 0
-  }
-  const decode = (data: string | Uint8Array, peer: Budget.Peer | undefined): Array<unknown> => {
-    const bytes =
-      typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-    const items: Array<unknown> = []
-    let start = 0
-    // 0x0a never occurs inside a multi-byte UTF-8 sequence, so frames are split on bytes.
-    let newline = bytes.indexOf(10)
-    let end = bytes.length
-    while (newline !== -1) {
-      check(pendingBytes + newline - start, bytes.subarray(start, newline))
-      const line =
-        pending.length === 0
-          ? bytes.toString("utf8", start, newline)
-          : Buffer.concat([...pending, bytes.subarray(start, newline)]).toString("utf8")
-      pending = []
-      pendingBytes = 0
-      admitted = false
+  // What the chunk being decoded yields, and whose it is.
+  let items: Array<unknown> = []
+  let peer: Budget.Peer | undefined
+  const lines = Lines.make({
+    decode: Lines.text,
+    maxLineBytes: guard === undefined ? maxFrameBytes : Math.min(guard.grantlessBytes, maxFrameBytes),
+    onLine: (line) => {
       const message = parse(line, tags)
       items.push(message)
-      start = newline + 1
-      newline = bytes.indexOf(10, start)
-      if (peer === undefined || (message as { _tag: string })._tag !== "Request") continue
+      if (peer === undefined || (message as { _tag: string })._tag !== "Request") return
       Budget.call(peer, 1)
       // A peer read no further (C64) has the rest of this chunk given back, so that no more of its requests than the
       // bound reach the host; it is read again, from there, when it resumes.
-      if (peer.state !== "paused" || start === bytes.length) continue
-      peer.unread(bytes.subarray(start))
-      end = start
-      break
+      return peer.state !== "paused"
+    },
+    // Past the grantless bound, a frame is read on, up to the frame bound, only if its head shows a grant (C47).
+    onOverflow: (held, bytes) => {
+      if (bytes > maxFrameBytes || guard === undefined) throw tooLarge(bytes, maxFrameBytes)
+      if (!guard.admits(headOf(held, guard.grantlessBytes))) throw grantless(guard.grantlessBytes)
+      return maxFrameBytes
     }
-    if (start < end) {
-      check(pendingBytes + end - start, bytes.subarray(start))
-      pendingBytes += end - start
-      // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what
-      // an unfinished frame costs until the next collection.
-      pending.push(bytes.subarray(start))
+  })
+  const decode = (data: string | Uint8Array, reader: Budget.Peer | undefined): Array<unknown> => {
+    // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what an
+    // unfinished frame costs until the next collection.
+    const bytes =
+      typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    items = []
+    peer = reader
+    const unread = lines.push(bytes)
+    if (unread !== undefined) reader?.unread(unread)
+    if (guard !== undefined && reader !== undefined && !Budget.hold(guard.budget, reader, lines.bufferedBytes)) {
+      throw evicted()
     }
-    if (guard !== undefined && peer !== undefined && !Budget.hold(guard.budget, peer, pendingBytes)) throw evicted()
     return items
   }
-  return { decode, drop }
+  return { decode, drop: () => lines.clear() }
 }
 
 /**

@@ -13,6 +13,7 @@ import * as Redacted from "effect/Redacted"
 import type * as ProcessJobFace from "../../ProcessJob.js"
 import * as ProcessJob from "../job/processJob.js"
 import * as ProcessStart from "../job/start.js"
+import * as Lines from "../wire/lines.js"
 import { ResponseScanner } from "./responseScanner.js"
 import { previewBytes, ResponseSave } from "./responseSave.js"
 import { ResponseSpill } from "./responseSpill.js"
@@ -28,8 +29,6 @@ interface Spool {
   readonly save: ResponseSave
   readonly spill?: ResponseSpill | undefined
   readonly scanner: ResponseScanner
-  /** The line so far, while it is small enough to be parsed as a message after all. */
-  kept: Array<Buffer> | undefined
   bytes: number
 }
 
@@ -47,24 +46,33 @@ class ProcessTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: ((message: JSONRPCMessage) => void) | undefined
-  private pending: Array<Buffer> = []
-  private pendingBytes = 0
-  /** The rest of a line that passed the limit is skipped, unparsed, up to its newline. */
-  private skipping = false
+  private readonly lines: Lines.LineSplitter<string>
   private closed = false
   // The JSON-RPC id of the request in flight, and the raw line that answered it.
   private tracked: string | number | undefined
   private answered: { readonly id: string | number; readonly line: string; readonly result: unknown } | undefined
-  /** The `saveTo` of the request in flight, and the line being scanned for it. */
+  /** The `saveTo` of the request in flight. */
   private save: ResponseSave | undefined
-  private spool: Spool | undefined
   /** The spill (`onTooLarge`) of the request in flight: where a line past the limit goes instead of being skipped. */
   private spill: ResponseSpill | undefined
 
   constructor(
     private readonly job: ProcessJobFace.ProcessJob,
     private readonly maxLineBytes: number
-  ) {}
+  ) {
+    this.lines = Lines.make({
+      decode: Lines.text,
+      maxLineBytes,
+      // As the SDK's own stdio transport reads a line.
+      dropCarriageReturn: true,
+      onLine: (line) => this.onLine(line),
+      onOverflow: (held, bytes) => this.overLimit(held, bytes),
+      // While a save is pending, no line is held whole beyond `spoolKeepBytes`, nor refused for its size: the result
+      // goes to the file as it arrives.
+      onLineStart: () =>
+        this.save?.live === true ? this.spoolInto(this.startSpool(this.save), spoolKeepBytes) : undefined
+    })
+  }
 
   /**
    * The raw response of the request just answered, if it was the tracked one: the owner hands this on instead of
@@ -93,7 +101,7 @@ class ProcessTransport implements Transport {
 
   start(): Promise<void> {
     const { child } = this.job
-    child.stdout!.on("data", (chunk: Buffer) => this.onData(chunk))
+    child.stdout!.on("data", (chunk: Buffer) => this.lines.push(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
     // Wait for stderr to drain (bounded: a grandchild may hold it open) so an exit during initialize can
@@ -110,82 +118,40 @@ class ProcessTransport implements Transport {
     return Promise.resolve()
   }
 
-  // Lines are cut without re-concatenating the buffer on every chunk (a 1 MiB result arrives in ~16).
-  private onData(chunk: Buffer) {
-    let from = 0
-    while (from < chunk.length) {
-      const newline = chunk.indexOf(10, from)
-      const to = newline === -1 ? chunk.length : newline
-      const lineStart = this.pendingBytes === 0 && !this.skipping && this.spool === undefined
-      if (lineStart && this.save?.live === true) this.spool = this.startSpool(this.save)
-      if (this.spool !== undefined) {
-        this.feedSpool(this.spool, chunk, from, to)
-        if (newline !== -1) this.endSpool(this.spool)
-      } else if (newline !== -1) {
-        if (this.skipping) {
-          // The oversized line ends here; what follows is the next message.
-          this.skipping = false
-        } else if (this.pendingBytes + to - from > this.maxLineBytes) {
-          this.overLimit(chunk.subarray(from, to), true)
-        } else {
-          const piece = chunk.subarray(from, to)
-          this.onLine((this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece])).toString("utf8"))
-        }
-        this.pending = []
-        this.pendingBytes = 0
-      } else if (!this.skipping) {
-        if (this.pendingBytes + to - from > this.maxLineBytes) {
-          this.overLimit(chunk.subarray(from), false)
-          this.pending = []
-          this.pendingBytes = 0
-        } else {
-          this.pendingBytes += to - from
-          this.pending.push(chunk.subarray(from))
-        }
-      }
-      if (newline === -1) return
-      from = newline + 1
-    }
-  }
-
   /**
-   * A line passed the limit with `piece`, the rest of what arrived of it (`ended`: and its end). With a spill armed, the
-   * line goes to the spill's file from its first byte on; otherwise, or if that file cannot be made, it is reported
-   * and the rest of it skipped unparsed.
+   * A line passed the limit with `held`, what arrived of it so far. With a spill armed, the line goes to the spill's
+   * file from its first byte on; otherwise, or if that file cannot be made, it is reported and the rest of it skipped
+   * unparsed.
    */
-  private overLimit(piece: Buffer, ended: boolean) {
-    const bytes = this.pendingBytes + piece.length
+  private overLimit(held: ReadonlyArray<Buffer>, bytes: number): Lines.Sink<string> | undefined {
     const spill = this.spill
-    const started = spill?.live === true ? spill.start([...this.pending, piece]) : undefined
-    if (started !== undefined && Either.isRight(started)) {
-      this.spool = { ...started.right, spill, kept: undefined, bytes }
-      if (ended) this.endSpool(this.spool)
-      return
-    }
+    const started = spill?.live === true ? spill.start(held) : undefined
+    if (started !== undefined && Either.isRight(started)) return this.spoolInto({ ...started.right, spill, bytes })
     this.oversized(bytes, started?.left)
-    if (!ended) this.skipping = true
+    return undefined
   }
 
   private startSpool(save: ResponseSave): Spool {
     save.reset()
     const scanner = new ResponseScanner((bytes) => save.write(bytes), previewBytes)
-    return { save, scanner, kept: [], bytes: 0 }
+    return { save, scanner, bytes: 0 }
   }
 
-  // While a save is pending, no line is held whole beyond `spoolKeepBytes`, nor refused for its size: the result
-  // goes to the file as it arrives.
-  private feedSpool(spool: Spool, chunk: Buffer, from: number, to: number) {
-    spool.bytes += to - from
-    if (spool.kept !== undefined) {
-      if (spool.bytes <= spoolKeepBytes) spool.kept.push(chunk.subarray(from, to))
-      else spool.kept = undefined
+  /** The rest of a line goes to `spool` as it arrives; the line is also kept while it has at most `keepBytes`. */
+  private spoolInto(spool: Spool, keepBytes?: number): Lines.Sink<string> {
+    return {
+      keepBytes,
+      write: (chunk, from, to) => {
+        spool.bytes += to - from
+        spool.scanner.feed(chunk, from, to)
+      },
+      end: (line) => this.endSpool(spool, line)
     }
-    spool.scanner.feed(chunk, from, to)
   }
 
-  private endSpool(spool: Spool) {
+  /** A spooled line ended: `line` is it if it was short enough to be kept. */
+  private endSpool(spool: Spool, line: string | undefined) {
     if (spool.spill !== undefined) return this.endSpill(spool, spool.spill)
-    this.spool = undefined
     const { save, scanner } = spool
     scanner.end()
     const id = save.id
@@ -206,9 +172,7 @@ class ProcessTransport implements Transport {
     }
     // Not the saved result: what was written belongs to no one.
     save.reset()
-    if (spool.kept !== undefined) {
-      return this.onLine(Buffer.concat(spool.kept).toString("utf8"))
-    }
+    if (line !== undefined) return this.onLine(line)
     // A line too long to have been kept. The request's own answer (an error, or a result that is not an object)
     // fails the request; anything else is skipped, as a line past the limit is.
     if (mine && save.live) {
@@ -227,7 +191,6 @@ class ProcessTransport implements Transport {
    * what it would have been without a spill, its file removed: a message past `maxResultBytes`.
    */
   private endSpill(spool: Spool, spill: ResponseSpill) {
-    this.spool = undefined
     const { scanner } = spool
     scanner.end()
     const id = this.tracked
@@ -254,8 +217,7 @@ class ProcessTransport implements Transport {
    * request's schema), and reports a line that is none. Checking it against the message union here as well, as the
    * SDK's stdio transport does, would validate every message twice on the hot path.
    */
-  private onLine(raw: string) {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+  private onLine(line: string) {
     let message: unknown
     try {
       message = JSON.parse(line)
@@ -314,7 +276,7 @@ class ProcessTransport implements Transport {
   private markClosed() {
     if (this.closed) return
     this.closed = true
-    this.pending = []
+    this.lines.clear()
     this.save?.discard()
     this.save = undefined
     this.spill?.discard()
