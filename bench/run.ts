@@ -181,11 +181,12 @@ const render = (r: Results): string => {
     const each = (xs: ReadonlyArray<number>) => xs.map((x) => x.toFixed(1)).join(", ")
     rows.push([
       `RSS per open worker (N=${r.rss.n})`,
-      "≤ 15 MiB",
+      // The target's floor, a thread holding a connected v2 client, is measured by `npm run bench:parts`.
+      "floor + 4 MiB",
       `${w.toFixed(1)} MiB (rounds ${each(r.rss.worker)})`,
       `${d.toFixed(1)} MiB (rounds ${each(r.rss.direct)})`,
       "",
-      verdict(w <= 15)
+      "(bench:parts)"
     ])
   }
   if (r.payload) {
