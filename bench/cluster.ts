@@ -3,6 +3,9 @@
 // opens the stateful fixture, then each runner times sequential `echo` calls in its own process: A's are host calls
 // (its own registry), B's cross the runner transport to A's entity and back. Prints one JSON object (stdout).
 // Added latency: B's median over A's. Target: ≤ 1 ms median added over a remote-thread call.
+// Then the long run (`BENCH_CLUSTER_LONG`, default 100,000; 0 skips it): that many cross-runner calls from B, with
+// both runners' memory (RSS and live heap, after full collections) before, at each tenth, and after. A runner's
+// memory must stay flat: what grows per call is the growth over the run divided by its calls.
 import { fork } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -60,6 +63,45 @@ const runner = (url: string, port: number) =>
     }
   )
 
+type Runner = Awaited<ReturnType<typeof runner>>
+
+const MiB = 1024 * 1024
+const memoryOf = async (r: Runner) => {
+  const m = (await r.call("memory")).value as { rss: number; heapUsed: number }
+  return { rssMiB: m.rss / MiB, heapMiB: m.heapUsed / MiB }
+}
+
+/** `calls` cross-runner calls from `b` to the worker `id` of `a`, with both runners' memory along the way. */
+const longRun = async (a: Runner, b: Runner, id: string, calls: number) => {
+  if (calls === 0) return null
+  const steps = 10
+  const samples = [{ calls: 0, a: await memoryOf(a), b: await memoryOf(b) }]
+  for (let step = 1; step <= steps; step++) {
+    const done = Math.round((calls * step) / steps)
+    const exit = await b.call("bench", id, done - samples[samples.length - 1]!.calls)
+    if (!exit.ok) throw new Error(JSON.stringify(exit))
+    samples.push({ calls: done, a: await memoryOf(a), b: await memoryOf(b) })
+    progress(`long run: ${done} calls`)
+  }
+  // Growth per call from the second sample on: the first tenth also warms caches and pools that stop growing.
+  const from = samples[1]!
+  const to = samples[samples.length - 1]!
+  const perCall = (pick: (s: (typeof samples)[number]) => number) =>
+    Math.round(((pick(to) - pick(from)) * MiB) / (to.calls - from.calls))
+  const mib = (x: number) => Math.round(x * 10) / 10
+  return {
+    calls,
+    // calls done: owner runner (A) and caller runner (B), RSS / live heap in MiB
+    samples: samples.map(
+      (s) => `${s.calls}: A ${mib(s.a.rssMiB)} / ${mib(s.a.heapMiB)}, B ${mib(s.b.rssMiB)} / ${mib(s.b.heapMiB)}`
+    ),
+    ownerRunnerHeapBytesPerCall: perCall((s) => s.a.heapMiB),
+    ownerRunnerRssBytesPerCall: perCall((s) => s.a.rssMiB),
+    callerRunnerHeapBytesPerCall: perCall((s) => s.b.heapMiB),
+    callerRunnerRssBytesPerCall: perCall((s) => s.b.rssMiB)
+  }
+}
+
 const n = Number(process.env.BENCH_CLUSTER_CALLS ?? 1000)
 const progress = (line: string) => process.stderr.write(`[bench:cluster] ${line}\n`)
 const pg = await startPostgres()
@@ -89,7 +131,8 @@ try {
       crossRunnerCall: cluster,
       addedMedianUs: cluster.medianUs - host.medianUs
     }
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+    const long = await longRun(a, b, id, Number(process.env.BENCH_CLUSTER_LONG ?? 100_000))
+    process.stdout.write(`${JSON.stringify({ ...result, long }, null, 2)}\n`)
     await a.call("close", id)
   } finally {
     await Promise.all([a.stop(), b.stop()])

@@ -12,7 +12,7 @@ import * as McpClient from "../packages/node/src/McpClient.js"
 import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
 import { benchProcesses, type FoundProcess } from "./procs.js"
 import { compare, type Comparison, median, summarize, type Summary } from "./stats.js"
-import { startThread } from "./threads.js"
+import { type BenchThread, startThread } from "./threads.js"
 
 /** What every row needs. */
 export interface Context {
@@ -400,11 +400,28 @@ export interface FanOutRow {
   readonly n: number
   readonly worker: ReadonlyArray<FanOutPhases>
   readonly direct: ReadonlyArray<FanOutPhases>
+  /** `n` bare threads, each loading the SDK v2 client, connecting, calling once and closing: the floor. */
+  readonly floor: ReadonlyArray<FanOutPhases>
   /** median(worker total) / median(direct total) */
   readonly ratio: number
+  /** median(worker total) / median(floor total) */
+  readonly floorRatio: number
 }
 
-export const fanOutRow = async (ctx: Context, n = 32, rounds = 1): Promise<FanOutRow> => {
+/** One bare floor thread (bench/floorEntry.ts) connecting, and what it answers. */
+const startFloorThread = async (file: string, server: StdioServer): Promise<BenchThread> => {
+  const thread = startThread(file, { server })
+  const first = await thread.next<{ type: string; message?: string }>()
+  if (first.type !== "ready") throw new Error(`floor thread: ${first.message ?? first.type}`)
+  return thread
+}
+
+const floorCall = async (thread: BenchThread, token: string): Promise<void> => {
+  const reply = await thread.ask<{ type: string; message?: string }>({ type: "call", token })
+  if (reply.type !== "called") throw new Error(`floor thread: ${reply.message ?? reply.type}`)
+}
+
+export const fanOutRow = async (ctx: Context, floorFile: string, n = 32, rounds = 1): Promise<FanOutRow> => {
   const range = Array.from({ length: n }, (_, i) => i)
   const worker = async (): Promise<FanOutPhases> => {
     const t0 = performance.now()
@@ -432,13 +449,26 @@ export const fanOutRow = async (ctx: Context, n = 32, rounds = 1): Promise<FanOu
     const t3 = performance.now()
     return { open: t1 - t0, call: t2 - t1, close: t3 - t2, total: t3 - t0, left: benchProcesses(ctx.runId) }
   }
-  ctx.progress(`fan-out: ${n} concurrently, ${rounds} alternating round(s) each`)
-  const { a, b } = await interleave(rounds, worker, direct)
+  const floor = async (): Promise<FanOutPhases> => {
+    const t0 = performance.now()
+    const threads = await Promise.all(range.map(() => startFloorThread(floorFile, ctx.server)))
+    const t1 = performance.now()
+    await Promise.all(threads.map((thread, i) => floorCall(thread, `f${i}`)))
+    const t2 = performance.now()
+    await Promise.all(threads.map((thread) => (thread.post({ type: "close" }), thread.exited)))
+    const t3 = performance.now()
+    return { open: t1 - t0, call: t2 - t1, close: t3 - t2, total: t3 - t0, left: benchProcesses(ctx.runId) }
+  }
+  ctx.progress(`fan-out: ${n} concurrently, ${rounds} rotated round(s) of workers, direct clients, floor threads`)
+  const [a, b, c] = await rotate(rounds, [worker, direct, floor])
+  const total = (phases: ReadonlyArray<FanOutPhases>) => median(phases.map((p) => p.total))
   return {
     n,
-    worker: a,
-    direct: b,
-    ratio: median(a.map((p) => p.total)) / median(b.map((p) => p.total))
+    worker: a!,
+    direct: b!,
+    floor: c!,
+    ratio: total(a!) / total(b!),
+    floorRatio: total(a!) / total(c!)
   }
 }
 
@@ -633,4 +663,95 @@ export const isolationRow = async (ctx: Context, blocks = 5, perBlock = 200, rou
   await openClose("thread")()
   const opens = await interleave(rounds, openClose("process"), openClose("thread"))
   return { call, payload, open: compare(opens.a, opens.b) }
+}
+
+// Cost as the work grows: 1, 32 and 128 idle workers open, one of them called
+
+export interface IdleSize {
+  readonly n: number
+  /** callTool echo on the first worker while `n` workers are open (ms). */
+  readonly call: Summary
+  /** Host RSS over the same host with no worker open, per open worker (MiB; owner threads included, servers not). */
+  readonly rssPerWorker: number
+  /** The host thread's event-loop active time over an idle window, beyond that of no worker, per worker per second. */
+  readonly hostActiveUsPerWorkerS: number
+}
+
+export interface IdleRow {
+  readonly sizes: ReadonlyArray<IdleSize>
+  /** callTool on one worker: median with 128 open over the median with 1 open (both visits to 1 pooled). */
+  readonly callRatio: number
+}
+
+/** The host thread's event-loop active time (ms) over `ms` of doing nothing. */
+const idleActiveMs = async (ms: number): Promise<number> => {
+  const before = performance.eventLoopUtilization()
+  await delay(ms)
+  return performance.eventLoopUtilization(before).active
+}
+
+export const idleRow = async (
+  ctx: Context,
+  sizes: ReadonlyArray<number> = [1, 32, 128],
+  windowMs = 3_000,
+  blocks = 4,
+  perBlock = 200
+): Promise<IdleRow> => {
+  const settle = async () => {
+    await delay(200)
+    ctx.gc()
+    await delay(50)
+    ctx.gc()
+  }
+  await settle()
+  const rss0 = process.memoryUsage.rss()
+  const active0 = await idleActiveMs(windowMs)
+  const ids: Array<string> = []
+  const openUpTo = (n: number) =>
+    ctx.runtime.runPromise(
+      Effect.forEach(
+        Array.from({ length: n - ids.length }, (_, i) => i),
+        () => Effect.map(ctx.workers.open(ctx.config), (id) => void ids.push(id)),
+        { concurrency: 16 }
+      )
+    )
+  const closeDownTo = (n: number) =>
+    ctx.runtime.runPromise(
+      Effect.forEach(ids.splice(n), (id) => ctx.workers.close(id), { concurrency: 16, discard: true })
+    )
+  const calls = async (tag: string) => {
+    const out: Array<number> = []
+    for (let b = 0; b < blocks; b++) {
+      out.push(...(await ctx.runtime.runPromise(workerEchoBlock(ctx.workers, ids[0]!, perBlock, `${tag}${b}_`))))
+    }
+    return out
+  }
+  const measured: Array<IdleSize> = []
+  const atOne: Array<number> = []
+  try {
+    for (const n of sizes) {
+      ctx.progress(`idle: ${n} worker(s) open; ${windowMs} ms idle window, then ${blocks} × ${perBlock} calls on one`)
+      await openUpTo(n)
+      await ctx.runtime.runPromise(workerEchoBlock(ctx.workers, ids[0]!, perBlock, `warm${n}_`))
+      await settle()
+      const rss = process.memoryUsage.rss()
+      const active = await idleActiveMs(windowMs)
+      const samples = await calls(`i${n}_`)
+      if (n === 1) atOne.push(...samples)
+      measured.push({
+        n,
+        call: summarize(samples),
+        rssPerWorker: (rss - rss0) / n / MiB,
+        hostActiveUsPerWorkerS: ((active - active0) * 1000) / n / (windowMs / 1000)
+      })
+    }
+    // Back to one: the machine drifts over the minutes this row takes, so 1 is measured before and after 128.
+    ctx.progress("idle: back to 1 worker open")
+    await closeDownTo(1)
+    atOne.push(...(await calls("again_")))
+  } finally {
+    await closeDownTo(0)
+  }
+  const largest = measured[measured.length - 1]!
+  return { sizes: measured, callRatio: largest.call.median / median(atOne) }
 }

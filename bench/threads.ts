@@ -14,16 +14,30 @@ const root = path.resolve(here, "..")
 export interface Bundles {
   readonly remote: string
   readonly probe: string
+  /** The fan-out floor's thread: CommonJS, as owner entries are (an ES module entry starts the ESM loader first). */
+  readonly floor: string
   /** Removes the temporary directory. */
   readonly remove: () => void
 }
 
-/** Bundles bench/remoteEntry.ts and bench/probeEntry.ts into a fresh directory under `os.tmpdir()`. */
+/** Bundles bench/remoteEntry.ts, bench/probeEntry.ts and bench/floorEntry.ts into a fresh directory under `os.tmpdir()`. */
 export const bundleEntries = async (): Promise<Bundles> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-bench-"))
   const remove = () => fs.rmSync(dir, { recursive: true, force: true })
   // Also on a crash or an early exit: nothing of the bench may stay behind.
   process.once("exit", remove)
+  await esbuild.build({
+    entryPoints: { floor: path.join(here, "floorEntry.ts") },
+    outdir: dir,
+    outExtension: { ".js": ".cjs" },
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    minify: true,
+    logLevel: "warning",
+    legalComments: "none"
+  })
   await esbuild.build({
     entryPoints: {
       remote: path.join(here, "remoteEntry.ts"),
@@ -61,6 +75,7 @@ export const bundleEntries = async (): Promise<Bundles> => {
   return {
     remote: path.join(dir, "remote.mjs"),
     probe: path.join(dir, "probe.mjs"),
+    floor: path.join(dir, "floor.cjs"),
     remove
   }
 }

@@ -202,11 +202,17 @@ const ownerEntryAbsolute = {
   }
 }
 
-const bundleClusterRunner = () =>
+/** A host program bundled into one ES module at `outfile` (anywhere): its owners start from this checkout's build. */
+export const bundleHost = (options) =>
   esbuild.build({
     ...common,
-    alias: { ...alias, "@mcp-worker/cluster": path.join(root, "packages/cluster/src/index.ts") },
     plugins: [...common.plugins, ownerEntryAbsolute],
+    ...options
+  })
+
+const bundleClusterRunner = () =>
+  bundleHost({
+    alias: { ...alias, "@mcp-worker/cluster": path.join(root, "packages/cluster/src/index.ts") },
     entryPoints: [path.join(root, "test/cluster/runner-program.ts")],
     outfile: path.join(root, "test/fixtures/dist/cluster-runner.mjs"),
     // better-sqlite3 finds its native addon from its own module's path (`bindings`), so it stays in node_modules.

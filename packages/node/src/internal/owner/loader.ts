@@ -136,8 +136,10 @@ export const load = <A>(
   const module = { exports: {} as A }
   script.runInThisContext()(module.exports, createRequire(file), module, file, path.dirname(file))
   const stale = cachedData === undefined || script.cachedDataRejected === true
+  // Only whether there was one: the closures below live as long as the thread, and the cache itself is over 1 MiB.
+  const warmLoaded = warmData !== undefined
   // A warm cache V8 refuses goes, so that the next owners fall back to the others.
-  if (warmData !== undefined && stale) fs.rm(warmFile, () => {})
+  if (warmLoaded && stale) fs.rm(warmFile, () => {})
   return {
     exports: module.exports,
     cached: !stale,
@@ -145,7 +147,7 @@ export const load = <A>(
       if (stale) writeAtomically(userFile, script.createCachedData())
     },
     warm: () => {
-      if (warmData === undefined || stale) writeAtomically(warmFile, script.createCachedData())
+      if (!warmLoaded || stale) writeAtomically(warmFile, script.createCachedData())
     }
   }
 }
