@@ -43,6 +43,8 @@ export interface DirectHooks {
   ) => void
   /** A remote caller's request was taken directly and named, and is about to be sent. */
   readonly taken: (requestId: string, method: OwnerProtocol.Method) => void
+  /** The request taken directly has ended, however it ended: it is no longer this owner's. */
+  readonly released: () => void
   /**
    * Counts a request taken directly as it ends (C80): `outcome` is `result`, `is_error` or the error's tag; `seconds`
    * is absent for a refusal, which was never sent. The host never sees these requests, so the owner reports them.

@@ -7,7 +7,7 @@ import * as Checks from "../ownerProtocol/checks.js"
 import * as Lifecycle from "./lifecycle.js"
 import { startRequest } from "./requests.js"
 import { onServerReply } from "./serverRequests.js"
-import { cancel, endDirect, type Machine, makeMachine } from "./state.js"
+import { cancel, cancelDirect, type Machine, makeMachine } from "./state.js"
 
 /** Handles one raw data-plane message from the host. Never throws. @internal */
 export const onMessage = (machine: Machine, raw: unknown): void => {
@@ -18,11 +18,15 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     case "Request":
       return startRequest(machine, message)
     case "Cancel": {
-      // A `cancel` from the host of a request taken directly: its caller is answered here (C12).
-      const cancelled =
-        endDirect(machine, message.requestId, message.reason) ||
-        cancel(machine.state, message.requestId, message.reason)
-      if (message.confirm === true) machine.port.post({ _tag: "CancelAnswer", requestId: message.requestId, cancelled })
+      const { requestId, reason } = message
+      if (message.confirm !== true) return void cancel(machine.state, requestId, reason)
+      // The host's `cancel` of a request taken directly: the host answers its caller after the `cancel`'s own
+      // answer, on the channel both travel, so a Promise caller has its `cancel` resolved first (C12).
+      const direct = cancelDirect(machine, requestId)
+      if (direct !== undefined) {
+        return machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: true, replyTo: direct.replyTo })
+      }
+      machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: cancel(machine.state, requestId, reason) })
       return
     }
     case "ServerReply":

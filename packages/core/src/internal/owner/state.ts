@@ -254,6 +254,21 @@ export const takeDirect = (machine: Machine, requestId: string): DirectInFlight 
   if (direct === undefined || direct.requestId !== requestId) return undefined
   machine.direct = undefined
   clearTimeout(direct.timer)
+  machine.port.released?.()
+  return direct
+}
+
+/**
+ * Cancels the direct request `requestId` for the host's `cancel`, which answers its caller: counted here as it ends
+ * (C80), and no longer this owner's.
+ *
+ * @internal
+ */
+export const cancelDirect = (machine: Machine, requestId: string): DirectInFlight | undefined => {
+  if (machine.direct?.requestId !== requestId) return undefined
+  cancel(machine.state, requestId, "cancelled")
+  const direct = takeDirect(machine, requestId)!
+  machine.port.observe?.(direct.method, "DeliveryUnknown", "unknown", secondsSince(direct.sentAt), undefined)
   return direct
 }
 

@@ -215,7 +215,9 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
 /** @internal */
 export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
   requestId: Schema.String,
-  cancelled: Schema.Boolean
+  cancelled: Schema.Boolean,
+  /** A request the owner thread took straight from a remote caller, cancelled: the host answers that caller. */
+  replyTo: Schema.optional(ReplyTo)
 })
 
 /** How a request taken directly ended, as the metrics count it (C80): never its data. @internal */

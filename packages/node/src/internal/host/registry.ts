@@ -6,6 +6,7 @@
 import type * as Worker from "@effect/platform/Worker"
 import {
   type CleanupSummary,
+  DeliveryUnknown,
   type FailureKind,
   type McpWorkerError,
   OpenFailed,
@@ -77,6 +78,8 @@ export interface Registry {
  * @internal
  */
 export interface RemoteRoutes {
+  /** Answers a remote caller's request that its owner thread took directly and the host's `cancel` ended. */
+  readonly answer: (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) => void
   /** The owner has ended: each remote given the worker's route is told, with why. */
   readonly ended: (workerId: string, remotes: ReadonlyArray<string>, error: McpWorkerError) => void
 }
@@ -139,11 +142,21 @@ export const onOwnerMessage =
       case "Success":
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
       case "CancelAnswer": {
-        // A `cancel` of a request the owner thread took from a remote caller, which the owner answered itself.
+        // A `cancel` of a request the owner thread took from a remote caller: the `cancel` is answered, then (a turn
+        // later, on the same channel) the caller, when the owner cancelled it (C12).
         const answer = entry.cancels.get(message.requestId)
-        if (answer === undefined) return
         entry.cancels.delete(message.requestId)
-        return answer(message.cancelled)
+        answer?.(message.cancelled)
+        const { replyTo } = message
+        if (!message.cancelled || replyTo === undefined) return
+        const error = new DeliveryUnknown({
+          workerId: entry.workerId,
+          requestId: message.requestId,
+          reason: "cancelled",
+          delivery: "unknown"
+        })
+        setImmediate(() => registry.remote?.answer(replyTo, error))
+        return
       }
       case "Observed":
         return Observe.observed(entry, message.requests)

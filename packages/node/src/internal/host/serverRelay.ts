@@ -57,6 +57,7 @@ const traceCall = (
  * @internal
  */
 export const routes = (server: ServerState): RemoteRoutes => ({
+  answer: (replyTo, error) => reply(server, replyTo.channel, { _tag: "RemoteFailure", callId: replyTo.callId, error }),
   ended: (workerId, remotes, error) => {
     for (const to of remotes) reply(server, to, { _tag: "WorkerEnded", workerId, error })
   }

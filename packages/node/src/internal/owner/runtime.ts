@@ -36,12 +36,10 @@ const directPort = (
   const observed = Direct.makeObserved(post)
   const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
     postDirect: (replyTo, result, envelope, requestId) => {
-      held.clear()
       spans?.answered(requestId, undefined)
       replies.post(replyTo, result, envelope)
     },
     postDirectFailure: (replyTo, error, requestId) => {
-      if (requestId !== undefined) held.clear()
       spans?.answered(requestId, error)
       replies.fail(replyTo, error)
     },
@@ -49,6 +47,7 @@ const directPort = (
       held.set(requestId)
       spans?.taken(requestId, method)
     },
+    released: held.clear,
     observe: observed.observe
   }
   return { hooks, replies, observed }
