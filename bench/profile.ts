@@ -230,7 +230,7 @@ export const profileRow = async (
           requestId: `req_probe${i}`,
           method: "tools/call",
           params,
-          timeoutMs: 30_000
+          deadline: Date.now() + 30_000
         })
         const round = performance.now() - t0
         if (reply._tag !== "Success") throw new Error(`replica owner answered ${reply._tag}`)
@@ -286,7 +286,7 @@ export const profileRow = async (
       requestId: `req_hop${i}`,
       method: "tools/call",
       params: '{"name":"echo","arguments":{"token":"x"}}',
-      timeoutMs: 30_000
+      deadline: Date.now() + 30_000
     })
     const hopPromise: Array<number> = []
     const hopEffect: Array<number> = []
