@@ -4,7 +4,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as Budget from "../../packages/node/src/internal/listen/budget.js"
 import * as Frames from "../../packages/node/src/internal/listen/frames.js"
 import * as Grants from "../../packages/node/src/internal/listen/grants.js"
 import { socketPath } from "./listenSandbox.js"
@@ -33,8 +32,8 @@ const pairs = async (count: number) => {
   return { accepted, close }
 }
 
-const peerOf = (budget: Budget.Budget, conn: net.Socket) =>
-  Budget.join(budget, {
+const peerOf = (budget: Frames.Budget, conn: net.Socket) =>
+  Frames.join(budget, {
     pause: () => conn.pause(),
     resume: () => conn.resume(),
     close: () => conn.destroy(),
@@ -42,7 +41,7 @@ const peerOf = (budget: Budget.Budget, conn: net.Socket) =>
   })
 
 /** A listener's decoder and encoder for one connection, fed as the socket feeds it (the peer set around each call). */
-const parser = (budget: Budget.Budget, peer: Budget.Peer, admits: (head: string) => boolean = () => false) => {
+const parser = (budget: Frames.Budget, peer: Frames.Peer, admits: (head: string) => boolean = () => false) => {
   const frames = Frames.make("server", 1024 * 1024, { grantlessBytes: Frames.grantlessFrameBytes, admits, budget })
   const made = frames.unsafeMake()
   return {
@@ -67,7 +66,7 @@ describe("listener bounds, mechanisms", () => {
     const grant = Grants.issue(grants, "mcpw_a", undefined, Date.now())
     assert.isTrue(grant._tag === "Right")
     const valid = grant._tag === "Right" ? grant.right : ""
-    const budget = Budget.make(64 * 1024 * 1024)
+    const budget = Frames.makeBudget(64 * 1024 * 1024)
     const { accepted, close } = await pairs(3)
     const admits = (head: string) => Grants.shownIn(grants, head, Date.now())
     const head = (id: string) => `{"_tag":"Request","id":"1","tag":"status","payload":{"id":"${id}","pad":"`
@@ -89,13 +88,13 @@ describe("listener bounds, mechanisms", () => {
   })
 
   it("C63: over the budget, the peers holding the most are closed, one within its share never", async () => {
-    const budget = Budget.make(1000)
+    const budget = Frames.makeBudget(1000)
     const { accepted, close } = await pairs(3)
     const peers = accepted.map((conn) => peerOf(budget, conn))
-    assert.isTrue(Budget.hold(budget, peers[0]!, 600))
-    assert.isTrue(Budget.hold(budget, peers[1]!, 300))
+    assert.isTrue(Frames.hold(budget, peers[0]!, 600))
+    assert.isTrue(Frames.hold(budget, peers[1]!, 300))
     // 600 + 300 + 200 > 1000: the one holding 600 (past its share of 333) goes, the one that grew stays.
-    assert.isTrue(Budget.hold(budget, peers[2]!, 200))
+    assert.isTrue(Frames.hold(budget, peers[2]!, 200))
     assert.deepStrictEqual(
       peers.map((peer) => peer.state),
       ["closed", "reading", "reading"]
@@ -103,30 +102,30 @@ describe("listener bounds, mechanisms", () => {
     assert.isTrue(accepted[0]!.destroyed)
     assert.strictEqual(budget.used, 500)
     // The growing one itself, once it holds the most past the budget: `hold` says so, the decoder throws.
-    assert.isFalse(Budget.hold(budget, peers[2]!, 800))
+    assert.isFalse(Frames.hold(budget, peers[2]!, 800))
     assert.strictEqual(budget.used, 300)
     // Answers count as well: queued bytes are released when written.
-    Budget.queue(budget, peers[1]!, 400)
+    Frames.queue(budget, peers[1]!, 400)
     assert.strictEqual(budget.used, 700)
-    Budget.queue(budget, peers[1]!, -400)
+    Frames.queue(budget, peers[1]!, -400)
     assert.strictEqual(budget.used, 300)
-    Budget.leave(budget, peers[1]!)
+    Frames.leave(budget, peers[1]!)
     assert.strictEqual(budget.used, 0)
     await close()
   })
 
   it("C64: a peer is read no further with 64 calls unanswered or 1 MiB of answers unwritten, and again after", async () => {
-    const budget = Budget.make(64 * 1024 * 1024)
+    const budget = Frames.makeBudget(64 * 1024 * 1024)
     const { accepted, close } = await pairs(1)
     const conn = accepted[0]!
     const peer = peerOf(budget, conn)
     const frames = parser(budget, peer)
     conn.resume()
     let all = ""
-    for (let n = 0; n < Budget.maxCallsPerPeer; n++) all += request(n)
+    for (let n = 0; n < Frames.maxCallsPerPeer; n++) all += request(n)
     // All but one request in one chunk and the last apart: reading stops exactly at the bound.
     const last = all.lastIndexOf("{")
-    assert.strictEqual(frames.decode(all.slice(0, last)).length, Budget.maxCallsPerPeer - 1)
+    assert.strictEqual(frames.decode(all.slice(0, last)).length, Frames.maxCallsPerPeer - 1)
     assert.isFalse(conn.isPaused())
     frames.decode(all.slice(last))
     assert.isTrue(conn.isPaused())
@@ -135,47 +134,47 @@ describe("listener bounds, mechanisms", () => {
     frames.encode({ _tag: "Exit", requestId: "0", exit: { _tag: "Success", value: null } })
     assert.isFalse(conn.isPaused())
     // Answers it leaves unread: paused past 1 MiB queued, read again once written.
-    Budget.queue(budget, peer, Budget.maxQueuedPerPeer + 1)
+    Frames.queue(budget, peer, Frames.maxQueuedPerPeer + 1)
     assert.isTrue(conn.isPaused())
-    Budget.queue(budget, peer, -(Budget.maxQueuedPerPeer + 1))
+    Frames.queue(budget, peer, -(Frames.maxQueuedPerPeer + 1))
     assert.isFalse(conn.isPaused())
     await close()
   })
 
   it("C64: a chunk with more requests than the bound is read up to it; the rest goes back to the socket", async () => {
-    const budget = Budget.make(64 * 1024 * 1024)
+    const budget = Frames.makeBudget(64 * 1024 * 1024)
     const { accepted, close } = await pairs(1)
     const conn = accepted[0]!
     const peer = peerOf(budget, conn)
     let all = ""
-    for (let n = 0; n < Budget.maxCallsPerPeer + 10; n++) all += request(n)
-    assert.strictEqual(parser(budget, peer).decode(all).length, Budget.maxCallsPerPeer)
+    for (let n = 0; n < Frames.maxCallsPerPeer + 10; n++) all += request(n)
+    assert.strictEqual(parser(budget, peer).decode(all).length, Frames.maxCallsPerPeer)
     assert.isTrue(conn.isPaused())
-    assert.strictEqual(conn.readableLength, Buffer.byteLength(all.split("\n").slice(Budget.maxCallsPerPeer).join("\n")))
+    assert.strictEqual(conn.readableLength, Buffer.byteLength(all.split("\n").slice(Frames.maxCallsPerPeer).join("\n")))
     await close()
   })
 
   it("C86: a peer rests: read no further until its whole rest has passed, then read again; C64 outlasts a rest", async () => {
-    const budget = Budget.make(64 * 1024 * 1024)
+    const budget = Frames.makeBudget(64 * 1024 * 1024)
     const { accepted, close } = await pairs(2)
     const [conn, full] = [accepted[0]!, accepted[1]!]
     const peer = peerOf(budget, conn)
     const started = performance.now()
-    Budget.rest(peer, Budget.restAfterRefusalMs)
+    Frames.rest(peer, Frames.restAfterRefusalMs)
     assert.isTrue(conn.isPaused())
     // A second refusal within the rest does not lengthen it.
-    Budget.rest(peer, 10 * Budget.restAfterRefusalMs)
+    Frames.rest(peer, 10 * Frames.restAfterRefusalMs)
     while (conn.isPaused()) await new Promise((resolve) => setTimeout(resolve, 1))
     const rested = performance.now() - started
-    assert.isAtLeast(rested, Budget.restAfterRefusalMs)
+    assert.isAtLeast(rested, Frames.restAfterRefusalMs)
     assert.strictEqual(peer.state, "reading")
     // A peer with too many calls unanswered stays unread when its rest ends.
     const flooding = peerOf(budget, full)
-    Budget.call(flooding, Budget.maxCallsPerPeer)
-    Budget.rest(flooding, 1)
+    Frames.call(flooding, Frames.maxCallsPerPeer)
+    Frames.rest(flooding, 1)
     await new Promise((resolve) => setTimeout(resolve, 20))
     assert.isTrue(full.isPaused())
-    Budget.call(flooding, -1)
+    Frames.call(flooding, -1)
     assert.isFalse(full.isPaused())
     await close()
   })

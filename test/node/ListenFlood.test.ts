@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as net from "node:net"
 import { createInterface } from "node:readline"
-import { restAfterRefusalMs } from "../../packages/node/src/internal/listen/budget.js"
+import { restAfterRefusalMs } from "../../packages/node/src/internal/listen/frames.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { listening, sandboxEntry, startSandbox } from "./listenSandbox.js"
 

@@ -11,7 +11,6 @@ import * as Scope from "effect/Scope"
 import fc from "fast-check"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as Budget from "../../packages/node/src/internal/listen/budget.js"
 import * as Frames from "../../packages/node/src/internal/listen/frames.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
@@ -81,8 +80,8 @@ describe("listener fuzz", () => {
   it("C47, C63: the decoder reads messages or refuses with a frame error, and never holds past the grantless bound", () => {
     fc.assert(
       fc.property(stream("mcpg_" + "A".repeat(44)), (chunks) => {
-        const budget = Budget.make(Frames.grantlessFrameBytes * 4)
-        const peer = Budget.join(budget, { pause() {}, resume() {}, close() {}, unread() {} })
+        const budget = Frames.makeBudget(Frames.grantlessFrameBytes * 4)
+        const peer = Frames.join(budget, { pause() {}, resume() {}, close() {}, unread() {} })
         const guard = { grantlessBytes: Frames.grantlessFrameBytes, admits: () => false, budget }
         const parser = Frames.make("server", 1024 * 1024, guard).unsafeMake()
         for (const chunk of chunks) {

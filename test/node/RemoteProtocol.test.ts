@@ -6,7 +6,6 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"
 import { agreesWithSchema, anyField, messageLike, validLike } from "../core/messageArbitraries.js"
-import * as RemoteCodec from "../../packages/node/src/internal/wire/remoteCodec.js"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 
 const callFields = {
@@ -71,13 +70,13 @@ const ownerChannelMessage = fc.oneof(
   validLike("Interrupt", { from: fc.string(), callId: fc.double(), reply: fc.boolean() }, ["from", "callId", "reply"])
 )
 
-describe("remote protocol: the hand-written checks agree with the Schemas", () => {
+describe("remote protocol: the fast checks agree with the Schemas", () => {
   it(
     "decodeOwnerChannelMessage: a request straight to an owner thread passes exactly when the Schema decodes it",
     () =>
       agreesWithSchema(
         ownerChannelMessage,
-        RemoteCodec.decodeOwnerChannelMessage,
+        Protocol.decodeOwnerChannelMessage,
         OwnerProtocol.safeDecoder(Protocol.OwnerChannelMessage),
         300
       ),
@@ -87,18 +86,13 @@ describe("remote protocol: the hand-written checks agree with the Schemas", () =
   it(
     "decodeRemoteMessage: a request passes exactly when RemoteMessage decodes it",
     () =>
-      agreesWithSchema(
-        request,
-        RemoteCodec.decodeRemoteMessage,
-        OwnerProtocol.safeDecoder(Protocol.RemoteMessage),
-        300
-      ),
+      agreesWithSchema(request, Protocol.decodeRemoteMessage, OwnerProtocol.safeDecoder(Protocol.RemoteMessage), 300),
     60_000
   )
 
   it(
     "decodeReply: a result passes exactly when Reply decodes it",
-    () => agreesWithSchema(result, RemoteCodec.decodeReply, OwnerProtocol.safeDecoder(Protocol.Reply), 300),
+    () => agreesWithSchema(result, Protocol.decodeReply, OwnerProtocol.safeDecoder(Protocol.Reply), 300),
     60_000
   )
 
@@ -109,11 +103,11 @@ describe("remote protocol: the hand-written checks agree with the Schemas", () =
       callId: 1,
       operation: { _tag: "RemoteStatus", workerId: "mcpw_x" }
     } as const
-    assert.deepStrictEqual(RemoteCodec.decodeRemoteMessage(status), Either.right(status))
+    assert.deepStrictEqual(Protocol.decodeRemoteMessage(status), Either.right(status))
     const ping = { _tag: "Ping", from: "r" } as const
-    assert.deepStrictEqual(RemoteCodec.decodeRemoteMessage(ping), Either.right(ping))
+    assert.deepStrictEqual(Protocol.decodeRemoteMessage(ping), Either.right(ping))
     const ack = { _tag: "Ack", hostId: "h", callId: 3 } as const
-    assert.deepStrictEqual(RemoteCodec.decodeReply(ack), Either.right(ack))
-    assert.isTrue(Either.isLeft(RemoteCodec.decodeReply({ _tag: "Ack", hostId: 3 })))
+    assert.deepStrictEqual(Protocol.decodeReply(ack), Either.right(ack))
+    assert.isTrue(Either.isLeft(Protocol.decodeReply({ _tag: "Ack", hostId: 3 })))
   })
 })

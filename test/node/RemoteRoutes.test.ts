@@ -7,7 +7,6 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Remote from "../../packages/node/src/internal/remote/layer.js"
-import * as RemoteCodec from "../../packages/node/src/internal/wire/remoteCodec.js"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 
 const workerId = "mcpw_AAAAAAAAAAAAAAAAAAAAAA"
@@ -29,7 +28,7 @@ const handPlayed = Effect.acquireRelease(
         channel = new BroadcastChannel(from)
         replies.set(from, channel)
       }
-      channel.postMessage(RemoteCodec.encodeReply(message as Protocol.Reply))
+      channel.postMessage(Protocol.encodeReply(message as Protocol.Reply))
     }
     const state = { route: true }
     host.onmessage = (event) => {

@@ -17,7 +17,6 @@ import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
 import * as checks from "./internal/ownerProtocol/checks.js"
-import * as FastCheck from "./internal/ownerProtocol/fastCheck.js"
 import * as internal from "./internal/ownerProtocol/messages.js"
 import * as traceContext from "./internal/ownerProtocol/traceContext.js"
 
@@ -405,7 +404,7 @@ export const safeDecoder: <A, I>(
  * @since 0.1.0
  * @category data plane
  */
-export const fastCheck: <A, I>(schema: Schema.Schema<A, I, never>) => (raw: unknown) => raw is A = FastCheck.compile
+export const fastCheck: <A, I>(schema: Schema.Schema<A, I, never>) => (raw: unknown) => raw is A = checks.fastCheck
 
 /**
  * Validates a message that arrived at an owner.

@@ -2,6 +2,8 @@
  * What the owner reads out of the errors the SDK and the transports throw at it: their text, and whether a result
  * broke the protocol's schema. The typed errors it answers with are `McpWorkerError`'s.
  */
+import { type SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
+import { InputRoundsExceeded, UnusableResult } from "../../McpWorkerError.js"
 
 /**
  * Reported by a transport through `onerror` when a message from the server passed the config's `maxResultBytes`:
@@ -50,4 +52,41 @@ export const schemaErrorSummary = (error: unknown): string => {
     .slice(0, 5)
     .map((issue) => `${(issue.path ?? []).map(String).join(".") || "(root)"}: ${String(issue.code ?? "invalid")}`)
     .join("; ")
+}
+
+/**
+ * What the SDK's multi-round-trip driver and result decoding refuse (C53): a server that asks past the round limit,
+ * a `resultType` it does not know, an `input_required` it cannot act on. The call ends; nothing is retried. The
+ * words are fixed: what a server put in its answer (keys, methods, values) never reaches an error message.
+ *
+ * @internal
+ */
+export const unusableOf = (
+  workerId: string,
+  requestId: string,
+  error: SdkError
+): InputRoundsExceeded | UnusableResult | undefined => {
+  const unusable = (reason: UnusableResult["reason"], detail: string) =>
+    new UnusableResult({ workerId, requestId, reason, detail, delivery: "unknown" })
+  switch (error.code) {
+    case SdkErrorCode.InputRequiredRoundsExceeded: {
+      const rounds = (error.data as { rounds?: unknown } | undefined)?.rounds
+      return new InputRoundsExceeded({
+        workerId,
+        requestId,
+        rounds: typeof rounds === "number" ? rounds : 0,
+        delivery: "unknown"
+      })
+    }
+    case SdkErrorCode.UnsupportedResultType:
+      return unusable("unknown_result_type", "the result's resultType is none the client speaks")
+    case SdkErrorCode.CapabilityNotSupported:
+      return unusable("no_handler", "the server asked for input that no handler of the host answers")
+    case SdkErrorCode.InvalidResult:
+      return /input.required|input request/i.test(error.message)
+        ? unusable("malformed_input_required", "the input_required answer has no usable inputRequests or requestState")
+        : unusable("invalid_result", "the result does not match the protocol's schema")
+    default:
+      return undefined
+  }
 }

@@ -3,21 +3,15 @@
  * a remote caller, `direct.ts`), sent as plain requests checked against the result schema of their `Operations`
  * entry, cancelled exactly, and answered to whoever sent them.
  */
-import {
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  type StandardSchemaV1
-} from "@modelcontextprotocol/client"
+import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
   DeliveryUnknown,
-  InputRoundsExceeded,
+  type InputRoundsExceeded,
   InvalidInput,
   ResultTooLarge,
   ServerError,
-  UnusableResult,
+  type UnusableResult,
   WorkerBusy,
   WorkerFailed
 } from "../../McpWorkerError.js"
@@ -27,15 +21,19 @@ import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import * as ResultFile from "../../ResultFile.js"
 import { maxTimeoutMs } from "../config/normalize.js"
+import * as Checks from "../ownerProtocol/checks.js"
 import * as ToolFilter from "../toolFilter.js"
-import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken } from "./errors.js"
+import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken, unusableOf } from "./errors.js"
 import { listen, withProgressToken } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { RequestAbort } from "./requestAbort.js"
 import { withTraceContext } from "./traceMeta.js"
+import { onServerReply } from "./serverRequests.js"
 import { spilledAnswer, startSpill } from "./spill.js"
 import {
   busyWith,
+  cancel,
+  cancelDirect,
   type Connection,
   connectionGone,
   type DirectInFlight,
@@ -69,6 +67,37 @@ const sdkTimeoutOf = (message: Taken): number =>
 
 /** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
 export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
+
+/** The data plane's handler of `machine`. @internal */
+export const messageHandler =
+  (machine: Machine) =>
+  (raw: unknown): void =>
+    onMessage(machine, raw)
+
+/** Handles one raw data-plane message from the host. Never throws. @internal */
+export const onMessage = (machine: Machine, raw: unknown): void => {
+  const decoded = Checks.decodeHostMessage(raw)
+  if (Either.isLeft(decoded)) return
+  const message = decoded.right
+  switch (message._tag) {
+    case "Request":
+      return startRequest(machine, message)
+    case "Cancel": {
+      const { requestId, reason } = message
+      if (message.confirm !== true) return void cancel(machine.state, requestId, reason)
+      // The host's `cancel` of a request taken directly: the host answers its caller after the `cancel`'s own
+      // answer, on the channel both travel, so a Promise caller has its `cancel` resolved first (C12).
+      const direct = cancelDirect(machine, requestId)
+      if (direct !== undefined) {
+        return machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: true, replyTo: direct.replyTo })
+      }
+      machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: cancel(machine.state, requestId, reason) })
+      return
+    }
+    case "ServerReply":
+      return onServerReply(machine, message)
+  }
+}
 
 /** The host's request: refused when the owner is not ready or busy, else sent. @internal */
 export const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
@@ -345,41 +374,6 @@ const requestError = (
     ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
     : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
   return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message })
-}
-
-/**
- * What the SDK's multi-round-trip driver and result decoding refuse (C53): a server that asks past the round limit,
- * a `resultType` it does not know, an `input_required` it cannot act on. The call ends; nothing is retried. The
- * words are fixed: what a server put in its answer (keys, methods, values) never reaches an error message.
- */
-const unusableOf = (
-  workerId: string,
-  requestId: string,
-  error: SdkError
-): InputRoundsExceeded | UnusableResult | undefined => {
-  const unusable = (reason: UnusableResult["reason"], detail: string) =>
-    new UnusableResult({ workerId, requestId, reason, detail, delivery: "unknown" })
-  switch (error.code) {
-    case SdkErrorCode.InputRequiredRoundsExceeded: {
-      const rounds = (error.data as { rounds?: unknown } | undefined)?.rounds
-      return new InputRoundsExceeded({
-        workerId,
-        requestId,
-        rounds: typeof rounds === "number" ? rounds : 0,
-        delivery: "unknown"
-      })
-    }
-    case SdkErrorCode.UnsupportedResultType:
-      return unusable("unknown_result_type", "the result's resultType is none the client speaks")
-    case SdkErrorCode.CapabilityNotSupported:
-      return unusable("no_handler", "the server asked for input that no handler of the host answers")
-    case SdkErrorCode.InvalidResult:
-      return /input.required|input request/i.test(error.message)
-        ? unusable("malformed_input_required", "the input_required answer has no usable inputRequests or requestState")
-        : unusable("invalid_result", "the result does not match the protocol's schema")
-    default:
-      return undefined
-  }
 }
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting

@@ -1,13 +1,97 @@
 /**
- * Reading the data plane's messages: a decoder that never throws on a hostile value, and the fast checks (derived from
- * the Schemas) of the messages every call carries (a request, its success), which spare building
- * a parse tree on the hot path. Anything they do not pass goes through the Schema and its errors.
+ * Reading the data plane's messages: a decoder that never throws on a hostile value, and the fast checks of the
+ * messages every call carries (a request, its success), which spare building a parse tree on the hot path. A fast
+ * check is derived from its message's Schema, so the rules have one text; anything it does not pass goes through the
+ * Schema and its errors.
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as FastCheck from "./fastCheck.js"
+import * as SchemaAST from "effect/SchemaAST"
 import * as Messages from "./messages.js"
+
+/**
+ * The predicate of `schema`: it accepts exactly what decoding the Schema accepts, without building a parse tree or an
+ * error. Only the plain shapes messages use are known (structs, tuples, unions, literals, strings, numbers, booleans,
+ * `undefined`); any other node throws when the module loads, never at a call.
+ *
+ * @internal
+ */
+export const fastCheck = <A, I>(schema: Schema.Schema<A, I, never>): ((u: unknown) => u is A) =>
+  checkOf(schema.ast) as (u: unknown) => u is A
+
+type Check = (u: unknown) => boolean
+
+const isString: Check = (u) => typeof u === "string"
+const isNumber: Check = (u) => typeof u === "number"
+const isBoolean: Check = (u) => typeof u === "boolean"
+const isUndefined: Check = (u) => u === undefined
+
+const checkOf = (ast: SchemaAST.AST): Check => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return isString
+    case "NumberKeyword":
+      return isNumber
+    case "BooleanKeyword":
+      return isBoolean
+    case "UndefinedKeyword":
+      return isUndefined
+    case "Literal": {
+      const literal = ast.literal
+      return (u) => u === literal
+    }
+    case "Union":
+      return unionOf(ast)
+    case "TupleType":
+      return tupleOf(ast)
+    case "TypeLiteral":
+      return structOf(ast)
+    default:
+      throw new Error(`fastCheck: no fast check for a ${ast._tag} node`)
+  }
+}
+
+const unionOf = (ast: SchemaAST.Union): Check => {
+  if (ast.types.every(SchemaAST.isLiteral)) {
+    const literals: ReadonlySet<unknown> = new Set(ast.types.map((member) => (member as SchemaAST.Literal).literal))
+    return (u) => literals.has(u)
+  }
+  const checks = ast.types.map(checkOf)
+  return (u) => checks.some((check) => check(u))
+}
+
+// Optional elements follow the required ones: an array of any length between the two counts, each element there
+// holding a value its type accepts.
+const tupleOf = (ast: SchemaAST.TupleType): Check => {
+  if (ast.rest.length > 0) throw new Error("fastCheck: no fast check for a tuple with rest elements")
+  const checks = ast.elements.map((element) => checkOf(element.type))
+  const required = ast.elements.filter((element) => !element.isOptional).length
+  return (u) =>
+    Array.isArray(u) &&
+    u.length >= required &&
+    u.length <= checks.length &&
+    u.every((element, i) => checks[i]!(element))
+}
+
+const structOf = (ast: SchemaAST.TypeLiteral): Check => {
+  if (ast.indexSignatures.length > 0) throw new Error("fastCheck: no fast check for an index signature")
+  // The tag first: most values that fail are another message.
+  const fields = [...ast.propertySignatures]
+    .sort((a, b) => (a.name === "_tag" ? -1 : b.name === "_tag" ? 1 : 0))
+    .map((field) => {
+      if (typeof field.name !== "string") throw new Error("fastCheck: no fast check for a symbol key")
+      const check = checkOf(field.type)
+      // An optional field may be absent; a required one must hold a value its type accepts.
+      return { name: field.name, check: field.isOptional ? (u: unknown) => u === undefined || check(u) : check }
+    })
+  return (u) => {
+    if (typeof u !== "object" || u === null) return false
+    const record = u as Record<string, unknown>
+    for (const field of fields) if (!field.check(record[field.name])) return false
+    return true
+  }
+}
 
 /** @internal */
 export const safeDecoder = <A, I>(
@@ -35,9 +119,9 @@ const decodeHostMessageSchema = safeDecoder(Messages.HostMessage)
 
 // The message of every call and its answer, read without a parse tree; anything else, or anything that does not
 // pass, goes through the Schema and its errors.
-const isPlainRequest = FastCheck.compile(Messages.RequestMessage)
+const isPlainRequest = fastCheck(Messages.RequestMessage)
 
-const isPlainSuccess = FastCheck.compile(Messages.SuccessMessage)
+const isPlainSuccess = fastCheck(Messages.SuccessMessage)
 
 /** @internal */
 export const decodeOwnerMessage = (

@@ -3,7 +3,7 @@
  */
 import type * as Worker from "@effect/platform/Worker"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import { type OpenFailed, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
@@ -86,12 +86,3 @@ export const statusOf = (entry: Entry) => {
   const held = heldDirect(entry)
   return held === undefined ? status : { ...status, busy: true, requestId: held.requestId }
 }
-
-/**
- * Why a request must be refused before anything is sent: the id is unknown, a request is in flight, or the
- * connection is gone. `undefined` when it may go.
- *
- * @internal
- */
-export const refusal = (id: string, entry: Entry | undefined): RequestError | undefined =>
-  entry === undefined ? new UnknownWorker({ workerId: id }) : Connection.refusal(entry, "the worker is closing")

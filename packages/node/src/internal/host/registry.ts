@@ -29,12 +29,13 @@ import type * as Reaper from "./reaper.js"
 import {
   confirmGone as confirmJobGone,
   recordCleanup,
+  refusalOf,
   markFailed as markLifeFailed,
   reportProgress,
   resultOf,
   settle
 } from "../shared/connection.js"
-import { type Entry, refusal } from "./entry.js"
+import type { Entry } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 import * as Observe from "../metrics/observe.js"
 
@@ -96,7 +97,7 @@ export const routesEnded = (registry: Registry, entry: Entry): void => {
   entry.cancels.clear()
   if (entry.routes.size === 0) return
   const error =
-    refusal(entry.workerId, registry.entries.get(entry.workerId)) ?? new UnknownWorker({ workerId: entry.workerId })
+    refusalOf(entry.workerId, registry.entries.get(entry.workerId)) ?? new UnknownWorker({ workerId: entry.workerId })
   const remotes = Array.from(entry.routes)
   entry.routes.clear()
   registry.remote?.ended(entry.workerId, remotes, error)

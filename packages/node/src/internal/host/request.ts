@@ -23,8 +23,8 @@ import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
 import { contextOf, isTracing } from "../shared/traced.js"
-import type { Pending } from "../shared/connection.js"
-import { type Entry, heldDirect, refusal } from "./entry.js"
+import * as Connection from "../shared/connection.js"
+import { type Entry, heldDirect } from "./entry.js"
 import type * as Metrics from "../metrics/metrics.js"
 import { Observation } from "../metrics/observe.js"
 
@@ -37,7 +37,7 @@ const context = { isProxy, checkSavePath, checkSpillDirectory }
  * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
  * interruption. One object per request and no closures: this is the host's own work on every call.
  */
-class RequestInFlight implements Pending {
+class RequestInFlight implements Connection.Pending {
   readonly since = Date.now()
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   signal: AbortSignal | undefined = undefined
@@ -183,7 +183,7 @@ export const refused = (
   surface: Metrics.Surface
 ): RequestError | undefined => {
   const entry = registry.entries.get(id)
-  const error = refusal(id, entry)
+  const error = Connection.refusalOf(id, entry)
   if (error !== undefined && registry.defaults.metrics) {
     new Observation(entry, method, surface, ignoreEnd).resume(Exit.fail(error))
   }
@@ -247,6 +247,19 @@ export const begin = (
   inflight.timer = setTimeout(onTimeout, left, inflight)
   return inflight
 }
+
+/**
+ * The registry's `begin` and `refused`, for requests prepared elsewhere (a remote thread, a socket peer, another
+ * runner); a relayed request's budget counts from now.
+ *
+ * @internal
+ */
+export const relayTo = (registry: Registry) => ({
+  begin: (request: Omit<Relayed, "started">, resume: (exit: Exit.Exit<unknown, RequestError>) => void) =>
+    begin(registry, { ...request, started: Date.now() }, resume),
+  refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) =>
+    refused(registry, id, method, surface)
+})
 
 /**
  * Every request operation of the table, on the host's side: arguments checked and encoded in the register step

@@ -19,7 +19,6 @@ import * as FiberHandle from "effect/FiberHandle"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { HostRegistry } from "./layer.js"
-import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as ReplyChannels from "../wire/replyChannels.js"
 import { finish, interrupt, remaining, reply, type ServerState, serving, track } from "./serverCalls.js"
@@ -112,7 +111,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
 }
 
 const onRemoteMessage = (server: ServerState, data: unknown) => {
-  const decoded = RemoteCodec.decodeRemoteMessage(data)
+  const decoded = Protocol.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
     // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
     const raw = data as { from?: unknown; callId?: unknown } | null
@@ -143,7 +142,7 @@ const onRemoteMessage = (server: ServerState, data: unknown) => {
 }
 
 const onAnnouncement = (server: ServerState, data: unknown) => {
-  const decoded = RemoteCodec.decodeAnnouncement(data)
+  const decoded = Protocol.decodeAnnouncement(data)
   if (Either.isLeft(decoded) || decoded.right.hostId === server.hostId) return
   const announcement = decoded.right
   if (announcement._tag === "Up") {

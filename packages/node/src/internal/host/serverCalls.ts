@@ -18,7 +18,6 @@ import type * as Tracer from "effect/Tracer"
 import type { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./layer.js"
 import type * as HostRequest from "./request.js"
-import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import type * as ReplyChannels from "../wire/replyChannels.js"
 import { endSpan, type Tracing } from "../shared/traced.js"
@@ -121,7 +120,7 @@ export const reply = (server: ServerState, to: string, message: Protocol.Reply) 
   const channel = server.replyChannels.get(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
   channel.postMessage(
-    message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? RemoteCodec.encodeReply(message) : message
+    message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   )
 }
 

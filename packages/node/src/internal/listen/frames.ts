@@ -6,14 +6,23 @@
  *
  * On a listener, a frame longer than `grantlessFrameBytes` must show a grant the listener accepts within its first
  * `grantlessFrameBytes` (C47), and what a connection holds of an unfinished frame is charged to the listener's budget
- * (C63, `budget.ts`).
+ * (C63).
+ *
+ * The budget is what a listener's peers may hold of the host's memory together (C63): the bytes of their unfinished
+ * frames (held by each connection's decoder) and of the answers written to them but not yet taken by the kernel. Over the
+ * budget, the peers holding the most are closed until the sum is under it again: with the sum over `maxBytes` and `n`
+ * peers, the largest holds more than `maxBytes / n`, its share, so a peer within its share is never the one closed.
+ *
+ * A peer also stops being read while it leaves its answers unread or has too many calls unanswered (C64): what it
+ * sends then waits in its own socket, not in the host.
  *
  * @internal
  */
+import * as Socket from "@effect/platform/Socket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 import * as Lines from "../wire/lines.js"
-import * as Budget from "./budget.js"
 
 /** The default bound of one frame: 16 MiB. Bigger results go to a file (`saveTo`). @internal */
 export const defaultMaxFrameBytes = 16 * 1024 * 1024
@@ -35,7 +44,7 @@ export const grantlessFrameBytes = 4 * 1024
 export interface Guard {
   readonly grantlessBytes: number
   readonly admits: (head: string) => boolean
-  readonly budget: Budget.Budget
+  readonly budget: Budget
 }
 
 /**
@@ -113,7 +122,7 @@ const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.co
 const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard | undefined) => {
   // What the chunk being decoded yields, and whose it is.
   let items: Array<unknown> = []
-  let peer: Budget.Peer | undefined
+  let peer: Peer | undefined
   const lines = Lines.make({
     decode: Lines.text,
     maxLineBytes: guard === undefined ? maxFrameBytes : Math.min(guard.grantlessBytes, maxFrameBytes),
@@ -121,7 +130,7 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
       const message = parse(line, tags)
       items.push(message)
       if (peer === undefined || (message as { _tag: string })._tag !== "Request") return
-      Budget.call(peer, 1)
+      call(peer, 1)
       // A peer read no further (C64) has the rest of this chunk given back, so that no more of its requests than the
       // bound reach the host; it is read again, from there, when it resumes.
       return peer.state !== "paused"
@@ -133,7 +142,7 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
       return maxFrameBytes
     }
   })
-  const decode = (data: string | Uint8Array, reader: Budget.Peer | undefined): Array<unknown> => {
+  const decode = (data: string | Uint8Array, reader: Peer | undefined): Array<unknown> => {
     // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what an
     // unfinished frame costs until the next collection.
     const bytes =
@@ -142,7 +151,7 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
     peer = reader
     const unread = lines.push(bytes)
     if (unread !== undefined) reader?.unread(unread)
-    if (guard !== undefined && reader !== undefined && !Budget.hold(guard.budget, reader, lines.bufferedBytes)) {
+    if (guard !== undefined && reader !== undefined && !hold(guard.budget, reader, lines.bufferedBytes)) {
       throw evicted()
     }
     return items
@@ -179,9 +188,9 @@ export const make = (
     unsafeMake: () => {
       const frames = decoder(tags, maxFrameBytes, guard)
       // The connection's account, known from its first bytes on (a server answers only what it has read).
-      let peer: Budget.Peer | undefined
+      let peer: Peer | undefined
       const ended = (message: unknown) => {
-        if (peer !== undefined && endsCall(message) && peer.calls > 0) Budget.call(peer, -1)
+        if (peer !== undefined && endsCall(message) && peer.calls > 0) call(peer, -1)
       }
       return {
         decode: (data) => {
@@ -208,4 +217,194 @@ export const make = (
       }
     }
   })
+}
+
+/** The default budget: 256 MiB for every peer together, whatever their number (C63). @internal */
+export const defaultMaxBufferedBytes = 256 * 1024 * 1024
+
+/**
+ * A peer is read no further while this many of its calls are unanswered (C64): what it has waiting in the host is
+ * what another peer's request may queue behind.
+ *
+ * @internal
+ */
+export const maxCallsPerPeer = 64
+
+/** ... or while this many bytes of its answers wait to be written (C64). @internal */
+export const maxQueuedPerPeer = 1024 * 1024
+
+/**
+ * A connection with a request refused at once is read no further for this long (C86): what it sends meanwhile waits
+ * in its own socket, so that asking a busy worker again and again takes a bounded share of the host.
+ *
+ * @internal
+ */
+export const restAfterRefusalMs = 10
+
+/** One connection's account. @internal */
+export interface Peer {
+  /** Bytes of its unfinished frame. */
+  held: number
+  /** Bytes of answers handed to its socket, not yet written. */
+  queued: number
+  /** Requests read from it, not yet answered. */
+  calls: number
+  state: "reading" | "paused" | "closed"
+  /** While set, it is read no further: a request of it was refused at once lately (C86). */
+  resting: ReturnType<typeof setTimeout> | undefined
+  /** When its rest ends, on `performance.now()`'s clock. */
+  restsUntil: number
+  /** Lets go of its unfinished frame (set by its decoder). */
+  release: () => void
+  readonly pause: () => void
+  readonly resume: () => void
+  readonly close: () => void
+  /** Gives back bytes read but not decoded: they are read again when it resumes. */
+  readonly unread: (bytes: Uint8Array) => void
+}
+
+/** A listener's budget, shared by its connections. @internal */
+export interface Budget {
+  readonly maxBytes: number
+  /** The sum of every open peer's `held` and `queued`. */
+  used: number
+  readonly peers: Set<Peer>
+  /**
+   * The peer whose bytes are being decoded: the protocol makes one decoder per connection with no way to name it, and
+   * calls it synchronously from that connection's data callback, which sets this around the call.
+   */
+  reading: Peer | undefined
+}
+
+/** @internal */
+export const makeBudget = (maxBytes: number): Budget => ({ maxBytes, used: 0, peers: new Set(), reading: undefined })
+
+/** A new connection's account. @internal */
+export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close" | "unread">): Peer => {
+  const peer: Peer = {
+    held: 0,
+    queued: 0,
+    calls: 0,
+    state: "reading",
+    resting: undefined,
+    restsUntil: 0,
+    release: () => {},
+    ...io
+  }
+  budget.peers.add(peer)
+  return peer
+}
+
+/** A connection ended: what it held is released. @internal */
+export const leave = (budget: Budget, peer: Peer): void => {
+  if (!budget.peers.delete(peer)) return
+  budget.used -= peer.held + peer.queued
+  peer.state = "closed"
+  clearTimeout(peer.resting)
+  peer.release()
+}
+
+const evict = (budget: Budget): void => {
+  while (budget.used > budget.maxBytes && budget.peers.size > 0) {
+    let largest: Peer | undefined
+    for (const peer of budget.peers) {
+      if (largest === undefined || peer.held + peer.queued > largest.held + largest.queued) largest = peer
+    }
+    leave(budget, largest!)
+    largest!.close()
+  }
+}
+
+/** Pauses or resumes reading `peer` by what it has unanswered and unread. */
+const flow = (peer: Peer): void => {
+  if (peer.state === "closed") return
+  const full = peer.calls >= maxCallsPerPeer || peer.queued > maxQueuedPerPeer || peer.resting !== undefined
+  if (full && peer.state === "reading") {
+    peer.state = "paused"
+    peer.pause()
+  } else if (!full && peer.state === "paused") {
+    peer.state = "reading"
+    peer.resume()
+  }
+}
+
+/** `peer` now holds `bytes` of an unfinished frame; `false` when that closed it (past its share, over budget). @internal */
+export const hold = (budget: Budget, peer: Peer, bytes: number): boolean => {
+  if (peer.state === "closed") return false
+  budget.used += bytes - peer.held
+  peer.held = bytes
+  evict(budget)
+  return budget.peers.has(peer)
+}
+
+/** `bytes` of answers handed to `peer`'s socket (positive) or written by it (negative). @internal */
+export const queue = (budget: Budget, peer: Peer, bytes: number): void => {
+  if (peer.state === "closed") return
+  budget.used += bytes
+  peer.queued += bytes
+  evict(budget)
+  flow(peer)
+}
+
+/** `delta` requests of `peer` read (positive) or answered (negative). @internal */
+export const call = (peer: Peer, delta: number): void => {
+  peer.calls += delta
+  flow(peer)
+}
+
+const restFor = (peer: Peer, ms: number): void => {
+  peer.resting = setTimeout(wake, ms, peer)
+  peer.resting.unref()
+}
+
+// A timer counts from the loop's cached time, which may be behind: it rests on until the full time has passed.
+const wake = (peer: Peer): void => {
+  const left = peer.restsUntil - performance.now()
+  if (left > 0) return restFor(peer, Math.ceil(left))
+  peer.resting = undefined
+  flow(peer)
+}
+
+/** `peer` is read no further for `ms` (C86), unless it rests already. @internal */
+export const rest = (peer: Peer, ms: number): void => {
+  if (peer.state === "closed" || peer.resting !== undefined) return
+  peer.restsUntil = performance.now() + ms
+  restFor(peer, ms)
+  flow(peer)
+}
+
+/**
+ * A connection's socket that tells the budget what it holds: the bytes being decoded are its (`Budget.reading`), and
+ * an answer is queued from its hand-over to the socket until the kernel took it (C63).
+ *
+ * @internal
+ */
+export const accounted = (socket: Socket.Socket, budget: Budget, peer: Peer): Socket.Socket => {
+  const read: Socket.Socket["runRaw"] = (onData, options) =>
+    socket.runRaw((data) => {
+      budget.reading = peer
+      try {
+        return onData(data)
+      } finally {
+        budget.reading = undefined
+      }
+    }, options)
+  return {
+    ...socket,
+    run: read as Socket.Socket["run"],
+    runRaw: read,
+    writer: Effect.map(
+      socket.writer,
+      (write) => (chunk) =>
+        Effect.suspend(() => {
+          if (Socket.isCloseEvent(chunk)) return write(chunk)
+          const bytes = typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.byteLength
+          queue(budget, peer, bytes)
+          return Effect.ensuring(
+            write(chunk),
+            Effect.sync(() => queue(budget, peer, -bytes))
+          )
+        })
+    )
+  }
 }

@@ -40,13 +40,10 @@ import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
 import { contextOf, isTracing } from "../shared/traced.js"
-import * as Access from "./access.js"
-import * as Budget from "./budget.js"
-import * as Calls from "./calls.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
-import * as Refusals from "./refusals.js"
+import * as Incoming from "./incoming.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
 import * as SocketFile from "./socketFile.js"
 
@@ -63,9 +60,9 @@ interface Listener {
   readonly prefix: string
   /** The `events` subscriptions of each connection, by the server's id for it. */
   readonly subscriptions: Map<number, Set<string>>
-  readonly calls: Calls.Calls
+  readonly calls: Incoming.Calls
   /** Each connection's account, by its socket: what reads a frame finds its peer by. */
-  readonly peers: WeakMap<object, Budget.Peer>
+  readonly peers: WeakMap<object, Frames.Peer>
   closing: boolean
 }
 
@@ -82,10 +79,10 @@ const request = (
   payload: typeof RequestPayload.Type,
   onProgress: ((progress: Operations.Progress) => void) | undefined,
   call: string | undefined
-): Effect.Effect<{ readonly target: Access.Target; readonly value: unknown }, RequestError> =>
+): Effect.Effect<{ readonly target: Grants.Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
-    const found = Access.admitted(listener, name, payload)
-    if (Either.isLeft(found)) return Effect.fail(Access.renamed(found.left, payload.id))
+    const found = Grants.admitted(listener, name, payload)
+    if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     const operation = Operations.requests[name as keyof Operations.Requests]
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
@@ -117,8 +114,8 @@ const request = (
       })
     ).pipe(
       (sending) => OwnerProtocol.withCarried(sending, payload.trace),
-      Effect.map((value) => ({ target: found.right, value: Access.shown(found.right.grant, name, value) })),
-      Effect.mapError((error) => Access.renamed(error, payload.id))
+      Effect.map((value) => ({ target: found.right, value: Grants.shown(found.right.grant, name, value) })),
+      Effect.mapError((error) => Grants.renamed(error, payload.id))
     )
   })
 
@@ -148,13 +145,13 @@ const lifecycle = (listener: Listener) => {
   const by = <A, E extends McpWorkerError>(
     id: string,
     operation: string,
-    f: (target: Access.Target) => Effect.Effect<A, E>
+    f: (target: Grants.Target) => Effect.Effect<A, E>
   ): Effect.Effect<A, E | UnknownWorker | HostUnavailable> =>
     Effect.suspend((): Effect.Effect<A, E | UnknownWorker | HostUnavailable> => {
-      if (listener.closing) return Effect.fail(Access.closingError())
-      return Either.match(Access.target(listener, id, operation), {
+      if (listener.closing) return Effect.fail(Grants.closingError())
+      return Either.match(Grants.target(listener, id, operation), {
         onLeft: Effect.fail,
-        onRight: (found) => Effect.mapError(f(found), (error) => Access.renamed(error, id))
+        onRight: (found) => Effect.mapError(f(found), (error) => Grants.renamed(error, id))
       })
     })
   return {
@@ -166,7 +163,7 @@ const lifecycle = (listener: Listener) => {
       readonly tools?: ToolFilter.ToolFilter | undefined
     }) =>
       Effect.suspend((): Effect.Effect<string, McpWorkerError> => {
-        if (listener.closing) return Effect.fail(Access.closingError())
+        if (listener.closing) return Effect.fail(Grants.closingError())
         if (!listener.acceptWorkerIds) {
           return Effect.fail(
             new InvalidInput({
@@ -244,11 +241,11 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
 const rest = (listener: Listener): Effect.Effect<void> =>
   Effect.map(Effect.serviceOption(NodeSocket.NetSocket), (conn) => {
     const peer = Option.isSome(conn) ? listener.peers.get(conn.value) : undefined
-    if (peer !== undefined) Budget.rest(peer, Budget.restAfterRefusalMs)
+    if (peer !== undefined) Frames.rest(peer, Frames.restAfterRefusalMs)
   })
 
 /**
- * The protocol with the listener's part in each frame (a refusal answered at once, C86; `Calls.relayed`) and in
+ * The protocol with the listener's part in each frame (a refusal answered at once, C86; `Incoming.relayed`) and in
  * each disconnect, ahead of the server's own. Where calls are traced, each goes to the server, which makes it a span.
  */
 const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], tracing: boolean) =>
@@ -263,8 +260,8 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], traci
     )
     const run: RpcServer.Protocol["Type"]["run"] = (f) =>
       protocol.run((clientId, message) => {
-        const refused = tracing ? undefined : Refusals.refusal(listener, message)
-        if (refused === undefined) return f(clientId, Calls.relayed(listener.calls, clientId, message))
+        const refused = tracing ? undefined : Incoming.refusal(listener, message)
+        if (refused === undefined) return f(clientId, Incoming.relayed(listener.calls, clientId, message))
         return Effect.zipRight(rest(listener), protocol.send(clientId, refused))
       })
     return { ...protocol, run, disconnects }
@@ -277,12 +274,12 @@ const handlers = (listener: Listener) => {
       [
         name,
         (payload: typeof RequestPayload.Type, { headers }: { readonly headers: Headers.Headers }) =>
-          Effect.map(request(listener, name, payload, undefined, Calls.callOf(headers)), (r) => r.value)
+          Effect.map(request(listener, name, payload, undefined, Incoming.callOf(headers)), (r) => r.value)
       ],
       [
         streamedTag(name),
         (payload: typeof RequestPayload.Type, { headers }: { readonly headers: Headers.Headers }) =>
-          streamed(listener, name, payload, Calls.callOf(headers))
+          streamed(listener, name, payload, Incoming.callOf(headers))
       ]
     ])
   )
@@ -298,7 +295,7 @@ const bounded = (
   server: SocketServer.SocketServer["Type"],
   idleMs: number,
   maxConnections: number,
-  budget: Budget.Budget
+  budget: Frames.Budget
 ): SocketServer.SocketServer["Type"] => {
   let open = 0
   return {
@@ -313,7 +310,7 @@ const bounded = (
             return Effect.void
           }
           open++
-          const peer = Budget.join(budget, {
+          const peer = Frames.join(budget, {
             pause: () => netSocket.pause(),
             resume: () => netSocket.resume(),
             close: () => netSocket.destroy(),
@@ -322,10 +319,10 @@ const bounded = (
           listener.peers.set(netSocket, peer)
           netSocket.once("close", () => {
             open--
-            Budget.leave(budget, peer)
+            Frames.leave(budget, peer)
           })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          return handler(Budget.accounted(socket, budget, peer))
+          return handler(Frames.accounted(socket, budget, peer))
         })
       )
   }
@@ -372,7 +369,7 @@ export const make = (
     )
     yield* SocketFile.restrict(prepared)
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
-    const budget = Budget.make(options.maxBufferedBytes ?? Budget.defaultMaxBufferedBytes)
+    const budget = Frames.makeBudget(options.maxBufferedBytes ?? Frames.defaultMaxBufferedBytes)
     const guard: Frames.Guard = {
       // A listener of worker ids lets every peer open workers: it trusts them with the host's rights already.
       grantlessBytes: listener.acceptWorkerIds ? maxFrameBytes : Frames.grantlessFrameBytes,

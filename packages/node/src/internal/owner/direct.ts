@@ -8,7 +8,6 @@ import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import { BroadcastChannel } from "node:worker_threads"
-import * as RemoteCodec from "../wire/remoteCodec.js"
 import * as RemoteProtocol from "../wire/remoteProtocol.js"
 import * as ReplyChannels from "../wire/replyChannels.js"
 import type { OwnerSpans } from "./spans.js"
@@ -32,7 +31,7 @@ export const makeReplies = () => {
   const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
     channels
       .get(replyTo.channel)
-      .postMessage(RemoteCodec.encodeReply({ _tag: "RemoteFailure", callId: replyTo.callId, error }))
+      .postMessage(RemoteProtocol.encodeReply({ _tag: "RemoteFailure", callId: replyTo.callId, error }))
   const defect = (channel: string, callId: number, message: string) =>
     channels.get(channel).postMessage({ _tag: "Defect", callId, message })
   return { post, fail, defect, close: channels.close }
@@ -57,7 +56,7 @@ export const listen = (
   const channel = new BroadcastChannel(RemoteProtocol.ownerChannel(workerId))
   channel.unref()
   channel.onmessage = (event) => {
-    const decoded = RemoteCodec.decodeOwnerChannelMessage((event as MessageEvent).data)
+    const decoded = RemoteProtocol.decodeOwnerChannelMessage((event as MessageEvent).data)
     if (Either.isRight(decoded)) {
       const message = decoded.right
       if (message._tag === "Ping") return owner.heard(message.from)

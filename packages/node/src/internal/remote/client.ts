@@ -1,6 +1,6 @@
 /**
- * A remote thread's client: how it starts a call, and where the call goes. Its record is `record.ts`; how it knows
- * the host is there, `liveness.ts`; what it receives, `replies.ts`.
+ * A remote thread's client: how it starts a call, and where the call goes. Its record, and what it receives, is
+ * `record.ts`; how it knows the host is there, `liveness.ts`.
  *
  * Requests go straight to a worker's owner thread once the host has given this client the worker's route (with the
  * first request it relayed there), as long as the host was heard from lately: the owner decides busy and names the
@@ -17,8 +17,7 @@ import type * as Scope from "effect/Scope"
 import { contextOf, isTracing } from "../shared/traced.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import { arm } from "./liveness.js"
-import { interrupt, post, postOn, type RemoteClient, type WaitingCall } from "./record.js"
-import { onAnnouncement, onReply } from "./replies.js"
+import { interrupt, onAnnouncement, onReply, post, postOn, type RemoteClient, type WaitingCall } from "./record.js"
 
 export type { RemoteClient } from "./record.js"
 

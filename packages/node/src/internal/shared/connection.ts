@@ -10,6 +10,7 @@ import {
   type CloseFailed,
   type FailureKind,
   type RequestError,
+  UnknownWorker,
   WorkerBusy,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
@@ -198,6 +199,15 @@ export const endClose = (connection: Connection): void => {
   const life = connection.life
   if (life._tag === "Closing") connection.life = life.from
 }
+
+/**
+ * Why a request to the worker `id` must be refused before anything is sent: no connection of that id, or one that
+ * would refuse it (`refusal`); `undefined` when it may go.
+ *
+ * @internal
+ */
+export const refusalOf = (id: string, connection: Connection | undefined): RequestError | undefined =>
+  connection === undefined ? new UnknownWorker({ workerId: id }) : refusal(connection, "the worker is closing")
 
 /** Why a request must be refused before anything is sent; `undefined` when it may go. @internal */
 export const refusal = (connection: Connection, closingMessage: string): RequestError | undefined => {

@@ -22,6 +22,8 @@ import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@m
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
@@ -378,3 +380,55 @@ export const arrivedLate = (): HostUnavailable =>
 /** Arguments refused before anything was sent. @internal */
 export const invalidArguments = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+// The decoders and encoder. The messages of every call (a remote's request to the host or straight to an owner thread,
+// an owner thread's `Result`) are read by fast checks derived from their Schemas, without building a parse tree;
+// anything else, or anything that does not pass, goes through the Schema and its errors.
+
+const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
+
+const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
+
+const decodeOwnerChannelSchema = OwnerProtocol.safeDecoder(OwnerChannelMessage)
+
+/**
+ * Validates what a remote posted on an owner thread's channel; a request (every direct call) by the fast check of
+ * `Direct`, the rest by the Schema.
+ *
+ * @internal
+ */
+export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChannelMessage, ParseResult.ParseError> =>
+  isPlainDirect(raw) ? Either.right(raw) : decodeOwnerChannelSchema(raw)
+
+/**
+ * Validates what a remote posted to the host. A request of the operation table (every call) takes the fast check of
+ * `RemoteRequest` with a `RemoteCall`; anything else, or anything that does not pass, goes through the Schema and its
+ * errors.
+ *
+ * @internal
+ */
+export const decodeRemoteMessage = (raw: unknown): Either.Either<RemoteMessage, ParseResult.ParseError> =>
+  isPlainCallRequest(raw) ? Either.right(raw) : decodeRemoteMessageSchema(raw)
+
+/**
+ * Validates what a remote received on its reply channel; the success an owner thread posts (`Result`, every direct
+ * call) by its fast check, the rest by the Schema.
+ *
+ * @internal
+ */
+export const decodeReply = (raw: unknown): Either.Either<Reply, ParseResult.ParseError> =>
+  isPlainResult(raw) ? Either.right(raw) : decodeReplySchema(raw)
+
+// The messages of every call, read without a parse tree by checks derived from their Schemas. Of a remote's requests
+// to the host, only those of the operation table (every call) take the fast path.
+const isPlainCallRequest = OwnerProtocol.fastCheck(Schema.Struct({ ...RemoteRequest.fields, operation: RemoteCall }))
+
+const isPlainDirect = OwnerProtocol.fastCheck(Direct)
+
+const isPlainResult = OwnerProtocol.fastCheck(Result)
+
+/** @internal */
+export const encodeReply = Schema.encodeSync(Reply)
+
+/** @internal */
+export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
