@@ -14,6 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
+import * as inspector from "node:inspector/promises"
 import * as McpGrants from "../packages/node/src/McpGrants.js"
 import { NodeMcpWorkers } from "../packages/node/src/index.js"
 import { median } from "./stats.js"
@@ -53,14 +54,26 @@ try {
       return { id, grant }
     })
   )
+  const profDir = process.env.BENCH_PROFILE_DIR
+  const session = profDir === undefined ? undefined : new inspector.Session()
+  if (session !== undefined) {
+    session.connect()
+    await session.post("Profiler.enable")
+    await session.post("Profiler.setSamplingInterval", { interval: 100 })
+    await session.post("Profiler.start")
+  }
   // Asynchronously: the host's own event loop serves the sandbox meanwhile.
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
+      [...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]), entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
       (error, stdout) => (error ? reject(error) : resolve(stdout))
     )
   )
+  if (session !== undefined) {
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(path.join(profDir!, "host.cpuprofile"), JSON.stringify(profile))
+  }
   const sandbox = JSON.parse(out) as { socket: Array<number>; direct: Array<number> }
   const thread = await new Promise<Array<number>>((resolve, reject) => {
     const worker = new Worker(entry, { workerData: { id, fixture, blocks, perBlock } })

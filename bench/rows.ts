@@ -6,6 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
+import * as inspector from "node:inspector/promises"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 // From its source, as the bench runs it: the package name would resolve to a built `dist`.
 import * as McpClient from "../packages/node/src/McpClient.js"
@@ -131,11 +134,24 @@ export const remoteRow = async (
     const mainDirect: Array<Array<number>> = []
     // This thread runs the host: while a remote block runs, its event loop does nothing but relay that block's calls.
     let hostActiveMs = 0
+    // `BENCH_PROFILE_DIR`: the host thread's CPU profile over the remote blocks alone (`remote-host.cpuprofile`).
+    const profileDir = process.env.BENCH_PROFILE_DIR
+    const session = profileDir === undefined ? undefined : new inspector.Session()
+    if (session !== undefined) {
+      session.connect()
+      await session.post("Profiler.enable")
+      await session.post("Profiler.setSamplingInterval", { interval: 100 })
+    }
     const variants = [
       async (i: number) => {
+        await session?.post("Profiler.start")
         const before = performance.eventLoopUtilization()
         const samples = await inThread("remote", `r${i}_`)
         hostActiveMs += performance.eventLoopUtilization(before).active
+        if (session !== undefined) {
+          const { profile } = await session.post("Profiler.stop")
+          fs.writeFileSync(path.join(profileDir!, `remote-host-${i}.cpuprofile`), JSON.stringify(profile))
+        }
         remote.push(samples)
       },
       async (i: number) => threadDirect.push(await inThread("direct", `t${i}_`)),

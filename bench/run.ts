@@ -372,6 +372,15 @@ const main = async () => {
       results.profile = await profileRow(ctx, bundles.probe, server)
       results.fanOut = await Rows.fanOutRow(ctx, bundles.floor, 32, 2)
     }
+    // `BENCH_ROWS=remote`: the remote-thread row alone (with `BENCH_PROFILE_DIR`, the host's profile over its blocks).
+    if (only === "remote" && remoteAvailable) {
+      const pair = await Rows.openPair(ctx)
+      try {
+        results.remote = await Rows.remoteRow(ctx, pair, bundles.remote)
+      } finally {
+        await Rows.closePair(ctx, pair)
+      }
+    }
     if (only === "fanout") results.fanOut = await Rows.fanOutRow(ctx, bundles.floor, 32, 3)
     if (only === undefined || only === "client") {
       results.clientCall = await Rows.clientCallRow(ctx)

@@ -20,7 +20,6 @@ import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { HostRegistry } from "./layer.js"
 import * as Protocol from "../wire/remoteProtocol.js"
-import * as ReplyChannels from "../wire/replyChannels.js"
 import { finish, interrupt, remaining, reply, type ServerState, serving, track } from "./serverCalls.js"
 import { routes, runRequest } from "./serverRelay.js"
 import { currentTracing, withParent } from "../shared/traced.js"
@@ -34,9 +33,6 @@ export interface HostServer {
   /** Starts serving remote requests with `registry`; from the scope's close on, new requests are refused. */
   readonly serve: (registry: HostRegistry) => Effect.Effect<void, never, Scope.Scope>
 }
-
-/** Remote reply channels kept open, most recent first out last; an evicted remote just gets a new instance. */
-const maxReplyChannels = 64
 
 /** Runs an operation other than a request (those are `runRequest`'s), in a fiber of its own. */
 const run = (
@@ -174,11 +170,9 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
         channel.close()
       })
   )
-  const replyChannels = ReplyChannels.make(maxReplyChannels)
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
       server.released = true
-      replyChannels.close()
     })
   )
   const requests = yield* Effect.acquireRelease(
@@ -192,7 +186,6 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     newer: new Set(),
     calls: new Map(),
     remotes: new Map(),
-    replyChannels,
     announce,
     // Released before the channels: call fibers still running when the host closes are interrupted and answered.
     runFork: yield* FiberSet.makeRuntime<never>(),

@@ -15,11 +15,10 @@ import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Tracer from "effect/Tracer"
-import type { BroadcastChannel } from "node:worker_threads"
+import { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./layer.js"
 import type * as HostRequest from "./request.js"
 import * as Protocol from "../wire/remoteProtocol.js"
-import type * as ReplyChannels from "../wire/replyChannels.js"
 import { endSpan, type Tracing } from "../shared/traced.js"
 
 /**
@@ -98,8 +97,6 @@ export interface ServerState {
   readonly newer: Set<string>
   readonly calls: Map<string, ServedCall>
   readonly remotes: Map<string, RemotePeer>
-  /** Remote reply channels kept open. */
-  readonly replyChannels: ReplyChannels.ReplyChannels
   readonly announce: BroadcastChannel
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   /** Runs the watcher of silent remotes, once at a time. */
@@ -114,14 +111,20 @@ export interface ServerState {
 /** Whether this host serves remote requests: it runs, and no newer host in the process does. @internal */
 export const serving = (server: ServerState) => server.registry !== undefined && server.newer.size === 0
 
-/** Posts on a remote's reply channel, until the host's channels are released. @internal */
+/**
+ * Posts on a remote's reply channel, until the host's channels are released. A fresh instance per message, closed at
+ * once: an instance kept open would receive every answer the worker's owner thread posts on that channel too.
+ *
+ * @internal
+ */
 export const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  const channel = server.replyChannels.get(to)
+  const channel = new BroadcastChannel(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
   channel.postMessage(
     message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   )
+  channel.close()
 }
 
 /** Answers a call once, with how it ended, and forgets it. @internal */

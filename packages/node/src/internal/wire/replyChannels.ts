@@ -1,8 +1,8 @@
 /**
  * The reply channels a thread posts to (`wire/remoteProtocol.ts`): one `BroadcastChannel` instance per remote, kept open
  * for the next answer, the least recently opened closed past a bound (an evicted remote just gets a new instance).
- * None keeps its thread alive. Used by the host and by owner threads alike; Node built-ins only, so the owner's
- * bundle loads nothing more for it.
+ * None keeps its thread alive. Owner threads keep them; the host posts its replies on fresh instances. Node built-ins
+ * only, so the owner's bundle loads nothing more for it.
  *
  * @internal
  */
