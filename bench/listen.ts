@@ -41,6 +41,16 @@ await esbuild.build({
   logLevel: "warning"
 })
 
+/**
+ * The CPU time of this process's main thread (the host's), in ms, from `/proc` (clock ticks): unlike the event loop's
+ * active time, it does not count the time the thread waits for a core on a busy machine.
+ */
+const mainThreadCpuMs = (): number => {
+  const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
 const socket = path.join(dir, "host.sock")
 const runtime = ManagedRuntime.make(
   Layer.merge(NodeMcpWorkers.layerListen({ path: socket }), Logger.minimumLogLevel(LogLevel.Warning))
@@ -62,14 +72,23 @@ try {
     await session.post("Profiler.setSamplingInterval", { interval: 100 })
     await session.post("Profiler.start")
   }
+  const hostBefore = performance.eventLoopUtilization()
+  const cpuBefore = mainThreadCpuMs()
   // Asynchronously: the host's own event loop serves the sandbox meanwhile.
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]), entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
+      [
+        ...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]),
+        entry,
+        JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })
+      ],
       (error, stdout) => (error ? reject(error) : resolve(stdout))
     )
   )
+  // The host's busy time over the sandbox's run, per socket call: the direct blocks cost the host nothing.
+  const hostActiveUs = (performance.eventLoopUtilization(hostBefore).active * 1000) / (200 + blocks * perBlock)
+  const hostCpuUs = ((mainThreadCpuMs() - cpuBefore) * 1000) / (200 + blocks * perBlock)
   if (session !== undefined) {
     const { profile } = await session.post("Profiler.stop")
     fs.writeFileSync(path.join(profDir!, "host.cpuprofile"), JSON.stringify(profile))
@@ -92,10 +111,12 @@ try {
       `| same process, the SDK Client used directly | | ${us(d)} | 1.00× |`,
       `| callTool echo, remote worker_thread (makePromiseClient()) | | ${us(t)} | |`,
       `| the socket's cost per call over a remote thread's | | ${us(s - t)} | ${(s / t).toFixed(2)}× |`,
+      `| host thread busy per socket call (event loop active) | | ${us(hostActiveUs)} | |`,
+      `| host thread CPU per socket call | | ${us(hostCpuUs)} | |`,
       ""
     ].join("\n") + "\n"
   )
-  process.stdout.write(JSON.stringify({ sandbox, thread, blocks, perBlock }) + "\n")
+  process.stdout.write(JSON.stringify({ sandbox, thread, hostActiveUs, hostCpuUs, blocks, perBlock }) + "\n")
 } finally {
   await runtime.dispose()
   fs.rmSync(dir, { recursive: true, force: true })

@@ -1,13 +1,16 @@
 /**
- * A peer's frame in the step that reads it, before `RpcServer` does.
+ * A peer's frame in the step that reads it, before `RpcServer` does. Where the listener does not trace, a plain request
+ * of the operation table is relayed from here: the host is the owner's relay, not a server of its own.
  *
- * - A request the host would refuse now is answered here (C86): its payload is checked, the listener admits it
- *   (`Grants.admitted`), and the host says from its own record of the worker whether it would take it
- *   (`HostRegistry.refused`: busy, closing, gone). The refusal is encoded through the operation's own exit schema and
- *   written, with no fiber of the server and nothing kept.
- * - Any other request is stamped with its call's key and goes on to the server, which begins it.
- * - An `Interrupt` ends its call's request here. `RpcServer` interrupts a handler's fiber as a fork, so the peer's
- *   next request could begin before the interrupted one's finalizer freed the worker (C11).
+ * - A plain request is checked (its payload, then `Grants.admitted`) and begun on the registry
+ *   (`HostRegistry.begin`); its answer is encoded through the operation's own exit schema and written when the owner
+ *   gives it, with no fiber of the server. One the host refuses at once (busy, closing, gone, its budget spent) is
+ *   answered in this step, and its connection rests (C86).
+ * - A streamed request, and every request where the listener traces, is stamped with its call's key and goes on to
+ *   the server, which begins it (and makes its span).
+ * - An `Interrupt` ends its call's request here: a relayed call is answered as interrupted at once; for the server's
+ *   own, `RpcServer` interrupts its handler's fiber as a fork, so the peer's next request could begin before that
+ *   fiber's finalizer freed the worker (C11).
  *
  * @internal
  */
@@ -16,18 +19,28 @@ import * as Rpc from "@effect/rpc/Rpc"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Schema from "effect/Schema"
 import type { HostRegistry } from "../host/layer.js"
 import type * as HostRequest from "../host/request.js"
 import * as Grants from "./grants.js"
 import { ListenRpcs, RequestPayload, streamedTag } from "./rpcs.js"
 
-/** The calls of one listener whose requests are begun and not yet answered, by `keyOf`. */
-export type Calls = Map<string, HostRequest.Sent>
+/** A request begun for a socket call and not yet answered. */
+interface Call {
+  readonly clientId: number
+  readonly sent: HostRequest.Sent
+  /** Set for a call relayed from here: answers it (the server answers its own). */
+  readonly answer: ((exit: Exit.Exit<unknown, RequestError>) => void) | undefined
+}
 
-/** The header stamped on every request frame: its call's key (a peer's own value is replaced). */
+/** The calls of one listener whose requests are begun and not yet answered, by `keyOf`. */
+export type Calls = Map<string, Call>
+
+/** The header stamped on every request frame the server reads: its call's key (a peer's own value is replaced). */
 const callHeader = "x-mcp-worker-call"
 
 const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}`
@@ -35,43 +48,24 @@ const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}
 /** The key of the call a handler serves, from the headers `RpcServer` gives it. */
 export const callOf = (headers: Headers.Headers): string | undefined => headers[callHeader]
 
-/** A frame from a peer, before the server reads it: a request stamped with its key, an interrupt ending its call. */
-export const relayed = (
-  calls: Calls,
-  clientId: number,
-  message: RpcMessage.FromClientEncoded
-): RpcMessage.FromClientEncoded => {
-  switch (message._tag) {
-    case "Request": {
-      const headers = Array.isArray(message.headers)
-        ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
-        : []
-      headers.push([callHeader, keyOf(clientId, message.id)])
-      return { ...message, headers }
-    }
-    case "Interrupt": {
-      const key = keyOf(clientId, message.requestId)
-      const sent = calls.get(key)
-      calls.delete(key)
-      sent?.end("interrupted")
-      return message
-    }
-    default:
-      return message
-  }
+/** A call the server's handler began, kept until it ends. */
+export const began = (calls: Calls, key: string, sent: HostRequest.Sent): void => {
+  calls.set(key, { clientId: Number(key.slice(0, key.indexOf("/"))), sent, answer: undefined })
 }
 
-/** What the check needs of a listener. */
+/** What a listener's intake needs. */
 export interface Listener {
-  readonly registry: Pick<HostRegistry, "refused">
+  readonly registry: Pick<HostRegistry, "begin" | "refused">
   readonly grants: Grants.Grants
   readonly acceptWorkerIds: boolean
   readonly closing: boolean
+  readonly calls: Calls
 }
 
 interface Operation {
   readonly name: string
   readonly method: Operations.Any["method"]
+  readonly streamed: boolean
   readonly encodeExit: (exit: Exit.Exit<unknown, RequestError>) => RpcMessage.ResponseExitEncoded["exit"]
 }
 
@@ -86,45 +80,169 @@ const exitEncoder = (tag: string): Operation["encodeExit"] =>
 /** Every request of the table by its tag, plain and streamed, with the exit encoder the server would use. */
 const operations: ReadonlyMap<string, Operation> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
-    [name, streamedTag(name)].map((tag) => [tag, { name, method: operation.method, encodeExit: exitEncoder(tag) }])
+    [false, true].map((streamed) => {
+      const tag = streamed ? streamedTag(name) : name
+      return [tag, { name, method: operation.method, streamed, encodeExit: exitEncoder(tag) }]
+    })
   )
 )
 
 const isPayload = Schema.is(RequestPayload)
 
-/** The `Exit` frame that refuses `message` now, or `undefined` when the server is to read it. @internal */
-export const refusal = (
+/** What the step that reads a frame does with it. @internal */
+export type Step =
+  /** The server reads it. */
+  | { readonly _tag: "Server"; readonly message: RpcMessage.FromClientEncoded }
+  /** A refusal, answered now; the connection rests first (C86). */
+  | { readonly _tag: "Refused"; readonly frame: RpcMessage.ResponseExitEncoded }
+  /** Taken here: its answer is written when there is one. */
+  | { readonly _tag: "Taken" }
+
+const taken: Step = { _tag: "Taken" }
+
+/**
+ * A frame from a peer, before the server reads it. `write` writes an answer frame on the peer's connection later;
+ * `relay`: whether plain requests are relayed from here (the listener does not trace).
+ *
+ * @internal
+ */
+export const step = (
   listener: Listener,
-  message: RpcMessage.FromClientEncoded
-): RpcMessage.ResponseExitEncoded | undefined => {
-  if (message._tag !== "Request" || typeof message.id !== "string") return undefined
-  const operation = operations.get(message.tag)
-  if (operation === undefined || !isPayload(message.payload)) return undefined
-  // The errors made here go to another process as their fields: a stack of each, taken from the depth of the fiber
-  // runtime, was most of what a refusal cost.
-  const stackTraceLimit = Error.stackTraceLimit
-  Error.stackTraceLimit = 0
-  try {
-    return refused(listener, message.id, operation, message.payload)
-  } finally {
-    Error.stackTraceLimit = stackTraceLimit
+  clientId: number,
+  message: RpcMessage.FromClientEncoded,
+  relay: boolean,
+  write: (clientId: number, frame: RpcMessage.ResponseExitEncoded) => void
+): Step => {
+  switch (message._tag) {
+    case "Request": {
+      const operation = operations.get(message.tag)
+      if (relay && operation !== undefined && typeof message.id === "string" && isPayload(message.payload)) {
+        // The errors made here go to another process as their fields: a stack of each, taken from the depth of the
+        // fiber runtime, was most of what a refusal cost.
+        const stackTraceLimit = Error.stackTraceLimit
+        Error.stackTraceLimit = 0
+        try {
+          return operation.streamed
+            ? (refusedNow(listener, message.id, operation, message.payload) ?? toServer(clientId, message))
+            : relayNow(listener, clientId, message.id, operation, message.payload, write)
+        } finally {
+          Error.stackTraceLimit = stackTraceLimit
+        }
+      }
+      return toServer(clientId, message)
+    }
+    case "Interrupt": {
+      const key = keyOf(clientId, message.requestId)
+      const call = listener.calls.get(key)
+      listener.calls.delete(key)
+      if (call === undefined) return { _tag: "Server", message }
+      call.sent.end("interrupted")
+      if (call.answer === undefined) return { _tag: "Server", message }
+      call.answer(Exit.interrupt(FiberId.none))
+      return taken
+    }
+    default:
+      return { _tag: "Server", message }
   }
 }
 
-const refused = (
+/**
+ * Ends the calls taken here: those of `clientId`, whose connection closed; or every one, answered as interrupted,
+ * when the listener closes (as the server answers its own).
+ */
+export const endTaken = (calls: Calls, clientId?: number): void => {
+  for (const [key, call] of calls) {
+    if (call.answer === undefined || (clientId !== undefined && call.clientId !== clientId)) continue
+    calls.delete(key)
+    call.sent.end("interrupted")
+    if (clientId === undefined) call.answer(Exit.interrupt(FiberId.none))
+  }
+}
+
+const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step => {
+  const headers = Array.isArray(message.headers)
+    ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
+    : []
+  headers.push([callHeader, keyOf(clientId, message.id)])
+  return { _tag: "Server", message: { ...message, headers } }
+}
+
+/** What is left of a peer's deadline, in ms (`undefined`: none given). @internal */
+export const remaining = (deadline: number | undefined): number | undefined =>
+  deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
+
+const relayNow = (
+  listener: Listener,
+  clientId: number,
+  requestId: string,
+  operation: Operation,
+  payload: typeof RequestPayload.Type,
+  write: (clientId: number, frame: RpcMessage.ResponseExitEncoded) => void
+): Step => {
+  const found = Grants.admitted(listener, operation.name, payload)
+  if (Either.isLeft(found)) return refusal(requestId, operation, Exit.fail(Grants.renamed(found.left, payload.id)))
+  const { grant, workerId } = found.right
+  const key = keyOf(clientId, requestId)
+  let refused: Exit.Exit<unknown, RequestError> | undefined
+  let begun = false
+  const answer = (exit: Exit.Exit<unknown, RequestError>) => {
+    const shown = Exit.isSuccess(exit)
+      ? Exit.succeed(Grants.shown(grant, operation.name, exit.value))
+      : Exit.mapError(exit, (error) => Grants.renamed(error, payload.id))
+    if (!begun) return void (refused = shown)
+    listener.calls.delete(key)
+    write(clientId, exitFrame(requestId, operation, shown))
+  }
+  // `begin` refuses by calling `answer` before it returns: that refusal is answered in this step.
+  const sent = listener.registry.begin(
+    {
+      id: workerId,
+      method: operation.method,
+      params: payload.params,
+      budgetMs: remaining(payload.deadline),
+      onProgress: undefined,
+      saveTo: payload.saveTo,
+      // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
+      spill: payload.spill,
+      trace: undefined,
+      surface: "socket"
+    },
+    answer
+  )
+  begun = true
+  if (sent === undefined) return refusal(requestId, operation, refused!)
+  listener.calls.set(key, { clientId, sent, answer })
+  return taken
+}
+
+/** The refusal of a streamed request the host would not take now: admitted, then asked of the registry. */
+const refusedNow = (
   listener: Listener,
   requestId: string,
   operation: Operation,
   payload: typeof RequestPayload.Type
-): RpcMessage.ResponseExitEncoded | undefined => {
+): Step | undefined => {
   const found = Grants.admitted(listener, operation.name, payload)
   const error = Either.isLeft(found)
     ? found.left
     : listener.registry.refused(found.right.workerId, operation.method, "socket")
-  if (error === undefined) return undefined
-  return {
-    _tag: "Exit",
-    requestId,
-    exit: operation.encodeExit(Exit.fail(Grants.renamed(error, payload.id)))
+  return error === undefined ? undefined : refusal(requestId, operation, Exit.fail(Grants.renamed(error, payload.id)))
+}
+
+const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknown, RequestError>): Step => ({
+  _tag: "Refused",
+  frame: exitFrame(requestId, operation, exit)
+})
+
+/** The `Exit` frame of a request, as the server would encode it; one its schema refuses is the defect it would send. */
+const exitFrame = (
+  requestId: string,
+  operation: Operation,
+  exit: Exit.Exit<unknown, RequestError>
+): RpcMessage.ResponseExitEncoded => {
+  try {
+    return { _tag: "Exit", requestId, exit: operation.encodeExit(exit) }
+  } catch (cause) {
+    return { _tag: "Exit", requestId, exit: operation.encodeExit(Exit.die(String(cause))) }
   }
 }

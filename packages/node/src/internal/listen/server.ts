@@ -12,6 +12,7 @@
  * @internal
  */
 import type * as Headers from "@effect/platform/Headers"
+import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import * as RpcServer from "@effect/rpc/RpcServer"
 import * as SocketServer from "@effect/platform/SocketServer"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
@@ -34,6 +35,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
@@ -66,8 +68,7 @@ interface Listener {
   closing: boolean
 }
 
-const remaining = (deadline: number | undefined): number | undefined =>
-  deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
+const remaining = Incoming.remaining
 
 /**
  * Begins one request on the registry and waits for its end; interrupting it ends the request (the owner cancels
@@ -106,7 +107,7 @@ const request = (
           }
         )
         if (sent === undefined) return undefined
-        if (call !== undefined) listener.calls.set(call, sent)
+        if (call !== undefined) Incoming.began(listener.calls, call, sent)
         return Effect.sync(() => {
           if (call !== undefined) listener.calls.delete(call)
           sent.end("interrupted")
@@ -229,6 +230,7 @@ const lifecycle = (listener: Listener) => {
 /** A connection closed: its subscriptions end at the host. */
 const disconnected = (listener: Listener, clientId: number): Effect.Effect<void> =>
   Effect.suspend(() => {
+    Incoming.endTaken(listener.calls, clientId)
     const keys = listener.subscriptions.get(clientId)
     listener.subscriptions.delete(clientId)
     if (keys === undefined) return Effect.void
@@ -245,11 +247,15 @@ const rest = (listener: Listener): Effect.Effect<void> =>
   })
 
 /**
- * The protocol with the listener's part in each frame (a refusal answered at once, C86; `Incoming.relayed`) and in
- * each disconnect, ahead of the server's own. Where calls are traced, each goes to the server, which makes it a span.
+ * The protocol with the listener's part in each frame (`Incoming.step`: a plain request relayed, a refusal answered at
+ * once, C86) and in each disconnect, ahead of the server's own. Where calls are traced, each goes to the server,
+ * which makes it a span.
  */
 const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], tracing: boolean) =>
   Effect.gen(function* () {
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const write = (clientId: number, frame: RpcMessage.ResponseExitEncoded) =>
+      void runFork(protocol.send(clientId, frame))
     const disconnects = yield* Mailbox.make<number>()
     yield* protocol.disconnects.take.pipe(
       Effect.tap((clientId) => disconnected(listener, clientId)),
@@ -260,9 +266,15 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], traci
     )
     const run: RpcServer.Protocol["Type"]["run"] = (f) =>
       protocol.run((clientId, message) => {
-        const refused = tracing ? undefined : Incoming.refusal(listener, message)
-        if (refused === undefined) return f(clientId, Incoming.relayed(listener.calls, clientId, message))
-        return Effect.zipRight(rest(listener), protocol.send(clientId, refused))
+        const step = Incoming.step(listener, clientId, message, !tracing, write)
+        switch (step._tag) {
+          case "Server":
+            return f(clientId, step.message)
+          case "Refused":
+            return Effect.zipRight(rest(listener), protocol.send(clientId, step.frame))
+          case "Taken":
+            return Effect.void
+        }
       })
     return { ...protocol, run, disconnects }
   })
@@ -392,6 +404,8 @@ export const make = (
     // process (`RpcServer` reads the span context every request carries).
     const tracing = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
     const protocol = yield* watched(listener, socketProtocol, tracing)
+    // Runs before the server is interrupted: the calls taken by the listener end, answered, as the server's do.
+    yield* Effect.addFinalizer(() => Effect.sync(() => Incoming.endTaken(listener.calls)))
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
     // and answered, then the connections and the socket close.
