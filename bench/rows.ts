@@ -568,11 +568,36 @@ export const clientCallRow = async (ctx: Context, blocks = 6, perBlock = 200): P
     ]
     ctx.progress(`McpClient call: warm-up, then ${blocks} rotated blocks × ${perBlock} calls of each of 3 variants`)
     for (const variant of variants) await variant(-1)
-    const [client, sdk, effect] = await rotate(blocks, variants)
+    const [client, sdk, effect] = await rotate(blocks, profiled(variants, ["client", "sdk", "effect"]))
     return { call: compare(client!, sdk!), floor: compare(effect!, sdk!), overFloor: compare(client!, effect!) }
   } finally {
     await Promise.all([held.close(), closeDirect(direct), closeDirect(inEffect)])
   }
+}
+
+/**
+ * With `BENCH_PROFILE_DIR`, each variant's blocks are profiled (this thread, one file per block and variant), so that
+ * what one variant does beyond another can be read from the same run.
+ */
+const profiled = <T>(
+  variants: ReadonlyArray<(i: number) => Promise<T>>,
+  names: ReadonlyArray<string>
+): ReadonlyArray<(i: number) => Promise<T>> => {
+  const dir = process.env.BENCH_PROFILE_DIR
+  if (dir === undefined) return variants
+  const session = new inspector.Session()
+  session.connect()
+  const ready = session
+    .post("Profiler.enable")
+    .then(() => session.post("Profiler.setSamplingInterval", { interval: 100 }))
+  return variants.map((variant, k) => async (i: number) => {
+    await ready
+    await session.post("Profiler.start")
+    const out = await variant(i)
+    const { profile } = await session.post("Profiler.stop")
+    fs.writeFileSync(path.join(dir, `${names[k]}-${i}.cpuprofile`), JSON.stringify(profile))
+    return out
+  })
 }
 
 /** `blocks` rounds of every variant, each round starting one variant later, so that no variant always goes first. */

@@ -164,6 +164,14 @@ export const traceContextOfFiber: (fiber: Fiber.RuntimeFiber<unknown, unknown>) 
   traceContext.traceContextOfFiber
 
 /**
+ * Whether a fiber is tracing, by the rule of `traceContextOfFiber`: for code that reads its fiber anyway.
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const isTracing: (fiber: Fiber.RuntimeFiber<unknown, unknown>) => boolean = traceContext.isTracing
+
+/**
  * The external span of a message's span context, the parent of the receiving side's spans; it keeps the trace's
  * `tracestate` and `baggage` for `traceContextOf` below it.
  *

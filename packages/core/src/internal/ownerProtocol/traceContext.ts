@@ -139,9 +139,9 @@ const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
  */
 export const traceContextOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
-  return span === undefined ||
-    fiber.currentTracer === defaultTracer ||
-    !fiber.getFiberRef(FiberRef.currentTracerEnabled)
-    ? undefined
-    : traceContextOf(span)
+  return span === undefined || !isTracing(fiber) ? undefined : traceContextOf(span)
 }
+
+/** Whether `fiber` records spans: a tracer other than Effect's default one, `Effect.withTracerEnabled` not false. @internal */
+export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
+  fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)

@@ -41,7 +41,7 @@ import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
-import { contextOf, isTracing } from "../shared/traced.js"
+import { isTracing } from "../shared/traced.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Grants from "./grants.js"
@@ -98,7 +98,7 @@ const request = (
             // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
             spill: payload.spill,
             // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
-            trace: isTracing(fiber) ? contextOf(fiber) : undefined,
+            trace: OwnerProtocol.traceContextOfFiber(fiber),
             surface: "socket"
           },
           (exit) => {

@@ -9,12 +9,11 @@
  *
  * @internal
  */
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
-import { contextOf, isTracing } from "../shared/traced.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import { arm } from "./liveness.js"
 import { interrupt, onAnnouncement, onReply, post, postOn, type RemoteClient, type WaitingCall } from "./record.js"
@@ -76,7 +75,7 @@ export const send = <O extends Protocol.LifecycleOperation>(
   operation: O
 ): Effect.Effect<Protocol.SuccessOf<O>, Protocol.FailureOf<O>> =>
   Effect.withFiberRuntime((fiber) => {
-    const trace = isTracing(fiber) ? contextOf(fiber) : undefined
+    const trace = OwnerProtocol.traceContextOfFiber(fiber)
     return Effect.async<Protocol.SuccessOf<O>, Protocol.FailureOf<O>>((resume) =>
       start(client, operation, undefined, undefined, resume, trace)
     )

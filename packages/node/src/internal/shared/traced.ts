@@ -61,8 +61,7 @@ export const tracedWith = <A, E, R>(
   )
 
 /** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
-export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
-  fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+export const isTracing = OwnerProtocol.isTracing
 
 /** The context of `fiber`'s current span, to send with a message that carries its work on. @internal */
 export const contextOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
