@@ -1,6 +1,8 @@
 // `BENCH_ROWS=listen npm run bench`: `callTool` (tiny echo) from a sandbox process over a listener's socket, against
 // the SDK `Client` used directly in that same process (target ≤ 1.6×), and the socket's cost per call over a remote
-// thread's (the same call through makePromiseClient() in a worker_thread of the host).
+// thread's (the same call through makePromiseClient() in a worker_thread of the host). With `BENCH_PROFILE_DIR`, the
+// host thread is profiled over the sandbox's run (host.cpuprofile) and the sandbox over each block (socket-<b>,
+// direct-<b>): what a socket call costs each process beyond a direct one.
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -78,11 +80,7 @@ try {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [
-        ...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]),
-        entry,
-        JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })
-      ],
+      [entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
       (error, stdout) => (error ? reject(error) : resolve(stdout))
     )
   )
