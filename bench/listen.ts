@@ -66,7 +66,11 @@ try {
   const out = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      [...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]), entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
+      [
+        ...(profDir === undefined ? [] : ["--cpu-prof", "--cpu-prof-interval", "100", "--cpu-prof-dir", profDir]),
+        entry,
+        JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })
+      ],
       (error, stdout) => (error ? reject(error) : resolve(stdout))
     )
   )
