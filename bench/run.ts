@@ -16,6 +16,7 @@ import * as vm from "node:vm"
 import type { StdioServer } from "./loops.js"
 import { benchProcesses, killAll, machine, runVariable } from "./procs.js"
 import { type ProfileResult, profileRow } from "./profile.js"
+import { openTimeline, renderTimeline, type Timeline } from "./openTimeline.js"
 import * as Rows from "./rows.js"
 import { type Comparison, fmtMs, fmtRatio, fmtUs, round, type Summary, table } from "./stats.js"
 import { bundleEntries } from "./threads.js"
@@ -64,6 +65,8 @@ interface Results {
   clientOpen?: Rows.OpenRow
   isolation?: Rows.IsolationRow
   idle?: Rows.IdleRow
+  /** Where one open's time goes (`BENCH_ROWS=open`): medians of stamps from the open's call, in ms. */
+  timeline?: Timeline
 }
 
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -381,6 +384,12 @@ const main = async () => {
         await Rows.closePair(ctx, pair)
       }
     }
+    // `BENCH_ROWS=open`: the open rows alone, then the timeline of one open against one connect.
+    if (only === "open") {
+      results.open = await Rows.openRow(ctx)
+      results.probe = await Rows.probeRow(ctx)
+      results.timeline = await openTimeline(ctx)
+    }
     if (only === "fanout") results.fanOut = await Rows.fanOutRow(ctx, bundles.floor, 32, 3)
     if (only === undefined || only === "client") {
       results.clientCall = await Rows.clientCallRow(ctx)
@@ -404,6 +413,8 @@ const main = async () => {
     : []
 
   process.stdout.write(`\n${render(results)}\n\n`)
+  if (results.timeline)
+    process.stdout.write(`open timeline (medians, ms from the call):\n${renderTimeline(results.timeline)}\n\n`)
   const attribution = results.profile ? attribute(results.profile) : null
   if (results.profile && attribution) {
     process.stdout.write(`${renderProfile(results.profile)}\n\n${renderAttribution(attribution)}\n\n`)

@@ -42,13 +42,14 @@ export const withoutLoaderFlags = (argv: ReadonlyArray<string>): Array<string> =
 }
 
 /**
- * An owner thread's young generation: V8 sizes a thread's like a process's (16 MiB semi-spaces), and loading the
- * runtime grows it to that, ≈ 6 MiB of RSS a thread that an owner's small, short-lived allocations never need back.
- * Not a V8 flag: the code cache stays valid.
+ * An owner thread's young generation (C88): V8 sizes a thread's like a process's (16 MiB semi-spaces), ≈ 6 MiB of RSS
+ * a thread that one connection never needs back. At 2 MiB, though, loading the runtime and opening promote so much
+ * that every open ran a full collection before `initialize` was answered; 4 MiB spares most of them. Not a V8 flag:
+ * the code cache stays valid.
  *
  * @internal
  */
-export const ownerResourceLimits = { maxYoungGenerationSizeMb: 2 } as const
+export const ownerResourceLimits = { maxYoungGenerationSizeMb: 4 } as const
 
 /** Starts an owner thread; never with a flag list a worker refuses. @internal */
 export const start = (options: WorkerOptions): Worker => {

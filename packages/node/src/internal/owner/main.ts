@@ -8,7 +8,6 @@
 import * as path from "node:path"
 import type { MessagePort } from "node:worker_threads"
 import { workerData } from "node:worker_threads"
-import * as OwnerLoader from "./loader.js"
 import * as ProcessStart from "../job/start.js"
 
 interface OwnerData {
@@ -24,9 +23,13 @@ const data = workerData as OwnerData
 const early = ProcessStart.startFromWire(data.config, data.marker)
 // The host learns the process at once: even if this thread dies before its runtime is up, the tree can be ended.
 if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
-const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
-runtime.exports.run(data.port, early, data.slot)
-setImmediate(runtime.refresh)
-// Once it has opened and served for a while, what the owner compiled goes into the warm cache (a few ms, once per
-// install and V8): later owners skip compiling the connect and request paths.
-setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()
+// Imported only now, which the bundle turns into a module initialized on first use: what the loader needs (crypto
+// above all, ≈ 4 ms in a fresh thread) is loaded after the server's spawn, not before it.
+void import("./loader.js").then((OwnerLoader) => {
+  const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
+  runtime.exports.run(data.port, early, data.slot)
+  setImmediate(runtime.refresh)
+  // Once it has opened and served for a while, what the owner compiled goes into the warm cache (a few ms, once per
+  // install and V8): later owners skip compiling the connect and request paths.
+  setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()
+})
