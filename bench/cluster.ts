@@ -8,12 +8,15 @@
 // the runners' records of those calls have lapsed (C89). A runner's memory must stay flat: what it keeps per call is
 // the growth of its live heap without V8's compiled code, from the first tenth (caches and pools warm) to after the
 // lapse, divided by the calls between.
-// `BENCH_CLUSTER_SNAPSHOTS=<dir>` also writes both runners' heap snapshots at the first tenth, at the end and after
-// the lapse.
+// Whether it is flat is read from heap snapshots of both runners at the first tenth and after the lapse (objects
+// counted by type); `BENCH_CLUSTER_SNAPSHOTS=<dir>` keeps them there, with one at the end.
 import { type ChildProcess, fork } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { marginMs } from "../packages/cluster/src/internal/requestRecord.js"
+import { objectGrowth } from "./heapObjects.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 // Plain modules of the test tree, loaded at run time (bench/tsconfig.json does not include test/).
@@ -87,8 +90,14 @@ const memoryOf = async (r: Runner) => {
 const callBudgetMs = 10_000
 /** How often the cluster forgets the ids its entities answered (the runners' `entityMessagePollInterval`). */
 const clusterForgetsEveryMs = 10_000
-/** A run's growth per call under this is the noise of a live heap read after full collections. */
-const flatBytesPerCall = 2
+/**
+ * A runner is flat when it keeps fewer JavaScript objects than this per 1,000 calls (heap snapshots after the lapse
+ * against the first tenth): keeping anything of each call is at least 1,000. What is built once whatever the calls
+ * is a step, not a slope: a few hundred objects, and in some runs ≈ 2,000 more at one point of the run (the caller's
+ * runner, either tree; 0.6 MiB). Bytes cannot say it: V8's optimized code, feedback and fixed-size caches grow by
+ * ≈ 1 MiB over the first 20,000 calls whatever the runner keeps.
+ */
+const flatObjectsPer1000Calls = 500
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -97,11 +106,11 @@ const longRun = async (a: Runner, b: Runner, id: string, calls: number) => {
   if (calls === 0) return null
   const steps = 10
   const samples = [{ calls: 0, a: await memoryOf(a), b: await memoryOf(b) }]
+  const dir = process.env.BENCH_CLUSTER_SNAPSHOTS ?? fs.mkdtempSync(path.join(os.tmpdir(), "mcpw-bench-heap-"))
+  const fileOf = (runner: "owner" | "caller", at: string) => path.join(dir, `${runner}-${at}.heapsnapshot`)
   const snapshot = async (at: string) => {
-    const dir = process.env.BENCH_CLUSTER_SNAPSHOTS
-    if (dir === undefined) return
-    await a.call("heapSnapshot", path.join(dir, `owner-${at}.heapsnapshot`))
-    await b.call("heapSnapshot", path.join(dir, `caller-${at}.heapsnapshot`))
+    await a.call("heapSnapshot", fileOf("owner", at))
+    await b.call("heapSnapshot", fileOf("caller", at))
   }
   for (let step = 1; step <= steps; step++) {
     const done = Math.round((calls * step) / steps)
@@ -111,7 +120,7 @@ const longRun = async (a: Runner, b: Runner, id: string, calls: number) => {
     if (step === 1) await snapshot("warm")
     progress(`long run: ${done} calls`)
   }
-  await snapshot("end")
+  if (process.env.BENCH_CLUSTER_SNAPSHOTS !== undefined) await snapshot("end")
   // Every call's record has lapsed (its stamp, budget and margin passed, and the cluster's poll forgot its id); one
   // more call lets the owner's record sweep (it sweeps as messages arrive).
   progress("long run: waiting for the records of its calls to lapse")
@@ -125,22 +134,29 @@ const longRun = async (a: Runner, b: Runner, id: string, calls: number) => {
   const perCall = (to: (typeof samples)[number], pick: (s: (typeof samples)[number]) => number) =>
     Math.round((((pick(to) - pick(warm)) * MiB) / (end.calls - warm.calls)) * 10) / 10
   const mib = (x: number) => Math.round(x * 100) / 100
-  const memoryRow = (pick: (s: (typeof samples)[number]) => Awaited<ReturnType<typeof memoryOf>>) => {
-    const keptBytesPerCall = perCall(lapsed, (s) => pick(s).dataMiB)
+  const memoryRow = (
+    runner: "owner" | "caller",
+    pick: (s: (typeof samples)[number]) => Awaited<ReturnType<typeof memoryOf>>
+  ) => {
+    const kept = objectGrowth(fileOf(runner, "warm"), fileOf(runner, "lapsed"))
+    const keptObjectsPer1000Calls = Math.round((kept.total * 1000) / (end.calls - warm.calls))
     return {
       // live heap without code (MiB) at the first tenth, at the end, and once the run's records lapsed
       dataMiB: { warm: mib(pick(warm).dataMiB), end: mib(pick(end).dataMiB), lapsed: mib(pick(lapsed).dataMiB) },
       // its growth per call, first tenth to end: what the run holds, the records of its last calls included
       dataBytesPerCall: perCall(end, (s) => pick(s).dataMiB),
-      // the same, to after the records lapsed: what the runner keeps of the calls it served
-      keptBytesPerCall,
-      // the whole live heap's growth per call, first tenth to end (code included), and the RSS's
+      // the same, to after the records lapsed: what the runner keeps of the calls it served, and V8's noise
+      keptBytesPerCall: perCall(lapsed, (s) => pick(s).dataMiB),
+      // the whole live heap's growth per call, first tenth to end (code included); RSS is in the samples (writing
+      // the first snapshot moves it)
       heapBytesPerCall: perCall(end, (s) => pick(s).heapMiB),
-      rssBytesPerCall: perCall(end, (s) => pick(s).rssMiB),
-      flat: keptBytesPerCall < flatBytesPerCall
+      // JavaScript objects more after the lapse than at the first tenth, per 1,000 calls, and by type
+      keptObjectsPer1000Calls,
+      keptObjects: kept.byType,
+      flat: keptObjectsPer1000Calls < flatObjectsPer1000Calls
     }
   }
-  return {
+  const result = {
     calls,
     // calls done: owner runner (A) and caller runner (B), RSS / live heap / live heap without code, in MiB
     samples: [...samples, lapsed].map(
@@ -148,9 +164,11 @@ const longRun = async (a: Runner, b: Runner, id: string, calls: number) => {
         `${i > steps ? "lapsed" : s.calls}: A ${mib(s.a.rssMiB)} / ${mib(s.a.heapMiB)} / ${mib(s.a.dataMiB)}, ` +
         `B ${mib(s.b.rssMiB)} / ${mib(s.b.heapMiB)} / ${mib(s.b.dataMiB)}`
     ),
-    ownerRunner: memoryRow((s) => s.a),
-    callerRunner: memoryRow((s) => s.b)
+    ownerRunner: memoryRow("owner", (s) => s.a),
+    callerRunner: memoryRow("caller", (s) => s.b)
   }
+  if (process.env.BENCH_CLUSTER_SNAPSHOTS === undefined) fs.rmSync(dir, { recursive: true, force: true })
+  return result
 }
 
 // Interrupted (Ctrl-C, a kill), the bench still stops its runners and its database.
