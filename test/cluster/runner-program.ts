@@ -158,13 +158,14 @@ const program = Effect.gen(function* () {
         )
       }
       case "bench": {
-        // `n` sequential echo calls from this process, each timed here (bench/cluster.ts)
-        const [id, n] = args
+        // `n` sequential echo calls from this process, each timed here, each with a budget of `budgetMs`
+        // (bench/cluster.ts)
+        const [id, n, budgetMs = 10_000] = args
         return Effect.gen(function* () {
           const times: Array<number> = []
           for (let i = 0; i < n; i++) {
             const start = performance.now()
-            yield* w.callTool(id, "echo", { token: `b${i}` }, { timeout: Duration.seconds(10) }) as Effect.Effect<
+            yield* w.callTool(id, "echo", { token: `b${i}` }, { timeout: Duration.millis(budgetMs) }) as Effect.Effect<
               unknown,
               unknown
             >
@@ -174,12 +175,22 @@ const program = Effect.gen(function* () {
         })
       }
       case "memory": {
-        // this process's memory after two full collections, in bytes (bench/cluster.ts)
+        // this process's memory after two full collections, in bytes, and how much of its heap is V8's compiled
+        // code and bytecode with their metadata (bench/cluster.ts)
         return Effect.sync(() => {
           collect()
           collect()
           const { rss, heapUsed } = process.memoryUsage()
-          return { rss, heapUsed }
+          const code = v8.getHeapCodeStatistics()
+          return { rss, heapUsed, code: code.code_and_metadata_size + code.bytecode_and_metadata_size }
+        })
+      }
+      case "heapSnapshot": {
+        // this process's heap after two full collections, written to the file `args[0]` (bench/cluster.ts)
+        return Effect.sync(() => {
+          collect()
+          collect()
+          return v8.writeHeapSnapshot(args[0])
         })
       }
       case "abortThenCall": {

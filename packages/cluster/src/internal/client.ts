@@ -263,21 +263,21 @@ const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["st
       Effect.mapError(renameWorker(id))
     )
   }
+  const budgetMs = client.defaults.requestTimeoutMs
   return reachable(client, id).pipe(
     Effect.zipRight(
       client
         .control(id)
-        .Status({ workerId: id })
+        .Status({ workerId: id, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, "")),
+          // the runner's record refused it: a resend of one it may have acted on (C89)
+          Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, "")())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
         )
     ),
     Effect.disconnect,
-    Effect.timeoutFail({
-      duration: Duration.millis(client.defaults.requestTimeoutMs),
-      onTimeout: controlUnknown(id, "")
-    })
+    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: controlUnknown(id, "") })
   )
 }
 
@@ -289,21 +289,21 @@ const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWo
       Effect.mapError(renameWorker(id))
     )
   }
+  const budgetMs = client.defaults.requestTimeoutMs
   return reachable(client, id).pipe(
     Effect.zipRight(
       client
         .control(id)
-        .Cancel({ workerId: id, requestId })
+        .Cancel({ workerId: id, requestId, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, requestId)),
+          // the runner's record refused it: a resend of one it may have acted on (C89)
+          Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, requestId)())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
         )
     ),
     Effect.disconnect,
-    Effect.timeoutFail({
-      duration: Duration.millis(client.defaults.requestTimeoutMs),
-      onTimeout: controlUnknown(id, requestId)
-    })
+    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: controlUnknown(id, requestId) })
   )
 }
 
@@ -329,25 +329,24 @@ const close = (
       message: "the worker's runner did not confirm the close in time; its cleanup is unconfirmed",
       cleanup: emptyCleanup
     })
+  const budgetMs = (timeoutMs ?? client.defaults.closeTimeoutMs) + 1_000
   return reachable(client, id).pipe(
     Effect.zipRight(
       client
         .control(id)
-        .Close(timeoutMs === undefined ? { workerId: id } : { workerId: id, timeoutMs })
+        .Close(timeoutMs === undefined ? { workerId: id, budgetMs } : { workerId: id, timeoutMs, budgetMs })
         .pipe(
           Effect.catchTags({
             MailboxFull: () => Effect.fail(unconfirmed()),
             AlreadyProcessingMessage: () => Effect.fail(unconfirmed()),
-            PersistenceError: () => Effect.fail(unconfirmed())
+            PersistenceError: () => Effect.fail(unconfirmed()),
+            DeliveryUnknown: () => Effect.fail(unconfirmed())
           }),
           Effect.catchAllDefect(() => Effect.fail(unconfirmed()))
         )
     ),
     Effect.disconnect,
-    Effect.timeoutFail({
-      duration: Duration.millis((timeoutMs ?? client.defaults.closeTimeoutMs) + 1_000),
-      onTimeout: unconfirmed
-    })
+    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: unconfirmed })
   )
 }
 

@@ -1,7 +1,6 @@
 // Wiring: the cluster runtime this package runs (its own runner transport, runner storage in SQL, no message
 // storage, no peer health checks), the entities of this runner, and the `McpWorkers` service over both.
 import * as EntityId from "@effect/cluster/EntityId"
-import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as Sharding from "@effect/cluster/Sharding"
@@ -24,7 +23,9 @@ import type * as McpCluster from "../McpCluster.js"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import * as client from "./client.js"
 import { controlHandlers, LocalWorkers, SelfRunner, workerHandlers } from "./facade.js"
+import * as MessageStorage from "./messageStorage.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
+import * as RequestRecord from "./requestRecord.js"
 import * as runners from "./runners.js"
 import * as Transport from "./transport.js"
 
@@ -55,7 +56,9 @@ const shardingConfig = (options: McpCluster.Options, group: string) =>
     refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
     sendRetryInterval: Duration.millis(100),
     simulateRemoteSerialization: false,
-    preemptiveShutdown: true
+    preemptiveShutdown: true,
+    // How often the cluster forgets the ids its entities answered (C89): it holds at most this long's worth.
+    entityMessagePollInterval: Duration.seconds(10)
   })
 
 const clusterRuntime = (options: McpCluster.Options, group: string) => {
@@ -77,11 +80,30 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
     // since its shard could move nowhere (no other process serves its group) and eviction would cancel its calls.
     Layer.provide(RunnerHealth.layerNoop),
     // Nothing is ever persisted: a call lives in its caller and its owner, and no storage can replay it.
-    Layer.provide(MessageStorage.layerNoop),
+    Layer.provide(MessageStorage.layer),
     Layer.provide(config),
     Layer.provide(options.serialization === "ndjson" ? RpcSerialization.layerNdjson : RpcSerialization.layerMsgPack)
   )
 }
+
+// A runner's two entities over its registry, with one record of the messages they accepted (C89): made anew for each
+// runner, as a layer value is shared wherever it appears in one build.
+export const entities = () =>
+  Layer.mergeAll(
+    WorkerEntity.toLayer(workerHandlers, {
+      // Every request reaches the runner's registry at once, which refuses a second one as busy (C8): the entity
+      // relays and keeps no record of its own that could still hold a request its caller was answered for.
+      mailboxCapacity: "unbounded",
+      concurrency: "unbounded",
+      // A defect answers its own request and never rebuilds the facade to replay what was in flight.
+      disableFatalDefects: true
+    }),
+    ControlEntity.toLayer(controlHandlers, {
+      mailboxCapacity: "unbounded",
+      concurrency: "unbounded",
+      disableFatalDefects: true
+    })
+  ).pipe(Layer.provide(Layer.fresh(RequestRecord.layer)))
 
 // This runner's own shard, acquired: only then can another process reach an id it gives out.
 const awaitOwnShard = (sharding: Sharding.Sharding["Type"], group: string, timeoutMs: number) => {
@@ -130,23 +152,8 @@ export const layerWith = (
       if (options.runner === undefined) {
         return Layer.merge(service, selfLayer).pipe(Layer.provide(clusterRuntime(options, group)))
       }
-      const entities = Layer.mergeAll(
-        WorkerEntity.toLayer(workerHandlers, {
-          // Every request reaches the runner's registry at once, which refuses a second one as busy (C8): the entity
-          // relays and keeps no record of its own that could still hold a request its caller was answered for.
-          mailboxCapacity: "unbounded",
-          concurrency: "unbounded",
-          // A defect answers its own request and never rebuilds the facade to replay what was in flight.
-          disableFatalDefects: true
-        }),
-        ControlEntity.toLayer(controlHandlers, {
-          mailboxCapacity: "unbounded",
-          concurrency: "unbounded",
-          disableFatalDefects: true
-        })
-      )
       return Layer.merge(service, selfLayer).pipe(
-        Layer.provide(entities),
+        Layer.provide(entities()),
         Layer.provide(Layer.merge(localWorkers, selfLayer)),
         Layer.provide(clusterRuntime(options, group))
       )

@@ -2,9 +2,10 @@
 // shard moved, a defect or an idle reap looks the worker up again and finds it or answers `UnknownWorker`; it never
 // opens, re-creates or replays anything.
 import type * as Entity from "@effect/cluster/Entity"
+import type * as Snowflake from "@effect/cluster/Snowflake"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
-import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import { DeliveryUnknown, InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
@@ -18,6 +19,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
+import { RequestRecord, type RequestRecordService } from "./requestRecord.js"
 
 // This process's own registry, under a tag of its own: the layer's `McpWorkers` is the cluster-wide service.
 export class LocalWorkers extends Context.Tag("@mcp-worker/cluster/LocalWorkers")<
@@ -117,44 +119,55 @@ const relay = (
     return yield* Fiber.join(running).pipe(Effect.onInterrupt(() => Fiber.interrupt(running)))
   })
 
+/**
+ * A message's handler, run only if the runner's record admits the message: a repeat of one it accepted, or one whose
+ * caller has surely stopped waiting by its stamp, is answered `DeliveryUnknown` and runs nothing (C37, C89).
+ */
+const once = <A, E>(
+  record: RequestRecordService,
+  message: { readonly requestId: Snowflake.Snowflake; readonly payload: { readonly workerId: string } },
+  budgetMs: number,
+  handle: Effect.Effect<A, E>
+): Effect.Effect<A, E | DeliveryUnknown> =>
+  Effect.suspend((): Effect.Effect<A, E | DeliveryUnknown> => {
+    const refusal = record.admit(message.requestId, budgetMs)
+    if (refusal === undefined) return handle
+    return Effect.fail(
+      new DeliveryUnknown({
+        workerId: message.payload.workerId,
+        requestId: "",
+        reason: refusal === "repeat" ? "host_unresponsive" : "timeout",
+        delivery: "unknown"
+      })
+    )
+  })
+
 export const workerHandlers = Effect.gen(function* () {
   const workers = yield* LocalWorkers
   const self = yield* SelfRunner
+  const record = yield* RequestRecord
   const calls = new Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>()
   return WorkerEntity.of({
-    Request: ({ payload }) => relay(calls, request(workers, self, payload), payload)
+    Request: (message) =>
+      once(
+        record,
+        message,
+        message.payload.timeoutMs,
+        relay(calls, request(workers, self, message.payload), message.payload)
+      )
   })
 }) satisfies Effect.Effect<Entity.HandlersFrom<any>, never, any>
 
+// An events stream is not recorded: it has no budget, and a repeat only subscribes again (C89).
 export const controlHandlers = Effect.gen(function* () {
   const workers = yield* LocalWorkers
   const self = yield* SelfRunner
+  const record = yield* RequestRecord
   return ControlEntity.of({
-    Status: ({ payload }) =>
-      localIdOf(self, payload.workerId).pipe(
-        Effect.flatMap((local) => workers.status(local)),
-        Effect.map((status) => withRunner(self, payload.workerId, status)),
-        Effect.mapError(renameWorker(payload.workerId)),
-        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
-      ),
-    Cancel: ({ payload }) =>
-      localIdOf(self, payload.workerId).pipe(
-        Effect.flatMap((local) => workers.cancel(local, payload.requestId)),
-        Effect.mapError(renameWorker(payload.workerId)),
-        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
-      ),
-    Close: ({ payload }) =>
-      localIdOf(self, payload.workerId).pipe(
-        Effect.flatMap((local) =>
-          workers.close(
-            local,
-            payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
-          )
-        ),
-        Effect.map((status) => withRunner(self, payload.workerId, status)),
-        Effect.mapError(renameWorker(payload.workerId)),
-        Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
-      ),
+    Status: (message) =>
+      once(record, message, message.payload.budgetMs, status(workers, self, message.payload.workerId)),
+    Cancel: (message) => once(record, message, message.payload.budgetMs, cancel(workers, self, message.payload)),
+    Close: (message) => once(record, message, message.payload.budgetMs, close(workers, self, message.payload)),
     Events: ({ payload }) =>
       localIdOf(self, payload.workerId).pipe(
         Effect.map((local) =>
@@ -166,3 +179,40 @@ export const controlHandlers = Effect.gen(function* () {
       )
   })
 })
+
+// The registry's own `HostUnavailable` (it is closing) is, to a caller on another runner, a worker that is gone.
+const status = (workers: McpWorkers.McpWorkersService, self: Self, workerId: string) =>
+  localIdOf(self, workerId).pipe(
+    Effect.flatMap((local) => workers.status(local)),
+    Effect.map((status) => withRunner(self, workerId, status)),
+    Effect.mapError(renameWorker(workerId)),
+    Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId })))
+  )
+
+const cancel = (
+  workers: McpWorkers.McpWorkersService,
+  self: Self,
+  payload: { readonly workerId: string; readonly requestId: string }
+) =>
+  localIdOf(self, payload.workerId).pipe(
+    Effect.flatMap((local) => workers.cancel(local, payload.requestId)),
+    Effect.mapError(renameWorker(payload.workerId)),
+    Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
+  )
+
+const close = (
+  workers: McpWorkers.McpWorkersService,
+  self: Self,
+  payload: { readonly workerId: string; readonly timeoutMs?: number | undefined }
+) =>
+  localIdOf(self, payload.workerId).pipe(
+    Effect.flatMap((local) =>
+      workers.close(
+        local,
+        payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
+      )
+    ),
+    Effect.map((status) => withRunner(self, payload.workerId, status)),
+    Effect.mapError(renameWorker(payload.workerId)),
+    Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
+  )

@@ -19,6 +19,7 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
+    /** The caller's budget: the runner's record keeps the request that long past its stamp (C89). */
     timeoutMs: Schema.Number,
     /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
     spill: Schema.optional(Schema.Literal(false)),
@@ -36,21 +37,27 @@ export const Request = Rpc.make("Request", {
   error: McpWorkerError.RequestError
 })
 
+/**
+ * How long the caller waits for a control message's answer: the runner's record keeps the message that long past its
+ * stamp, and refuses it after (C89). A `DeliveryUnknown` is the record's refusal.
+ */
+const budgetMs = Schema.Number
+
 export const Status = Rpc.make("Status", {
-  payload: { workerId: Schema.String },
+  payload: { workerId: Schema.String, budgetMs },
   success: WorkerStatus.WorkerStatus,
-  error: McpWorkerError.UnknownWorker
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.DeliveryUnknown)
 })
 
 export const Cancel = Rpc.make("Cancel", {
-  payload: { workerId: Schema.String, requestId: Schema.String },
-  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.RequestNotPending)
+  payload: { workerId: Schema.String, requestId: Schema.String, budgetMs },
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.RequestNotPending, McpWorkerError.DeliveryUnknown)
 })
 
 export const Close = Rpc.make("Close", {
-  payload: { workerId: Schema.String, timeoutMs: Schema.optional(Schema.Number) },
+  payload: { workerId: Schema.String, timeoutMs: Schema.optional(Schema.Number), budgetMs },
   success: WorkerStatus.WorkerStatus,
-  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.CloseFailed)
+  error: Schema.Union(McpWorkerError.UnknownWorker, McpWorkerError.CloseFailed, McpWorkerError.DeliveryUnknown)
 })
 
 export const Notification = Schema.Struct({
