@@ -41,12 +41,11 @@ const runner = (url: string, port: number) =>
   new Promise<{ call: (op: string, ...args: Array<unknown>) => Promise<any>; stop: () => Promise<void> }>(
     (resolve, reject) => {
       // The runner is a built bundle: it runs without the bench's own TypeScript loader, whose source maps would be
-      // read on every error stack the runner builds.
+      // read on every error stack the runner builds. V8 drops the bytecode of functions idle for a while, which reads
+      // as the runner freeing memory mid-run.
       const child = fork(path.join(root, "test/fixtures/dist/cluster-runner.mjs"), [], {
-        execArgv: [],
-        cwd: root,
-        // V8 drops the bytecode of functions idle for a while, which reads as the runner freeing memory mid-run
         execArgv: ["--no-flush-bytecode"],
+        cwd: root,
         env: { ...process.env, MCPW_STORAGE: "postgres", MCPW_TARGET: url, MCPW_PORT: String(port) },
         stdio: ["ignore", "inherit", "inherit", "ipc"]
       })
