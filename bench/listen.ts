@@ -16,9 +16,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
-import * as inspector from "node:inspector/promises"
 import * as McpGrants from "../packages/node/src/McpGrants.js"
 import { NodeMcpWorkers } from "../packages/node/src/index.js"
+import * as Profiler from "./profiler.js"
 import { median } from "./stats.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -66,31 +66,26 @@ try {
       return { id, grant }
     })
   )
-  const profDir = process.env.BENCH_PROFILE_DIR
-  const session = profDir === undefined ? undefined : new inspector.Session()
-  if (session !== undefined) {
-    session.connect()
-    await session.post("Profiler.enable")
-    await session.post("Profiler.setSamplingInterval", { interval: 100 })
-    await session.post("Profiler.start")
-  }
-  const hostBefore = performance.eventLoopUtilization()
-  const cpuBefore = mainThreadCpuMs()
-  // Asynchronously: the host's own event loop serves the sandbox meanwhile.
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile(
-      process.execPath,
-      [entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
-      (error, stdout) => (error ? reject(error) : resolve(stdout))
-    )
+  // The host thread's profile over the sandbox's run (`host`).
+  const { out, hostActiveUs, hostCpuUs } = await Profiler.make(process.env.BENCH_PROFILE_DIR).around(
+    "host",
+    async () => {
+      const hostBefore = performance.eventLoopUtilization()
+      const cpuBefore = mainThreadCpuMs()
+      // Asynchronously: the host's own event loop serves the sandbox meanwhile.
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          [entry, JSON.stringify({ socket, id: grant, fixture, blocks, perBlock })],
+          (error, stdout) => (error ? reject(error) : resolve(stdout))
+        )
+      )
+      // The host's busy time over the sandbox's run, per socket call: the direct blocks cost the host nothing.
+      const hostActiveUs = (performance.eventLoopUtilization(hostBefore).active * 1000) / (200 + blocks * perBlock)
+      const hostCpuUs = ((mainThreadCpuMs() - cpuBefore) * 1000) / (200 + blocks * perBlock)
+      return { out, hostActiveUs, hostCpuUs }
+    }
   )
-  // The host's busy time over the sandbox's run, per socket call: the direct blocks cost the host nothing.
-  const hostActiveUs = (performance.eventLoopUtilization(hostBefore).active * 1000) / (200 + blocks * perBlock)
-  const hostCpuUs = ((mainThreadCpuMs() - cpuBefore) * 1000) / (200 + blocks * perBlock)
-  if (session !== undefined) {
-    const { profile } = await session.post("Profiler.stop")
-    fs.writeFileSync(path.join(profDir!, "host.cpuprofile"), JSON.stringify(profile))
-  }
   const sandbox = JSON.parse(out) as { socket: Array<number>; direct: Array<number> }
   const thread = await new Promise<Array<number>>((resolve, reject) => {
     const worker = new Worker(entry, { workerData: { id, fixture, blocks, perBlock } })

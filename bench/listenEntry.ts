@@ -3,11 +3,9 @@
 // remote thread. Prints (or posts) the µs per call of each block as JSON.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import * as fs from "node:fs"
-import * as inspector from "node:inspector/promises"
-import * as path from "node:path"
 import { isMainThread, parentPort, workerData } from "node:worker_threads"
 import { makePromiseClient } from "../packages/node/src/PromiseClient.js"
+import * as Profiler from "./profiler.js"
 
 interface Input {
   readonly socket?: string
@@ -20,22 +18,9 @@ interface Input {
 const input: Input = isMainThread ? JSON.parse(process.argv[2]!) : workerData
 
 // `BENCH_PROFILE_DIR`: each measured block of this process is profiled on its own (socket-<b>, direct-<b>).
-const profileDir = isMainThread ? process.env.BENCH_PROFILE_DIR : undefined
-const session = profileDir === undefined ? undefined : new inspector.Session()
-if (session !== undefined) {
-  session.connect()
-  await session.post("Profiler.enable")
-  await session.post("Profiler.setSamplingInterval", { interval: 100 })
-}
-const profiledBlock = async (name: string, n: number, call: (i: number) => Promise<unknown>) => {
-  await session?.post("Profiler.start")
-  const us = await block(n, call)
-  if (session !== undefined) {
-    const { profile } = await session.post("Profiler.stop")
-    fs.writeFileSync(path.join(profileDir!, `${name}.cpuprofile`), JSON.stringify(profile))
-  }
-  return us
-}
+const profiler = Profiler.make(isMainThread ? process.env.BENCH_PROFILE_DIR : undefined)
+const profiledBlock = (name: string, n: number, call: (i: number) => Promise<unknown>) =>
+  profiler.around(name, () => block(n, call))
 
 const block = async (n: number, call: (i: number) => Promise<unknown>) => {
   const started = performance.now()

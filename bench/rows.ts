@@ -6,14 +6,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
-import * as inspector from "node:inspector/promises"
-import * as fs from "node:fs"
-import * as path from "node:path"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 // From its source, as the bench runs it: the package name would resolve to a built `dist`.
 import * as McpClient from "../packages/node/src/McpClient.js"
 import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
 import { benchProcesses, type FoundProcess } from "./procs.js"
+import * as Profiler from "./profiler.js"
 import { compare, type Comparison, median, summarize, type Summary } from "./stats.js"
 import { type BenchThread, startThread } from "./threads.js"
 
@@ -134,26 +132,16 @@ export const remoteRow = async (
     const mainDirect: Array<Array<number>> = []
     // This thread runs the host: while a remote block runs, its event loop does nothing but relay that block's calls.
     let hostActiveMs = 0
-    // `BENCH_PROFILE_DIR`: the host thread's CPU profile over the remote blocks alone (`remote-host.cpuprofile`).
-    const profileDir = process.env.BENCH_PROFILE_DIR
-    const session = profileDir === undefined ? undefined : new inspector.Session()
-    if (session !== undefined) {
-      session.connect()
-      await session.post("Profiler.enable")
-      await session.post("Profiler.setSamplingInterval", { interval: 100 })
-    }
+    // The host thread's profile over the remote blocks alone (`remote-host-<i>`).
+    const profiler = Profiler.make(process.env.BENCH_PROFILE_DIR)
     const variants = [
-      async (i: number) => {
-        await session?.post("Profiler.start")
-        const before = performance.eventLoopUtilization()
-        const samples = await inThread("remote", `r${i}_`)
-        hostActiveMs += performance.eventLoopUtilization(before).active
-        if (session !== undefined) {
-          const { profile } = await session.post("Profiler.stop")
-          fs.writeFileSync(path.join(profileDir!, `remote-host-${i}.cpuprofile`), JSON.stringify(profile))
-        }
-        remote.push(samples)
-      },
+      (i: number) =>
+        profiler.around(`remote-host-${i}`, async () => {
+          const before = performance.eventLoopUtilization()
+          const samples = await inThread("remote", `r${i}_`)
+          hostActiveMs += performance.eventLoopUtilization(before).active
+          remote.push(samples)
+        }),
       async (i: number) => threadDirect.push(await inThread("direct", `t${i}_`)),
       async (i: number) => mainDirect.push(await directEchoBlock(pair.direct.client, perBlock, `m${i}_`))
     ]
@@ -583,21 +571,9 @@ const profiled = <T>(
   variants: ReadonlyArray<(i: number) => Promise<T>>,
   names: ReadonlyArray<string>
 ): ReadonlyArray<(i: number) => Promise<T>> => {
-  const dir = process.env.BENCH_PROFILE_DIR
-  if (dir === undefined) return variants
-  const session = new inspector.Session()
-  session.connect()
-  const ready = session
-    .post("Profiler.enable")
-    .then(() => session.post("Profiler.setSamplingInterval", { interval: 100 }))
-  return variants.map((variant, k) => async (i: number) => {
-    await ready
-    await session.post("Profiler.start")
-    const out = await variant(i)
-    const { profile } = await session.post("Profiler.stop")
-    fs.writeFileSync(path.join(dir, `${names[k]}-${i}.cpuprofile`), JSON.stringify(profile))
-    return out
-  })
+  if (process.env.BENCH_PROFILE_DIR === undefined) return variants
+  const profiler = Profiler.make(process.env.BENCH_PROFILE_DIR)
+  return variants.map((variant, k) => (i: number) => profiler.around(`${names[k]}-${i}`, () => variant(i)))
 }
 
 /** `blocks` rounds of every variant, each round starting one variant later, so that no variant always goes first. */
