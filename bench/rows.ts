@@ -2,13 +2,16 @@
 // interleaved blocks (A/B, then B/A, …) so that machine drift hits both variants alike.
 import type { McpWorkers, McpWorkersService } from "@mcp-worker/core/McpWorkers"
 import type { StdioConfigInput } from "@mcp-worker/core/ServerConfig"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Scope from "effect/Scope"
+import { PerformanceObserver } from "node:perf_hooks"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 // From its source, as the bench runs it: the package name would resolve to a built `dist`.
 import * as McpClient from "../packages/node/src/McpClient.js"
+import { defaultSampleInterval } from "../packages/node/src/internal/metrics/host.js"
 import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
 import { benchProcesses, type FoundProcess } from "./procs.js"
 import * as Profiler from "./profiler.js"
@@ -682,7 +685,8 @@ export const isolationRow = async (ctx: Context, blocks = 5, perBlock = 200, rou
   return { call, payload, open: compare(opens.a, opens.b) }
 }
 
-// Cost as the work grows: 1, 32 and 128 idle workers open, one of them called
+// Cost as the work grows: 1, 32 and 128 idle workers open, one of them called. The idle window is one period of the
+// tree sampling (C81), the one pass an idle host makes: a shorter window would hold it or not, by chance.
 
 export interface IdleSize {
   readonly n: number
@@ -690,8 +694,17 @@ export interface IdleSize {
   readonly call: Summary
   /** Host RSS over the same host with no worker open, per open worker (MiB; owner threads included, servers not). */
   readonly rssPerWorker: number
-  /** The host thread's event-loop active time over an idle window, beyond that of no worker, per worker per second. */
+  /** The host thread's steady event-loop active time when idle, beyond that of no worker, per worker per second. */
   readonly hostActiveUsPerWorkerS: number
+  /**
+   * The same, added by each worker opened since the size before (or since none): what a worker costs, without the
+   * share of the machine's other processes in the one tree pass (C81 reads every process of the machine).
+   */
+  readonly addedUsPerWorkerS: number
+  /** The window's steady active time (ms), for the next size's `addedUsPerWorkerS`. */
+  readonly idle: { readonly n: number; readonly active: number }
+  /** V8's collections of the host's heap in the two idle windows (ms): its memory reducer runs once the host falls idle. */
+  readonly gcMs: number
 }
 
 export interface IdleRow {
@@ -700,17 +713,35 @@ export interface IdleRow {
   readonly callRatio: number
 }
 
-/** The host thread's event-loop active time (ms) over `ms` of doing nothing. */
-const idleActiveMs = async (ms: number): Promise<number> => {
+/** The host thread's event-loop active time (ms) over `ms` of doing nothing, and V8's collections in it. */
+const activeOver = async (ms: number): Promise<{ readonly active: number; readonly gc: number }> => {
+  let gc = 0
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gc += entry.duration
+  })
+  observer.observe({ entryTypes: ["gc"] })
   const before = performance.eventLoopUtilization()
   await delay(ms)
-  return performance.eventLoopUtilization(before).active
+  const active = performance.eventLoopUtilization(before).active
+  observer.disconnect()
+  return { active, gc }
+}
+
+/**
+ * The host's steady idle cost: the quieter of two consecutive windows of `ms`. Once a busy host falls idle, V8's
+ * memory reducer collects its heap, once (tens of ms, partly in incremental steps no `gc` entry reports): the host's
+ * heap, not work its workers cause. The collections seen in both windows are reported beside.
+ */
+const idleActiveMs = async (ms: number): Promise<{ readonly active: number; readonly gc: number }> => {
+  const first = await activeOver(ms)
+  const second = await activeOver(ms)
+  return { active: Math.min(first.active, second.active), gc: first.gc + second.gc }
 }
 
 export const idleRow = async (
   ctx: Context,
   sizes: ReadonlyArray<number> = [1, 32, 128],
-  windowMs = 3_000,
+  windowMs = Duration.toMillis(defaultSampleInterval),
   blocks = 4,
   perBlock = 200
 ): Promise<IdleRow> => {
@@ -747,19 +778,25 @@ export const idleRow = async (
   const atOne: Array<number> = []
   try {
     for (const n of sizes) {
-      ctx.progress(`idle: ${n} worker(s) open; ${windowMs} ms idle window, then ${blocks} × ${perBlock} calls on one`)
+      ctx.progress(
+        `idle: ${n} worker(s) open; two idle windows of ${windowMs} ms, then ${blocks} × ${perBlock} calls on one`
+      )
       await openUpTo(n)
       await ctx.runtime.runPromise(workerEchoBlock(ctx.workers, ids[0]!, perBlock, `warm${n}_`))
       await settle()
       const rss = process.memoryUsage.rss()
-      const active = await idleActiveMs(windowMs)
+      const idle = await idleActiveMs(windowMs)
+      const previous = measured.length === 0 ? { n: 0, active: active0.active } : measured[measured.length - 1]!.idle
       const samples = await calls(`i${n}_`)
       if (n === 1) atOne.push(...samples)
       measured.push({
         n,
+        idle: { n, active: idle.active },
         call: summarize(samples),
         rssPerWorker: (rss - rss0) / n / MiB,
-        hostActiveUsPerWorkerS: ((active - active0) * 1000) / n / (windowMs / 1000)
+        hostActiveUsPerWorkerS: ((idle.active - active0.active) * 1000) / n / (windowMs / 1000),
+        addedUsPerWorkerS: ((idle.active - previous.active) * 1000) / (n - previous.n) / (windowMs / 1000),
+        gcMs: idle.gc
       })
     }
     // Back to one: the machine drifts over the minutes this row takes, so 1 is measured before and after 128.

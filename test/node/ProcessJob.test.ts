@@ -9,7 +9,14 @@ import * as Path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
-import { environHasEntry, isSignallable, parseStat } from "../../packages/node/src/internal/job/scan.js"
+import {
+  environHasEntry,
+  groupOf,
+  isSignallable,
+  parseStat,
+  parseUsage,
+  readProcFile
+} from "../../packages/node/src/internal/job/scan.js"
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" }
 
@@ -312,6 +319,25 @@ describe("ProcessJob", () => {
       assert.deepStrictEqual(parseStat("9 ()) Z 3 5 5"), { pid: 9, state: "Z", ppid: 3, pgid: 5 })
       assert.isUndefined(parseStat(""))
       assert.isUndefined(parseStat("12 (truncated"))
+    })
+  )
+
+  it.effect("reads a process's group, CPU ticks and resident pages from its /proc/<pid>/stat (C81)", () =>
+    Effect.sync(() => {
+      // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice
+      // threads itrealvalue starttime vsize rss
+      const line = (state: string) => `31 (a) b) ${state} 1 30 30 0 -1 0 0 0 0 0 250 50 0 0 20 0 1 0 99 1000 4321 0`
+      assert.deepStrictEqual(parseUsage(line("S")), { pgid: 30, ticks: 300, pages: 4321 })
+      assert.isUndefined(parseUsage(line("Z")))
+      assert.isUndefined(parseUsage("31 (a) S 1 30 30"))
+      assert.strictEqual(groupOf(Buffer.from(line("S"), "latin1")), 30)
+      assert.strictEqual(groupOf(Buffer.from("31 (a) S 1 30", "latin1")), -1)
+      if (process.platform !== "linux") return
+      const own = parseUsage(readProcFile(`/proc/${process.pid}/stat`)!.toString("latin1"))!
+      assert.strictEqual(own.pgid, parseStat(readProcFile(`/proc/${process.pid}/stat`)!.toString("latin1"))!.pgid)
+      assert.isAbove(own.pages * 4096, 1024 * 1024)
+      assert.isAbove(own.ticks, 0)
+      assert.strictEqual(groupOf(readProcFile(`/proc/${process.pid}/stat`)!), own.pgid)
     })
   )
 

@@ -34,6 +34,13 @@ export interface StatLine {
   readonly pgid: number
 }
 
+/** The fields of a `/proc/<pid>/stat` line after the command name, which may itself hold spaces and parentheses. */
+const fieldsAfterCommand = (text: string, close: number): Array<string> =>
+  text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/)
+
 /**
  * Parses `/proc/<pid>/stat`. The command name sits in parentheses and may itself contain spaces and
  * parentheses, so the fields are read after the LAST `)`.
@@ -45,10 +52,7 @@ export const parseStat = (text: string): StatLine | undefined => {
   const close = text.lastIndexOf(")")
   if (open < 1 || close < open) return undefined
   const pid = Number(text.slice(0, open).trim())
-  const fields = text
-    .slice(close + 1)
-    .trim()
-    .split(/\s+/)
+  const fields = fieldsAfterCommand(text, close)
   if (fields.length < 3) return undefined
   const state = fields[0]!
   const ppid = Number(fields[1])
@@ -59,6 +63,49 @@ export const parseStat = (text: string): StatLine | undefined => {
   return { pid, state, ppid, pgid }
 }
 
+const closeParen = 0x29
+const space = 0x20
+const zero = 0x30
+
+/**
+ * The process group in a `/proc/<pid>/stat` read as bytes (the fifth field, after the command name's last `)`), or
+ * `-1`. A pass over the machine's processes asks each only this, and decodes the line of a member alone.
+ *
+ * @internal
+ */
+export const groupOf = (stat: Uint8Array): number => {
+  let field = 0
+  let group = 0
+  for (let i = stat.lastIndexOf(closeParen) + 1; i < stat.length; i++) {
+    const byte = stat[i]!
+    if (byte === space) {
+      if (field === 3) return group
+      field++
+    } else if (field === 3) {
+      if (byte < zero || byte > zero + 9) return -1
+      group = group * 10 + byte - zero
+    }
+  }
+  return -1
+}
+/**
+ * What a process uses, from its `/proc/<pid>/stat`: its group, CPU time in clock ticks (user + system) and resident
+ * pages. `undefined` for a process that is not live or a line that is not whole.
+ *
+ * @internal
+ */
+export const parseUsage = (
+  text: string
+): { readonly pgid: number; readonly ticks: number; readonly pages: number } | undefined => {
+  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime … rss is the 22nd.
+  const fields = fieldsAfterCommand(text, text.lastIndexOf(")"))
+  if (fields.length < 22 || isDeadState(fields[0]!)) return undefined
+  const pgid = Number(fields[2])
+  const ticks = Number(fields[11]) + Number(fields[12])
+  const pages = Number(fields[21])
+  return Number.isFinite(pgid) && Number.isFinite(ticks) && Number.isFinite(pages) ? { pgid, ticks, pages } : undefined
+}
+
 /**
  * Exited but not yet reaped (`Z`) or already dead (`X`): such an entry is not a live process.
  *
@@ -66,16 +113,18 @@ export const parseStat = (text: string): StatLine | undefined => {
  */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// One buffer for every `/proc` read of this thread. A scan reads two files per process of the machine, and
-// `readFileSync` (which cannot size a `/proc` file, `fstat` says 0) allocates a buffer for each and grows it: with
-// many workers closing at once those reads were most of a close's CPU time.
+// One buffer for every `/proc` read of this thread (the job's scans, the metrics' tree samples). A scan reads a file or
+// two per process of the machine, and `readFileSync` (which cannot size a `/proc` file, `fstat` says 0) allocates a
+// buffer for each and grows it: with many workers closing at once those reads were most of a close's CPU time.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
 /**
  * Reads a whole `/proc` file into the shared buffer; the view is valid until the next read. `undefined` when it
  * cannot be read (gone, or someone else's).
+ *
+ * @internal
  */
-const readProcFile = (file: string): Buffer | undefined => {
+export const readProcFile = (file: string): Buffer | undefined => {
   let fd: number
   try {
     fd = Fs.openSync(file, "r")

@@ -1,10 +1,12 @@
 /**
  * A server tree's resident memory and CPU time, read from `/proc` in one pass over the machine's processes: each
- * process counts towards the tree whose process group it is in (a stdio server leads a group of its own).
+ * process counts towards the tree whose process group it is in (a stdio server leads a group of its own). The pass runs
+ * on the host's event loop, so it reads as the job's scans do: one buffer, no allocation per file.
  *
  * @internal
  */
 import * as Fs from "node:fs"
+import { groupOf, parseUsage, readProcFile } from "../job/scan.js"
 
 /** What one tree holds. @internal */
 export interface TreeUsage {
@@ -18,22 +20,6 @@ const pageBytes = 4096
 
 /** Whether this machine has a `/proc` to read. @internal */
 export const available = (): boolean => process.platform === "linux" && Fs.existsSync("/proc/self/stat")
-
-/** The fields of `/proc/<pid>/stat` a tree's usage needs, read after the command name's last `)`. */
-const usageOf = (
-  text: string
-): { readonly pgid: number; readonly ticks: number; readonly pages: number } | undefined => {
-  const fields = text
-    .slice(text.lastIndexOf(")") + 1)
-    .trim()
-    .split(/\s+/)
-  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime … rss is the 22nd.
-  if (fields.length < 22 || fields[0] === "Z" || fields[0] === "X") return undefined
-  const pgid = Number(fields[2])
-  const ticks = Number(fields[11]) + Number(fields[12])
-  const pages = Number(fields[21])
-  return Number.isFinite(pgid) && Number.isFinite(ticks) && Number.isFinite(pages) ? { pgid, ticks, pages } : undefined
-}
 
 /** The usage of each process group named, from one pass over `/proc`. @internal */
 export const sample = (groups: Iterable<number>): Map<number, TreeUsage> => {
@@ -49,13 +35,9 @@ export const sample = (groups: Iterable<number>): Map<number, TreeUsage> => {
   for (const name of names) {
     const code = name.charCodeAt(0)
     if (code < 48 || code > 57) continue
-    let text: string
-    try {
-      text = Fs.readFileSync(`/proc/${name}/stat`, "latin1")
-    } catch {
-      continue
-    }
-    const usage = usageOf(text)
+    const stat = readProcFile(`/proc/${name}/stat`)
+    if (stat === undefined || !wanted.has(groupOf(stat))) continue
+    const usage = parseUsage(stat.toString("latin1"))
     if (usage === undefined || !wanted.has(usage.pgid)) continue
     const sum = found.get(usage.pgid) ?? { ticks: 0, pages: 0 }
     found.set(usage.pgid, { ticks: sum.ticks + usage.ticks, pages: sum.pages + usage.pages })
