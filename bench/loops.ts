@@ -38,8 +38,16 @@ export const closeDirect = (direct: Direct): Promise<void> => direct.client.clos
 const tokenOf = (result: unknown): unknown =>
   (result as { structuredContent?: { token?: unknown } }).structuredContent?.token
 
-/** `n` sequential echo calls through the SDK directly; per-call latencies in ms. */
-export const directEchoBlock = async (client: Client, n: number, tag: string): Promise<Array<number>> => {
+/** What the echo loops call: the SDK's `Client.callTool`, of either major version. */
+export interface EchoClient {
+  readonly callTool: (request: {
+    readonly name: string
+    readonly arguments: { readonly token: string }
+  }) => Promise<unknown>
+}
+
+/** `n` sequential echo calls through the SDK directly (either major version); per-call latencies in ms. */
+export const directEchoBlock = async (client: EchoClient, n: number, tag: string): Promise<Array<number>> => {
   const out: Array<number> = []
   for (let i = 0; i < n; i++) {
     const token = `${tag}${i}`

@@ -10,9 +10,19 @@ import * as Scope from "effect/Scope"
 import { PerformanceObserver } from "node:perf_hooks"
 import type * as ManagedRuntime from "effect/ManagedRuntime"
 // From its source, as the bench runs it: the package name would resolve to a built `dist`.
+import { Client as ClientV2 } from "@modelcontextprotocol/client"
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio"
 import * as McpClient from "../packages/node/src/McpClient.js"
 import { defaultSampleInterval } from "../packages/node/src/internal/metrics/host.js"
-import { closeDirect, connectDirect, type Direct, directEchoBlock, type StdioServer, workerEchoBlock } from "./loops.js"
+import {
+  closeDirect,
+  connectDirect,
+  type Direct,
+  directEchoBlock,
+  type EchoClient,
+  type StdioServer,
+  workerEchoBlock
+} from "./loops.js"
 import { benchProcesses, type FoundProcess } from "./procs.js"
 import * as Profiler from "./profiler.js"
 import { compare, type Comparison, median, summarize, type Summary } from "./stats.js"
@@ -76,6 +86,26 @@ export const callRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 2
   await direct(-1)
   const { a, b } = await interleave(blocks, worker, direct)
   return compare(a, b)
+}
+
+/**
+ * The host call against the SDK v2 client used directly (the client the owner runs on, with its own stdio transport),
+ * interleaved as `callRow` is: what the host path adds over the client it wraps, apart from the SDK's major version.
+ */
+export const callV2Row = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 200): Promise<Comparison> => {
+  const v2 = await connectV2(ctx.server)
+  try {
+    const worker = (i: number) =>
+      ctx.runtime.runPromise(workerEchoBlock(ctx.workers, pair.workerId, perBlock, `x${i}_`))
+    const direct = (i: number) => directEchoBlock(v2.client, perBlock, `y${i}_`)
+    ctx.progress(`call vs the SDK v2 client: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
+    await worker(-1)
+    await direct(-1)
+    const { a, b } = await interleave(blocks, worker, direct)
+    return compare(a, b)
+  } finally {
+    await v2.client.close()
+  }
 }
 
 // callTool from a remote worker_thread
@@ -523,11 +553,11 @@ const clientEchoBlock = (client: McpClient.McpClient, n: number, tag: string): P
  * one `Effect.gen`. It is the least any Effect API over the SDK adds to a call — the floor under `McpClient` —
  * measured in the same run rather than assumed to be nothing.
  */
-const sdkInEffectBlock = (direct: Direct, n: number, tag: string): Promise<Array<number>> =>
+const sdkInEffectBlock = (client: EchoClient, n: number, tag: string): Promise<Array<number>> =>
   effectEchoBlock(
     (token) =>
       Effect.async<unknown>((resume) => {
-        direct.client.callTool({ name: "echo", arguments: { token } }).then(
+        client.callTool({ name: "echo", arguments: { token } }).then(
           (value) => resume(Effect.succeed(value)),
           (error) => resume(Effect.die(error))
         )
@@ -537,6 +567,19 @@ const sdkInEffectBlock = (direct: Direct, n: number, tag: string): Promise<Array
     tag
   )
 
+/**
+ * The SDK v2 client, the one every owner and `McpClient` run on, connected with its own stdio transport: called from
+ * the same Effect loop, it tells what `McpClient` adds over the client it wraps from what the SDK's major version
+ * costs.
+ */
+const connectV2 = async (server: StdioServer): Promise<{ readonly client: ClientV2 }> => {
+  const client = new ClientV2({ name: "mcp-worker-bench", version: "0.1.0" }, { capabilities: {} })
+  await client.connect(
+    new StdioClientTransportV2({ command: server.command, args: [...server.args], env: { ...server.env } })
+  )
+  return { client }
+}
+
 /** `McpClient` against the SDK used directly, and against the SDK called from an Effect loop (the floor). */
 export interface ClientCallRow {
   /** McpClient (variant) vs the SDK awaited in a plain loop (baseline): the row with the target. */
@@ -545,24 +588,36 @@ export interface ClientCallRow {
   readonly floor: Comparison
   /** McpClient (variant) vs the SDK in one `Effect.async` per call: what the library adds over that floor. */
   readonly overFloor: Comparison
+  /** McpClient (variant) vs the SDK v2 client in one `Effect.async` per call: what it adds over the client it wraps. */
+  readonly overV2: Comparison
 }
 
 export const clientCallRow = async (ctx: Context, blocks = 6, perBlock = 200): Promise<ClientCallRow> => {
   const held = await openClient(ctx.config)
   const direct = await connectDirect(ctx.server)
   const inEffect = await connectDirect(ctx.server)
+  const v2 = await connectV2(ctx.server)
   try {
     const variants = [
       (i: number) => clientEchoBlock(held.client, perBlock, `c${i}_`),
       (i: number) => directEchoBlock(direct.client, perBlock, `d${i}_`),
-      (i: number) => sdkInEffectBlock(inEffect, perBlock, `e${i}_`)
+      (i: number) => sdkInEffectBlock(inEffect.client, perBlock, `e${i}_`),
+      (i: number) => sdkInEffectBlock(v2.client, perBlock, `v${i}_`)
     ]
-    ctx.progress(`McpClient call: warm-up, then ${blocks} rotated blocks × ${perBlock} calls of each of 3 variants`)
+    ctx.progress(`McpClient call: warm-up, then ${blocks} rotated blocks × ${perBlock} calls of each of 4 variants`)
     for (const variant of variants) await variant(-1)
-    const [client, sdk, effect] = await rotate(blocks, profiled(variants, ["client", "sdk", "effect"]))
-    return { call: compare(client!, sdk!), floor: compare(effect!, sdk!), overFloor: compare(client!, effect!) }
+    const [client, sdk, effect, effectV2] = await rotate(
+      blocks,
+      profiled(variants, ["client", "sdk", "effect", "effectV2"])
+    )
+    return {
+      call: compare(client!, sdk!),
+      floor: compare(effect!, sdk!),
+      overFloor: compare(client!, effect!),
+      overV2: compare(client!, effectV2!)
+    }
   } finally {
-    await Promise.all([held.close(), closeDirect(direct), closeDirect(inEffect)])
+    await Promise.all([held.close(), closeDirect(direct), closeDirect(inEffect), v2.client.close()])
   }
 }
 

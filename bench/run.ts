@@ -52,6 +52,7 @@ const remoteAvailable = layerRemote !== undefined && Layer.isLayer(layerRemote)
 
 interface Results {
   call?: Comparison
+  callV2?: Comparison
   remote?: Rows.RemoteRow
   open?: Rows.OpenRow
   /** `open` with the default `protocol: "auto"` against `"legacy"`: the era probe's share. */
@@ -82,6 +83,16 @@ const render = (r: Results): string => {
       fmtUs(r.call.direct),
       fmtRatio(r.call),
       verdict(r.call.ratio <= 1.15)
+    ])
+  }
+  if (r.callV2) {
+    rows.push([
+      "  same, vs the SDK v2 client (the owner's) directly",
+      "",
+      fmtUs(r.callV2.variant),
+      fmtUs(r.callV2.direct),
+      fmtRatio(r.callV2),
+      "(info)"
     ])
   }
   if (r.remote) {
@@ -133,7 +144,7 @@ const render = (r: Results): string => {
     ])
   }
   if (r.clientCall) {
-    const { call, floor, overFloor } = r.clientCall
+    const { call, floor, overFloor, overV2 } = r.clientCall
     rows.push([
       "McpClient callTool echo, same thread",
       "≤ 1.05×",
@@ -152,10 +163,18 @@ const render = (r: Results): string => {
     ])
     rows.push([
       "  McpClient vs SDK in Effect.async",
-      "",
+      "≤ 1.10×",
       fmtUs(overFloor.variant),
       fmtUs(overFloor.direct),
       fmtRatio(overFloor),
+      verdict(overFloor.ratio <= 1.1)
+    ])
+    rows.push([
+      "  McpClient vs the SDK v2 client it wraps, in Effect.async",
+      "",
+      fmtUs(overV2.variant),
+      fmtUs(overV2.direct),
+      fmtRatio(overV2),
       "(info)"
     ])
   }
@@ -362,6 +381,7 @@ const main = async () => {
       const pair = await Rows.openPair(ctx)
       try {
         results.call = await Rows.callRow(ctx, pair)
+        results.callV2 = await Rows.callV2Row(ctx, pair)
         results.remote = remoteAvailable
           ? await Rows.remoteRow(ctx, pair, bundles.remote)
           : { available: false, note: "n/a (layerRemote not available)" }
@@ -390,6 +410,16 @@ const main = async () => {
       results.open = await Rows.openRow(ctx)
       results.probe = await Rows.probeRow(ctx)
       results.timeline = await openTimeline(ctx)
+    }
+    // `BENCH_ROWS=call`: the host-thread call rows alone.
+    if (only === "call") {
+      const pair = await Rows.openPair(ctx)
+      try {
+        results.call = await Rows.callRow(ctx, pair)
+        results.callV2 = await Rows.callV2Row(ctx, pair)
+      } finally {
+        await Rows.closePair(ctx, pair)
+      }
     }
     if (only === "fanout") results.fanOut = await Rows.fanOutRow(ctx, bundles.floor, 32, 3)
     if (only === undefined || only === "client") {
