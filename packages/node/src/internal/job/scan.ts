@@ -88,6 +88,7 @@ export const groupOf = (stat: Uint8Array): number => {
   }
   return -1
 }
+
 /**
  * What a process uses, from its `/proc/<pid>/stat`: its group, CPU time in clock ticks (user + system) and resident
  * pages. `undefined` for a process that is not live or a line that is not whole.
