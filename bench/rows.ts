@@ -78,9 +78,15 @@ export const closePair = async (ctx: Context, pair: Pair): Promise<void> => {
 
 // callTool, tiny echo, host thread
 
-export const callRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 200): Promise<Comparison> => {
+const callRow = async (
+  ctx: Context,
+  pair: Pair,
+  client: EchoClient,
+  blocks = 5,
+  perBlock = 200
+): Promise<Comparison> => {
   const worker = (i: number) => ctx.runtime.runPromise(workerEchoBlock(ctx.workers, pair.workerId, perBlock, `w${i}_`))
-  const direct = (i: number) => directEchoBlock(pair.direct.client, perBlock, `d${i}_`)
+  const direct = (i: number) => directEchoBlock(client, perBlock, `d${i}_`)
   ctx.progress(`call: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
   await worker(-1)
   await direct(-1)
@@ -89,20 +95,18 @@ export const callRow = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 2
 }
 
 /**
- * The host call against the SDK v2 client used directly (the client the owner runs on, with its own stdio transport),
- * interleaved as `callRow` is: what the host path adds over the client it wraps, apart from the SDK's major version.
+ * The host call against the SDK 1.x `Client` (`call`, the row with the target), then against the SDK v2 client the
+ * owner runs on, with its own stdio transport (`callV2`): what the host path adds over the client it wraps, apart from
+ * the SDK's major version.
  */
-export const callV2Row = async (ctx: Context, pair: Pair, blocks = 5, perBlock = 200): Promise<Comparison> => {
+export const callRows = async (
+  ctx: Context,
+  pair: Pair
+): Promise<{ readonly call: Comparison; readonly callV2: Comparison }> => {
+  const call = await callRow(ctx, pair, pair.direct.client)
   const v2 = await connectV2(ctx.server)
   try {
-    const worker = (i: number) =>
-      ctx.runtime.runPromise(workerEchoBlock(ctx.workers, pair.workerId, perBlock, `x${i}_`))
-    const direct = (i: number) => directEchoBlock(v2.client, perBlock, `y${i}_`)
-    ctx.progress(`call vs the SDK v2 client: warm-up, then ${blocks} interleaved blocks × ${perBlock} calls`)
-    await worker(-1)
-    await direct(-1)
-    const { a, b } = await interleave(blocks, worker, direct)
-    return compare(a, b)
+    return { call, callV2: await callRow(ctx, pair, v2.client) }
   } finally {
     await v2.client.close()
   }
@@ -756,8 +760,6 @@ export interface IdleSize {
    * share of the machine's other processes in the one tree pass (C81 reads every process of the machine).
    */
   readonly addedUsPerWorkerS: number
-  /** The window's steady active time (ms), for the next size's `addedUsPerWorkerS`. */
-  readonly idle: { readonly n: number; readonly active: number }
   /** V8's collections of the host's heap in the two idle windows (ms): its memory reducer runs once the host falls idle. */
   readonly gcMs: number
 }
@@ -831,6 +833,8 @@ export const idleRow = async (
   }
   const measured: Array<IdleSize> = []
   const atOne: Array<number> = []
+  // The size before, and its steady idle time: what each worker since then added.
+  let previous = { n: 0, active: active0.active }
   try {
     for (const n of sizes) {
       ctx.progress(
@@ -841,18 +845,17 @@ export const idleRow = async (
       await settle()
       const rss = process.memoryUsage.rss()
       const idle = await idleActiveMs(windowMs)
-      const previous = measured.length === 0 ? { n: 0, active: active0.active } : measured[measured.length - 1]!.idle
       const samples = await calls(`i${n}_`)
       if (n === 1) atOne.push(...samples)
       measured.push({
         n,
-        idle: { n, active: idle.active },
         call: summarize(samples),
         rssPerWorker: (rss - rss0) / n / MiB,
         hostActiveUsPerWorkerS: ((idle.active - active0.active) * 1000) / n / (windowMs / 1000),
         addedUsPerWorkerS: ((idle.active - previous.active) * 1000) / (n - previous.n) / (windowMs / 1000),
         gcMs: idle.gc
       })
+      previous = { n, active: idle.active }
     }
     // Back to one: the machine drifts over the minutes this row takes, so 1 is measured before and after 128.
     ctx.progress("idle: back to 1 worker open")

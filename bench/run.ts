@@ -73,28 +73,20 @@ interface Results {
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
 const verdict = (ok: boolean) => (ok ? "ok" : "MISS")
 
+/** One comparison's row: its medians, its ratio, and its verdict against `max` (without one, information). */
+const comparisonRow = (label: string, c: Comparison, format: (s: Summary) => string, max?: number): Array<string> => [
+  label,
+  max === undefined ? "" : `≤ ${max.toFixed(2)}×`,
+  format(c.variant),
+  format(c.direct),
+  fmtRatio(c),
+  max === undefined ? "(info)" : verdict(c.ratio <= max)
+]
+
 const render = (r: Results): string => {
   const rows: Array<Array<string>> = []
-  if (r.call) {
-    rows.push([
-      "callTool echo, stdio, host thread",
-      "≤ 1.15×",
-      fmtUs(r.call.variant),
-      fmtUs(r.call.direct),
-      fmtRatio(r.call),
-      verdict(r.call.ratio <= 1.15)
-    ])
-  }
-  if (r.callV2) {
-    rows.push([
-      "  same, vs the SDK v2 client (the owner's) directly",
-      "",
-      fmtUs(r.callV2.variant),
-      fmtUs(r.callV2.direct),
-      fmtRatio(r.callV2),
-      "(info)"
-    ])
-  }
+  if (r.call) rows.push(comparisonRow("callTool echo, stdio, host thread", r.call, fmtUs, 1.15))
+  if (r.callV2) rows.push(comparisonRow("  same, vs the SDK v2 client (the owner's) directly", r.callV2, fmtUs))
   if (r.remote) {
     const { vsThreadDirect: t, vsMainDirect: m } = r.remote
     if (t === undefined || m === undefined) {
@@ -123,71 +115,22 @@ const render = (r: Results): string => {
   }
   if (r.open) {
     const c = r.open.comparison
-    rows.push([
-      "open → ready vs connect",
-      "≤ 1.25×",
-      fmtMs(c.variant),
-      fmtMs(c.direct),
-      fmtRatio(c),
-      verdict(c.ratio <= 1.25)
-    ])
+    rows.push(comparisonRow("open → ready vs connect", c, fmtMs, 1.25))
     rows.push(["  close (not in the ratio)", "", fmtMs(r.open.workerClose), fmtMs(r.open.directClose), "", "(info)"])
   }
-  if (r.probe) {
-    rows.push([
-      "  auto (the era probe) vs legacy",
-      "",
-      fmtMs(r.probe.variant),
-      fmtMs(r.probe.direct),
-      fmtRatio(r.probe),
-      "(info)"
-    ])
-  }
+  if (r.probe) rows.push(comparisonRow("  auto (the era probe) vs legacy", r.probe, fmtMs))
   if (r.clientCall) {
     const { call, floor, overFloor, overV2 } = r.clientCall
-    rows.push([
-      "McpClient callTool echo, same thread",
-      "≤ 1.05×",
-      fmtUs(call.variant),
-      fmtUs(call.direct),
-      fmtRatio(call),
-      verdict(call.ratio <= 1.05)
-    ])
-    rows.push([
-      "  floor: SDK in Effect.async vs SDK",
-      "",
-      fmtUs(floor.variant),
-      fmtUs(floor.direct),
-      fmtRatio(floor),
-      "(info)"
-    ])
-    rows.push([
-      "  McpClient vs SDK in Effect.async",
-      "≤ 1.10×",
-      fmtUs(overFloor.variant),
-      fmtUs(overFloor.direct),
-      fmtRatio(overFloor),
-      verdict(overFloor.ratio <= 1.1)
-    ])
-    rows.push([
-      "  McpClient vs the SDK v2 client it wraps, in Effect.async",
-      "",
-      fmtUs(overV2.variant),
-      fmtUs(overV2.direct),
-      fmtRatio(overV2),
-      "(info)"
-    ])
+    rows.push(
+      comparisonRow("McpClient callTool echo, same thread", call, fmtUs, 1.05),
+      comparisonRow("  floor: SDK in Effect.async vs SDK", floor, fmtUs),
+      comparisonRow("  McpClient vs SDK in Effect.async", overFloor, fmtUs, 1.1),
+      comparisonRow("  McpClient vs the SDK v2 client it wraps, in Effect.async", overV2, fmtUs)
+    )
   }
   if (r.clientOpen) {
     const c = r.clientOpen.comparison
-    rows.push([
-      "McpClient open vs connect",
-      "≤ 1.10×",
-      fmtMs(c.variant),
-      fmtMs(c.direct),
-      fmtRatio(c),
-      verdict(c.ratio <= 1.1)
-    ])
+    rows.push(comparisonRow("McpClient open vs connect", c, fmtMs, 1.1))
     rows.push([
       "  close (not in the ratio)",
       "",
@@ -211,16 +154,7 @@ const render = (r: Results): string => {
       "(bench:parts)"
     ])
   }
-  if (r.payload) {
-    rows.push([
-      "1 MiB result",
-      "≤ 1.30×",
-      fmtMs(r.payload.variant),
-      fmtMs(r.payload.direct),
-      fmtRatio(r.payload),
-      verdict(r.payload.ratio <= 1.3)
-    ])
-  }
+  if (r.payload) rows.push(comparisonRow("1 MiB result", r.payload, fmtMs, 1.3))
   if (r.cancel) {
     rows.push([
       "interrupt → server handler aborted",
@@ -382,8 +316,7 @@ const main = async () => {
     if (only === undefined) {
       const pair = await Rows.openPair(ctx)
       try {
-        results.call = await Rows.callRow(ctx, pair)
-        results.callV2 = await Rows.callV2Row(ctx, pair)
+        Object.assign(results, await Rows.callRows(ctx, pair))
         results.remote = remoteAvailable
           ? await Rows.remoteRow(ctx, pair, bundles.remote)
           : { available: false, note: "n/a (layerRemote not available)" }
@@ -417,8 +350,7 @@ const main = async () => {
     if (only === "call") {
       const pair = await Rows.openPair(ctx)
       try {
-        results.call = await Rows.callRow(ctx, pair)
-        results.callV2 = await Rows.callV2Row(ctx, pair)
+        Object.assign(results, await Rows.callRows(ctx, pair))
       } finally {
         await Rows.closePair(ctx, pair)
       }
