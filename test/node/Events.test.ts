@@ -48,6 +48,17 @@ describe("C30: events: the worker's server notifications, from any thread", () =
     )
   )
 
+  it.live("a status read in a remote thread after an answer counts every notification sent before it", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(statefulConfig("--exit-on-stdin-eof"))
+        const outcome = yield* runInThread(entry(), { scenario: "countsAfterAnswer", data: { id } })
+        assert.deepStrictEqual(outcome.ok ? outcome.value : outcome, Array(8).fill(500))
+      })
+    )
+  )
+
   it.live("a remote thread's subscription reaches the host before the call it makes next, however busy it is", () =>
     withHost(
       Effect.gen(function* () {

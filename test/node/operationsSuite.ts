@@ -209,6 +209,23 @@ export const exerciseEvents = async (mcp: EventsSurface, id: string) => {
 }
 
 /**
+ * Calls whose server sends `count` log lines before it answers, each followed at once by `status`: what each read
+ * counts since the one before. A remote thread's answer comes straight from the owner thread while the notifications
+ * go to the host, so this is what C30's "a status read after an answer" holds to.
+ */
+export const exerciseCountsAfterAnswer = async (mcp: EventsSurface, id: string, rounds = 8, count = 500) => {
+  const counted: Array<number> = []
+  let before = (await mcp.status(id)).notifications.received
+  for (let round = 0; round < rounds; round++) {
+    await mcp.callTool(id, "notify", { methods: ["notifications/message"], count })
+    const received = (await mcp.status(id)).notifications.received
+    counted.push(received - before)
+    before = received
+  }
+  return counted
+}
+
+/**
  * A subscription made right before a call, in a thread that then stays busy while the call is answered: what the
  * call makes the server send still reaches the subscriber, because the subscription went out before the call did.
  * Gives the methods received, in order, or why nothing came.

@@ -30,7 +30,13 @@ import { exerciseTasks26 } from "./tasks26Suite.js"
 import { withPromiseClient } from "./helpers.js"
 import { type RecordedSpan, recordingTracer } from "./recordingTracer.js"
 import { exerciseSignal } from "./signalSuite.js"
-import { exercise, exerciseEvents, exerciseProgress, exerciseSubscribeThenBusy } from "./operationsSuite.js"
+import {
+  exercise,
+  exerciseCountsAfterAnswer,
+  exerciseEvents,
+  exerciseProgress,
+  exerciseSubscribeThenBusy
+} from "./operationsSuite.js"
 import {
   effectFilterSurface,
   exerciseFilter,
@@ -65,6 +71,7 @@ export type ScenarioName =
   | "promiseClient"
   | "operations"
   | "events"
+  | "countsAfterAnswer"
   | "subscribeThenBusy"
   | "signal"
   | "everything"
@@ -404,6 +411,9 @@ const scenarios: Record<ScenarioName, Scenario> = {
 
   /** The worker's notifications, through the Promise client of this thread (closes the worker). */
   events: (data: { id: string }) => withPromiseClient((mcp) => exerciseEvents(mcp, data.id)),
+
+  /** Calls whose server sends many notifications first, each followed at once by `status`. */
+  countsAfterAnswer: (data: { id: string }) => withPromiseClient((mcp) => exerciseCountsAfterAnswer(mcp, data.id)),
 
   /** A subscription, then at once a call, with this thread busy while the call is answered. */
   /**

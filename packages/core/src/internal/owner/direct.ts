@@ -56,6 +56,8 @@ export interface DirectHooks {
     seconds: number | undefined,
     spilled: number | undefined
   ) => void
+  /** Posts what the owner holds back in batches (its `observe` counts) before it answers a `Sync`. */
+  readonly flush: () => void
   /**
    * The owner's own span of a request, when its runtime traces: the parent its server is given in `_meta` (C83).
    * Without it, the caller's span is.

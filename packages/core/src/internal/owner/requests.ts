@@ -96,6 +96,9 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     }
     case "ServerReply":
       return onServerReply(machine, message)
+    case "Sync":
+      machine.port.flush?.()
+      return machine.port.post({ _tag: "Synced", syncId: message.syncId })
   }
 }
 

@@ -155,8 +155,16 @@ export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
   error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
 })
 
+/**
+ * The host asks its owner to answer once everything the owner posted before has reached the host (`SyncedMessage`,
+ * on the same ordered channel): a `status` read after a call's answer then counts what came before that answer (C30).
+ *
+ * @internal
+ */
+export const SyncMessage = Schema.TaggedStruct("Sync", { syncId: Schema.Number })
+
 /** @internal */
-export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage)
+export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage, SyncMessage)
 
 /** @internal */
 export const SuccessMessage = Schema.TaggedStruct("Success", {
@@ -254,6 +262,9 @@ export const ObservedRequest = Schema.Struct({
 export const ObservedMessage = Schema.TaggedStruct("Observed", { requests: Schema.Array(ObservedRequest) })
 
 /** @internal */
+export const SyncedMessage = Schema.TaggedStruct("Synced", { syncId: Schema.Number })
+
+/** @internal */
 export const SpawnedMessage = Schema.TaggedStruct("Spawned", { pid: Schema.Number })
 
 /** @internal */
@@ -266,6 +277,7 @@ export const FailedMessage = Schema.TaggedStruct("Failed", {
 /** @internal */
 export const OwnerMessage = Schema.Union(
   SuccessMessage,
+  SyncedMessage,
   ObservedMessage,
   CancelAnswerMessage,
   FailureMessage,

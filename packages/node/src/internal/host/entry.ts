@@ -31,6 +31,8 @@ export interface Entry extends Connection.Connection {
   slot: InflightSlot.Slot | undefined
   /** The `cancel`s of such requests waiting for the owner's word (`CancelAnswer`), by request id. */
   readonly cancels: Map<string, (cancelled: boolean) => void>
+  /** The `status` reads waiting for the owner's `Synced`, by sync id. */
+  readonly syncs: Map<number, () => void>
   /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
   thread: NodeThread | ChildProcess | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined

@@ -35,7 +35,7 @@ import * as HostOpen from "./open.js"
 import * as HostRequest from "./request.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
-import { type Defaults, lookup, type Registry, type RemoteRoutes } from "./registry.js"
+import { type Defaults, lookup, type Registry, type RemoteRoutes, syncWithOwner } from "./registry.js"
 import { statusOf } from "./entry.js"
 
 /**
@@ -172,7 +172,8 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
             openConfig(config, openOptions)
           ),
         ...HostRequest.requests(registry),
-        status: (id) => Effect.map(lookup(registry, id), statusOf),
+        status: (id) =>
+          Effect.flatMap(lookup(registry, id), (entry) => Effect.map(syncWithOwner(entry), () => statusOf(entry))),
         cancel: HostRequest.cancel(registry),
         close: HostClose.close(registry),
         events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)

@@ -170,6 +170,7 @@ const makeEntry = (
       routes: new Set(),
       slot: placement.isolation === "process" ? undefined : InflightSlot.make(),
       cancels: new Map(),
+      syncs: new Map(),
       thread: undefined,
       control: undefined,
       life: Connection.opening,

@@ -28,6 +28,7 @@ import * as ServerRequests from "./serverRequests.js"
 import type * as Reaper from "./reaper.js"
 import {
   confirmGone as confirmJobGone,
+  isEnded,
   recordCleanup,
   refusalOf,
   markFailed as markLifeFailed,
@@ -95,6 +96,8 @@ export const routesEnded = (registry: Registry, entry: Entry): void => {
   // A `cancel` still waiting for the owner's word gets none: it cancelled nothing.
   for (const answer of entry.cancels.values()) answer(false)
   entry.cancels.clear()
+  for (const synced of entry.syncs.values()) synced()
+  entry.syncs.clear()
   if (entry.routes.size === 0) return
   const error =
     refusalOf(entry.workerId, registry.entries.get(entry.workerId)) ?? new UnknownWorker({ workerId: entry.workerId })
@@ -132,6 +135,28 @@ export const markFailed = (
 export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
   confirmJobGone(entry, registry.cleanupScan, registry.reaper, budgetMs)
 
+// An owner answers a `Sync` at once; one that does not within this long is stuck, and the host's record is read as is.
+const syncWaitMs = 1_000
+
+let nextSyncId = 0
+
+/**
+ * Waits until everything the worker's owner posted before now has been handled here, so that what the host records
+ * of the owner's messages (notifications, counts of direct requests) includes what preceded a caller's answer, which
+ * an owner thread posts to the caller on another channel (C30).
+ *
+ * @internal
+ */
+export const syncWithOwner = (entry: Entry): Effect.Effect<void> => {
+  if (!entry.threadAlive || isEnded(entry.life)) return Effect.void
+  return Effect.async<void>((resume) => {
+    const syncId = nextSyncId++
+    entry.syncs.set(syncId, () => resume(Effect.void))
+    entry.port.postMessage({ _tag: "Sync", syncId })
+    return Effect.sync(() => entry.syncs.delete(syncId))
+  }).pipe(Effect.timeoutTo({ duration: syncWaitMs, onSuccess: () => undefined, onTimeout: () => undefined }))
+}
+
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
@@ -161,6 +186,11 @@ export const onOwnerMessage =
       }
       case "Observed":
         return Observe.observed(entry, message.requests)
+      case "Synced": {
+        const synced = entry.syncs.get(message.syncId)
+        entry.syncs.delete(message.syncId)
+        return synced?.()
+      }
       case "Failure":
         if (message.error._tag === "WorkerFailed") {
           markFailed(registry, entry, message.error.kind, message.error.message)

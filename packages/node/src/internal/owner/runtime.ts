@@ -48,7 +48,8 @@ const directPort = (
       spans?.taken(requestId, method)
     },
     released: held.clear,
-    observe: observed.observe
+    observe: observed.observe,
+    flush: observed.flush
   }
   return { hooks, replies, observed }
 }
