@@ -20,6 +20,7 @@ import {
   startRunner,
   type Storage
 } from "./harness.js"
+import { slowStarts } from "../fixtures/servers.js"
 import { expectedRounds } from "../node/abortSuite.js"
 import { badInputs } from "../node/prepareSuite.js"
 import { freePort } from "./postgres.js"
@@ -369,6 +370,29 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       const ended = await ending.outcome
       assert.isTrue(ended.ok, JSON.stringify(ended))
       assert.isArray((ended as any).value)
+    })
+
+    it("C90: a server slower than the era probe's window opens within the caller's budget, on every era setting", async () => {
+      const opened = await Promise.all(
+        slowStarts.map(async ({ protocol, config }) => {
+          const outcome = await a.call("open", config(7_500), { timeout: "20 seconds" })
+          if (!outcome.ok) return { protocol, era: JSON.stringify(outcome), echoed: "not opened" }
+          const id = (outcome as { value: string }).value
+          const status = await b.call("status", id)
+          // A call after the open, from another runner: a late answer to the probe broke nothing.
+          const echoed = await c.request("callTool", id, ["echo", { token: "after" }], { timeoutMs: 5000 })
+          await b.call("close", id)
+          return {
+            protocol,
+            era: status.ok ? (status as any).value.era : JSON.stringify(status),
+            echoed: tagOf(echoed)
+          }
+        })
+      )
+      assert.deepStrictEqual(
+        opened,
+        slowStarts.map(({ protocol, era }) => ({ protocol, era, echoed: "ok" }))
+      )
     })
 
     it("refuses unsent what only the owner's runner can do: open on a client-only process, onProgress, saveTo and a spill elsewhere", async () => {

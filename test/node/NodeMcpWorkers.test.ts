@@ -15,6 +15,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
+import * as ProcessStart from "../../packages/node/src/internal/job/start.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import {
   activePorts,
@@ -150,9 +151,21 @@ describe("NodeMcpWorkers (stdio)", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const ports = activePorts()
-        const error = yield* Effect.flip(workers.open({ command: "/nonexistent/mcp-server-binary" }))
+        const error = yield* Effect.flip(workers.open({ command: "/nonexistent/mcp-server-binary", args: ["--token"] }))
         assert.strictEqual(error._tag, "OpenFailed")
         if (error._tag === "OpenFailed") assert.strictEqual(error.stage, "spawn")
+        // The failure names the command and the working directory, never the arguments.
+        assert.strictEqual(
+          error.message,
+          `spawn failed (ENOENT): the command was not found (command "/nonexistent/mcp-server-binary", ` +
+            `working directory ${JSON.stringify(process.cwd())})`
+        )
+        const noDirectory = yield* Effect.flip(workers.open({ ...statefulConfig(), cwd: "/nonexistent/mcp-dir" }))
+        assert.strictEqual(
+          noDirectory.message,
+          `spawn failed (ENOENT): the working directory was not found (command ${JSON.stringify(process.execPath)}, ` +
+            `working directory "/nonexistent/mcp-dir")`
+        )
         assert.isTrue(yield* Effect.promise(() => eventually(() => activePorts() <= ports)))
       })
     )
@@ -444,6 +457,44 @@ describe("NodeMcpWorkers (stdio)", () => {
         } finally {
           delete process.env[name]
           delete process.env.MCPW_TEST_NOT_PASSED
+        }
+      })
+    )
+  )
+
+  it.live("C18, C24: the proxy and CA variables reach the server by default; a proxy's password never shows", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const password = `pw-${tag()}`
+        const proxy = `http://user:${password}@proxy.invalid:3128`
+        const values = Object.fromEntries(
+          ProcessStart.networkVariables.map((name) => [
+            name,
+            name.toLowerCase().includes("proxy") ? proxy : `v-${name}`
+          ])
+        )
+        const saved = Object.fromEntries(ProcessStart.networkVariables.map((name) => [name, process.env[name]]))
+        // The fixture does not start Node's fetch, so a proxy that does not exist stays unused.
+        Object.assign(process.env, values, { NO_PROXY: "localhost", no_proxy: "localhost" })
+        try {
+          const id = yield* workers.open(statefulConfig())
+          for (const name of ProcessStart.networkVariables) {
+            const value = structured(yield* workers.callTool(id, "env", { name })).value
+            assert.strictEqual(value, process.env[name], name)
+          }
+          assert.notInclude(JSON.stringify(yield* workers.status(id)), password)
+          const crashed = yield* Effect.flip(
+            workers.open(statefulConfig("--crash-on-initialize", "--stderr-env", "HTTPS_PROXY"))
+          )
+          assert.strictEqual(crashed._tag, "OpenFailed")
+          if (crashed._tag === "OpenFailed") assert.include(crashed.stderrTail ?? "", "env HTTPS_PROXY=***")
+          assert.notInclude(JSON.stringify(crashed), password)
+        } finally {
+          for (const [name, value] of Object.entries(saved)) {
+            if (value === undefined) delete process.env[name]
+            else process.env[name] = value
+          }
         }
       })
     )

@@ -124,6 +124,9 @@ export interface Started {
   readonly started: Promise<Error | undefined>
   /** Settles when the root process exits. */
   readonly exited: Promise<ExitInfo>
+  /** What was started, and where: a failed spawn names them. */
+  readonly command?: string | undefined
+  readonly cwd?: string | undefined
 }
 
 /**

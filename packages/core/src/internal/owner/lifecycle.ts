@@ -7,6 +7,7 @@ import {
   ProtocolError,
   SdkError,
   SdkErrorCode,
+  type Transport,
   type VersionNegotiationMode
 } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
@@ -15,6 +16,7 @@ import { type CleanupSummary, emptyCleanup, OpenFailed } from "../../McpWorkerEr
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
+import type * as ServerConfig from "../../ServerConfig.js"
 import { displayString } from "../../WorkerStatus.js"
 import { defaultMaxInputRounds, maxTimeoutMs } from "../config/normalize.js"
 import * as ConfigWire from "../config/wire.js"
@@ -33,9 +35,19 @@ const openFailureStopMs = 2_000
 // How long a failed open waits for a server that is going away to exit and flush its stderr.
 const exitInfoWaitMs = 1_000
 
-// How long a stdio server may stay silent on `server/discover` before it counts as a legacy server that ignores
-// requests before `initialize` (the SDK then sends `initialize`); at most half the open budget.
+// How long a stdio server may stay silent on `server/discover` under `auto` before it counts as a legacy server that
+// ignores requests before `initialize` (the SDK then sends `initialize`); at most half the open budget (C90).
 const stdioProbeMs = 5_000
+
+// C90: a pinned era has no fallback, so its probe gets the whole budget; over HTTP a probe time-out is a failure, so
+// it gets the whole budget too. Either way the open as a whole ends at the budget.
+const probeMsOf = (config: ServerConfig.ServerConfig, budgetMs: number): number =>
+  config._tag === "Stdio" && config.protocol !== "2026-07-28"
+    ? Math.max(1, Math.min(stdioProbeMs, Math.floor(budgetMs / 2)))
+    : budgetMs
+
+// Commands that fetch a package before the server starts: silence from them usually means the network (C90).
+const packageRunners: ReadonlySet<string> = new Set(["npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "uvx", "pipx"])
 
 const negotiationOf = (protocol: "auto" | "legacy" | "2026-07-28" | undefined): VersionNegotiationMode =>
   protocol === "legacy" ? "legacy" : protocol === "2026-07-28" ? { pin: "2026-07-28" } : "auto"
@@ -69,10 +81,8 @@ export const open = (
       // Either era, as the config says (C51): the probe goes over this connection, whose server starts once.
       versionNegotiation: {
         mode: negotiationOf(config.protocol),
-        // The probe is bounded as initialize is (the SDK's own default would be its 60 s request timeout).
-        probe: {
-          timeoutMs: config._tag === "Stdio" ? Math.max(1, Math.min(stdioProbeMs, Math.floor(budgetMs / 2))) : budgetMs
-        }
+        // The probe is bounded by the budget (the SDK's own default would be its 60 s request timeout).
+        probe: { timeoutMs: probeMsOf(config, budgetMs) }
       },
       // The rounds of one call are bounded; past them the call fails with InputRoundsExceeded (C53).
       inputRequired: { maxRounds: config.maxInputRounds ?? defaultMaxInputRounds }
@@ -82,10 +92,20 @@ export const open = (
     machine.state = State.Opening({ workerId, transport, client })
     const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
+    const handshake = watchHandshake(transport.transport)
     yield* Effect.tryPromise({
       try: () => connect(client, transport, budgetMs),
       catch: (error) => error
-    }).pipe(Effect.catchAll((error) => openFailure(transport, secrets, error, Date.now() - started)))
+    }).pipe(
+      Effect.ensuring(Effect.sync(handshake.stop)),
+      Effect.catchAll((error) =>
+        openFailure(transport, secrets, error, {
+          elapsedMs: Date.now() - started,
+          waitingFor: handshake.waitingFor(),
+          command: config._tag === "Stdio" ? config.command : undefined
+        })
+      )
+    )
     const era = client.getProtocolEra() ?? null
     const modern =
       era === "modern"
@@ -133,13 +153,68 @@ export const open = (
 
 // A message past `maxResultBytes` during the handshake (its answer, in practice) is skipped by the transport, so the
 // handshake could only wait out its budget: the transport's report ends it at once, naming the limit (C65).
+// The probe and initialize share one budget (C90): a fallback to initialize gets what the probe left, not a fresh one.
 const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
-  new Promise((resolve, reject) => {
+  new Promise<void>((resolve, reject) => {
+    const deadline = setTimeout(
+      () => reject(new SdkError(SdkErrorCode.RequestTimeout, "the open's budget ran out", { timeout: budgetMs })),
+      budgetMs
+    )
     client.onerror = (error: Error) => {
       if (error instanceof OversizedMessage) reject(error)
     }
-    client.connect(transport.transport, { timeout: budgetMs }).then(resolve, reject)
+    client
+      .connect(transport.transport, { timeout: budgetMs })
+      .then(resolve, reject)
+      .finally(() => clearTimeout(deadline))
   })
+
+/**
+ * Records the method of the last request sent during the handshake, so that a failed open can say what it waited for
+ * (the era probe or initialize, C90); `stop` puts the transport's own `send` back.
+ */
+const watchHandshake = (transport: Transport) => {
+  let waitingFor: string | undefined
+  const own = Object.prototype.hasOwnProperty.call(transport, "send")
+  const send = transport.send
+  transport.send = (message, options) => {
+    if ("method" in message && "id" in message) waitingFor = message.method
+    return send.call(transport, message, options)
+  }
+  return {
+    waitingFor: () => waitingFor,
+    stop: () => {
+      if (own) transport.send = send
+      else Reflect.deleteProperty(transport, "send")
+    }
+  }
+}
+
+/** What a failed open knows besides its error. */
+interface OpenAttempt {
+  readonly elapsedMs: number
+  /** The method of the last request sent: `server/discover` (the era probe) or `initialize`. */
+  readonly waitingFor: string | undefined
+  /** A stdio server's command. */
+  readonly command: string | undefined
+}
+
+// C90: what a time-out waited for, and the likely cause when a package runner printed nothing at all.
+const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): string => {
+  const waited =
+    attempt.waitingFor === "server/discover"
+      ? `the server did not answer server/discover (the era probe) within ${attempt.elapsedMs} ms`
+      : `the server did not complete initialize within ${attempt.elapsedMs} ms`
+  const runner = attempt.command === undefined ? undefined : commandName(attempt.command)
+  if (runner === undefined || !packageRunners.has(runner) || (stderrTail ?? "").length > 0) return waited
+  return (
+    `${waited}; ${runner} printed nothing: it may be waiting on the network (a proxy or a custom CA). The proxy and ` +
+    `CA variables are passed to the server by default; pass any other variable it needs with envFrom`
+  )
+}
+
+const commandName = (command: string): string =>
+  (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, "").toLowerCase()
 
 // Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
@@ -153,7 +228,7 @@ const openFailure = (
   transport: Owner.OwnerTransport,
   secrets: () => ReadonlyArray<string>,
   error: unknown,
-  elapsedMs: number
+  attempt: OpenAttempt
 ) =>
   Effect.gen(function* () {
     // A probe that failed on the transport: the transport's own error says what happened (C51, C28).
@@ -182,9 +257,9 @@ const openFailure = (
             ? "initialize"
             : "connect"
     const message = waitedForUser
-      ? `the user's authorization did not come within ${elapsedMs} ms`
+      ? `the user's authorization did not come within ${attempt.elapsedMs} ms`
       : timedOut
-        ? `the server did not complete initialize within ${elapsedMs} ms`
+        ? timeoutMessage(attempt, info.stderrTail)
         : exited
           ? `the server exited before completing initialize (${info.signal ?? `code ${info.exitCode}`})`
           : Redact.redact(errorText(error), secrets())

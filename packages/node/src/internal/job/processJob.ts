@@ -4,6 +4,7 @@
  * @internal
  */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
+import * as NodeFs from "node:fs"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -69,7 +70,7 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
   Effect.gen(function* () {
     const { scan: count } = yield* CleanupScan
     const error = yield* Effect.promise(() => started.started)
-    if (error !== undefined || started.child === undefined) return yield* spawnError(error)
+    if (error !== undefined || started.child === undefined) return yield* spawnError(error, started)
     const child = started.child
     const pid = child.pid!
     const exited = Effect.promise(() => started.exited)
@@ -143,14 +144,25 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
 
 // internal
 
-const spawnError = (error: unknown): SpawnError => {
+// C4: a failed spawn names what it tried to start and where; never its arguments, which may hold secrets (C24).
+const spawnError = (error: unknown, started: Started): SpawnError => {
   const code =
     typeof (error as NodeJS.ErrnoException)?.code === "string" ? (error as NodeJS.ErrnoException).code! : null
+  const cwd = started.cwd ?? process.cwd()
   const reason =
     code === "ENOENT"
-      ? "the command or the working directory was not found"
+      ? directoryExists(cwd)
+        ? "the command was not found"
+        : "the working directory was not found"
       : code === "EACCES"
         ? "permission denied"
         : "the process could not be started"
-  return new SpawnError({ message: `spawn failed${code === null ? "" : ` (${code})`}: ${reason}`, code })
+  const what =
+    started.command === undefined
+      ? ""
+      : ` (command ${JSON.stringify(started.command)}, working directory ${JSON.stringify(cwd)})`
+  return new SpawnError({ message: `spawn failed${code === null ? "" : ` (${code})`}: ${reason}${what}`, code })
 }
+
+const directoryExists = (path: string): boolean =>
+  NodeFs.statSync(path, { throwIfNoEntry: false })?.isDirectory() === true

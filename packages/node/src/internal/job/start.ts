@@ -55,10 +55,70 @@ const inheritedVariables =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
 
+/**
+ * What a server needs to reach the network behind a proxy or a custom CA, inherited as well (C18): `npx` and its kin
+ * fetch the server's package before it starts. npm's registry credentials (`_authToken`, `_auth`) are not among them.
+ *
+ * @internal
+ */
+export const networkVariables = [
+  "HTTP_PROXY",
+  "http_proxy",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "NO_PROXY",
+  "no_proxy",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "npm_config_registry",
+  "npm_config_cafile",
+  "npm_config_ca",
+  "npm_config_proxy",
+  "npm_config_https_proxy",
+  "npm_config_noproxy",
+  "npm_config_strict_ssl"
+] as const
+
+// A proxy URL can carry a user and password: its value is redacted wherever the server's output is shown (C24).
+const proxyVariables: ReadonlySet<string> = new Set([
+  "HTTP_PROXY",
+  "http_proxy",
+  "HTTPS_PROXY",
+  "https_proxy",
+  "npm_config_proxy",
+  "npm_config_https_proxy"
+])
+
+/**
+ * The values of `env` to redact from what the server prints: each proxy URL, and its password alone.
+ *
+ * @internal
+ */
+export const networkSecrets = (env: Readonly<Record<string, string>>): Array<string> => {
+  const secrets: Array<string> = []
+  for (const key of proxyVariables) {
+    const value = env[key]
+    if (value === undefined || value.length === 0) continue
+    secrets.push(value)
+    const password = URL.canParse(value) ? new URL(value).password : ""
+    if (password.length > 0) secrets.push(password, decoded(password))
+  }
+  return secrets
+}
+
+const decoded = (text: string): string => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
+}
+
 /** The minimal environment every stdio server starts from. @internal */
 export const defaultEnvironment = (): Record<string, string> => {
   const env: Record<string, string> = {}
-  for (const key of inheritedVariables) {
+  for (const key of [...inheritedVariables, ...networkVariables]) {
     const value = process.env[key]
     // Exported shell functions are code, not configuration.
     if (value !== undefined && !value.startsWith("()")) env[key] = value
@@ -87,8 +147,11 @@ export const start = (options: StartOptions): StartedProcess => {
     error = cause instanceof Error ? cause : new Error(String(cause))
   }
   const c = child
+  const { command, cwd } = options
   if (c === undefined) {
     return {
+      command,
+      cwd,
       child,
       started: Promise.resolve(error),
       exited: Promise.resolve({ code: null, signal: null }),
@@ -126,7 +189,7 @@ export const start = (options: StartOptions): StartedProcess => {
   const stderrEnded = new Promise<void>((resolve) => {
     stream.once("end", resolve).once("close", resolve)
   })
-  return { child, started, exited, stderr: () => stderr, stderrEnded }
+  return { command, cwd, child, started, exited, stderr: () => stderr, stderrEnded }
 }
 
 /**

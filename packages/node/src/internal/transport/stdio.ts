@@ -75,6 +75,18 @@ class ProcessTransport implements Transport {
   }
 
   /**
+   * The server's process id and its stderr, as the SDK's own stdio transport has them: the SDK tells a stdio
+   * transport by these, and only on stdio does a silent era probe fall back to `initialize` (C90).
+   */
+  get pid(): number {
+    return this.job.pid
+  }
+
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.job.child.stderr
+  }
+
+  /**
    * The raw response of the request just answered, if it was the tracked one: the owner hands this on instead of
    * serializing the parsed result again.
    */
@@ -302,6 +314,7 @@ export const make = (
       env[key] = Redacted.value(value)
       secrets.push(env[key]!)
     }
+    secrets.push(...ProcessStart.networkSecrets(env))
     const started =
       early ??
       ProcessStart.start({ command: config.command, args: config.args, env, cwd: config.cwd, marker: context.marker })
@@ -327,6 +340,7 @@ export const make = (
         const spill = transport.spillResponse(directory, name)
         return { limit: maxResultBytes, summary: () => spill.summary, discard: () => spill.discard() }
       },
+      secrets: () => secrets,
       classify: (error) => (error instanceof TransportClosed ? "transport" : undefined),
       stop: (budgetMs) =>
         job.stop({ budgetMs }).pipe(
