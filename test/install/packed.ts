@@ -15,7 +15,7 @@ export const readJson = (file: string): any => JSON.parse(Fs.readFileSync(file, 
 export type Command = "Effect 3" | "Effect 4" | "across machines"
 
 /** A first program as the README names it in its first line. */
-export type Program = "Effect 3" | "no Effect" | "Effect 4"
+export type Program = "Effect 3" | "no Effect" | "Effect 4" | "cluster"
 
 const installSection = (): string => {
   const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
