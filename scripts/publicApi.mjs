@@ -117,3 +117,41 @@ export const missingTags = (files) =>
  */
 export const exampleCount = (files) =>
   files.reduce((count, file) => count + (fs.readFileSync(file, "utf8").match(/^\s*\*\s*@example\b/gm) ?? []).length, 0)
+
+// The values a module exports by name (functions, constants, classes, namespaces; types left out), in source order.
+const valueNames = (file) => {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+  const names = source.statements.flatMap((statement) => {
+    if (ts.isExportDeclaration(statement)) {
+      const clause = statement.exportClause
+      if (clause !== undefined && ts.isNamespaceExport(clause)) return [clause.name.text]
+      if (statement.isTypeOnly || clause === undefined || !ts.isNamedExports(clause)) return []
+      return clause.elements.filter((element) => !element.isTypeOnly).map((element) => element.name.text)
+    }
+    if (!isExported(statement)) return []
+    if (ts.isVariableStatement(statement)) return statement.declarationList.declarations.map((d) => d.name.getText())
+    if ((ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement)) && statement.name) {
+      return [statement.name.text]
+    }
+    return []
+  })
+  return [...new Set(names)]
+}
+
+/**
+ * The README's "which package" table: one row per public module of each package (its exports map), with the path it
+ * is imported from and the values it exports by name; the package's index re-exports each module as a namespace.
+ */
+export const importTable = (root, packages) => {
+  const rows = packages.flatMap((name) => {
+    const dir = path.join(root, "packages", name)
+    const { name: packageName } = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"))
+    return publicModules(dir).public.map((module) => {
+      const stem = module.replace(/\.ts$/, "")
+      const from = stem === "index" ? packageName : `${packageName}/${stem}`
+      const values = valueNames(path.join(dir, "src", module))
+      return `| \`${from}\` | ${values.map((value) => `\`${value}\``).join(", ")} |`
+    })
+  })
+  return ["| import from | its values (and the types beside them) |", "|---|---|", ...rows].join("\n")
+}

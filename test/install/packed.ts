@@ -15,7 +15,7 @@ export const readJson = (file: string): any => JSON.parse(Fs.readFileSync(file, 
 export type Command = "Effect 3" | "Effect 4" | "across machines"
 
 /** A first program as the README names it in its first line. */
-export type Program = "Effect 3" | "no Effect" | "Effect 4"
+export type Program = "Effect 3" | "no Effect" | "Effect 4" | "cluster"
 
 const installSection = (): string => {
   const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
@@ -134,3 +134,66 @@ export const processesUnder = (dir: string): Array<string> => {
   }
   return found
 }
+
+/** How a README block is checked, as the HTML comment before it says (`<!-- readme: run Effect 3 -->`). */
+export type Check =
+  | { readonly _tag: "run"; readonly face: string }
+  | { readonly _tag: "typecheck" }
+  | { readonly _tag: "install" }
+  | { readonly _tag: "shell" }
+  | { readonly _tag: "output" }
+  | { readonly _tag: "fragment"; readonly of: string }
+
+/** A fenced block of the README, with its section (the `## ` heading above it) and its check. */
+export interface Block {
+  readonly line: number
+  readonly section: string
+  readonly language: string
+  readonly code: string
+  readonly check: Check | undefined
+  readonly marker: string | undefined
+}
+
+const checkOf = (marker: string): Check | undefined => {
+  const [kind, ...rest] = marker.trim().split(/\s+/)
+  const argument = rest.join(" ")
+  if (kind === "run" && argument !== "") return { _tag: "run", face: argument }
+  if (kind === "fragment" && rest[0] === "of" && rest.length > 1)
+    return { _tag: "fragment", of: rest.slice(1).join(" ") }
+  if ((kind === "typecheck" || kind === "install" || kind === "shell" || kind === "output") && argument === "") {
+    return { _tag: kind }
+  }
+  return undefined
+}
+
+/** Every fenced block of README.md, in order: the one extractor the README's checks read. */
+export const readmeBlocks = (text = Fs.readFileSync(Path.join(root, "README.md"), "utf8")): Array<Block> => {
+  const lines = text.split("\n")
+  const found: Array<Block> = []
+  let section = ""
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (line.startsWith("## ")) section = line.slice(3).trim()
+    const fence = /^```(\S*)$/.exec(line)
+    if (fence === null) continue
+    const end = lines.indexOf("```", i + 1)
+    const marker = /^<!-- readme: (.*) -->$/.exec(lines[i - 1] ?? "")?.[1]
+    found.push({
+      line: i + 1,
+      section,
+      language: fence[1]!,
+      code: lines.slice(i + 1, end).join("\n") + "\n",
+      marker,
+      check: marker === undefined ? undefined : checkOf(marker)
+    })
+    i = end
+  }
+  return found
+}
+
+/** The `npm install` lines of a README `install` block, each as arguments after `npm`. */
+export const installLines = (code: string): Array<Array<string>> =>
+  code
+    .split("\n")
+    .filter((line) => line.startsWith("npm install "))
+    .map((line) => line.trim().split(/\s+/).slice(1))

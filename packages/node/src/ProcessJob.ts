@@ -18,12 +18,39 @@
  * @since 0.1.0
  */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
-import type { ChildProcess } from "node:child_process"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as internal from "./internal/job/processJob.js"
 import * as Scan from "./internal/job/scan.js"
 import * as Stop from "./internal/job/stop.js"
+
+/**
+ * A pipe of the job's root process, as far as a job's user needs it. Node's streams are ones: the declarations name
+ * no Node type, so a program type-checks without `@types/node`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Pipe {
+  readonly destroyed: boolean
+  readonly destroy: () => unknown
+}
+
+/**
+ * The job's root process, as Node's `ChildProcess` is seen from a job (a `ChildProcess` is one): its id, how it
+ * ended, and its pipes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ChildProcess {
+  readonly pid?: number | undefined
+  readonly exitCode: number | null
+  readonly signalCode: string | null
+  readonly stdin: Pipe | null
+  readonly stdout: Pipe | null
+  readonly stderr: Pipe | null
+}
 
 /**
  * The environment variable that carries the job marker through the whole process tree.

@@ -12,6 +12,8 @@
  *
  * @since 0.1.0
  */
+// `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
+/// <reference lib="esnext.disposable" preserve="true" />
 import type * as McpConfig from "@mcp-worker/core/McpConfig"
 import type { CloseFailed, HostUnavailable, OpenFailed, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"

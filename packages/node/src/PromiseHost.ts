@@ -13,6 +13,8 @@
  *
  * @since 0.1.0
  */
+// `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
+/// <reference lib="esnext.disposable" preserve="true" />
 import type * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 import * as internal from "./internal/promiseHost.js"
 import type * as PromiseClient from "./PromiseClient.js"

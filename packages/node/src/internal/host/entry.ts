@@ -7,8 +7,6 @@ import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
-import type { ChildProcess } from "node:child_process"
-import type { Worker as NodeThread } from "node:worker_threads"
 import * as Connection from "../shared/connection.js"
 import * as InflightSlot from "../shared/inflightSlot.js"
 import type * as Observe from "../metrics/observe.js"
@@ -34,7 +32,7 @@ export interface Entry extends Connection.Connection {
   /** The `status` reads waiting for the owner's `Synced`, by sync id. */
   readonly syncs: Map<number, () => void>
   /** The owner: a thread of this process, or a child process (`isolation: "process"`). */
-  thread: NodeThread | ChildProcess | undefined
+  thread: OwnerHandle | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
   /** Whether the owner thread or process runs: it may die in any state of the connection. */
   threadAlive: boolean
@@ -54,6 +52,15 @@ export interface Entry extends Connection.Connection {
   tree?: Tree.TreeUsage | undefined
 }
 
+/**
+ * An owner as the host ends it: a `worker_threads` Worker (`terminate`) or a child process (`kill`). Structural, so
+ * that the declarations name no Node type.
+ *
+ * @internal
+ */
+export type OwnerHandle =
+  { readonly terminate: () => Promise<number> } | { readonly kill: (signal: "SIGKILL") => boolean }
+
 /** The host's end of a worker's data plane. @internal */
 export interface DataPort {
   readonly postMessage: (message: unknown) => void
@@ -70,7 +77,7 @@ export const heldDirect = (entry: Entry): InflightSlot.Held | undefined =>
   entry.slot === undefined || !entry.threadAlive ? undefined : InflightSlot.read(entry.slot)
 
 /** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
-export const forceEnd = (owner: NodeThread | ChildProcess | undefined): void => {
+export const forceEnd = (owner: OwnerHandle | undefined): void => {
   if (owner === undefined) return
   if ("terminate" in owner) void owner.terminate()
   else owner.kill("SIGKILL")

@@ -233,7 +233,7 @@ export const onOwnerMessage =
  */
 export const onThreadExit =
   (registry: Registry, entry: Entry) =>
-  (code: number | null, signal?: NodeJS.Signals | null): void => {
+  (code: number | null, signal?: string | null): void => {
     entry.threadAlive = false
     const owner = entry.ownerPid === null ? "thread" : "process"
     const how = signal ? `signal ${signal}` : `code ${code}`

@@ -10,6 +10,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CleanupScanService, JobRef, ProcessJob, SpawnOptions, Started, StopOptions } from "../../ProcessJob.js"
+import { nodeChildOf } from "./nodeChild.js"
 import * as ProcessStart from "./start.js"
 import * as internal from "./scan.js"
 import * as ProcessStop from "./stop.js"
@@ -71,7 +72,7 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
     const { scan: count } = yield* CleanupScan
     const error = yield* Effect.promise(() => started.started)
     if (error !== undefined || started.child === undefined) return yield* spawnError(error, started)
-    const child = started.child
+    const child = nodeChildOf(started.child)
     const pid = child.pid!
     const exited = Effect.promise(() => started.exited)
     return {

@@ -56,7 +56,7 @@ export interface Grant {
 
 /** The grants of one host. @internal */
 export interface Grants {
-  readonly key: Buffer
+  readonly key: Uint8Array
   readonly byNonce: Map<string, Grant>
 }
 

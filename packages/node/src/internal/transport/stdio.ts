@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import type * as ProcessJobFace from "../../ProcessJob.js"
+import { nodeChildOf } from "../job/nodeChild.js"
 import * as ProcessJob from "../job/processJob.js"
 import * as ProcessStart from "../job/start.js"
 import * as Lines from "../wire/lines.js"
@@ -83,7 +84,7 @@ class ProcessTransport implements Transport {
   }
 
   get stderr(): NodeJS.ReadableStream | null {
-    return this.job.child.stderr
+    return nodeChildOf(this.job.child).stderr
   }
 
   /**
@@ -112,7 +113,7 @@ class ProcessTransport implements Transport {
   }
 
   start(): Promise<void> {
-    const { child } = this.job
+    const child = nodeChildOf(this.job.child)
     child.stdout!.on("data", (chunk: Buffer) => this.lines.push(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
@@ -250,7 +251,7 @@ class ProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
-      const stdin = this.job.child.stdin
+      const stdin = nodeChildOf(this.job.child).stdin
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
