@@ -56,6 +56,7 @@ export interface Entry extends Connection.Connection {
 export interface DataPort {
   readonly postMessage: (message: unknown) => void
   readonly close: () => void
+  readonly unref: () => void
 }
 
 /**

@@ -29,6 +29,7 @@ import * as Metrics from "../metrics/metrics.js"
 import * as HostViewImpl from "../metrics/view.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
+import * as KeepAlive from "../shared/keepAlive.js"
 import * as HostClose from "./close.js"
 import * as HostEvents from "./events.js"
 import * as HostOpen from "./open.js"
@@ -144,7 +145,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
     yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
     // C7: the host's finalizer closes every worker, in parallel.
-    yield* Effect.addFinalizer(() => HostClose.closeAll(registry))
+    yield* Effect.addFinalizer(() => KeepAlive.held(HostClose.closeAll(registry)))
     yield* Effect.forkScoped(HostMetrics.sampleTrees(registry, yield* Effect.orDie(sampleIntervalOf(options))))
 
     const openConfig: HostRegistry["openConfig"] = (config, openOptions) =>
@@ -165,8 +166,9 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       })
     // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
     // environment, as envFrom does.
+    // C93: the loop is held while an operation runs, and only then.
     const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
-      {
+      KeepAlive.heldService({
         open: (input, openOptions) =>
           Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
             openConfig(config, openOptions)
@@ -176,7 +178,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         cancel: HostRequest.cancel(registry),
         close: HostClose.close(registry),
         events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
-      },
+      } satisfies AgentHost.Base),
       { environment: () => process.env }
     )
     return {

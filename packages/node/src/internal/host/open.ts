@@ -98,6 +98,11 @@ const startProcess = (entry: Entry, port: LinePort.LinePort, placement: Placemen
   return child
 }
 
+const unrefOwner = (owner: NodeThread | ChildProcess) => {
+  owner.unref()
+  if (!("terminate" in owner)) (owner.channel as { unref?: () => void } | null | undefined)?.unref?.()
+}
+
 /**
  * The spawn function of one worker: it starts its owner thread or process once. The platform Worker would respawn a
  * dead owner every second, and retry a failed spawn for ever; both would break C3, so a second call throws and a
@@ -190,6 +195,7 @@ const makeEntry = (
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
+    ports.port.unref()
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
@@ -221,6 +227,9 @@ const handshake = (
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
     entry.control = control
+    // C93: an owner never holds the loop by itself; the operation that waits on it does. After the platform's
+    // listeners: a thread's `on("message")` refs its port again.
+    unrefOwner(entry.thread!)
     const left = yield* Budget.left({ budgetMs, startedMs: started })
     return yield* control.executeEffect(
       new OwnerProtocol.Open({
