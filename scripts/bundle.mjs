@@ -186,16 +186,16 @@ export const bundleFixtures = () => {
 
 // The cluster tests' runner process (test/cluster/runner-program.ts) as one file: through tsx, loading its module
 // graph took seconds of each runner's start. The host finds the owner bundle relative to its own module, which in
-// a bundle is this file, so that one path is made absolute.
+// a bundle is this file, so those paths (the owner thread's and the owner process's) are made absolute.
 const ownerEntryAbsolute = {
   name: "mcp-worker-owner-entry",
   setup(build) {
-    build.onLoad({ filter: /internal[\\/]host[\\/]ownerThread\.ts$/ }, (args) => ({
+    build.onLoad({ filter: /internal[\\/]host[\\/]owner(Thread|Process)\.ts$/ }, (args) => ({
       contents: fs
         .readFileSync(args.path, "utf8")
         .replace(
-          'new URL("../../../owner/owner.cjs", import.meta.url)',
-          `new URL(${JSON.stringify(pathToFileURL(path.join(root, "packages/node/owner/owner.cjs")).href)})`
+          /new URL\("\.\.\/\.\.\/\.\.\/owner\/(owner(?:-process)?\.cjs)", import\.meta\.url\)/,
+          (_, file) => `new URL(${JSON.stringify(pathToFileURL(path.join(root, "packages/node/owner", file)).href)})`
         ),
       loader: "ts"
     }))

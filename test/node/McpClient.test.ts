@@ -335,8 +335,10 @@ describe("C33: McpClient", () => {
           cancel: (_id, requestId) => client.cancel(requestId),
           status: () => client.status
         })
-        const seen = yield* Effect.promise(() => exerciseBehaviour(surface, client.workerId))
-        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
+        const seen = yield* Effect.promise(() =>
+          exerciseBehaviour({ ...surface, takesWorkerIds: false }, client.workerId)
+        )
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption, { takesWorkerIds: false }))
       })
     )
   )
@@ -376,12 +378,13 @@ describe("PromiseClient.withClient", () => {
           {
             callTool: (_id, name, args, options) => client.callTool(name, args, options),
             cancel: (_id, requestId) => client.cancel(requestId),
-            status: () => client.status()
+            status: () => client.status(),
+            takesWorkerIds: false
           },
           client.workerId
         )
       )
-      assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
+      assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise, { takesWorkerIds: false }))
     })
   )
 

@@ -18,6 +18,29 @@ export interface BehaviourSurface {
   ) => Promise<any>
   readonly cancel: (id: string, requestId: string) => Promise<void>
   readonly status: (id: string) => Promise<{ busy: boolean; requestId: string | null; state: string }>
+  /** `false` for a surface that has no worker id (`McpClient`): only a request id is checked there. */
+  readonly takesWorkerIds?: false
+}
+
+// An id that is not a string (the `undefined` of an openAll entry that failed): refused at once, unsent, by path (C94).
+const refusedId = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "answered",
+    (error: { _tag?: string; path?: string; delivery?: string }) => `${error._tag} ${error.path} ${error.delivery}`
+  )
+
+const badIds = async (mcp: BehaviourSurface, id: string) => {
+  const bad = [undefined, 5, null] as Array<any>
+  const requestIds = await Promise.all(bad.map((requestId) => refusedId(mcp.cancel(id, requestId))))
+  if (mcp.takesWorkerIds === false) return { requestIds }
+  const workerIds = await Promise.all(
+    bad.flatMap((workerId) => [
+      refusedId(mcp.callTool(workerId, "echo", { token: "bad id" })),
+      refusedId(mcp.status(workerId)),
+      refusedId(mcp.cancel(workerId, "1"))
+    ])
+  )
+  return { requestIds, workerIds }
 }
 
 /** A failure as data: its tag, and what it says about delivery. */
@@ -109,13 +132,17 @@ export const exerciseBehaviour = async (mcp: BehaviourSurface, id: string) => {
     aborted: withoutRequestId(aborted),
     sleepsAtServer: server.calls.filter((call) => call.name === "sleep").map((call) => call.token),
     cancelledAtServer: server.cancelled.map((c) => [tokenOf(c.requestId), c.reason]),
+    badIds: await badIds(mcp, id),
     after: (await mcp.callTool(id, "echo", { token: "after" })).structuredContent.token,
     status: (await mcp.status(id)).state
   }
 }
 
 /** What every surface must answer; `aborted` is what a caller who stops waiting gets on that surface. */
-export const expectedBehaviour = (aborted: { _tag: string; delivery?: string; reason?: string }) => ({
+export const expectedBehaviour = (
+  aborted: { _tag: string; delivery?: string; reason?: string },
+  surface: { readonly takesWorkerIds?: false } = {}
+) => ({
   busy: { _tag: "WorkerBusy", delivery: "not_sent", namesTheRequestInFlight: true },
   refusedAtOnce: true,
   firstAnswer: "first",
@@ -130,6 +157,10 @@ export const expectedBehaviour = (aborted: { _tag: string; delivery?: string; re
     ["cancel", "cancelled"],
     ["abort", "interrupted"]
   ],
+  badIds: {
+    requestIds: Array(3).fill("InvalidInput requestId not_sent"),
+    ...(surface.takesWorkerIds === false ? {} : { workerIds: Array(9).fill("InvalidInput workerId not_sent") })
+  },
   after: "after",
   status: "ready"
 })

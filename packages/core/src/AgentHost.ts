@@ -50,7 +50,9 @@ export interface AgentHost {
   readonly closeAll: (
     workers: Readonly<Record<string, OpenAll.OpenResult<unknown> | string>>,
     options?: McpWorkers.CloseOptions
-  ) => Effect.Effect<Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | CloseFailed | HostUnavailable>>>>
+  ) => Effect.Effect<
+    Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
+  >
   /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
   readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
   /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
@@ -90,7 +92,7 @@ export const extend = <S extends Base>(base: S, options?: ExtendOptions): S & Ag
     McpWorkers.OpenOptions,
     OpenFailed | HostUnavailable | InvalidInput,
     McpWorkers.CloseOptions,
-    UnknownWorker | CloseFailed | HostUnavailable
+    UnknownWorker | InvalidInput | CloseFailed | HostUnavailable
   > = { open: base.open, close: base.close }
   const agentHost: AgentHost = {
     openAll: (document, openOptions) =>

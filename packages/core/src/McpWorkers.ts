@@ -297,15 +297,15 @@ export interface Lifecycle {
     config: ServerConfigInput,
     options?: OpenOptions
   ) => Effect.Effect<WorkerId, OpenFailed | InvalidInput | HostUnavailable>
-  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | HostUnavailable>
   readonly cancel: (
     id: string,
     requestId: string
-  ) => Effect.Effect<void, UnknownWorker | RequestNotPending | HostUnavailable>
+  ) => Effect.Effect<void, UnknownWorker | InvalidInput | RequestNotPending | HostUnavailable>
   readonly close: (
     id: string,
     options?: CloseOptions
-  ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
+  ) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>
   /**
    * The worker's server notifications from now on (`tools/list_changed`, `resources/list_changed`,
    * `resources/updated`, `prompts/list_changed`, `notifications/message`), in the order the server sent them. Each

@@ -52,6 +52,36 @@ export const invalidTimeout = (where: "config" | "arguments", message: string): 
   new InvalidInput({ where, path: "options.timeout", message, delivery: "not_sent" })
 
 /**
+ * Which id an operation was given: the worker's (or the grant that stands for it), or a request's (`cancel`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type IdPath = "workerId" | "requestId"
+
+/**
+ * An id as the caller gave it: any string is looked up (an unknown one is `UnknownWorker`); anything else — the
+ * `undefined` of an `openAll` entry that failed — is refused at once, unsent, naming the argument (C94).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const checkId = (input: unknown, path: IdPath): Either.Either<string, InvalidInput> =>
+  typeof input === "string"
+    ? Either.right(input)
+    : Either.left(
+        new InvalidInput({
+          where: "arguments",
+          path,
+          message: `the ${path === "workerId" ? "worker" : "request"} id must be a string, not ${describe(input)}`,
+          delivery: "not_sent"
+        })
+      )
+
+const describe = (input: unknown): string =>
+  input === null ? "null" : Array.isArray(input) ? "an array" : typeof input
+
+/**
  * A request as every surface hands it on: its params as JSON text, the caller's budget (`undefined`: the worker's
  * default), and where its result goes (`saveTo`, `spill`).
  *
@@ -88,3 +118,21 @@ export const prepare = (
   if (Either.isLeft(spill)) return Either.left(spill.left)
   return Either.right({ params: params.right, budgetMs: budget.right, saveTo: saveTo.right, spill: spill.right })
 }
+
+/**
+ * `prepare` for a request to a worker by id: the id first, then the rest. Every surface that takes a worker id (or a
+ * grant in its place) calls this one.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const prepareFor = (
+  operation: Operations.Any,
+  id: unknown,
+  args: ReadonlyArray<unknown>,
+  options: Operations.CallToolOptions | undefined,
+  context: Operations.ParamsContext
+): Either.Either<Prepared & { readonly workerId: string }, InvalidInput> =>
+  Either.flatMap(checkId(id, "workerId"), (workerId) =>
+    Either.map(prepare(operation, args, options, context), (prepared) => ({ ...prepared, workerId }))
+  )

@@ -159,7 +159,9 @@ export interface AgentHost {
   readonly closeAll: (
     workers: Readonly<Record<string, OpenResult<unknown> | string>>,
     options?: McpWorkers.CloseOptions
-  ) => Effect.Effect<Readonly<Record<string, CloseResult<UnknownWorker | CloseFailed | HostUnavailable>>>>
+  ) => Effect.Effect<
+    Readonly<Record<string, CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
+  >
   /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
   readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
   /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */

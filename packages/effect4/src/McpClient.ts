@@ -77,7 +77,7 @@ export interface McpClient extends Requests {
   /** The connection's status, in the shape of a worker's. */
   readonly status: Effect.Effect<WorkerStatus>
   /** Cancels exactly the request in flight named (`DeliveryUnknown{reason: "cancelled"}` for its caller). */
-  readonly cancel: (requestId: string) => Effect.Effect<void, RequestNotPending>
+  readonly cancel: (requestId: string) => Effect.Effect<void, RequestNotPending | InvalidInput>
 }
 
 const fromScoped = (client: Implementation.ScopedClient): McpClient => {

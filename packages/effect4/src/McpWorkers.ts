@@ -365,15 +365,15 @@ export interface McpWorkersService extends Requests, AgentHost.AgentHost {
     config: ServerConfig,
     options?: OpenOptions
   ) => Effect.Effect<string, OpenFailed | InvalidInput | HostUnavailable>
-  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | HostUnavailable>
+  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | HostUnavailable>
   readonly cancel: (
     id: string,
     requestId: string
-  ) => Effect.Effect<void, UnknownWorker | RequestNotPending | HostUnavailable>
+  ) => Effect.Effect<void, UnknownWorker | InvalidInput | RequestNotPending | HostUnavailable>
   readonly close: (
     id: string,
     options?: CloseOptions
-  ) => Effect.Effect<WorkerStatus, UnknownWorker | CloseFailed | HostUnavailable>
+  ) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>
   /**
    * The worker's server notifications from the stream's start, in the order the server sent them; it ends when the
    * worker closes or its connection is gone.

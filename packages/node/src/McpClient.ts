@@ -92,7 +92,7 @@ export interface McpClient extends Requests {
   /** The connection's status, in the shape of a worker's (`threadId` is `null`: it runs in this thread). */
   readonly status: Effect.Effect<WorkerStatus>
   /** Cancels exactly the request in flight named (`DeliveryUnknown{reason: "cancelled"}` for its caller). */
-  readonly cancel: (requestId: string) => Effect.Effect<void, RequestNotPending>
+  readonly cancel: (requestId: string) => Effect.Effect<void, RequestNotPending | InvalidInput>
   /**
    * Closes the connection now and confirms its cleanup, as `McpWorkers.close` does; the scope's end then has
    * nothing left to do. A request after it fails with `WorkerFailed{kind: "closing", delivery: "not_sent"}`.

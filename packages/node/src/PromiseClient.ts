@@ -15,7 +15,13 @@
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
 import type * as McpConfig from "@mcp-worker/core/McpConfig"
-import type { CloseFailed, HostUnavailable, OpenFailed, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type {
+  CloseFailed,
+  HostUnavailable,
+  InvalidInput,
+  OpenFailed,
+  UnknownWorker
+} from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OpenAll from "@mcp-worker/core/OpenAll"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -159,7 +165,9 @@ export interface PromiseClient extends Requests {
   readonly closeAll: (
     workers: Readonly<Record<string, OpenAll.OpenResult<unknown> | string>>,
     options?: CloseOptions
-  ) => Promise<Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | CloseFailed | HostUnavailable>>>>
+  ) => Promise<
+    Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
+  >
   /** TypeScript declarations of the worker's tools, every page of `tools/list` (`ToolDeclarations.render`). */
   readonly describe: (id: string, options?: DescribeOptions) => Promise<string>
   /**

@@ -172,7 +172,7 @@ const remoteRequest = (
   requestOptions: Operations.CallToolOptions | undefined
 ) =>
   Effect.gen(function* () {
-    const prepared = Prepare.prepare(operation, args, requestOptions, otherRunner)
+    const prepared = Prepare.prepareFor(operation, id, args, requestOptions, otherRunner)
     if (Either.isLeft(prepared)) return yield* prepared.left
     const refused = progressRefused(requestOptions)
     if (refused !== undefined) return yield* refused
@@ -378,6 +378,13 @@ const events = (
   )
 }
 
+const byId = <A, E>(
+  id: unknown,
+  path: Prepare.IdPath,
+  f: (id: string) => Effect.Effect<A, E>
+): Effect.Effect<A, E | InvalidInput> =>
+  Either.match(Prepare.checkId(id, path), { onLeft: (invalid) => Effect.fail(invalid), onRight: f })
+
 export const make = (options: {
   readonly self: Self
   readonly local: Option.Option<McpWorkers.McpWorkersService>
@@ -398,10 +405,16 @@ export const make = (options: {
     const service: AgentHost.Base = {
       ...(requestsOf(client) as AgentHost.Base),
       open: (config, openOptions) => open(client, config, openOptions),
-      status: (id) => status(client, id),
-      cancel: (id, requestId) => cancel(client, id, requestId),
-      close: (id, closeOptions) => close(client, id, closeOptions),
-      events: (id, eventsOptions) => events(client, id, eventsOptions)
+      // C94: ids checked as every surface checks them; a request's id is checked with its arguments (`prepareFor`).
+      status: (id) => byId(id, "workerId", (id) => status(client, id)),
+      cancel: (id, requestId) =>
+        byId(id, "workerId", (id) => byId(requestId, "requestId", (requestId) => cancel(client, id, requestId))),
+      close: (id, closeOptions) => byId(id, "workerId", (id) => close(client, id, closeOptions)),
+      events: (id, eventsOptions) =>
+        Either.match(Prepare.checkId(id, "workerId"), {
+          onLeft: (invalid) => Stream.fail(invalid),
+          onRight: (id) => events(client, id, eventsOptions)
+        })
     }
     // openAll, closeAll, describe and tools over the operations above, as on every surface: a document's entries
     // open on this runner, its references read from this process's environment.

@@ -184,6 +184,7 @@ export const controlHandlers = Effect.gen(function* () {
 const status = (workers: McpWorkers.McpWorkersService, self: Self, workerId: string) =>
   localIdOf(self, workerId).pipe(
     Effect.flatMap((local) => workers.status(local)),
+    Effect.catchTag("InvalidInput", Effect.die),
     Effect.map((status) => withRunner(self, workerId, status)),
     Effect.mapError(renameWorker(workerId)),
     Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId })))
@@ -196,6 +197,7 @@ const cancel = (
 ) =>
   localIdOf(self, payload.workerId).pipe(
     Effect.flatMap((local) => workers.cancel(local, payload.requestId)),
+    Effect.catchTag("InvalidInput", Effect.die),
     Effect.mapError(renameWorker(payload.workerId)),
     Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))
   )
@@ -212,6 +214,8 @@ const close = (
         payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
       )
     ),
+    // The payload's schema made the id a string: the host's id check cannot refuse it.
+    Effect.catchTag("InvalidInput", Effect.die),
     Effect.map((status) => withRunner(self, payload.workerId, status)),
     Effect.mapError(renameWorker(payload.workerId)),
     Effect.catchTag("HostUnavailable", () => Effect.fail(new UnknownWorker({ workerId: payload.workerId })))

@@ -59,12 +59,18 @@ export interface Entry extends Connection.Connection {
  * @internal
  */
 export type OwnerHandle =
-  { readonly terminate: () => Promise<number> } | { readonly kill: (signal: "SIGKILL") => boolean }
+  | { readonly terminate: () => Promise<number>; readonly unref: () => void }
+  | {
+      readonly kill: (signal: "SIGKILL") => boolean
+      readonly unref: () => void
+      readonly channel?: { readonly unref: () => void } | null | undefined
+    }
 
 /** The host's end of a worker's data plane. @internal */
 export interface DataPort {
   readonly postMessage: (message: unknown) => void
   readonly close: () => void
+  readonly unref: () => void
 }
 
 /**

@@ -9,6 +9,7 @@ import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/Prepare"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
@@ -21,6 +22,7 @@ import * as FiberSet from "effect/FiberSet"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { Options } from "../../NodeMcpWorkers.js"
 import * as ProcessJob from "../job/processJob.js"
 import type * as HostViewFace from "../../HostView.js"
@@ -29,6 +31,7 @@ import * as Metrics from "../metrics/metrics.js"
 import * as HostViewImpl from "../metrics/view.js"
 import { budgetOf, invalidTimeout } from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
+import * as KeepAlive from "../shared/keepAlive.js"
 import * as HostClose from "./close.js"
 import * as HostEvents from "./events.js"
 import * as HostOpen from "./open.js"
@@ -79,6 +82,14 @@ export interface HostRegistry {
     end: boolean
   ) => Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput>
 }
+
+// C94: an id that is not a string is refused before it is looked up, as every surface refuses it.
+const byId = <A, E>(
+  id: unknown,
+  path: Prepare.IdPath,
+  f: (id: string) => Effect.Effect<A, E>
+): Effect.Effect<A, E | InvalidInput> =>
+  Either.match(Prepare.checkId(id, path), { onLeft: (invalid) => Effect.fail(invalid), onRight: f })
 
 /** The registry's defaults; an option that is not a valid budget or limit is refused with where it is. */
 const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
@@ -144,7 +155,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
     yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
     // C7: the host's finalizer closes every worker, in parallel.
-    yield* Effect.addFinalizer(() => HostClose.closeAll(registry))
+    yield* Effect.addFinalizer(() => KeepAlive.held(HostClose.closeAll(registry)))
     yield* Effect.forkScoped(HostMetrics.sampleTrees(registry, yield* Effect.orDie(sampleIntervalOf(options))))
 
     const openConfig: HostRegistry["openConfig"] = (config, openOptions) =>
@@ -165,19 +176,29 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       })
     // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
     // environment, as envFrom does.
+    // C93: the loop is held while an operation runs, and only then.
     const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
-      {
+      KeepAlive.heldService({
         open: (input, openOptions) =>
           Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
             openConfig(config, openOptions)
           ),
         ...HostRequest.requests(registry),
         status: (id) =>
-          Effect.flatMap(lookup(registry, id), (entry) => Effect.map(syncWithOwner(entry), () => statusOf(entry))),
-        cancel: HostRequest.cancel(registry),
-        close: HostClose.close(registry),
-        events: (id, eventsOptions) => HostEvents.events(registry, id, eventsOptions)
-      },
+          byId(id, "workerId", (id) =>
+            Effect.flatMap(lookup(registry, id), (entry) => Effect.map(syncWithOwner(entry), () => statusOf(entry)))
+          ),
+        cancel: (id, requestId) =>
+          byId(id, "workerId", (id) =>
+            byId(requestId, "requestId", (requestId) => HostRequest.cancel(registry)(id, requestId))
+          ),
+        close: (id, closeOptions) => byId(id, "workerId", (id) => HostClose.close(registry)(id, closeOptions)),
+        events: (id, eventsOptions) =>
+          Either.match(Prepare.checkId(id, "workerId"), {
+            onLeft: (invalid) => Stream.fail(invalid),
+            onRight: (id) => HostEvents.events(registry, id, eventsOptions)
+          })
+      } satisfies AgentHost.Base),
       { environment: () => process.env }
     )
     return {

@@ -28,7 +28,7 @@ import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
 import * as OwnerThread from "./ownerThread.js"
 import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./registry.js"
-import type { Entry } from "./entry.js"
+import type { Entry, OwnerHandle } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 
 /** Where the owner runs, and what it needs to start. */
@@ -96,6 +96,11 @@ const startProcess = (entry: Entry, port: LinePort.LinePort, placement: Placemen
   port.attach(data)
   entry.ownerPid = child.pid ?? null
   return child
+}
+
+const unrefOwner = (owner: OwnerHandle) => {
+  owner.unref()
+  if (!("terminate" in owner)) owner.channel?.unref()
 }
 
 /**
@@ -191,6 +196,7 @@ const makeEntry = (
     yield* Scope.addFinalizer(scope, Effect.sync(ports.close))
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
+    ports.port.unref()
     // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
@@ -222,6 +228,9 @@ const handshake = (
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
     entry.control = control
+    // C93: an owner never holds the loop by itself; the operation that waits on it does. After the platform's
+    // listeners: a thread's `on("message")` refs its port again.
+    unrefOwner(entry.thread!)
     const left = yield* Budget.left({ budgetMs, startedMs: started })
     return yield* control.executeEffect(
       new OwnerProtocol.Open({

@@ -305,13 +305,13 @@ const request = (
     // Aborted between the call and now: nothing was sent, so nothing is (C66).
     if (options?.signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
     const started = Date.now()
-    const prepared = Prepare.prepare(operation, args, options, context)
+    const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
-    const { budgetMs, params, saveTo, spill } = prepared.right
+    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
     const sent = begin(
       registry,
       {
-        id,
+        id: workerId,
         method: operation.method,
         params,
         budgetMs,

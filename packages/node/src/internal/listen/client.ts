@@ -181,9 +181,8 @@ const request = (client: Client) =>
   Operations.derive<Remote.RemoteExtra>((operation, id, args, options) =>
     Effect.suspend(() => {
       const started = options?.startedAt ?? Date.now()
-      if (typeof id !== "string") return Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
       // A spill directory is refused here; "fail" travels, so that a worker's own spill does not apply to the call.
-      const prepared = Prepare.prepare(operation, args, options, context)
+      const prepared = Prepare.prepareFor(operation, id, args, options, context)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
       const { budgetMs, params, saveTo, spill } = prepared.right
       const bytes = Buffer.byteLength(params) + 512
@@ -263,9 +262,7 @@ const streamedRequest = (
  */
 const subscribe = (client: Client, id: string, options?: { readonly capacity?: number | undefined }) =>
   Effect.gen(function* () {
-    if (typeof id !== "string") {
-      return yield* Effect.fail(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
-    }
+    yield* Prepare.checkId(id, "workerId")
     const capacity = yield* HostEvents.capacityOf(options)
     const subscription = randomBytes(12).toString("base64url")
     const link = yield* Effect.acquireRelease(acquire(client), (link) =>
@@ -291,14 +288,10 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
       scope: yield* Effect.scope,
       current: undefined
     }
-    const byId = (id: unknown) =>
-      typeof id === "string"
-        ? Either.right(id)
-        : Either.left(new UnknownWorker({ workerId: String(id), delivery: "not_sent" }))
     const budget = (input: unknown) =>
       Either.getOrUndefined(Budget.budgetOf(input as Duration.DurationInput | undefined))
     const lifecycle = (tag: string, id: unknown, payload: object) =>
-      Either.match(byId(id), {
+      Either.match(Prepare.checkId(id, "workerId"), {
         onLeft: Effect.fail,
         onRight: (checked) => call(client, tag, { id: checked, ...payload }, lifecycleFailure)
       })
@@ -336,7 +329,11 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
         ),
       ...request(client),
       status: (id) => lifecycle("status", id, {}),
-      cancel: (id, requestId) => Effect.asVoid(lifecycle("cancel", id, { requestId: String(requestId) })),
+      cancel: (id, requestId) =>
+        Either.match(Prepare.checkId(requestId, "requestId"), {
+          onLeft: Effect.fail,
+          onRight: (requestId) => Effect.asVoid(lifecycle("cancel", id, { requestId }))
+        }),
       close: (id, closeOptions) =>
         lifecycle("close", id, { deadline: deadlineOf(budget(closeOptions?.timeout), Date.now()) }),
       events: (id, eventsOptions) =>

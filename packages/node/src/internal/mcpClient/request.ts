@@ -7,6 +7,7 @@
 import {
   DeadlineExceeded,
   DeliveryUnknown,
+  type InvalidInput,
   type RequestError,
   RequestNotPending
 } from "@mcp-worker/core/McpWorkerError"
@@ -166,8 +167,10 @@ export const run = (
 }
 
 /** Cancels exactly the request in flight named (C12). @internal */
-export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending> =>
-  Effect.suspend(() => {
+export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending | InvalidInput> =>
+  Effect.suspend((): Effect.Effect<void, RequestNotPending | InvalidInput> => {
+    const checked = Prepare.checkId(requestId, "requestId")
+    if (Either.isLeft(checked)) return Effect.fail(checked.left)
     const pending = client.pending
     if (pending === undefined || pending.requestId !== requestId) {
       return Effect.fail(new RequestNotPending({ workerId: client.workerId, requestId }))

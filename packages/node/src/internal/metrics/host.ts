@@ -7,10 +7,10 @@
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import type { Entry } from "../host/entry.js"
 import type { Registry } from "../host/registry.js"
 import * as Connection from "../shared/connection.js"
+import * as KeepAlive from "../shared/keepAlive.js"
 import * as Metrics from "./metrics.js"
 import * as Tree from "./tree.js"
 
@@ -71,7 +71,12 @@ export const minSampleInterval = Duration.seconds(1)
 export const sampleTrees = (registry: Registry, interval: Duration.Duration): Effect.Effect<void> =>
   !registry.defaults.metrics || !Tree.available()
     ? Effect.void
-    : Effect.sync(() => sampleOnce(registry)).pipe(Effect.repeat(Schedule.spaced(interval)), Effect.asVoid)
+    : Effect.forever(
+        Effect.zipRight(
+          Effect.sync(() => sampleOnce(registry)),
+          KeepAlive.sleep(interval)
+        )
+      )
 
 /** One sample of every tree, recorded, and kept on each worker's record for the host's view. @internal */
 export const sampleOnce = (registry: Registry): void => {

@@ -91,8 +91,7 @@ const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<
     Budget.invalidTimeout(where, message)
   )
 
-const checkWorkerId = (id: unknown): Either.Either<string, UnknownWorker> =>
-  typeof id === "string" ? Either.right(id) : Either.left(new UnknownWorker({ workerId: String(id) }))
+const checkWorkerId = (id: unknown): Either.Either<string, InvalidInput> => Prepare.checkId(id, "workerId")
 
 /** The deadline of a budget that started at `started` (`Date.now()`: one clock for all threads of the process). */
 const deadlineOf = (budget: number | undefined, started: number): number | undefined =>
@@ -150,11 +149,9 @@ const call = <A>(
     // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
     // moment later).
     const started = options?.startedAt ?? Date.now()
-    const workerId = checkWorkerId(id)
-    if (Either.isLeft(workerId)) return resume(Exit.fail(workerId.left))
-    const prepared = Prepare.prepare(operation, args, options, context)
+    const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
-    const { budgetMs, params, saveTo: path, spill } = prepared.right
+    const { budgetMs, params, saveTo: path, spill, workerId } = prepared.right
     const deadline = budgetMs === undefined ? undefined : deadlineOf(budgetMs, started)
     const onProgress = options?.onProgress
     return RemoteClient.start(
@@ -163,7 +160,7 @@ const call = <A>(
         ? // This thread reads `Result`s: the owner thread may answer it itself.
           {
             _tag: "RemoteCall",
-            workerId: workerId.right,
+            workerId,
             method: operation.method,
             params,
             deadline,
@@ -171,7 +168,7 @@ const call = <A>(
           }
         : {
             _tag: "RemoteCall",
-            workerId: workerId.right,
+            workerId,
             method: operation.method,
             params,
             deadline,
@@ -267,10 +264,9 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const cancel: McpWorkers.McpWorkersService["cancel"] = (id, requestId) =>
     Effect.suspend(() =>
-      Either.match(checkId(id), {
+      Either.match(Either.all([checkId(id), Prepare.checkId(requestId, "requestId")]), {
         onLeft: Effect.fail,
-        onRight: (workerId) =>
-          RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId: String(requestId) })
+        onRight: ([workerId, requestId]) => RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId })
       })
     )
 

@@ -26,6 +26,8 @@ export interface LinePort {
   readonly close: () => void
   /** Starts reading and writing `stream`; what was posted before is written first. */
   readonly attach: (stream: Duplex) => void
+  /** The stream, now or once attached, does not hold the event loop (C93). */
+  readonly unref: () => void
 }
 
 const successMark = 83 // "S"
@@ -58,9 +60,12 @@ const successOf = (line: string): unknown => {
  *
  * @internal
  */
+const unrefStream = (stream: Duplex) => (stream as { unref?: () => void }).unref?.()
+
 export const make = (): LinePort => {
   let stream: Duplex | undefined
   let closed = false
+  let unrefd = false
   let outbox: Array<string> = []
   let inbox: Array<unknown> = []
   const listeners: Array<(message: unknown) => void> = []
@@ -126,12 +131,17 @@ export const make = (): LinePort => {
         return
       }
       stream = attached
+      if (unrefd) unrefStream(attached)
       attached.on("data", onData)
       // A write to a peer that is gone fails here (EPIPE); the peer's exit, or the IPC channel's end, is what the
       // host and the owner act on.
       attached.on("error", () => {})
       for (const line of outbox) attached.write(line)
       outbox = []
+    },
+    unref: () => {
+      unrefd = true
+      if (stream !== undefined) unrefStream(stream)
     }
   }
   return port
