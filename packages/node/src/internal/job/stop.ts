@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Predicate } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as internal from "./scan.js"
+import * as Taskkill from "./taskkill.js"
 
 const pollMs = 15
 
@@ -195,6 +196,8 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       groupKilled: false
     }
 
+    // C100: `ps` finds a descendant outside the group by descent, which ends with its parent: seen once, it is kept.
+    if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
     const gone = eofGone || (yield* stepTerm(stop))
@@ -233,7 +236,7 @@ const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Ef
   Effect.gen(function* () {
     ctx.child?.stdin?.on("error", () => {})
     ctx.child?.stdin?.end()
-    const killed = ctx.pgid === undefined ? false : yield* internal.taskkill(ctx.pgid, budget)
+    const report = ctx.pgid === undefined ? undefined : yield* internal.taskkill(ctx.pgid, budget)
     const remaining = yield* Effect.repeat(
       countLeft(ctx),
       whilePending(someLeft, start + budget, Schedule.spaced(pollMs))
@@ -241,7 +244,7 @@ const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Ef
     const end = yield* nowMs
     return {
       activeProcesses: remaining.length,
-      signalled: { term: 0, kill: killed ? 1 : 0 },
+      signalled: { term: 0, kill: report === undefined ? 0 : Taskkill.endedCount(report) },
       escaped: 0,
       durationMs: Math.round(end - start),
       sessionTerminated: null
