@@ -99,22 +99,49 @@ const fromListing = (output: string, marker: string, pgid: number): Array<JobPro
 // runtime: 561,369 → 601,631 bytes (+7%), loaded by every owner thread to serve a path only non-Linux POSIX systems
 // take. `Command.string` also ignores the exit code, which `execFile` reports as an error here.
 
+const runPs = (): Promise<string | undefined> =>
+  new Promise((resolve) => {
+    ChildProcess.execFile("ps", psArguments, { windowsHide: true, timeout: 5000 }, (error, stdout) =>
+      resolve(error ? undefined : String(stdout))
+    )
+  })
+
+// Scans of this thread share listings: many jobs stopping at once would otherwise each run `ps` on every poll. A scan
+// joins the listing that starts next, never one already running, so it always sees the processes as they are after
+// the signal it follows.
+let running: Promise<string | undefined> | undefined
+let queued: Promise<string | undefined> | undefined
+
+const startListing = (): Promise<string | undefined> => {
+  const listing = runPs()
+  running = listing
+  void listing.then(() => {
+    if (running === listing) running = undefined
+  })
+  return listing
+}
+
+/** A `ps` listing started after this call (`undefined` if `ps` failed). @internal */
+export const nextListing = (): Promise<string | undefined> => {
+  if (running === undefined) return startListing()
+  queued ??= running.then(() => {
+    queued = undefined
+    return startListing()
+  })
+  return queued
+}
+
 /**
  * The job's live processes from one `ps`. A failing `ps` reports nothing (and forgets nothing).
  *
  * @internal
  */
-export const scanPs = (marker: string, pgid: number | undefined): Effect.Effect<Array<JobProcess>> => {
-  if (pgid === undefined) return Effect.succeed([])
-  return Effect.async<Array<JobProcess>>((resume) => {
-    const child = ChildProcess.execFile("ps", psArguments, { windowsHide: true }, (error, stdout) => {
-      resume(Effect.succeed(error ? [] : fromListing(String(stdout), marker, pgid)))
-    })
-    return Effect.sync(() => {
-      child.kill("SIGKILL")
-    })
-  })
-}
+export const scanPs = (marker: string, pgid: number | undefined): Effect.Effect<Array<JobProcess>> =>
+  pgid === undefined
+    ? Effect.succeed([])
+    : Effect.map(Effect.promise(nextListing), (listing) =>
+        listing === undefined ? [] : fromListing(listing, marker, pgid)
+      )
 
 /**
  * `scanPs` for an exit handler, where nothing asynchronous runs.

@@ -117,7 +117,8 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
   return Effect.flatMap(nowMs, (start) => {
-    const until = Math.min(stop.deadline, start + Math.min(200, stop.budget * 0.1))
+    // Counted from the stop's start: the `ps` path's first listing (C100) is spent inside the grace, not added to it.
+    const until = Math.min(stop.deadline, stop.deadline - stop.budget + Math.min(200, stop.budget * 0.1))
     // Interruptible even inside a finalizer (a stop often runs in one), or the timeout would wait for the exit.
     return stop.ctx.exited.pipe(
       Effect.interruptible,
