@@ -7,7 +7,7 @@
  * host process dies, however it dies (the host holds the only write end: Node opens it close-on-exec, so no server
  * inherits it). Then the shell SIGKILLs each group whose leader still carries its marker and every process that
  * carries a marker (which finds descendants that left the group with `setsid`), three times over, and exits. It
- * touches no process that carries none of its markers.
+ * touches no process that carries none of its markers. Without `/proc` (C100) it runs `psScript` instead.
  *
  * Cost: a shell blocked in `read` (about 1 MiB RSS with dash, no CPU while idle). It runs in a session of its own,
  * so a signal to the host's process group (Ctrl-C, a supervisor killing the group) does not take it down with the
