@@ -5,7 +5,7 @@
 // report is read from outputs transcribed in the format Windows prints (test/fixtures/process-output/, not captured
 // by this suite).
 import "./forcePosixScan.js"
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as ProcessJob from "@mcp-worker/node/ProcessJob"
 import * as Effect from "effect/Effect"
 import * as ChildProcess from "node:child_process"
@@ -23,6 +23,19 @@ import { hostCloseCases, hostDeathCases } from "./processTreeSuite.js"
 
 const outputs = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../fixtures/process-output")
 const output = (name: string) => Fs.readFileSync(Path.join(outputs, name), "utf8")
+
+// Every `ps` this file causes — in this thread, in owner threads and owner processes, in host programs and their
+// reapers — goes through a stand-in first on PATH that logs its arguments and runs the real `ps`: the last case checks
+// that each was one of the invocations documented for macOS (C100).
+const psLog = (() => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "ps-log-"))
+  const real = ChildProcess.execFileSync("sh", ["-c", "command -v ps"], { encoding: "utf8" }).trim()
+  const log = Path.join(dir, "log")
+  Fs.writeFileSync(Path.join(dir, "ps"), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
+  process.env.PATH = `${dir}${Path.delimiter}${process.env.PATH}`
+  afterAll(() => Fs.rmSync(dir, { recursive: true, force: true }))
+  return () => (Fs.existsSync(log) ? Fs.readFileSync(log, "utf8").trim().split("\n") : [])
+})()
 
 processJobSuite("posix")
 
@@ -175,4 +188,17 @@ describe("the taskkill path (C101)", () => {
       assert.strictEqual(Taskkill.endedCount(yield* Taskkill.runTaskkill(6148, 1000)), 0)
     })
   )
+})
+
+describe("the ps invocations (C100)", () => {
+  it("every ps run above used arguments macOS ps and procps both accept: the listing, or one column of one pid", () => {
+    const runs = psLog()
+    const listing = psArguments.join(" ")
+    assert.isAbove(runs.filter((args) => args === listing).length, 0)
+    assert.isTrue(
+      runs.some((args) => args.startsWith("-o lstart= -p ")),
+      "the reaper read a leader's start time"
+    )
+    for (const args of runs) assert.match(args, new RegExp(`^(${listing}|-o (lstart|pgid)= -p \\d+)$`))
+  })
 })

@@ -38,6 +38,8 @@ interface Stop {
   readonly killed: Set<number>
   escaped: number
   groupKilled: boolean
+  /** How long the last scan of a poll took (a `ps` listing takes far longer than a `/proc` pass, C100). */
+  scanMs: number
 }
 
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
@@ -66,19 +68,36 @@ const backoff = Schedule.exponential(Duration.millis(1)).pipe(
  * Recurs with the delays of `delays` while the last result is `pending` and the clock (`nowMs`) is before `until`;
  * its output is that last result.
  */
-const whilePending = <A>(pending: Predicate<A>, until: number, delays: Schedule.Schedule<unknown>) =>
+const whilePending = <A>(
+  pending: Predicate<A>,
+  until: number,
+  delays: Schedule.Schedule<unknown>,
+  reserveMs: () => number = () => 0
+) =>
   Schedule.recurWhile(pending).pipe(
     Schedule.zipLeft(delays),
-    Schedule.checkEffect(() => Effect.map(nowMs, (now) => now < until))
+    Schedule.checkEffect(() => Effect.map(nowMs, (now) => now + reserveMs() < until))
   )
 
-/** `whilePending` with `backoff`, the last wait cut short so that it ends at `until`, not after. */
-const pollUntil = <A>(pending: Predicate<A>, until: number): Schedule.Schedule<A, A> =>
-  whilePending(pending, until, backoff).pipe(
+/**
+ * `whilePending` with `backoff` for the scans of `stop`: no scan starts unless one as long as the last ends by
+ * `until`, and the last wait is cut short so that the last scan does.
+ */
+const pollUntil = <A>(stop: Stop, pending: Predicate<A>, until: number): Schedule.Schedule<A, A> => {
+  const reserveMs = () => stop.scanMs
+  return whilePending(pending, until, backoff, reserveMs).pipe(
     Schedule.modifyDelayEffect((_, delay) =>
-      Effect.map(nowMs, (now) => Duration.min(delay, Duration.millis(Math.max(0, until - now))))
+      Effect.map(nowMs, (now) => Duration.min(delay, Duration.millis(Math.max(0, until - reserveMs() - now))))
     )
   )
+}
+
+/** Runs one scan of a poll and keeps how long it took. */
+const timedScan = <A>(stop: Stop, scan: Effect.Effect<A>): Effect.Effect<A> =>
+  Effect.map(Effect.timed(scan), ([duration, value]) => {
+    stop.scanMs = Duration.toMillis(duration)
+    return value
+  })
 
 const isEmpty = (pids: ReadonlyArray<number>): boolean => pids.length === 0
 const someLeft = (pids: ReadonlyArray<number>): boolean => pids.length > 0
@@ -92,8 +111,8 @@ const groupEmpty = (ctx: StopContext) => Effect.map(scan(ctx), (found) => !found
 const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
   Effect.flatMap(nowMs, (now) =>
     Effect.repeat(
-      done,
-      pollUntil((held: boolean) => !held, Math.min(stop.deadline, now + ms))
+      timedScan(stop, done),
+      pollUntil(stop, (held: boolean) => !held, Math.min(stop.deadline, now + ms))
     )
   )
 
@@ -174,10 +193,10 @@ const killRound = (stop: Stop): Effect.Effect<void> =>
 /** (4) Confirm: re-scan until nothing is left or the budget ends; kill anything that appeared meanwhile. */
 const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
   Effect.flatMap(countLeft(stop.ctx), (remaining) =>
-    countLeft(stop.ctx).pipe(
-      Effect.tap((pids) => (someLeft(pids) ? killRound(stop) : Effect.void)),
-      Effect.scheduleFrom(remaining, pollUntil(someLeft, stop.deadline))
-    )
+    timedScan(
+      stop,
+      Effect.tap(countLeft(stop.ctx), (pids) => (someLeft(pids) ? killRound(stop) : Effect.void))
+    ).pipe(Effect.scheduleFrom(remaining, pollUntil(stop, someLeft, stop.deadline)))
   )
 
 /** Runs the stop sequence within the budget and says what is left. @internal */
@@ -194,7 +213,8 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       signalled: { term: 0, kill: 0 },
       killed: new Set(),
       escaped: 0,
-      groupKilled: false
+      groupKilled: false,
+      scanMs: 0
     }
 
     // C100: `ps` finds a descendant outside the group by descent, which ends with its parent: seen once, it is kept.
