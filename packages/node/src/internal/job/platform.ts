@@ -1,8 +1,8 @@
 /**
  * Which process-tree path this process takes, decided once, here: Linux reads `/proc`, other POSIX systems ask
  * `ps` (`ps.ts`), Windows runs `taskkill` (`taskkill.ts`). `MCPW_PROCESS_SCAN=posix` selects the `ps` path on Linux
- * too, so the invocations macOS runs are proven where the suite runs (C100). Threads and child processes inherit
- * the variable, so a host, its owner threads and its reaper all take the same path.
+ * too, so the invocations macOS runs are proven where the suite runs (C100). Owner threads and owner processes
+ * inherit the variable, and the host picks its reaper's variant by it, so all of them take the same path.
  *
  * @internal
  */
