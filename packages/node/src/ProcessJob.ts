@@ -10,10 +10,11 @@
  * Limits, said plainly:
  * - A process that both left the group AND removed the marker from its environment (for example
  *   `setsid env -u MCP_WORKER_JOB …`, or an `exec` with a fresh environment) cannot be tracked.
- * - macOS and other POSIX systems without `/proc`: `ps -axo pid=,pgid=,stat=` sees the group only (other
- *   processes' environments are not visible), so escaped descendants are not found. Best effort.
- * - Windows: `taskkill /T /F /PID <pid>` ends the tree Windows knows about; the confirmation only checks the
- *   root process. Best effort.
+ * - macOS and other POSIX systems without `/proc` (and Linux with `MCPW_PROCESS_SCAN=posix`, C100): `ps` lists
+ *   every process's group and parent, not its environment, so a descendant that left the group is found by
+ *   descent, and only while its parent chain to the group is intact or once a scan of this thread has seen it.
+ * - Windows (C101): `taskkill /T /F /PID <pid>` ends the tree Windows knows about; the confirmation only checks
+ *   the root process. Not run by the suite.
  *
  * @since 0.1.0
  */
@@ -238,9 +239,9 @@ export const scan: (marker: string, pgid?: number) => Effect.Effect<ReadonlyArra
 export const stopDetached: (ref: JobRef, options?: StopOptions) => Effect.Effect<CleanupSummary> = internal.stopDetached
 
 /**
- * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group (and, with
- * a marker on Linux, every process carrying it) synchronously, without waiting or confirming. Returns the
- * number of signals sent.
+ * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group, and every
+ * process outside it that carries the marker (Linux) or descends from the group (the `ps` path, C100), synchronously,
+ * without waiting or confirming. Returns the number of signals sent.
  *
  * @since 0.1.0
  * @category destructors

@@ -7,7 +7,7 @@
  * host process dies, however it dies (the host holds the only write end: Node opens it close-on-exec, so no server
  * inherits it). Then the shell SIGKILLs each group whose leader still carries its marker and every process that
  * carries a marker (which finds descendants that left the group with `setsid`), three times over, and exits. It
- * touches no process that carries none of its markers.
+ * touches no process that carries none of its markers. Without `/proc` (C100) it runs `psScript` instead.
  *
  * Cost: a shell blocked in `read` (about 1 MiB RSS with dash, no CPU while idle). It runs in a session of its own,
  * so a signal to the host's process group (Ctrl-C, a supervisor killing the group) does not take it down with the
@@ -20,6 +20,8 @@ import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
+import * as Platform from "../job/platform.js"
+import * as Ps from "../job/ps.js"
 import * as ProcessStart from "../job/start.js"
 
 /**
@@ -81,6 +83,50 @@ done
 exit 0
 `
 
+// The same reaper where there is no `/proc` (C27, C100): no environment can be read, so it keeps each job's group
+// with its leader's start time (`lstart`, read when the group is told), and at EOF kills the groups whose leader
+// still has that start time (the pid was not recycled) and every descendant of their members, found by parent pid in
+// one `ps` listing (the same arguments as the job's scans, `job/ps.ts`). A descendant whose parent chain to its
+// group was already broken before the host died is not found.
+const psScript = `
+trap '' INT HUP TERM PIPE
+groups=""
+while read -r op marker pgid; do
+  case "$op" in
+    g)
+      started=$(ps -o lstart= -p "$pgid" 2>/dev/null | tr -d ' ')
+      [ -z "$started" ] || groups="$groups $marker:$pgid:$started"
+      ;;
+    -)
+      kept=""
+      for g in $groups; do [ "\${g%%:*}" = "$marker" ] || kept="$kept $g"; done
+      groups="$kept"
+      ;;
+  esac
+done
+leaders=""
+for g in $groups; do
+  rest="\${g#*:}"
+  p="\${rest%%:*}"
+  [ "$(ps -o lstart= -p "$p" 2>/dev/null | tr -d ' ')" = "\${rest#*:}" ] && leaders="$leaders $p"
+done
+[ -n "$leaders" ] || exit 0
+round=0
+while [ $round -lt 3 ]; do
+  pids=$(ps ${Ps.psArguments.join(" ")} | awk -v groups="$leaders" '
+    BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) group[g[i]] = 1 }
+    $4 !~ /^Z/ && $1 > 1 { parent[$1] = $2; if ($3 in group) take[$1] = 1 }
+    END {
+      do { more = 0; for (p in parent) if (!(p in take) && (parent[p] in take)) { take[p] = 1; more = 1 } } while (more)
+      for (p in take) print p
+    }')
+  [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+  round=$((round + 1))
+  sleep 0.05
+done
+exit 0
+`
+
 const safe = /^[A-Za-z0-9_-]+$/
 
 /**
@@ -107,10 +153,11 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
   }
 
   const start = () => {
-    if (process.platform !== "linux") return turnOff(`not available on ${process.platform}`)
+    if (Platform.platform === "win32") return turnOff(`not available on ${process.platform}`)
+    const source = Platform.platform === "linux" ? script : psScript
     let spawned: ChildProcess
     try {
-      spawned = NodeChildProcess.spawn("/bin/sh", ["-c", script, processName, String(process.pid)], {
+      spawned = NodeChildProcess.spawn("/bin/sh", ["-c", source, processName, String(process.pid)], {
         // A session of its own: a signal to the host's process group must not end it with the host.
         detached: true,
         stdio: ["pipe", "ignore", "ignore"],

@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CleanupScanService, JobRef, ProcessJob, SpawnOptions, Started, StopOptions } from "../../ProcessJob.js"
 import { nodeChildOf } from "./nodeChild.js"
+import * as Ps from "./ps.js"
 import * as ProcessStart from "./start.js"
 import * as internal from "./scan.js"
 import * as ProcessStop from "./stop.js"
@@ -118,26 +119,28 @@ export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<
   ).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
 
 /**
- * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group (and, with
- * a marker on Linux, every process carrying it) synchronously, without waiting or confirming. Returns the
- * number of signals sent.
+ * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group, and every
+ * process outside it that carries the marker (Linux) or descends from the group (the `ps` path, C100), synchronously,
+ * without waiting or confirming. Returns the number of signals sent.
  *
  * @since 0.1.0
  * @category destructors
  */
 export const killGroupSync = (pgid: number, marker?: string): number => {
   if (!internal.isSignallable(pgid)) return 0
-  if (internal.platform === "win32") return internal.taskkillSync(pgid) ? 1 : 0
-  if (internal.platform !== "linux") return internal.signalGroup(pgid, "SIGKILL") ? 1 : 0
-  const found = internal.scanProc(marker ?? "", pgid)
+  if (internal.platform === "win32") return internal.taskkillSync(pgid)
+  const linux = internal.platform === "linux"
+  const found = linux ? internal.scanProc(marker ?? "", pgid) : Ps.scanPsSync(marker ?? "", pgid)
   let sent = 0
   const groupMembers = found.some((p) => p.inGroup)
-  const ours = marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
+  const ours =
+    !linux || marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
   const groupSignalled = groupMembers && ours && internal.signalGroup(pgid, "SIGKILL")
   if (groupSignalled) sent++
-  if (marker !== undefined) {
+  // On the `ps` path a process outside the group is the job's by descent (C100), with or without a marker.
+  if (marker !== undefined || !linux) {
     for (const p of found) {
-      if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker, "SIGKILL")) sent++
+      if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker ?? "", "SIGKILL")) sent++
     }
   }
   return sent

@@ -1,26 +1,24 @@
 /**
- * Finding and signalling the processes of one job. Linux reads `/proc`; other POSIX systems ask `ps` (process
- * group only, environments are not visible there); Windows has neither and is handled by the caller.
+ * Finding and signalling the processes of one job. Linux reads `/proc`; other POSIX systems ask `ps` (`ps.ts`);
+ * Windows runs `taskkill` (`taskkill.ts`). Which path is taken is decided once, in `platform.ts`.
  *
  * The helpers here are small synchronous reads of `/proc`: a process may vanish between two reads, so every
  * read is allowed to fail and then simply means "not there".
  *
  * @internal
  */
-import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
+import { type JobProcess, platform } from "./platform.js"
+import * as Ps from "./ps.js"
+import { markerVariable } from "./start.js"
+import * as Taskkill from "./taskkill.js"
 
 /** @internal */
 export { markerVariable } from "./start.js"
-import { markerVariable } from "./start.js"
 
 /** @internal */
-export type Platform = "linux" | "posix" | "win32"
-
-/** @internal */
-export const platform: Platform =
-  process.platform === "linux" ? "linux" : process.platform === "win32" ? "win32" : "posix"
+export { type JobProcess, type Platform, platform } from "./platform.js"
 
 /**
  * One line of `/proc/<pid>/stat`, reduced to what the job needs.
@@ -197,18 +195,6 @@ export const carriesMarker = (pid: number, marker: string): boolean => {
 }
 
 /**
- * A live process that belongs to the job: in its process group, or carrying its marker (or both).
- *
- * @internal
- */
-export interface JobProcess {
-  readonly pid: number
-  readonly pgid: number
-  readonly inGroup: boolean
-  readonly marked: boolean
-}
-
-/**
  * Every live (not zombie) process of the job on Linux. `pgid` may be omitted to look by marker only; an empty
  * marker looks by group only. Our own process is never part of the answer.
  *
@@ -237,49 +223,6 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
 }
 
 /**
- * Parses `ps -axo pid=,pgid=,stat=` output into the live members of one process group.
- *
- * @internal
- */
-export const parsePs = (output: string, pgid: number): Array<JobProcess> => {
-  const found: Array<JobProcess> = []
-  for (const line of output.split("\n")) {
-    const [pidText, pgidText, stat] = line.trim().split(/\s+/)
-    if (pidText === undefined || pgidText === undefined || stat === undefined) continue
-    const pid = Number(pidText)
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue
-    if (Number(pgidText) !== pgid || stat.startsWith("Z")) continue
-    found.push({ pid, pgid, inGroup: true, marked: false })
-  }
-  return found
-}
-
-// `ps` and `taskkill` run through `child_process`, not `@effect/platform` `Command`: measured on Linux (the same
-// `ps -axo` a Mac runs; 50 scans each, interleaved, median), `Command.string` with `NodeCommandExecutor.layer` +
-// `NodeFileSystem.layer` took 3–4 ms more per scan than `execFile` (about 36 ms against 33 ms) with the layer built
-// once, 5–7 ms more with the layer provided per scan, and it pulled its Stream/Sink machinery into the owner-thread
-// runtime: 561,369 → 601,631 bytes (+7%), loaded by every owner thread to serve a path only non-Linux POSIX systems
-// take. `Command.string` also ignores the exit code, which `execFile` reports as an error here.
-
-/**
- * Best effort on macOS and other POSIX systems without `/proc`: the process group only, since `ps` does not
- * show other processes' environments. A failing `ps` reports nothing.
- *
- * @internal
- */
-export const scanPs = (pgid: number | undefined): Effect.Effect<Array<JobProcess>> => {
-  if (pgid === undefined) return Effect.succeed([])
-  return Effect.async<Array<JobProcess>>((resume) => {
-    const child = ChildProcess.execFile("ps", ["-axo", "pid=,pgid=,stat="], { windowsHide: true }, (error, stdout) => {
-      resume(Effect.succeed(error ? [] : parsePs(String(stdout), pgid)))
-    })
-    return Effect.sync(() => {
-      child.kill("SIGKILL")
-    })
-  })
-}
-
-/**
  * Best effort on Windows: only whether the root process still exists.
  *
  * @internal
@@ -293,7 +236,7 @@ export const scanJob = (marker: string, pgid: number | undefined): Effect.Effect
     case "linux":
       return Effect.sync(() => scanProc(marker, pgid))
     case "posix":
-      return scanPs(pgid)
+      return Ps.scanPs(marker, pgid)
     case "win32":
       return Effect.sync(() => scanWindows(pgid))
   }
@@ -311,12 +254,15 @@ const isAlive = (pid: number): boolean => {
 let ownGroup: number | undefined | null = null
 
 /**
- * Our own process group (Linux), so a wrong reference can never make us signal ourselves.
+ * Our own process group (not on Windows), so a wrong reference can never make us signal ourselves.
  *
  * @internal
  */
 export const ownProcessGroup = (): number | undefined => {
-  if (ownGroup === null) ownGroup = platform === "linux" ? readStat(process.pid)?.pgid : undefined
+  if (ownGroup === null) {
+    ownGroup =
+      platform === "linux" ? readStat(process.pid)?.pgid : platform === "posix" ? Ps.groupOfPid(process.pid) : undefined
+  }
   return ownGroup
 }
 
@@ -346,15 +292,18 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
 }
 
 /**
- * Sends `signal` to one process, but only after re-checking in `/proc` that it is alive and still carries the
- * exact marker, so a recycled pid or a pid reported by a test scan is never hit.
+ * Sends `signal` to one process found outside the group. On Linux only after re-checking in `/proc` that it is alive
+ * and still carries the exact marker, so a recycled pid or a pid reported by a test scan is never hit; on the `ps`
+ * path the listing the caller just read (descent and group, `ps.ts`) is that check, as no environment can be read.
  *
  * @internal
  */
 export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
-  if (platform !== "linux" || !isSignallable(pid)) return false
-  const stat = readStat(pid)
-  if (stat === undefined || isDeadState(stat.state) || !carriesMarker(pid, marker)) return false
+  if (platform === "win32" || !isSignallable(pid)) return false
+  if (platform === "linux") {
+    const stat = readStat(pid)
+    if (stat === undefined || isDeadState(stat.state) || !carriesMarker(pid, marker)) return false
+  }
   try {
     process.kill(pid, signal)
     return true
@@ -364,36 +313,17 @@ export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals
 }
 
 /**
- * `taskkill /T /F` on Windows, bounded by `timeoutMs`. `true` if taskkill reported success.
+ * `taskkill /T /F` on Windows, bounded by `timeoutMs`: its report, or `undefined` for a pid never to be signalled.
  *
  * @internal
  */
-export const taskkill = (pid: number, timeoutMs: number): Effect.Effect<boolean> => {
-  if (!isSignallable(pid)) return Effect.succeed(false)
-  return Effect.async<boolean>((resume) => {
-    const child = ChildProcess.execFile(
-      "taskkill",
-      ["/T", "/F", "/PID", String(pid)],
-      { windowsHide: true, timeout: Math.max(1, timeoutMs) },
-      (error) => resume(Effect.succeed(!error))
-    )
-    return Effect.sync(() => {
-      child.kill()
-    })
-  })
-}
+export const taskkill = (pid: number, timeoutMs: number): Effect.Effect<Taskkill.TaskkillReport | undefined> =>
+  isSignallable(pid) ? Taskkill.runTaskkill(pid, timeoutMs) : Effect.succeed(undefined)
 
 /**
- * Synchronous `taskkill /T /F` for exit handlers on Windows.
+ * Synchronous `taskkill /T /F` for exit handlers on Windows: how many processes it ended.
  *
  * @internal
  */
-export const taskkillSync = (pid: number): boolean => {
-  if (!isSignallable(pid)) return false
-  const result = ChildProcess.spawnSync("taskkill", ["/T", "/F", "/PID", String(pid)], {
-    windowsHide: true,
-    timeout: 2000,
-    stdio: "ignore"
-  })
-  return result.status === 0
-}
+export const taskkillSync = (pid: number): number =>
+  isSignallable(pid) ? Taskkill.endedCount(Taskkill.runTaskkillSync(pid)) : 0

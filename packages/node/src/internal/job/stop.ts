@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Predicate } from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as internal from "./scan.js"
+import * as Taskkill from "./taskkill.js"
 
 const pollMs = 15
 
@@ -37,6 +38,8 @@ interface Stop {
   readonly killed: Set<number>
   escaped: number
   groupKilled: boolean
+  /** How long the last scan of a poll took (a `ps` listing takes far longer than a `/proc` pass, C100). */
+  scanMs: number
 }
 
 const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
@@ -65,19 +68,36 @@ const backoff = Schedule.exponential(Duration.millis(1)).pipe(
  * Recurs with the delays of `delays` while the last result is `pending` and the clock (`nowMs`) is before `until`;
  * its output is that last result.
  */
-const whilePending = <A>(pending: Predicate<A>, until: number, delays: Schedule.Schedule<unknown>) =>
+const whilePending = <A>(
+  pending: Predicate<A>,
+  until: number,
+  delays: Schedule.Schedule<unknown>,
+  reserveMs: () => number = () => 0
+) =>
   Schedule.recurWhile(pending).pipe(
     Schedule.zipLeft(delays),
-    Schedule.checkEffect(() => Effect.map(nowMs, (now) => now < until))
+    Schedule.checkEffect(() => Effect.map(nowMs, (now) => now + reserveMs() < until))
   )
 
-/** `whilePending` with `backoff`, the last wait cut short so that it ends at `until`, not after. */
-const pollUntil = <A>(pending: Predicate<A>, until: number): Schedule.Schedule<A, A> =>
-  whilePending(pending, until, backoff).pipe(
+/**
+ * `whilePending` with `backoff` for the scans of `stop`: no scan starts unless one as long as the last ends by
+ * `until`, and the last wait is cut short so that the last scan does.
+ */
+const pollUntil = <A>(stop: Stop, pending: Predicate<A>, until: number): Schedule.Schedule<A, A> => {
+  const reserveMs = () => stop.scanMs
+  return whilePending(pending, until, backoff, reserveMs).pipe(
     Schedule.modifyDelayEffect((_, delay) =>
-      Effect.map(nowMs, (now) => Duration.min(delay, Duration.millis(Math.max(0, until - now))))
+      Effect.map(nowMs, (now) => Duration.min(delay, Duration.millis(Math.max(0, until - reserveMs() - now))))
     )
   )
+}
+
+/** Runs one scan of a poll and keeps how long it took. */
+const timedScan = <A>(stop: Stop, scan: Effect.Effect<A>): Effect.Effect<A> =>
+  Effect.map(Effect.timed(scan), ([duration, value]) => {
+    stop.scanMs = Duration.toMillis(duration)
+    return value
+  })
 
 const isEmpty = (pids: ReadonlyArray<number>): boolean => pids.length === 0
 const someLeft = (pids: ReadonlyArray<number>): boolean => pids.length > 0
@@ -91,8 +111,8 @@ const groupEmpty = (ctx: StopContext) => Effect.map(scan(ctx), (found) => !found
 const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
   Effect.flatMap(nowMs, (now) =>
     Effect.repeat(
-      done,
-      pollUntil((held: boolean) => !held, Math.min(stop.deadline, now + ms))
+      timedScan(stop, done),
+      pollUntil(stop, (held: boolean) => !held, Math.min(stop.deadline, now + ms))
     )
   )
 
@@ -116,7 +136,8 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
   return Effect.flatMap(nowMs, (start) => {
-    const until = Math.min(stop.deadline, start + Math.min(200, stop.budget * 0.1))
+    // Counted from the stop's start: the `ps` path's first listing (C100) is spent inside the grace, not added to it.
+    const until = Math.min(stop.deadline, stop.deadline - stop.budget + Math.min(200, stop.budget * 0.1))
     // Interruptible even inside a finalizer (a stop often runs in one), or the timeout would wait for the exit.
     return stop.ctx.exited.pipe(
       Effect.interruptible,
@@ -172,10 +193,10 @@ const killRound = (stop: Stop): Effect.Effect<void> =>
 /** (4) Confirm: re-scan until nothing is left or the budget ends; kill anything that appeared meanwhile. */
 const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
   Effect.flatMap(countLeft(stop.ctx), (remaining) =>
-    countLeft(stop.ctx).pipe(
-      Effect.tap((pids) => (someLeft(pids) ? killRound(stop) : Effect.void)),
-      Effect.scheduleFrom(remaining, pollUntil(someLeft, stop.deadline))
-    )
+    timedScan(
+      stop,
+      Effect.tap(countLeft(stop.ctx), (pids) => (someLeft(pids) ? killRound(stop) : Effect.void))
+    ).pipe(Effect.scheduleFrom(remaining, pollUntil(stop, someLeft, stop.deadline)))
   )
 
 /** Runs the stop sequence within the budget and says what is left. @internal */
@@ -192,9 +213,12 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       signalled: { term: 0, kill: 0 },
       killed: new Set(),
       escaped: 0,
-      groupKilled: false
+      groupKilled: false,
+      scanMs: 0
     }
 
+    // C100: `ps` finds a descendant outside the group by descent, which ends with its parent: seen once, it is kept.
+    if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
     const gone = eofGone || (yield* stepTerm(stop))
@@ -233,7 +257,7 @@ const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Ef
   Effect.gen(function* () {
     ctx.child?.stdin?.on("error", () => {})
     ctx.child?.stdin?.end()
-    const killed = ctx.pgid === undefined ? false : yield* internal.taskkill(ctx.pgid, budget)
+    const report = ctx.pgid === undefined ? undefined : yield* internal.taskkill(ctx.pgid, budget)
     const remaining = yield* Effect.repeat(
       countLeft(ctx),
       whilePending(someLeft, start + budget, Schedule.spaced(pollMs))
@@ -241,7 +265,7 @@ const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Ef
     const end = yield* nowMs
     return {
       activeProcesses: remaining.length,
-      signalled: { term: 0, kill: killed ? 1 : 0 },
+      signalled: { term: 0, kill: report === undefined ? 0 : Taskkill.endedCount(report) },
       escaped: 0,
       durationMs: Math.round(end - start),
       sessionTerminated: null
