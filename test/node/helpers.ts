@@ -57,10 +57,10 @@ export const isAlive = (pid: number): boolean => {
 export const activePorts = (): number => process.getActiveResourcesInfo().filter((r) => r === "MessagePort").length
 
 /** Polls `check` every 20 ms until it holds or `ms` pass; returns whether it held. */
-export const eventually = async (check: () => boolean, ms = 3000): Promise<boolean> => {
+export const eventually = async (check: () => boolean | Promise<boolean>, ms = 3000): Promise<boolean> => {
   const until = Date.now() + ms
   while (Date.now() < until) {
-    if (check()) return true
+    if (await check()) return true
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
   return check()

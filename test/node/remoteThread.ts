@@ -64,6 +64,8 @@ export interface RemoteThread {
   readonly send: (name: string) => void
   /** Resolves once the thread has reported and then exited on its own (nothing may keep it alive). */
   readonly outcome: Promise<Outcome>
+  /** Resolves when the thread's scenario has reported its outcome (the thread may still be running). */
+  readonly reported: Promise<void>
   /** Resolves with the exit code when the thread has exited, however it ended. */
   readonly exited: Promise<number>
 }
@@ -84,6 +86,8 @@ export const startThread = (
   const waiters = new Map<string, Array<(value: unknown) => void>>()
   const seen = new Map<string, Array<unknown>>()
   let reported: Outcome | undefined
+  let onReported = () => {}
+  const reportedSignal = new Promise<void>((resolve) => (onReported = resolve))
   thread.on("message", (message: ThreadMessage) => {
     if (message._tag === "Event") {
       const waiting = waiters.get(message.name)?.shift()
@@ -91,8 +95,10 @@ export const startThread = (
       else seen.set(message.name, [...(seen.get(message.name) ?? []), message.value])
     } else if (message._tag === "Done") {
       reported = { ok: true, value: message.value }
+      onReported()
     } else {
       reported = { ok: false, error: message.tagged ? decodeError(message.error) : message.error }
+      onReported()
     }
   })
   const exited = new Promise<number>((resolve) => thread.once("exit", resolve))
@@ -113,6 +119,7 @@ export const startThread = (
     },
     send: (name) => thread.postMessage(name),
     outcome,
+    reported: reportedSignal,
     exited
   }
 }
@@ -128,10 +135,31 @@ export const remoteThread = (
     (running) => Effect.promise(() => running.thread.terminate())
   )
 
-/** Runs a scenario to its end in a fresh thread; fails the test if the thread does not exit by itself. */
+// Once a scenario has reported, its thread has nothing left to do but exit; one still running this long after is
+// kept alive by something of the library's (an idle channel, a timer), however slow the machine is.
+const exitAfterReportMs = 10_000
+
+/**
+ * Runs a scenario to its end in a fresh thread; fails the test if the thread does not exit by itself once the
+ * scenario has reported. The scenario's own time is bounded by the test's.
+ */
 export const runInThread = (
   entry: string,
   input: ThreadInput,
   options?: { readonly env?: Record<string, string> }
 ): Effect.Effect<Outcome> =>
-  Effect.scoped(Effect.flatMap(remoteThread(entry, input, options), (running) => Effect.promise(() => running.outcome)))
+  Effect.scoped(
+    Effect.flatMap(remoteThread(entry, input, options), (running) =>
+      Effect.promise(() => Promise.race([running.reported, running.exited])).pipe(
+        Effect.zipRight(
+          Effect.promise(() => running.outcome).pipe(
+            Effect.timeoutFail({
+              duration: exitAfterReportMs,
+              onTimeout: () => new Error("the remote thread did not exit after its scenario reported")
+            }),
+            Effect.orDie
+          )
+        )
+      )
+    )
+  )

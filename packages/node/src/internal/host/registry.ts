@@ -148,7 +148,8 @@ let nextSyncId = 0
  * @internal
  */
 export const syncWithOwner = (entry: Entry): Effect.Effect<void> => {
-  if (!entry.threadAlive || isEnded(entry.life)) return Effect.void
+  // Only an owner thread given to remote threads answers anyone on another channel; without them nothing can lag.
+  if (entry.routes.size === 0 || !entry.threadAlive || isEnded(entry.life)) return Effect.void
   return Effect.async<void>((resume) => {
     const syncId = nextSyncId++
     entry.syncs.set(syncId, () => resume(Effect.void))
