@@ -3,11 +3,9 @@
 // the same graph of modules loaded one by one.
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
-import { createRequire } from "node:module"
 import * as path from "node:path"
-import * as v8 from "node:v8"
-import * as vm from "node:vm"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { pointIntoShippedSources, sourcesOf } from "./sourceMaps.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -81,18 +79,12 @@ const oneZod = {
 
 /**
  * The owner thread: a tiny CommonJS entry (Node built-ins only: it starts the server first) at
- * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), the minified CommonJS runtime it loads, owner-runtime.cjs, and V8's code cache
- * for that runtime as the Node running this script makes it, owner-runtime.v8-<version>-<arch>-<tag>.cache (named as
- * `cacheFileOf` in packages/node/src/internal/owner/loader.ts names it). Another Node writes its own cache on its
- * first owner thread, into the user's cache directory (C67).
+ * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), and the minified CommonJS runtime it loads,
+ * owner-runtime.cjs, each with a source map into the shipped sources. No V8 code cache ships: one is only valid for
+ * the V8 that made it, so the first owner on each Node writes its own into the user's cache directory (C67).
  */
-/** The name of the build's code cache for the V8 running this script, as loader.ts's `cacheFileOf` names it. */
-export const ownerCacheName = () =>
-  `owner-runtime.v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}.cache`
-
 export const bundleOwner = async () => {
   const dir = path.join(root, "packages/node/owner")
-  const runtime = path.join(dir, "owner-runtime.cjs")
   const owner = (entry, outfile, more = {}) =>
     esbuild.build({
       ...common,
@@ -100,7 +92,7 @@ export const bundleOwner = async () => {
       banner: {},
       minify: true,
       sourcemap: true,
-      // Positions and names for stack traces (`--enable-source-maps`) at a sixth of the size: the sources are npm's.
+      // C67: positions and names for stack traces (`--enable-source-maps`), into the sources an install holds.
       sourcesContent: false,
       write: false,
       ...more,
@@ -115,33 +107,19 @@ export const bundleOwner = async () => {
     owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod] })
   ])
   fs.mkdirSync(dir, { recursive: true })
-  const outputs = results.flatMap((result) => result.outputFiles)
-  const cache = path.join(dir, ownerCacheName())
-  const source = outputs.find((output) => output.path === runtime).text
-  const changed = !sameAs(runtime, Buffer.from(source))
-  // The cache is made before the runtime is replaced, and both are renamed into place one after the other: owners
-  // starting meanwhile meet a cache of the other runtime for a moment at most, which V8 rejects (its length differs).
-  const cachedData = changed || !fs.existsSync(cache) ? codeCacheOf(runtime, source) : undefined
+  const shipped = sourcesOf(path.join(root, "packages"), ["node", "core"])
+  const outputs = results
+    .flatMap((result) => result.outputFiles)
+    .map((output) =>
+      output.path.endsWith(".map")
+        ? { path: output.path, contents: Buffer.from(pointIntoShippedSources(output.text, output.path, shipped)) }
+        : output
+    )
   writeChanged(outputs)
-  if (cachedData !== undefined) writeAtomically(cache, cachedData)
-  if (!changed) return
-  // Caches of earlier runtimes, for whichever V8: V8 only checks a cache against the source's length. And the ES
-  // module entries of earlier builds, which nothing loads any more.
+  // Code caches earlier builds wrote beside the runtime, and the ES module entries of earlier builds.
   for (const file of fs.readdirSync(dir)) {
-    const stale =
-      (/^owner-runtime\..*cache$/.test(file) && path.join(dir, file) !== cache) || /^owner(-process)?\.mjs$/.test(file)
-    if (stale) fs.rmSync(path.join(dir, file))
+    if (/^owner-runtime\..*cache$/.test(file) || /^owner(-process)?\.mjs$/.test(file)) fs.rmSync(path.join(dir, file))
   }
-}
-
-// V8's code cache of the runtime as loader.ts compiles it, after running it (what loading compiles is then in it).
-const codeCacheOf = (runtime, source) => {
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
-    filename: runtime
-  })
-  const module = { exports: {} }
-  script.runInThisContext()(module.exports, createRequire(runtime), module, runtime, path.dirname(runtime))
-  return script.createCachedData()
 }
 
 const sameAs = (file, contents) => {

@@ -11,6 +11,8 @@ import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import * as Packed from "./packed.js"
+// @ts-expect-error plain ESM build script without types
+import { packageReadme } from "../../scripts/packageReadme.mjs"
 
 const require = createRequire(import.meta.url)
 const names = ["core", "node", "cluster", "effect4"] as const
@@ -129,6 +131,25 @@ const runProgram = (project: string, name: Packed.Program, node: string) =>
     assert.deepStrictEqual(Packed.processesUnder(project), [])
   })
 
+/** Every tarball unpacked where an install puts it, `node_modules/@mcp-worker/<name>`; answers `node_modules`. */
+const unpacked = Effect.gen(function* () {
+  const modules = Path.join(yield* Packed.temporaryDirectory("mcp-worker-unpacked-"), "node_modules")
+  for (const name of names) {
+    const dir = Path.join(modules, "@mcp-worker", name)
+    Fs.mkdirSync(dir, { recursive: true })
+    yield* Packed.run("tar", ["-xzf", Path.join(packs, tarballName(name)), "-C", dir, "--strip-components=1"], {
+      cwd: dir,
+      timeoutMs: 30_000
+    })
+  }
+  return modules
+})
+
+const filesUnder = (dir: string): Array<string> =>
+  Fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((file) =>
+    Fs.statSync(Path.join(dir, file)).isFile()
+  )
+
 // Whether this Node meets @mcp-worker/effect4's engines (">=major.minor").
 const isEffect4Node = () => {
   const [lowestMajor, lowestMinor] = manifests.effect4.engines.node.replace(">=", "").split(".").map(Number)
@@ -191,15 +212,70 @@ describe.runIf(once)("packed and installed as the README says", () => {
         assert.deepStrictEqual(manifest.repository, { ...rootManifest.repository, directory: `packages/${name}` })
         assert.strictEqual(yield* fileOf(tarball, "package/LICENSE"), license)
         assert.include(yield* fileOf(tarball, "package/README.md"), `${website}#install`)
-        const leftovers = [...entries].filter((file) => /\.warm\.cache$|\.tmp$|\.tsbuildinfo$/.test(file))
+        const leftovers = [...entries].filter((file) => /\.cache$|\.tmp$|\.tsbuildinfo$/.test(file))
         assert.deepStrictEqual(leftovers, [], `${name} holds no file written at run time`)
       }
-      // effect4's engines say >= 22.19: it ships no code cache of an older Node, at most one of the packing Node's V8.
-      const effect4 = yield* entriesOf(Path.join(packs, tarballName("effect4")))
-      const caches = effect4.filter((entry) => entry.endsWith(".cache"))
-      if (!isEffect4Node()) assert.deepStrictEqual(caches, [])
-      else assert.isTrue(caches.every((entry) => entry.includes(`.v8-${process.versions.v8}-`)) && caches.length <= 1)
     })
+  )
+
+  // C96: what a tarball ships serves every Node and points at files an install holds.
+  it.scopedLive(
+    "C96: no code cache; every source map points into shipped sources, a fraction of its bundles' size",
+    () =>
+      Effect.gen(function* () {
+        const modules = yield* unpacked
+        for (const name of names) {
+          const dir = Path.join(modules, "@mcp-worker", name)
+          const files = filesUnder(dir)
+          assert.deepStrictEqual(
+            files.filter((file) => file.endsWith(".cache")),
+            [],
+            `${name} ships no V8 code cache`
+          )
+          const maps = files.filter((file) => file.endsWith(".map"))
+          assert.isNotEmpty(maps, name)
+          for (const map of maps) {
+            const { sources, sourcesContent } = Packed.readJson(Path.join(dir, map))
+            assert.isUndefined(sourcesContent, `${name}/${map} embeds no sources`)
+            assert.isNotEmpty(sources, `${name}/${map} maps some source`)
+            for (const source of sources) {
+              const file = Path.resolve(Path.dirname(Path.join(dir, map)), source)
+              // Inside the install: the package itself, or (for node's owner) the sibling core beside it.
+              assert.isTrue(file.startsWith(modules + Path.sep) && Fs.existsSync(file), `${name}/${map}: ${source}`)
+            }
+          }
+          // Positions into our own sources only: a fraction of the minified code they map (they were twice its size).
+          const bytes = (files: Array<string>) =>
+            files.reduce((sum, file) => sum + Fs.statSync(Path.join(dir, file)).size, 0)
+          const bundles = expectedFiles[name].filter((file) => /\.(cjs|mjs)$/.test(file))
+          if (bundles.length > 0)
+            assert.isBelow(bytes(bundles.map((bundle) => `${bundle}.map`)), bytes(bundles) / 2, name)
+        }
+      })
+  )
+
+  it.scopedLive(
+    "C96: each README shows the root README's install commands and first programs; package.json resolves",
+    () =>
+      Effect.gen(function* () {
+        const modules = yield* unpacked
+        const readme = Fs.readFileSync(Path.join(Packed.root, "README.md"), "utf8")
+        const programs = Object.values(Packed.readmePrograms())
+        const resolve = createRequire(Path.join(Path.dirname(modules), "program.js")).resolve
+        for (const name of names) {
+          const dir = Path.join(modules, "@mcp-worker", name)
+          const shipped = Fs.readFileSync(Path.join(dir, "README.md"), "utf8")
+          assert.strictEqual(shipped, `${packageReadme(readme, manifests[name])}\n`)
+          assert.include(shipped, Packed.readmeCommandsBlock(), name)
+          const command = Object.values(Packed.readmeCommands()).find((words) => words.includes(`@mcp-worker/${name}`))
+          assert.include(shipped, `npm ${command!.join(" ")}\n`, name)
+          // The first programs that import the package, each whole.
+          for (const program of programs.filter((code) => code.includes(`from "@mcp-worker/${name}`))) {
+            assert.include(shipped, `\`\`\`js\n${program}\`\`\``, name)
+          }
+          assert.strictEqual(resolve(`@mcp-worker/${name}/package.json`), Path.join(dir, "package.json"))
+        }
+      })
   )
 
   // One source: each range in a command is the one the package's peerDependencies name, and no required peer is

@@ -6,6 +6,10 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 // @ts-expect-error plain ESM build script without types
 import { run, stage } from "../../scripts/docgen.mjs"
+// @ts-expect-error plain ESM build script without types
+import { problemsOf, writeReference } from "../../scripts/docsHtml.mjs"
+// @ts-expect-error plain ESM build script without types
+import { publicModules } from "../../scripts/publicApi.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 // inside the repository (ignored), so that the examples find node_modules and @types/node as the real ones do
@@ -80,6 +84,46 @@ describe("docgen", () => {
       )
       assert.strictEqual(verdict.checked, 1)
       assert.match(verdict.problem ?? "", /compiled 1 of the 2 @example tags/)
+    },
+    docgenBudget
+  )
+
+  // `npm run docs` renders every package's docgen output as HTML and fails on a missing page or a dead link: here
+  // the real docgen over the Effect 4 face (staged in its workspace, beside its Effect 4), rendered and judged.
+  it(
+    "the HTML reference: a page per public module, linked from the index; a missing page and a dead link are found",
+    async () => {
+      const effect4 = path.join(root, "packages/effect4")
+      fs.mkdirSync(path.join(effect4, ".docgen"), { recursive: true })
+      const staging = fs.mkdtempSync(path.join(effect4, ".docgen", "test-"))
+      try {
+        const verdict = await run(stage(effect4, staging))
+        assert.strictEqual(verdict.problem, undefined, verdict.output)
+        const html = path.join(scratch, "html")
+        const manifest = JSON.parse(fs.readFileSync(path.join(effect4, "package.json"), "utf8"))
+        const modules: Array<string> = publicModules(effect4).public
+        writeReference(
+          [{ name: manifest.name, description: manifest.description, modules: path.join(staging, "docs/modules") }],
+          html
+        )
+        const expected = [{ short: "effect4", modules }]
+        assert.deepStrictEqual(problemsOf(html, expected).sort(), [])
+        const index = fs.readFileSync(path.join(html, "index.html"), "utf8")
+        for (const module of modules) assert.include(index, `href="effect4/${module}.html"`)
+        const errors = fs.readFileSync(path.join(html, "effect4/McpWorkerError.ts.html"), "utf8")
+        assert.include(errors, '<h2 id="workerbusy-class">WorkerBusy (class)</h2>')
+
+        fs.rmSync(path.join(html, "effect4/Tasks.ts.html"))
+        fs.appendFileSync(path.join(html, "effect4/index.html"), '<a href="McpWorkers.ts.html#no-such-id">x</a>')
+        assert.deepStrictEqual(problemsOf(html, expected).sort(), [
+          "effect4/Tasks.ts: no page",
+          "effect4/index.html: McpWorkers.ts.html#no-such-id: no such id",
+          "effect4/index.html: Tasks.ts.html: no such page",
+          "index.html: effect4/Tasks.ts.html: no such page"
+        ])
+      } finally {
+        fs.rmSync(staging, { recursive: true, force: true })
+      }
     },
     docgenBudget
   )

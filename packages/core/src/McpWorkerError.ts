@@ -7,6 +7,12 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import * as ErrorStack from "./ErrorStack.js"
+
+const TaggedError =
+  <Self = never>(identifier: string) =>
+  <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
+    ErrorStack.readable(Schema.TaggedError<Self>(identifier)(tag, fields))
 
 // `delivery: "not_sent"` for errors that can only mean it: given by the constructor, carried across threads.
 const notSent = Schema.Literal("not_sent").pipe(
@@ -56,7 +62,7 @@ export const emptyCleanup: CleanupSummary = {
  * @since 0.1.0
  * @category errors
  */
-export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
+export class WorkerBusy extends TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
   workerId: Schema.String,
   requestId: Schema.String,
   delivery: Schema.Literal("not_sent")
@@ -73,7 +79,7 @@ export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core
  * @since 0.1.0
  * @category errors
  */
-export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
+export class DeliveryUnknown extends TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
   "DeliveryUnknown",
   {
     workerId: Schema.String,
@@ -111,20 +117,17 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
  * @since 0.1.0
  * @category errors
  */
-export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")(
-  "ResultTooLarge",
-  {
-    workerId: Schema.String,
-    requestId: Schema.String,
-    bytes: Schema.Number,
-    limit: Schema.Number,
-    delivery: Schema.Literal("unknown"),
-    /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
-    bound: Schema.optional(Schema.Literal("frame")),
-    /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
-    spillFailed: Schema.optional(Schema.String)
-  }
-) {
+export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")("ResultTooLarge", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  bytes: Schema.Number,
+  limit: Schema.Number,
+  delivery: Schema.Literal("unknown"),
+  /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
+  bound: Schema.optional(Schema.Literal("frame")),
+  /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
+  spillFailed: Schema.optional(Schema.String)
+}) {
   override get message(): string {
     if (this.bound === "frame") {
       return (
@@ -153,14 +156,15 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
  * @since 0.1.0
  * @category errors
  */
-export class InputRoundsExceeded extends Schema.TaggedError<InputRoundsExceeded>(
-  "@mcp-worker/core/InputRoundsExceeded"
-)("InputRoundsExceeded", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  rounds: Schema.Number,
-  delivery: Schema.Literal("unknown")
-}) {
+export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>("@mcp-worker/core/InputRoundsExceeded")(
+  "InputRoundsExceeded",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    rounds: Schema.Number,
+    delivery: Schema.Literal("unknown")
+  }
+) {
   override get message(): string {
     return (
       `request ${this.requestId} on worker ${this.workerId} still asked for input after ${this.rounds} rounds ` +
@@ -191,16 +195,13 @@ export const UnusableReason = Schema.Literal(
  * @since 0.1.0
  * @category errors
  */
-export class UnusableResult extends Schema.TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")(
-  "UnusableResult",
-  {
-    workerId: Schema.String,
-    requestId: Schema.String,
-    reason: UnusableReason,
-    detail: Schema.String,
-    delivery: Schema.Literal("unknown")
-  }
-) {
+export class UnusableResult extends TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")("UnusableResult", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  reason: UnusableReason,
+  detail: Schema.String,
+  delivery: Schema.Literal("unknown")
+}) {
   override get message(): string {
     return `the answer to request ${this.requestId} on worker ${this.workerId} cannot be used (${this.reason}): ${this.detail}`
   }
@@ -236,7 +237,7 @@ export type FailureKind = typeof FailureKind.Type
  * @since 0.1.0
  * @category errors
  */
-export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
+export class WorkerFailed extends TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
   workerId: Schema.String,
   kind: FailureKind,
   message: Schema.String,
@@ -249,7 +250,7 @@ export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
+export class ServerError extends TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
   workerId: Schema.String,
   requestId: Schema.String,
   code: Schema.Number,
@@ -263,10 +264,10 @@ export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/co
  * @since 0.1.0
  * @category errors
  */
-export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")(
-  "UnknownWorker",
-  { workerId: Schema.String, delivery: notSent }
-) {
+export class UnknownWorker extends TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")("UnknownWorker", {
+  workerId: Schema.String,
+  delivery: notSent
+}) {
   override get message(): string {
     return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
   }
@@ -278,7 +279,7 @@ export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worke
  * @since 0.1.0
  * @category errors
  */
-export class InvalidInput extends Schema.TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
+export class InvalidInput extends TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
   where: Schema.Literal("config", "arguments"),
   path: Schema.String,
   message: Schema.String,
@@ -299,7 +300,7 @@ export const OpenStage = Schema.Literal("thread", "spawn", "connect", "authoriza
  * @since 0.1.0
  * @category errors
  */
-export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
+export class OpenFailed extends TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
   stage: OpenStage,
   message: Schema.String,
   exitCode: Schema.optional(Schema.Number),
@@ -313,7 +314,7 @@ export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core
  * @since 0.1.0
  * @category errors
  */
-export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
+export class CloseFailed extends TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
   workerId: Schema.String,
   message: Schema.String,
   cleanup: CleanupSummary
@@ -325,7 +326,7 @@ export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/co
  * @since 0.1.0
  * @category errors
  */
-export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
+export class RequestNotPending extends TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
   "RequestNotPending",
   { workerId: Schema.String, requestId: Schema.String }
 ) {
@@ -342,7 +343,7 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@m
  * @since 0.1.0
  * @category errors
  */
-export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
+export class HostUnavailable extends TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
   "HostUnavailable",
   { message: Schema.String, delivery: notSent }
 ) {}
@@ -354,7 +355,7 @@ export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-w
  * @since 0.1.0
  * @category errors
  */
-export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
+export class DeadlineExceeded extends TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
   "DeadlineExceeded",
   { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
 ) {

@@ -7,7 +7,8 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { bundleOwner, ownerCacheName } from "../../../scripts/bundle.mjs"
+import { bundleOwner } from "../../../scripts/bundle.mjs"
+import { rewriteMapFile, sourcesOf } from "../../../scripts/sourceMaps.mjs"
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = path.resolve(here, "../..")
@@ -24,33 +25,33 @@ const entries = {
   ].join("\n")
 }
 
-// The lowest Node this package's `engines` allows: a code cache the build makes on an older Node could never be used.
-const lowestNode = () => {
-  const { engines } = JSON.parse(fs.readFileSync(path.join(here, "package.json"), "utf8"))
-  const match = /^>=\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(engines.node)
-  if (match === null) throw new Error(`engines.node must read ">=major.minor": ${engines.node}`)
-  return match.slice(1).map((part) => Number(part ?? 0))
-}
-
-const isAtLeast = (version, lowest) => {
-  const parts = version.split(".").map(Number)
-  for (let i = 0; i < 3; i++) if (parts[i] !== lowest[i]) return parts[i] > lowest[i]
-  return true
+// The sources of @mcp-worker/core and node the bundles are made of, which no install of this package holds beside it:
+// copied to lib/effect3/src/<package>/, where the bundles' source maps point.
+const sources = path.join(here, "lib/effect3/src")
+const shipped = (absolute) => {
+  const inRepository = sourcesOf(path.join(root, "packages"), ["core", "node"])(absolute)
+  if (inRepository === undefined) return undefined
+  const copy = path.join(
+    sources,
+    path.relative(path.join(root, "packages"), inRepository).replace(/[\\/]src(?=[\\/])/, "")
+  )
+  fs.mkdirSync(path.dirname(copy), { recursive: true })
+  fs.copyFileSync(inRepository, copy)
+  return copy
 }
 
 /**
- * Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`), with the code cache of the Node
- * running this only when it is one this package runs on (the directory may hold other Nodes' too), and bundles the
- * implementation.
+ * Copies the owner bundle of @mcp-worker/node (built by the root's `bundleOwner`; no code cache ships, C67), and
+ * bundles the implementation; every source map points into lib/effect3/src.
  */
 export const bundleImplementation = async () => {
   const owner = path.join(here, "owner")
-  const keepCache = isAtLeast(process.versions.node, lowestNode())
+  const ownerBuild = path.join(root, "packages/node/owner")
   fs.rmSync(owner, { recursive: true, force: true })
-  fs.cpSync(path.join(root, "packages/node/owner"), owner, {
-    recursive: true,
-    filter: (source) => !source.endsWith(".cache") || (keepCache && path.basename(source) === ownerCacheName())
-  })
+  fs.rmSync(sources, { recursive: true, force: true })
+  fs.cpSync(ownerBuild, owner, { recursive: true })
+  for (const map of fs.readdirSync(owner).filter((file) => file.endsWith(".map")))
+    rewriteMapFile(path.join(owner, map), shipped, ownerBuild)
   const outdir = path.join(here, "lib/effect3/bundle")
   // Earlier builds' chunks; the hand-written declarations stay.
   for (const file of fs.readdirSync(outdir)) if (/\.mjs(\.map)?$/.test(file)) fs.rmSync(path.join(outdir, file))
@@ -67,7 +68,7 @@ export const bundleImplementation = async () => {
       target: "node22",
       minify: true,
       sourcemap: true,
-      // Positions and names for stack traces (`--enable-source-maps`) at a sixth of the size: the sources are npm's.
+      // Positions and names for stack traces (`--enable-source-maps`), into the sources this package ships.
       sourcesContent: false,
       legalComments: "none",
       logLevel: "warning",
@@ -99,6 +100,7 @@ export const bundleImplementation = async () => {
       ]
     })
   await Promise.all([build("implementation"), build("client")])
+  for (const entry of ["implementation", "client"]) rewriteMapFile(path.join(outdir, `${entry}.mjs.map`), shipped)
   const bytesOf = (entry) => fs.statSync(path.join(outdir, `${entry}.mjs`)).size
   return { host: bytesOf("implementation"), client: bytesOf("client") }
 }

@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as ErrorStack from "./ErrorStack.js"
 
 // `delivery: "not_sent"` for errors that can only mean it: given by the constructor.
 const notSent = Schema.Literal("not_sent").pipe(Schema.withConstructorDefault(Effect.succeed("not_sent" as const)))
@@ -63,11 +64,13 @@ export type FailureKind = typeof FailureKind.Type
  * @since 0.1.0
  * @category errors
  */
-export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  delivery: Schema.Literal("not_sent")
-}) {
+export class WorkerBusy extends ErrorStack.readable(
+  Schema.TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    delivery: Schema.Literal("not_sent")
+  })
+) {
   override get message(): string {
     return `worker ${this.workerId} is busy with request ${this.requestId}; nothing was sent`
   }
@@ -80,9 +83,8 @@ export class WorkerBusy extends Schema.TaggedError<WorkerBusy>("@mcp-worker/core
  * @since 0.1.0
  * @category errors
  */
-export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
-  "DeliveryUnknown",
-  {
+export class DeliveryUnknown extends ErrorStack.readable(
+  Schema.TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")("DeliveryUnknown", {
     workerId: Schema.String,
     requestId: Schema.String,
     reason: Schema.Literals([
@@ -94,7 +96,7 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
       "stream_broken"
     ]),
     delivery: Schema.Literal("unknown")
-  }
+  })
 ) {
   override get message(): string {
     const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
@@ -118,9 +120,8 @@ export class DeliveryUnknown extends Schema.TaggedError<DeliveryUnknown>("@mcp-w
  * @since 0.1.0
  * @category errors
  */
-export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")(
-  "ResultTooLarge",
-  {
+export class ResultTooLarge extends ErrorStack.readable(
+  Schema.TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")("ResultTooLarge", {
     workerId: Schema.String,
     requestId: Schema.String,
     bytes: Schema.Number,
@@ -130,7 +131,7 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
     bound: Schema.optional(Schema.Literal("frame")),
     /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
     spillFailed: Schema.optional(Schema.String)
-  }
+  })
 ) {
   override get message(): string {
     if (this.bound === "frame") {
@@ -160,14 +161,14 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
  * @since 0.1.0
  * @category errors
  */
-export class InputRoundsExceeded extends Schema.TaggedError<InputRoundsExceeded>(
-  "@mcp-worker/core/InputRoundsExceeded"
-)("InputRoundsExceeded", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  rounds: Schema.Number,
-  delivery: Schema.Literal("unknown")
-}) {
+export class InputRoundsExceeded extends ErrorStack.readable(
+  Schema.TaggedError<InputRoundsExceeded>("@mcp-worker/core/InputRoundsExceeded")("InputRoundsExceeded", {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    rounds: Schema.Number,
+    delivery: Schema.Literal("unknown")
+  })
+) {
   override get message(): string {
     return (
       `request ${this.requestId} on worker ${this.workerId} still asked for input after ${this.rounds} rounds ` +
@@ -198,15 +199,14 @@ export const UnusableReason = Schema.Literals([
  * @since 0.1.0
  * @category errors
  */
-export class UnusableResult extends Schema.TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")(
-  "UnusableResult",
-  {
+export class UnusableResult extends ErrorStack.readable(
+  Schema.TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")("UnusableResult", {
     workerId: Schema.String,
     requestId: Schema.String,
     reason: UnusableReason,
     detail: Schema.String,
     delivery: Schema.Literal("unknown")
-  }
+  })
 ) {
   override get message(): string {
     return `the answer to request ${this.requestId} on worker ${this.workerId} cannot be used (${this.reason}): ${this.detail}`
@@ -220,12 +220,14 @@ export class UnusableResult extends Schema.TaggedError<UnusableResult>("@mcp-wor
  * @since 0.1.0
  * @category errors
  */
-export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
-  workerId: Schema.String,
-  kind: FailureKind,
-  message: Schema.String,
-  delivery: Schema.Literals(["not_sent", "unknown"])
-}) {}
+export class WorkerFailed extends ErrorStack.readable(
+  Schema.TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
+    workerId: Schema.String,
+    kind: FailureKind,
+    message: Schema.String,
+    delivery: Schema.Literals(["not_sent", "unknown"])
+  })
+) {}
 
 /**
  * The server answered with a JSON-RPC error. The connection stays ready.
@@ -233,13 +235,15 @@ export class WorkerFailed extends Schema.TaggedError<WorkerFailed>("@mcp-worker/
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  code: Schema.Number,
-  message: Schema.String,
-  data: Schema.optional(Schema.Unknown)
-}) {}
+export class ServerError extends ErrorStack.readable(
+  Schema.TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    code: Schema.Number,
+    message: Schema.String,
+    data: Schema.optional(Schema.Unknown)
+  })
+) {}
 
 /**
  * The id never existed, was closed, or is malformed. These cases are indistinguishable on purpose.
@@ -247,9 +251,11 @@ export class ServerError extends Schema.TaggedError<ServerError>("@mcp-worker/co
  * @since 0.1.0
  * @category errors
  */
-export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")(
-  "UnknownWorker",
-  { workerId: Schema.String, delivery: notSent }
+export class UnknownWorker extends ErrorStack.readable(
+  Schema.TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")("UnknownWorker", {
+    workerId: Schema.String,
+    delivery: notSent
+  })
 ) {
   override get message(): string {
     return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
@@ -262,12 +268,14 @@ export class UnknownWorker extends Schema.TaggedError<UnknownWorker>("@mcp-worke
  * @since 0.1.0
  * @category errors
  */
-export class InvalidInput extends Schema.TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
-  where: Schema.Literals(["config", "arguments"]),
-  path: Schema.String,
-  message: Schema.String,
-  delivery: Schema.Literal("not_sent")
-}) {}
+export class InvalidInput extends ErrorStack.readable(
+  Schema.TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
+    where: Schema.Literals(["config", "arguments"]),
+    path: Schema.String,
+    message: Schema.String,
+    delivery: Schema.Literal("not_sent")
+  })
+) {}
 
 /**
  * Where an `open` failed.
@@ -283,13 +291,15 @@ export const OpenStage = Schema.Literals(["thread", "spawn", "connect", "authori
  * @since 0.1.0
  * @category errors
  */
-export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
-  stage: OpenStage,
-  message: Schema.String,
-  exitCode: Schema.optional(Schema.Number),
-  signal: Schema.optional(Schema.String),
-  stderrTail: Schema.optional(Schema.String)
-}) {}
+export class OpenFailed extends ErrorStack.readable(
+  Schema.TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
+    stage: OpenStage,
+    message: Schema.String,
+    exitCode: Schema.optional(Schema.Number),
+    signal: Schema.optional(Schema.String),
+    stderrTail: Schema.optional(Schema.String)
+  })
+) {}
 
 /**
  * Cleanup could not be confirmed. The id and its owner are kept so `close` can be called again.
@@ -297,11 +307,13 @@ export class OpenFailed extends Schema.TaggedError<OpenFailed>("@mcp-worker/core
  * @since 0.1.0
  * @category errors
  */
-export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
-  workerId: Schema.String,
-  message: Schema.String,
-  cleanup: CleanupSummary
-}) {}
+export class CloseFailed extends ErrorStack.readable(
+  Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
+    workerId: Schema.String,
+    message: Schema.String,
+    cleanup: CleanupSummary
+  })
+) {}
 
 /**
  * `cancel` named a request that is not the one in flight on that worker. The current request is untouched.
@@ -309,9 +321,11 @@ export class CloseFailed extends Schema.TaggedError<CloseFailed>("@mcp-worker/co
  * @since 0.1.0
  * @category errors
  */
-export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
-  "RequestNotPending",
-  { workerId: Schema.String, requestId: Schema.String }
+export class RequestNotPending extends ErrorStack.readable(
+  Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")("RequestNotPending", {
+    workerId: Schema.String,
+    requestId: Schema.String
+  })
 ) {
   override get message(): string {
     return `request ${JSON.stringify(this.requestId.slice(0, 64))} is not in flight on worker ${this.workerId}`
@@ -325,9 +339,11 @@ export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@m
  * @since 0.1.0
  * @category errors
  */
-export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
-  "HostUnavailable",
-  { message: Schema.String, delivery: notSent }
+export class HostUnavailable extends ErrorStack.readable(
+  Schema.TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")("HostUnavailable", {
+    message: Schema.String,
+    delivery: notSent
+  })
 ) {}
 
 /**
@@ -336,9 +352,11 @@ export class HostUnavailable extends Schema.TaggedError<HostUnavailable>("@mcp-w
  * @since 0.1.0
  * @category errors
  */
-export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
-  "DeadlineExceeded",
-  { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
+export class DeadlineExceeded extends ErrorStack.readable(
+  Schema.TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")("DeadlineExceeded", {
+    workerId: Schema.String,
+    delivery: Schema.Literal("not_sent")
+  })
 ) {
   override get message(): string {
     return `the deadline of a request on worker ${this.workerId} passed before it could be sent; nothing was sent`

@@ -8,8 +8,8 @@
  * versions sharing one installed package, and processes started with other flags (an owner process with a heap
  * limit), each keep theirs instead of rewriting one another's.
  *
- * The build's cache ships beside the runtime and is only read. What owners write at run time goes to the user's
- * cache directory, never into the installed package (C67): a container image or a shared store is read-only.
+ * No cache ships (one the build made would fit only the build's Node): the first owner on each V8 writes one into the
+ * user's cache directory, never into the installed package (C67): a container image or a shared store is read-only.
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -25,14 +25,6 @@ const wrap = (source: string) => `(function (exports, require, module, __filenam
 const v8Tag = (): string => `v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}`
 
 /**
- * The code cache the build makes beside the runtime at `file`, for this thread's V8 and flags: `owner-runtime.cjs` →
- * `owner-runtime.v8-<version>-<arch>-<tag>.cache`. scripts/bundle.mjs names the one it builds the same way.
- *
- * @internal
- */
-export const cacheFileOf = (file: string): string => file.replace(/\.cjs$/, `.${v8Tag()}.cache`)
-
-/**
  * Where owners write code caches (C67): `$XDG_CACHE_HOME/mcp-worker` when that is set (and absolute, as the XDG
  * specification wants it), else `mcp-worker-<uid>` in the system's temporary directory.
  *
@@ -46,7 +38,7 @@ export const cacheDirectory = (): string => {
 }
 
 /**
- * The cache an owner writes when the build's is missing or refused, in `cacheDirectory()`. Its name carries a digest
+ * The cache an owner writes when there is none or V8 refuses it, in `cacheDirectory()`. Its name carries a digest
  * of the runtime's source: every install of every version shares the directory, and V8 checks a cache against the
  * source's length only.
  *
@@ -58,8 +50,8 @@ export const userCacheFileOf = (file: string, source: string): string => {
 }
 
 /**
- * The code cache an owner writes once it has served (`warm`): the one the build makes holds only what loading the
- * runtime compiles, while an open and its first requests compile the client's connect and request paths as well,
+ * The code cache an owner writes once it has served (`warm`): the first one holds only what loading the runtime
+ * compiles, while an open and its first requests compile the client's connect and request paths as well,
  * lazily, in every thread. Loaded first when it is there.
  *
  * @internal
@@ -110,8 +102,8 @@ const writeAtomically = (target: string, data: Buffer): void => {
 }
 
 /**
- * Compiles and runs the runtime at `file`, using this V8's code cache when V8 accepts it: the warm one in the user's
- * cache directory first, then one an owner wrote there, then the build's beside the runtime. Returns the runtime's
+ * Compiles and runs the runtime at `file`, using this V8's code cache in the user's cache directory when V8 accepts
+ * it: the warm one first, then the first one an owner wrote. Returns the runtime's
  * exports, whether a cache was used (`cached`), `refresh` to write a missing or rejected cache once the runtime has
  * run (functions compiled while running are then in it too), and `warm` to write the warm cache once the owner has
  * served, unless it was loaded from one.
@@ -131,7 +123,7 @@ export const load = <A>(
   const warmFile = warmCacheFileOf(file, source)
   const trusted = isPrivate(path.dirname(userFile))
   const warmData = trusted ? readIfThere(warmFile) : undefined
-  const cachedData = warmData ?? (trusted ? readIfThere(userFile) : undefined) ?? readIfThere(cacheFileOf(file))
+  const cachedData = warmData ?? (trusted ? readIfThere(userFile) : undefined)
   const script = new vm.Script(wrap(source), { filename: file, ...(cachedData !== undefined ? { cachedData } : {}) })
   const module = { exports: {} as A }
   script.runInThisContext()(module.exports, createRequire(file), module, file, path.dirname(file))
