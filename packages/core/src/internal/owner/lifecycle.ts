@@ -201,10 +201,12 @@ interface OpenAttempt {
 
 // C90: what a time-out waited for, and the likely cause when a package runner printed nothing at all.
 const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): string => {
+  // The owner's part of the budget: what the open had left once the server process had started.
+  const within = `within ${attempt.elapsedMs} ms, what was left of the open's budget once the server had started`
   const waited =
     attempt.waitingFor === "server/discover"
-      ? `the server did not answer server/discover (the era probe) within ${attempt.elapsedMs} ms`
-      : `the server did not complete initialize within ${attempt.elapsedMs} ms`
+      ? `the server did not answer server/discover (the era probe) ${within}`
+      : `the server did not complete initialize ${within}`
   const runner = attempt.command === undefined ? undefined : commandName(attempt.command)
   if (runner === undefined || !packageRunners.has(runner) || (stderrTail ?? "").length > 0) return waited
   return (
