@@ -30,7 +30,7 @@ export const bundleRemoteEntry = async (): Promise<{ entry: string; remove: () =
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node22",
     // The root tsconfig maps `@mcp-worker/*` to the sources.
     tsconfig: path.join(root, "tsconfig.json"),
     banner: {
