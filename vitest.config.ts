@@ -27,6 +27,12 @@ export const nodeIndependent = [
   "test/node/TasksExample.test.ts"
 ]
 
+// The `ps` path is chosen when the process job's modules load (C100).
+const ownModules = ["test/node/ProcessPaths.test.ts"]
+
+const excluded =
+  process.env.MCPW_NODE_INDEPENDENT === "0" ? [...configDefaults.exclude, ...nodeIndependent] : configDefaults.exclude
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -40,12 +46,21 @@ export default defineConfig({
       process.env.MCPW_NODE_INDEPENDENT === "0"
         ? [...configDefaults.exclude, ...nodeIndependent]
         : configDefaults.exclude,
+    // Each project names its files (an `extends` project adds its `include` to this one).
+    include: [],
     globalSetup: ["test/globalSetup.ts"],
     setupFiles: ["test/setup.ts"],
     pool: "forks",
     // Each fork loads Effect and the library once for all its files instead of once per file: that load was a
-    // fifth of the suite's CPU. Every file still gives back what it took (test/setup.ts).
-    isolate: false,
+    // fifth of the suite's CPU. Every file still gives back what it took (test/setup.ts). A file that sets what
+    // the library reads once, when its modules load, runs in modules of its own.
+    projects: [
+      {
+        extends: true,
+        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: [...excluded, ...ownModules], isolate: false }
+      },
+      { extends: true, test: { name: "own modules", include: ownModules, exclude: excluded, isolate: true } }
+    ],
     // Two cores: real threads and real processes in every file; more parallel files only add noise.
     maxWorkers: 2,
     minWorkers: 1,
