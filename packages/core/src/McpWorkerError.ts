@@ -147,6 +147,33 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
 }
 
 /**
+ * A request the owner sends before the caller's, of its own accord, failed: the tool listing it reads to learn which
+ * tools run only as tasks (C72). The caller's request was not sent (C95); the worker stays ready.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
+  "PreflightFailed",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    /** The owner's own request that failed. */
+    method: Schema.Literal("tools/list"),
+    /** What became of it, in words that hold no data of the server's answer. */
+    detail: Schema.String,
+    delivery: notSent
+  }
+) {
+  override get message(): string {
+    return (
+      `request ${this.requestId} on worker ${this.workerId} was not sent: the ${this.method} the owner sends first, ` +
+      `to learn which tools run only as tasks, failed (${this.detail})`
+    )
+  }
+}
+
+/**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
  * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
  *
@@ -381,6 +408,7 @@ export type RequestError =
   | DeadlineExceeded
   | InputRoundsExceeded
   | UnusableResult
+  | PreflightFailed
 
 /**
  * The schema of every failure a request can end with.
@@ -400,7 +428,8 @@ export const RequestError: Schema.Union<
     typeof ResultTooLarge,
     typeof DeadlineExceeded,
     typeof InputRoundsExceeded,
-    typeof UnusableResult
+    typeof UnusableResult,
+    typeof PreflightFailed
   ]
 > = Schema.Union(
   UnknownWorker,
@@ -413,7 +442,8 @@ export const RequestError: Schema.Union<
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 )
 
 /**
@@ -436,7 +466,8 @@ export const McpWorkerError = Schema.Union(
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 )
 
 /**

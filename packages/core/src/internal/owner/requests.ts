@@ -9,6 +9,7 @@ import {
   DeliveryUnknown,
   type InputRoundsExceeded,
   InvalidInput,
+  PreflightFailed,
   ResultTooLarge,
   ServerError,
   type UnusableResult,
@@ -138,9 +139,10 @@ export const send = (
     }
   }
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
-    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), () =>
-      send(machine, connection, message, parsed, true)
-    )
+    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), {
+      send: () => send(machine, connection, message, parsed, true),
+      fail: (error) => postFailure(machine, requestId, listingFailed(machine, connection, requestId, error))
+    })
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
   if (taskRefusal !== undefined) return postFailure(machine, requestId, taskRefusal)
@@ -380,25 +382,53 @@ const requestError = (
 }
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
-// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
+// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted. Past
+// the owner's own bound while its tool listing was in flight, the caller's call was not sent (C95).
 const refuseOversized = (machine: Machine, connection: Connection, error: OversizedMessage): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
+    const why = `its answer passed the owner's bound for its own requests (${error.bytes} > ${error.limit} bytes)`
     postFailure(
       machine,
       requestId,
-      new ResultTooLarge({
-        workerId: connection.workerId,
-        requestId,
-        bytes: error.bytes,
-        limit: error.limit,
-        delivery: "unknown",
-        ...(error.spillFailed === undefined ? {} : { spillFailed: error.spillFailed })
-      })
+      error.ownRequest !== undefined
+        ? preflightFailed(connection, requestId, why)
+        : new ResultTooLarge({
+            workerId: connection.workerId,
+            requestId,
+            bytes: error.bytes,
+            limit: error.limit,
+            delivery: "unknown",
+            ...(error.spillFailed === undefined ? {} : { spillFailed: error.spillFailed })
+          })
     )
     controller.abort("too_large")
   }
 }
+
+/**
+ * The owner's tool listing before a call failed (C95): the call was not sent. What the error says of it is the
+ * server's error code or the client's words, never the answer's data (C24).
+ */
+const listingFailed = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  error: unknown
+): PreflightFailed | WorkerFailed => {
+  if (machine.state._tag !== "Ready")
+    return connectionGone(machine.state, "not_sent", "transport", "the connection closed")
+  const detail =
+    error instanceof ProtocolError
+      ? `the server answered it with error ${error.code}`
+      : isSchemaError(error)
+        ? `its result does not match the MCP schema (${schemaErrorSummary(error)})`
+        : `it failed in the client: ${Redact.redact(errorText(error), connection.secrets())}`
+  return preflightFailed(connection, requestId, detail)
+}
+
+const preflightFailed = (connection: Connection, requestId: string, detail: string): PreflightFailed =>
+  new PreflightFailed({ workerId: connection.workerId, requestId, method: "tools/list", detail, delivery: "not_sent" })
 
 // A modern HTTP request whose stream broke: the request in flight (one at a time, C8) ends as DeliveryUnknown, and the
 // client forgets it; it is never sent again (C54).

@@ -63,16 +63,24 @@ export const mustList = (
 
 const maxListedPages = 100
 
+/** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */
+export interface ListingEnd {
+  readonly send: () => void
+  readonly fail: (why: unknown) => void
+}
+
 /**
  * Lists every page of the server's tools as the request `requestId` (the worker stays busy with it, and a cancel or
  * the budget ends the listing), then `send`s the call, unless the request ended meanwhile: then nothing of the call
- * went out. A listing that fails leaves the tool unknown, and the call goes as it would have.
+ * went out. The listing is the owner's own request, bounded as such (C95); a listing that fails fails the call, unsent:
+ * without it the owner cannot tell whether the server would refuse the call (C72).
  *
  * @internal
  */
-export const listThen = (connection: Connection, requestId: string, timeoutMs: number, send: () => void): void => {
+export const listThen = (connection: Connection, requestId: string, timeoutMs: number, end: ListingEnd): void => {
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
+  const release = connection.transport.ownRequest?.("tools/list")
   const listPages = async () => {
     let cursor: string | undefined
     for (let page = 0; page < maxListedPages; page++) {
@@ -90,13 +98,18 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
     }
   }
+  // Whoever ended the request meanwhile (a cancel, the budget, an answer past the bound) has answered its caller.
+  const ended = () => {
+    if (connection.inflight.get(requestId) !== controller) return true
+    connection.inflight.delete(requestId)
+    return false
+  }
   listPages()
-    .catch(() => undefined)
-    .then(() => {
-      if (connection.inflight.get(requestId) !== controller) return
-      connection.inflight.delete(requestId)
-      send()
-    })
+    .finally(release)
+    .then(
+      () => ended() || end.send(),
+      (error: unknown) => ended() || end.fail(error)
+    )
 }
 
 const refused = (path: string, message: string): InvalidInput =>
