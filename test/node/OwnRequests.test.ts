@@ -13,7 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { everythingHttp, everythingStdio } from "../fixtures/everything.js"
-import { fixturePath } from "../fixtures/servers.js"
+import { fixturePath, modernConfig } from "../fixtures/servers.js"
 
 const maxResultBytes = 4096
 
@@ -70,6 +70,23 @@ describe("C95: the owner's own requests are not bounded by the caller's maxResul
       assert.strictEqual(echoed(yield* workers.callTool(id, "echo", { message: "x" })), "Echo: x")
       const own = yield* Effect.flip(workers.listTools(id))
       assert.strictEqual(own._tag, "ResultTooLarge")
+    }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+  )
+})
+
+describe("C95: the era probe is the owner's own request", () => {
+  it.live("a 2026-07-28 server whose server/discover answer passes maxResultBytes opens, and its calls answer", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const small = 300
+      const id = yield* workers.open({ ...modernConfig(), maxResultBytes: small }, { timeout: "60 seconds" })
+      const status = yield* workers.status(id)
+      assert.deepStrictEqual([status.state, status.era], ["ready", "modern"])
+      assert.strictEqual(echoed(yield* workers.callTool(id, "echo", { token: "x" })), "x")
+      // The caller's own server/discover (a modern ping) is the caller's: held to the limit.
+      const ping = yield* Effect.flip(workers.ping(id))
+      assert.strictEqual(ping._tag, "ResultTooLarge")
+      if (ping._tag === "ResultTooLarge") assert.isAbove(ping.bytes, small)
     }).pipe(Effect.provide(NodeMcpWorkers.layer()))
   )
 })
