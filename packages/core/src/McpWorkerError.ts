@@ -147,8 +147,8 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
 }
 
 /**
- * A request the owner sends before the caller's, of its own accord, failed: the tool listing it reads to learn which
- * tools run only as tasks (C72). The caller's request was not sent (C95); the worker stays ready.
+ * The tool listing the owner reads before a call (C72) failed; `detail` says how, in words that hold no data of the
+ * server's answer. The call was not sent (C95), and the worker stays ready.
  *
  * @since 0.1.0
  * @category errors
@@ -158,9 +158,7 @@ export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    /** The owner's own request that failed. */
     method: Schema.Literal("tools/list"),
-    /** What became of it, in words that hold no data of the server's answer. */
     detail: Schema.String,
     delivery: notSent
   }
@@ -396,19 +394,7 @@ export class DeadlineExceeded extends Schema.TaggedError<DeadlineExceeded>("@mcp
  * @since 0.1.0
  * @category models
  */
-export type RequestError =
-  | UnknownWorker
-  | WorkerBusy
-  | WorkerFailed
-  | DeliveryUnknown
-  | ServerError
-  | InvalidInput
-  | HostUnavailable
-  | ResultTooLarge
-  | DeadlineExceeded
-  | InputRoundsExceeded
-  | UnusableResult
-  | PreflightFailed
+export type RequestError = typeof RequestError.Type
 
 /**
  * The schema of every failure a request can end with.
@@ -416,22 +402,7 @@ export type RequestError =
  * @since 0.1.0
  * @category schemas
  */
-export const RequestError: Schema.Union<
-  [
-    typeof UnknownWorker,
-    typeof WorkerBusy,
-    typeof WorkerFailed,
-    typeof DeliveryUnknown,
-    typeof ServerError,
-    typeof InvalidInput,
-    typeof HostUnavailable,
-    typeof ResultTooLarge,
-    typeof DeadlineExceeded,
-    typeof InputRoundsExceeded,
-    typeof UnusableResult,
-    typeof PreflightFailed
-  ]
-> = Schema.Union(
+export const RequestError = Schema.Union(
   UnknownWorker,
   WorkerBusy,
   WorkerFailed,

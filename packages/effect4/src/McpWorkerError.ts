@@ -154,8 +154,8 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>("@mcp-wor
 }
 
 /**
- * A request the owner sends before the caller's, of its own accord, failed: the tool listing it reads to learn which
- * tools run only as tasks (C72). The caller's request was not sent (C95); the worker stays ready.
+ * The tool listing the owner reads before a call (C72) failed; `detail` says how, in words that hold no data of the
+ * server's answer. The call was not sent (C95), and the worker stays ready.
  *
  * @since 0.1.0
  * @category errors
@@ -165,9 +165,7 @@ export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-w
   {
     workerId: Schema.String,
     requestId: Schema.String,
-    /** The owner's own request that failed. */
     method: Schema.Literal("tools/list"),
-    /** What became of it, in words that hold no data of the server's answer. */
     detail: Schema.String,
     delivery: notSent
   }

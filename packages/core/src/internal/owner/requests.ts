@@ -9,7 +9,6 @@ import {
   DeliveryUnknown,
   type InputRoundsExceeded,
   InvalidInput,
-  PreflightFailed,
   ResultTooLarge,
   ServerError,
   type UnusableResult,
@@ -141,7 +140,7 @@ export const send = (
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
     return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), {
       send: () => send(machine, connection, message, parsed, true),
-      fail: (error) => postFailure(machine, requestId, listingFailed(machine, connection, requestId, error))
+      fail: (error) => postFailure(machine, requestId, Tasks.listingFailed(machine, connection, requestId, error))
     })
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
@@ -392,7 +391,7 @@ const refuseOversized = (machine: Machine, connection: Connection, error: Oversi
       machine,
       requestId,
       error.ownRequest !== undefined
-        ? preflightFailed(connection, requestId, why)
+        ? Tasks.preflightFailed(connection, requestId, why)
         : new ResultTooLarge({
             workerId: connection.workerId,
             requestId,
@@ -405,30 +404,6 @@ const refuseOversized = (machine: Machine, connection: Connection, error: Oversi
     controller.abort("too_large")
   }
 }
-
-/**
- * The owner's tool listing before a call failed (C95): the call was not sent. What the error says of it is the
- * server's error code or the client's words, never the answer's data (C24).
- */
-const listingFailed = (
-  machine: Machine,
-  connection: Connection,
-  requestId: string,
-  error: unknown
-): PreflightFailed | WorkerFailed => {
-  if (machine.state._tag !== "Ready")
-    return connectionGone(machine.state, "not_sent", "transport", "the connection closed")
-  const detail =
-    error instanceof ProtocolError
-      ? `the server answered it with error ${error.code}`
-      : isSchemaError(error)
-        ? `its result does not match the MCP schema (${schemaErrorSummary(error)})`
-        : `it failed in the client: ${Redact.redact(errorText(error), connection.secrets())}`
-  return preflightFailed(connection, requestId, detail)
-}
-
-const preflightFailed = (connection: Connection, requestId: string, detail: string): PreflightFailed =>
-  new PreflightFailed({ workerId: connection.workerId, requestId, method: "tools/list", detail, delivery: "not_sent" })
 
 // A modern HTTP request whose stream broke: the request in flight (one at a time, C8) ends as DeliveryUnknown, and the
 // client forgets it; it is never sent again (C54).

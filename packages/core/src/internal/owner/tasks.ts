@@ -3,10 +3,12 @@
  * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
  */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
-import { InvalidInput } from "../../McpWorkerError.js"
+import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as Redact from "../../Redact.js"
+import { errorText, isSchemaError, schemaErrorSummary } from "./errors.js"
 import { RequestAbort } from "./requestAbort.js"
-import type { Connection } from "./state.js"
+import { type Connection, connectionGone, type Machine } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
@@ -111,6 +113,33 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       (error: unknown) => ended() || end.fail(error)
     )
 }
+
+/**
+ * The owner's tool listing before a call failed (C95): the call was not sent. What the error says of it is the
+ * server's error code or the client's words, never the answer's data (C24).
+ *
+ * @internal
+ */
+export const listingFailed = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  error: unknown
+): PreflightFailed | WorkerFailed => {
+  if (machine.state._tag !== "Ready")
+    return connectionGone(machine.state, "not_sent", "transport", "the connection closed")
+  const detail =
+    error instanceof ProtocolError
+      ? `the server answered it with error ${error.code}`
+      : isSchemaError(error)
+        ? `its result does not match the MCP schema (${schemaErrorSummary(error)})`
+        : `it failed in the client: ${Redact.redact(errorText(error), connection.secrets())}`
+  return preflightFailed(connection, requestId, detail)
+}
+
+/** @internal */
+export const preflightFailed = (connection: Connection, requestId: string, detail: string): PreflightFailed =>
+  new PreflightFailed({ workerId: connection.workerId, requestId, method: "tools/list", detail, delivery: "not_sent" })
 
 const refused = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
