@@ -150,6 +150,31 @@ export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/cor
 }
 
 /**
+ * The tool listing the owner reads before a call (C72) failed; `detail` says how, in words that hold no data of the
+ * server's answer. The call was not sent (C95), and the worker stays ready.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
+  "PreflightFailed",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    method: Schema.Literal("tools/list"),
+    detail: Schema.String,
+    delivery: notSent
+  }
+) {
+  override get message(): string {
+    return (
+      `request ${this.requestId} on worker ${this.workerId} was not sent: the ${this.method} the owner sends first, ` +
+      `to learn which tools run only as tasks, failed (${this.detail})`
+    )
+  }
+}
+
+/**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
  * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
  *
@@ -370,18 +395,7 @@ export class DeadlineExceeded extends TaggedError<DeadlineExceeded>("@mcp-worker
  * @since 0.1.0
  * @category models
  */
-export type RequestError =
-  | UnknownWorker
-  | WorkerBusy
-  | WorkerFailed
-  | DeliveryUnknown
-  | ServerError
-  | InvalidInput
-  | HostUnavailable
-  | ResultTooLarge
-  | DeadlineExceeded
-  | InputRoundsExceeded
-  | UnusableResult
+export type RequestError = typeof RequestError.Type
 
 /**
  * The schema of every failure a request can end with.
@@ -389,21 +403,7 @@ export type RequestError =
  * @since 0.1.0
  * @category schemas
  */
-export const RequestError: Schema.Union<
-  [
-    typeof UnknownWorker,
-    typeof WorkerBusy,
-    typeof WorkerFailed,
-    typeof DeliveryUnknown,
-    typeof ServerError,
-    typeof InvalidInput,
-    typeof HostUnavailable,
-    typeof ResultTooLarge,
-    typeof DeadlineExceeded,
-    typeof InputRoundsExceeded,
-    typeof UnusableResult
-  ]
-> = Schema.Union(
+export const RequestError = Schema.Union(
   UnknownWorker,
   WorkerBusy,
   WorkerFailed,
@@ -414,7 +414,8 @@ export const RequestError: Schema.Union<
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 )
 
 /**
@@ -437,7 +438,8 @@ export const McpWorkerError = Schema.Union(
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 )
 
 /**

@@ -59,7 +59,21 @@ export interface OwnerTransport {
   readonly secrets?: () => ReadonlyArray<string>
   /** An authorization is waiting for the user (C34): an open that runs out of time then failed at `authorization`. */
   readonly waitingForUser?: () => boolean
+  /**
+   * The owner's own request `request` goes out next and is in flight until the returned release: until then the
+   * server's messages are bounded by `ServerConfig.ownRequestBytesOf`, not `maxResultBytes`, and one past that bound
+   * is reported naming `request` (C95). Without it, they are bounded as any answer.
+   */
+  readonly ownRequest?: (request: OwnRequest) => () => void
 }
+
+/**
+ * A request the owner sends of its own accord (C95): the era probe, or the tool listing it reads for tasks.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OwnRequest = errors.OwnRequest
 
 /**
  * A pending `saveTo` of a transport.

@@ -315,6 +315,16 @@ export const maxMaxResultBytes: number = internal.maxMaxResultBytes
 export const maxResultBytesOf = (config: ServerConfig): number => config.maxResultBytes ?? defaultMaxResultBytes
 
 /**
+ * The bound of an answer to a request the owner sends of its own accord (the era probe, the tool listing it reads for
+ * tasks): the config's result limit, never below the default one. Such an answer is not the caller's result (C95).
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const ownRequestBytesOf = (config: ServerConfig): number =>
+  Math.max(maxResultBytesOf(config), defaultMaxResultBytes)
+
+/**
  * Validates a config input and normalizes it; `envFrom` names are resolved against `environment` (the caller's
  * `process.env`), which is only read.
  *

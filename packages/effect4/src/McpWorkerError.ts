@@ -155,6 +155,31 @@ export class ResultTooLarge extends ErrorStack.readable(
 }
 
 /**
+ * The tool listing the owner reads before a call (C72) failed; `detail` says how, in words that hold no data of the
+ * server's answer. The call was not sent (C95), and the worker stays ready.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
+  "PreflightFailed",
+  {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    method: Schema.Literal("tools/list"),
+    detail: Schema.String,
+    delivery: notSent
+  }
+) {
+  override get message(): string {
+    return (
+      `request ${this.requestId} on worker ${this.workerId} was not sent: the ${this.method} the owner sends first, ` +
+      `to learn which tools run only as tasks, failed (${this.detail})`
+    )
+  }
+}
+
+/**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
  * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
  *
@@ -381,6 +406,7 @@ export type RequestError =
   | DeadlineExceeded
   | InputRoundsExceeded
   | UnusableResult
+  | PreflightFailed
 
 /**
  * The schema of every failure a request can end with.
@@ -399,7 +425,8 @@ export const RequestError = Schema.Union([
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 ])
 
 /**
@@ -422,7 +449,8 @@ export const McpWorkerError = Schema.Union([
   ResultTooLarge,
   DeadlineExceeded,
   InputRoundsExceeded,
-  UnusableResult
+  UnusableResult,
+  PreflightFailed
 ])
 
 /**

@@ -41,6 +41,13 @@ const samples: Record<string, Record<string, unknown>> = {
   },
   DeadlineExceeded: { workerId: "mcpw_a", delivery: "not_sent" },
   InputRoundsExceeded: { workerId: "mcpw_a", requestId: "req_1", rounds: 8, delivery: "unknown" },
+  PreflightFailed: {
+    workerId: "mcpw_a",
+    requestId: "req_1",
+    method: "tools/list",
+    detail: "the server answered it with error -32603",
+    delivery: "not_sent"
+  },
   UnusableResult: {
     workerId: "mcpw_a",
     requestId: "req_1",

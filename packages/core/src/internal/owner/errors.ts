@@ -6,6 +6,14 @@ import { type SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
 import { InputRoundsExceeded, UnusableResult } from "../../McpWorkerError.js"
 
 /**
+ * A request the owner sends of its own accord, not a caller's: the era probe, the tool listing it reads for tasks
+ * (C95).
+ *
+ * @internal
+ */
+export type OwnRequest = "server/discover" | "tools/list"
+
+/**
  * Reported by a transport through `onerror` when a message from the server passed the config's `maxResultBytes`:
  * the transport skips the rest of it unread, and the owner fails the request in flight with `ResultTooLarge`.
  *
@@ -17,9 +25,15 @@ export class OversizedMessage extends Error {
     readonly bytes: number,
     readonly limit: number,
     /** Why the result could not be spilled, when the request had a spill (`onTooLarge`). */
-    readonly spillFailed?: string | undefined
+    readonly spillFailed?: string | undefined,
+    /** The owner's own request in flight (C95), whose bound `limit` is: the message is no caller's result. */
+    readonly ownRequest?: OwnRequest | undefined
   ) {
-    super(`a message from the server passed maxResultBytes (${bytes} > ${limit} bytes)`)
+    super(
+      ownRequest === undefined
+        ? `a message from the server passed maxResultBytes (${bytes} > ${limit} bytes)`
+        : `a message from the server during the owner's ${ownRequest} passed its bound (${bytes} > ${limit} bytes)`
+    )
   }
 }
 

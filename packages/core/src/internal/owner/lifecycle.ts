@@ -92,7 +92,7 @@ export const open = (
     machine.state = State.Opening({ workerId, transport, client })
     const secrets = transport.secrets ?? (() => configured)
     const started = Date.now()
-    const handshake = watchHandshake(transport.transport)
+    const handshake = watchHandshake(transport)
     yield* Effect.tryPromise({
       try: () => connect(client, transport, budgetMs),
       catch: (error) => error
@@ -171,19 +171,27 @@ const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: numb
 
 /**
  * Records the method of the last request sent during the handshake, so that a failed open can say what it waited for
- * (the era probe or initialize, C90); `stop` puts the transport's own `send` back.
+ * (the era probe or initialize, C90), and holds the era probe in flight as the owner's own request, bounded as such
+ * (C95); `stop` puts the transport's own `send` back.
  */
-const watchHandshake = (transport: Transport) => {
+const watchHandshake = (owner: Owner.OwnerTransport) => {
+  const transport: Transport = owner.transport
   let waitingFor: string | undefined
+  let release: (() => void) | undefined
   const own = Object.prototype.hasOwnProperty.call(transport, "send")
   const send = transport.send
   transport.send = (message, options) => {
-    if ("method" in message && "id" in message) waitingFor = message.method
+    if ("method" in message && "id" in message) {
+      waitingFor = message.method
+      release?.()
+      release = message.method === "server/discover" ? owner.ownRequest?.("server/discover") : undefined
+    }
     return send.call(transport, message, options)
   }
   return {
     waitingFor: () => waitingFor,
     stop: () => {
+      release?.()
       if (own) transport.send = send
       else Reflect.deleteProperty(transport, "send")
     }
@@ -242,7 +250,11 @@ const openFailure = (
     if (error instanceof OversizedMessage) {
       return yield* new OpenFailed({
         stage: "initialize",
-        message: `a message from the server during initialize passed maxResultBytes (${error.bytes} > ${error.limit} bytes)`
+        message:
+          error.ownRequest === undefined
+            ? `a message from the server during initialize passed maxResultBytes (${error.bytes} > ${error.limit} bytes)`
+            : `a message from the server during ${error.ownRequest} (the era probe) passed the owner's bound for its ` +
+              `own requests (${error.bytes} > ${error.limit} bytes)`
       })
     }
     const timedOut = error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout

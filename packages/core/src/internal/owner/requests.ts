@@ -138,9 +138,10 @@ export const send = (
     }
   }
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
-    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), () =>
-      send(machine, connection, message, parsed, true)
-    )
+    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), {
+      send: () => send(machine, connection, message, parsed, true),
+      fail: (error) => postFailure(machine, requestId, Tasks.listingFailed(machine, connection, requestId, error))
+    })
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
   if (taskRefusal !== undefined) return postFailure(machine, requestId, taskRefusal)
@@ -380,21 +381,25 @@ const requestError = (
 }
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
-// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted.
+// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted. Past
+// the owner's own bound while its tool listing was in flight, the caller's call was not sent (C95).
 const refuseOversized = (machine: Machine, connection: Connection, error: OversizedMessage): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
+    const why = `its answer passed the owner's bound for its own requests (${error.bytes} > ${error.limit} bytes)`
     postFailure(
       machine,
       requestId,
-      new ResultTooLarge({
-        workerId: connection.workerId,
-        requestId,
-        bytes: error.bytes,
-        limit: error.limit,
-        delivery: "unknown",
-        ...(error.spillFailed === undefined ? {} : { spillFailed: error.spillFailed })
-      })
+      error.ownRequest !== undefined
+        ? Tasks.preflightFailed(connection, requestId, why)
+        : new ResultTooLarge({
+            workerId: connection.workerId,
+            requestId,
+            bytes: error.bytes,
+            limit: error.limit,
+            delivery: "unknown",
+            ...(error.spillFailed === undefined ? {} : { spillFailed: error.spillFailed })
+          })
     )
     controller.abort("too_large")
   }

@@ -11,6 +11,7 @@ import {
   type InputRoundsExceeded,
   type InvalidInput,
   type ResultTooLarge,
+  type PreflightFailed,
   type UnusableResult,
   type ServerError,
   type WorkerBusy,
@@ -235,6 +236,7 @@ export const postFailure = (
     | DeliveryUnknown
     | InputRoundsExceeded
     | UnusableResult
+    | PreflightFailed
 ): void => {
   const direct = takeDirect(machine, requestId)
   if (direct !== undefined) {

@@ -3,10 +3,12 @@
  * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
  */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
-import { InvalidInput } from "../../McpWorkerError.js"
+import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as Redact from "../../Redact.js"
+import { errorText, isSchemaError, schemaErrorSummary } from "./errors.js"
 import { RequestAbort } from "./requestAbort.js"
-import type { Connection } from "./state.js"
+import { type Connection, connectionGone, type Machine } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
@@ -63,16 +65,24 @@ export const mustList = (
 
 const maxListedPages = 100
 
+/** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */
+export interface ListingEnd {
+  readonly send: () => void
+  readonly fail: (why: unknown) => void
+}
+
 /**
  * Lists every page of the server's tools as the request `requestId` (the worker stays busy with it, and a cancel or
  * the budget ends the listing), then `send`s the call, unless the request ended meanwhile: then nothing of the call
- * went out. A listing that fails leaves the tool unknown, and the call goes as it would have.
+ * went out. The listing is the owner's own request, bounded as such (C95); a listing that fails fails the call, unsent:
+ * without it the owner cannot tell whether the server would refuse the call (C72).
  *
  * @internal
  */
-export const listThen = (connection: Connection, requestId: string, timeoutMs: number, send: () => void): void => {
+export const listThen = (connection: Connection, requestId: string, timeoutMs: number, end: ListingEnd): void => {
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
+  const release = connection.transport.ownRequest?.("tools/list")
   const listPages = async () => {
     let cursor: string | undefined
     for (let page = 0; page < maxListedPages; page++) {
@@ -90,14 +100,46 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
     }
   }
+  // Whoever ended the request meanwhile (a cancel, the budget, an answer past the bound) has answered its caller.
+  const ended = () => {
+    if (connection.inflight.get(requestId) !== controller) return true
+    connection.inflight.delete(requestId)
+    return false
+  }
   listPages()
-    .catch(() => undefined)
-    .then(() => {
-      if (connection.inflight.get(requestId) !== controller) return
-      connection.inflight.delete(requestId)
-      send()
-    })
+    .finally(release)
+    .then(
+      () => ended() || end.send(),
+      (error: unknown) => ended() || end.fail(error)
+    )
 }
+
+/**
+ * The owner's tool listing before a call failed (C95): the call was not sent. What the error says of it is the
+ * server's error code or the client's words, never the answer's data (C24).
+ *
+ * @internal
+ */
+export const listingFailed = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  error: unknown
+): PreflightFailed | WorkerFailed => {
+  if (machine.state._tag !== "Ready")
+    return connectionGone(machine.state, "not_sent", "transport", "the connection closed")
+  const detail =
+    error instanceof ProtocolError
+      ? `the server answered it with error ${error.code}`
+      : isSchemaError(error)
+        ? `its result does not match the MCP schema (${schemaErrorSummary(error)})`
+        : `it failed in the client: ${Redact.redact(errorText(error), connection.secrets())}`
+  return preflightFailed(connection, requestId, detail)
+}
+
+/** @internal */
+export const preflightFailed = (connection: Connection, requestId: string, detail: string): PreflightFailed =>
+  new PreflightFailed({ workerId: connection.workerId, requestId, method: "tools/list", detail, delivery: "not_sent" })
 
 const refused = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })

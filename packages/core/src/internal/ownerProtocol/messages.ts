@@ -11,6 +11,7 @@ import {
   InputRoundsExceeded,
   InvalidInput,
   OpenFailed,
+  PreflightFailed,
   ResultTooLarge,
   ServerError,
   UnusableResult,
@@ -216,7 +217,8 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
     WorkerBusy,
     DeliveryUnknown,
     InputRoundsExceeded,
-    UnusableResult
+    UnusableResult,
+    PreflightFailed
   )
 })
 
@@ -240,7 +242,8 @@ export const ObservedOutcome = Schema.Literal(
   "DeliveryUnknown",
   "DeadlineExceeded",
   "InputRoundsExceeded",
-  "UnusableResult"
+  "UnusableResult",
+  "PreflightFailed"
 )
 
 /** @internal */

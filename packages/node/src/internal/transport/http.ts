@@ -73,6 +73,8 @@ class HttpClientTransport implements Transport {
   private modern = false
   /** The 2026-07-28 requests whose response has not arrived (see `watched`). */
   private readonly awaiting = new Set<string | number>()
+  /** The owner's own request in flight (C95): the answers to POSTs made meanwhile are bounded by `ownResultBytes`. */
+  private own: { readonly request: Owner.OwnRequest } | undefined
   private deleteStatus: number | undefined
   private readonly fetch: FetchLike
 
@@ -82,6 +84,7 @@ class HttpClientTransport implements Transport {
     private readonly configured: TransportName | undefined,
     private readonly secretsOf: () => ReadonlyArray<string>,
     private readonly maxResultBytes: number,
+    private readonly ownResultBytes: number,
     private readonly authorizer: HttpAuth.Authorizer | undefined
   ) {
     // Authorizes every request when the config says how (C34).
@@ -155,6 +158,15 @@ class HttpClientTransport implements Transport {
     this.markClosed()
   }
 
+  /** The POSTs made until the release carry the owner's own `request`, and are bounded as such (C95). */
+  ownRequest(request: Owner.OwnRequest): () => void {
+    const own = { request }
+    this.own = own
+    return () => {
+      if (this.own === own) this.own = undefined
+    }
+  }
+
   setProtocolVersion(version: string): void {
     this.protocolVersion = version
     innerOf(this.phase)?.setProtocolVersion(version)
@@ -212,14 +224,15 @@ class HttpClientTransport implements Transport {
   private limited(response: Response): Response {
     const body = response.body
     if (body === null) return response
-    const limit = this.maxResultBytes
+    const own = this.own?.request
+    const limit = own === undefined ? this.maxResultBytes : this.ownResultBytes
     let bytes = 0
     const counted = body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform: (chunk, controller) => {
           bytes += chunk.byteLength
           if (bytes <= limit) return controller.enqueue(chunk)
-          const error = new Owner.OversizedMessage(bytes, limit)
+          const error = new Owner.OversizedMessage(bytes, limit, undefined, own)
           if (isAttached(this.phase)) this.onerror?.(error)
           controller.error(error)
         }
@@ -409,12 +422,14 @@ export const make = (
       config.transport,
       secrets,
       ServerConfig.maxResultBytesOf(config),
+      ServerConfig.ownRequestBytesOf(config),
       authorizer
     )
     return {
       transport,
       secrets,
       waitingForUser: () => authorizer?.waitingForUser() ?? false,
+      ownRequest: (request) => transport.ownRequest(request),
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
       exitInfo: () => Effect.succeed({}),

@@ -56,10 +56,13 @@ class ProcessTransport implements Transport {
   private save: ResponseSave | undefined
   /** The spill (`onTooLarge`) of the request in flight: where a line past the limit goes instead of being skipped. */
   private spill: ResponseSpill | undefined
+  /** The owner's own request in flight (C95): lines are bounded by `ownLineBytes` meanwhile. */
+  private own: { readonly request: Owner.OwnRequest } | undefined
 
   constructor(
     private readonly job: ProcessJobFace.ProcessJob,
-    private readonly maxLineBytes: number
+    private readonly maxLineBytes: number,
+    private readonly ownLineBytes: number
   ) {
     this.lines = Lines.make({
       decode: Lines.text,
@@ -105,6 +108,15 @@ class ProcessTransport implements Transport {
     return opened
   }
 
+  /** Lines are bounded for the owner's own `request` until the release (C95). */
+  ownRequest(request: Owner.OwnRequest): () => void {
+    const own = { request }
+    this.own = own
+    return () => {
+      if (this.own === own) this.own = undefined
+    }
+  }
+
   /** A response past the limit goes to the new file `name` of `directory` (made only then), not skipped. */
   spillResponse(directory: string, name: string): ResponseSpill {
     this.spill?.discard()
@@ -136,7 +148,13 @@ class ProcessTransport implements Transport {
    * file from its first byte on; otherwise, or if that file cannot be made, it is reported and the rest of it skipped
    * unparsed.
    */
-  private overLimit(held: ReadonlyArray<Buffer>, bytes: number): Lines.Sink<string> | undefined {
+  private overLimit(held: ReadonlyArray<Buffer>, bytes: number): Lines.Overflow<string> {
+    const own = this.own
+    if (own !== undefined) {
+      // No caller's result is in flight: the line is read up to the owner's own bound (C95).
+      if (bytes <= this.ownLineBytes) return this.ownLineBytes
+      return void this.onerror?.(new Owner.OversizedMessage(bytes, this.ownLineBytes, undefined, own.request))
+    }
     const spill = this.spill
     const started = spill?.live === true ? spill.start(held) : undefined
     if (started !== undefined && Either.isRight(started)) return this.spoolInto({ ...started.right, spill, bytes })
@@ -327,7 +345,7 @@ export const make = (
     const stderrEnded = Effect.promise(() => started.stderrEnded)
 
     const maxResultBytes = ServerConfig.maxResultBytesOf(config)
-    const transport = new ProcessTransport(job, maxResultBytes)
+    const transport = new ProcessTransport(job, maxResultBytes, ServerConfig.ownRequestBytesOf(config))
     return {
       transport,
       pid: job.pid,
@@ -341,6 +359,7 @@ export const make = (
         const spill = transport.spillResponse(directory, name)
         return { limit: maxResultBytes, summary: () => spill.summary, discard: () => spill.discard() }
       },
+      ownRequest: (request) => transport.ownRequest(request),
       secrets: () => secrets,
       classify: (error) => (error instanceof TransportClosed ? "transport" : undefined),
       stop: (budgetMs) =>
