@@ -138,8 +138,10 @@ const localProgram = (project: string, name: Packed.Program): string => {
   return program!.replace(fetched, `command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(server)}]`)
 }
 
-// What a program printed, less the lines of Effect's default logger (the cluster's runner says where it listens).
-const printed = (stdout: string) => stdout.split("\n").filter((line) => !/^timestamp=\S+ level=[A-Z]+ /.test(line))
+// What a program printed, less the records of Effect's default logger (the cluster's runner says where it listens):
+// logfmt, one record a line but for newlines inside its quoted values.
+const printed = (stdout: string) =>
+  stdout.replace(/^timestamp=\S+ level=[A-Z]+ (?:[^"\n]|"(?:[^"\\]|\\.)*")*\n/gm, "").split("\n")
 
 /** Runs the README's program from the project's install made read-only, and checks what it printed and left. */
 const runProgram = (project: string, name: Packed.Program, node: string) =>
