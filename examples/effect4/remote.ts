@@ -18,7 +18,10 @@ const program = Effect.gen(function* () {
     Effect.as("answered"),
     Effect.catchTag("DeliveryUnknown", (error) => Effect.succeed(`DeliveryUnknown (${error.reason})`))
   )
-  return { counts: [first.structuredContent?.count, second.structuredContent?.count], timedOut }
+  // `structuredContent` is `unknown` until checked, as the MCP SDK types it; this server's is `{ count }`.
+  const count = (result: { readonly structuredContent?: unknown }) =>
+    (result.structuredContent as { count: number }).count
+  return { counts: [count(first), count(second)], timedOut }
 })
 
 const result = await Effect.runPromise(program.pipe(Effect.provide(NodeMcpWorkers.layerRemote)))

@@ -71,19 +71,28 @@ const expectedFiles: Record<(typeof names)[number], Array<string>> = {
   ]
 }
 
-/** The README's `command` run in the project, the tarballs in place of the package names. */
-const install = (project: string, command: Packed.Command, node: string) => {
+/** The README's `command` as arguments after `npm`. */
+const commandWords = (command: Packed.Command): Array<string> => {
   const words = Packed.readmeCommands()[command]
   assert.isDefined(words, `README's Install section has a command for ${command}`)
-  const argv = words!.map((word) =>
+  return words!
+}
+
+/** An `npm install` line run in the project, the tarballs in place of our package names. */
+const installWords = (project: string, words: ReadonlyArray<string>, node: string, flags: Array<string> = []) => {
+  const argv = words.map((word) =>
     /^@mcp-worker\/[a-z0-9]+$/.test(word) ? Path.join(packs, tarballName(word.split("/")[1]!)) : word
   )
-  return Packed.run("npm", [...argv, ...installFlags], {
+  return Packed.run("npm", [...argv, ...installFlags, ...flags], {
     cwd: project,
     env: { ...process.env, PATH: `${Path.dirname(node)}${Path.delimiter}${process.env.PATH}` },
     timeoutMs: minutes(3)
   })
 }
+
+/** The README's `command` run in the project. */
+const install = (project: string, command: Packed.Command, node: string) =>
+  installWords(project, commandWords(command), node)
 
 /** A new project outside the repository with the README's `command` run in it. */
 const installed = (command: Packed.Command, node: string) =>
@@ -93,6 +102,30 @@ const installed = (command: Packed.Command, node: string) =>
     yield* install(project, command, node)
     return project
   })
+
+// The cluster's first program: the across-machines command beside the Effect 3 one, with the SQLite peers its
+// comment names, as one npm run. Its install scripts are not run: better-sqlite3 would compile for minutes; the addon
+// this repository built for this Node (scripts/sqlite-bindings.sh) is put where `bindings` looks for it instead.
+const installedCluster = Effect.gen(function* () {
+  const project = yield* Packed.temporaryDirectory("mcp-worker-install-")
+  Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "first-program", private: true }))
+  const words = [
+    ...commandWords("Effect 3"),
+    ...commandWords("across machines").slice(1),
+    ...Object.values(SqliteStorage.optionalPeers)
+  ]
+  assert.isTrue(words.every((word) => !word.startsWith("-")))
+  yield* installWords(project, words, process.execPath, ["--ignore-scripts"])
+  const addon = Path.join(process.versions.node, process.platform, process.arch, "better_sqlite3.node")
+  const built = Path.join(Packed.root, "node_modules/better-sqlite3/compiled", addon)
+  assert.isTrue(Fs.existsSync(built), `scripts/sqlite-bindings.sh has built better-sqlite3 for Node ${process.version}`)
+  const version = (dir: string) => Packed.readJson(Path.join(dir, "node_modules/better-sqlite3/package.json")).version
+  assert.strictEqual(version(project), version(Packed.root), "the built addon is of the better-sqlite3 npm installed")
+  const target = Path.join(project, "node_modules/better-sqlite3/compiled", addon)
+  Fs.mkdirSync(Path.dirname(target), { recursive: true })
+  Fs.copyFileSync(built, target)
+  return project
+})
 
 // The README's program with its one outside fetch, `npx -y` of server-everything, replaced by the same published
 // server from this repository, started through a file of the project so that its command line names the project.
@@ -106,6 +139,11 @@ const localProgram = (project: string, name: Packed.Program): string => {
   Fs.writeFileSync(server, `await import(${JSON.stringify(published)})\n`)
   return program!.replace(fetched, `command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(server)}]`)
 }
+
+// What a program printed, less the records of Effect's default logger (the cluster's runner says where it listens):
+// logfmt, one record a line but for newlines inside its quoted values.
+const printed = (stdout: string) =>
+  stdout.replace(/^timestamp=\S+ level=[A-Z]+ (?:[^"\n]|"(?:[^"\\]|\\.)*")*\n/gm, "").split("\n")
 
 /** Runs the README's program from the project's install made read-only, and checks what it printed and left. */
 const runProgram = (project: string, name: Packed.Program, node: string) =>
@@ -124,7 +162,7 @@ const runProgram = (project: string, name: Packed.Program, node: string) =>
         })
       )
     )
-    assert.strictEqual(stdout, "Echo: hello\n", stderr)
+    assert.deepStrictEqual(printed(stdout), ["Echo: hello", ""], stderr)
     // C67: the owner wrote nothing into the install.
     assert.deepStrictEqual(Packed.snapshot(modules), before)
     // The program ended by itself (no thread, socket or timer kept it), and no process of its server is left.
@@ -157,21 +195,35 @@ const isEffect4Node = () => {
   return major! > lowestMajor || (major === lowestMajor && minor! >= (lowestMinor ?? 0))
 }
 
-// Packed once for the file (prepack builds each package), and the Effect 3 command, which programs without Effect
-// use too, installed once.
+// Packed once for the file (prepack builds each package); each face's command installed once, side by side, in its
+// own project (the Effect 3 one serves programs without Effect too).
 const shared = Effect.runSync(Scope.make())
 let packs = ""
 let effect3Project = ""
+let effect4Project = ""
+let effect4NodePath = ""
+let clusterProject = ""
 const once = process.env.MCPW_NODE_INDEPENDENT !== "0"
 beforeAll(async () => {
   if (!once) return
   packs = await Effect.runPromise(pack.pipe(Scope.extend(shared)))
-  effect3Project = await Effect.runPromise(installed("Effect 3", process.execPath).pipe(Scope.extend(shared)))
-}, minutes(6))
+  effect4NodePath = await Effect.runPromise(effect4Node())
+  ;[effect3Project, effect4Project, clusterProject] = await Effect.runPromise(
+    Effect.all([installed("Effect 3", process.execPath), installed("Effect 4", effect4NodePath), installedCluster], {
+      concurrency: "unbounded"
+    }).pipe(Scope.extend(shared))
+  )
+}, minutes(8))
 afterAll(() => Effect.runPromise(Scope.close(shared, Exit.void)), minutes(2))
 
 // C98: the README's first programs type-check --strict as a user's project would check them, without @types/node; the
-// one error left is the MCP SDK's own declarations naming `Buffer`, which are not this repository's to change.
+// errors left are other packages' declarations naming Node's types, which are not this repository's to change: the
+// MCP SDK's `Buffer`, and (the cluster's types reach them through @effect/rpc's RpcSerialization) msgpackr's.
+const othersNamingNode = [
+  /^node_modules\/@modelcontextprotocol\/client\/dist\/[\w.-]+\(\d+,\d+\): error TS2580: Cannot find name 'Buffer'/,
+  /^node_modules\/msgpackr\/index\.d\.cts\(\d+,\d+\): error TS2580: Cannot find name 'Buffer'/,
+  /^node_modules\/msgpackr\/index\.d\.cts\(\d+,\d+\): error TS2307: Cannot find module 'stream'/
+]
 const typecheck = (project: string, names: ReadonlyArray<Packed.Program>) =>
   Effect.gen(function* () {
     const files = names.map((name) => {
@@ -187,8 +239,50 @@ const typecheck = (project: string, names: ReadonlyArray<Packed.Program>) =>
       timeoutMs: minutes(2)
     }).pipe(Effect.catchAllDefect((defect) => Effect.succeed({ stdout: String(defect), stderr: "" })))
     const errors = stdout.split("\n").filter((line) => /error TS\d+/.test(line))
-    const ours = errors.filter((line) => !line.includes("node_modules/@modelcontextprotocol/client/"))
+    const ours = errors.filter((line) => !othersNamingNode.some((allowed) => allowed.test(line)))
     assert.deepStrictEqual(ours, [])
+  })
+
+type Face = "Effect 3" | "Effect 4" | "cluster"
+
+// A README `typecheck` block: a whole program, compiled in the project of the face it imports with its section's
+// install lines run there too, and with Node's types (a TypeScript user has them; C98 checks their absence).
+const blockGroups = () => {
+  const blocks = Packed.readmeBlocks()
+  const groups = new Map<string, { face: Face; lines: Array<Array<string>>; blocks: Array<Packed.Block> }>()
+  for (const block of blocks.filter((b) => b.check?._tag === "typecheck")) {
+    const face: Face = block.code.includes('from "@mcp-worker/effect4')
+      ? "Effect 4"
+      : block.code.includes('from "@mcp-worker/cluster')
+        ? "cluster"
+        : "Effect 3"
+    const lines = blocks
+      .filter((b) => b.section === block.section && b.check?._tag === "install")
+      .flatMap((b) => Packed.installLines(b.code))
+    const key = JSON.stringify([face, lines])
+    const group = groups.get(key) ?? { face, lines, blocks: [] }
+    groups.set(key, { ...group, blocks: [...group.blocks, block] })
+  }
+  return [...groups.values()]
+}
+
+const compileBlocks = (project: string, blocks: ReadonlyArray<Packed.Block>) =>
+  Effect.gen(function* () {
+    const files = blocks.map((block) => {
+      const file = `readme-${block.line}.mts`
+      Fs.writeFileSync(Path.join(project, file), block.code)
+      return file
+    })
+    const tsc = require.resolve("typescript/bin/tsc")
+    const types = ["--types", "node", "--typeRoots", Path.join(Packed.root, "node_modules/@types")]
+    // The blocks' own code is checked here; the declarations of the packages, ours and others', are C98's.
+    const flags = ["--strict", "--noEmit", "--skipLibCheck", "--module", "nodenext", "--target", "es2022", ...types]
+    const { stdout } = yield* Packed.run(process.execPath, [tsc, ...flags, ...files], {
+      cwd: project,
+      timeoutMs: minutes(2)
+    }).pipe(Effect.catchAllDefect((defect) => Effect.succeed({ stdout: String(defect), stderr: "" })))
+    const errors = stdout.split("\n").filter((line) => /error TS\d+/.test(line))
+    assert.deepStrictEqual(errors, [], `README lines ${blocks.map((block) => block.line).join(", ")}`)
   })
 
 // The install test runs once per CI run, on one Node: MCPW_NODE_INDEPENDENT=0 skips it on the others.
@@ -318,20 +412,52 @@ describe.runIf(once)("packed and installed as the README says", () => {
     minutes(2)
   )
 
-  it.scopedLive(
+  it.live(
     "Effect 4, on a Node its engines allow: the README's program runs from a read-only install",
-    () =>
-      Effect.gen(function* () {
-        const node = yield* effect4Node()
-        yield* runProgram(yield* installed("Effect 4", node), "Effect 4", node)
-      }),
-    minutes(4)
+    () => runProgram(effect4Project, "Effect 4", effect4NodePath),
+    minutes(2)
   )
 
   it.live(
-    "C98: Effect 3 and no Effect: the README's programs type-check --strict without @types/node",
-    () => typecheck(effect3Project, ["Effect 3", "no Effect"]),
+    "cluster, with its SQLite peers: the README's program runs from a read-only install",
+    () => runProgram(clusterProject, "cluster", process.execPath),
     minutes(2)
+  )
+
+  it.live(
+    "C98: every face: the README's first programs type-check --strict without @types/node",
+    () =>
+      Effect.all(
+        [
+          typecheck(effect3Project, ["Effect 3", "no Effect"]),
+          typecheck(effect4Project, ["Effect 4"]),
+          typecheck(clusterProject, ["cluster"])
+        ],
+        { concurrency: 2 }
+      ),
+    minutes(3)
+  )
+
+  // The Effect 3 program as the README writes it: `npx -y` fetches server-everything from the registry into an empty
+  // npm cache, which takes far longer than a warm start, within the program's own budget. The server's environment
+  // keeps HOME (C18) and npm's cache is under it: a new HOME is a cold cache for npx.
+  it.scopedLive(
+    "Effect 3, on a cold npm cache: the README's program fetches its server with npx and prints its result",
+    () =>
+      Effect.gen(function* () {
+        const home = yield* Packed.temporaryDirectory("mcp-worker-home-")
+        Fs.writeFileSync(Path.join(effect3Project, "cold.mjs"), Packed.readmePrograms()["Effect 3"]!)
+        const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)))
+        const { stderr, stdout } = yield* Packed.run(process.execPath, ["cold.mjs"], {
+          cwd: effect3Project,
+          env: { ...env, HOME: home, XDG_CACHE_HOME: Path.join(effect3Project, "cache") },
+          timeoutMs: minutes(2)
+        })
+        assert.deepStrictEqual(printed(stdout), ["Echo: hello", ""], stderr)
+        assert.isNotEmpty(Fs.readdirSync(Path.join(home, ".npm/_npx")), "npx fetched the server into the empty cache")
+        assert.deepStrictEqual(Packed.processesUnder(home), [])
+      }),
+    minutes(3)
   )
 
   it.live(
@@ -361,6 +487,33 @@ describe.runIf(once)("packed and installed as the README says", () => {
           stdout,
           `SqlError: SqliteStorage needs ${missing}, an optional peer of @mcp-worker/cluster that is not installed: ` +
             `npm install ${missing}\n`
+        )
+      }),
+    minutes(4)
+  )
+  // Last: a section's install lines are run in the face's project, which the tests above have used as installed.
+  it.live(
+    "every typecheck block of the README compiles --strict in a project with its section's install lines",
+    () =>
+      Effect.gen(function* () {
+        const projects: Record<Face, { project: string; node: string }> = {
+          "Effect 3": { project: effect3Project, node: process.execPath },
+          "Effect 4": { project: effect4Project, node: effect4NodePath },
+          cluster: { project: clusterProject, node: process.execPath }
+        }
+        const groups = blockGroups().sort((a, b) => a.lines.length - b.lines.length)
+        assert.isAbove(groups.length, 1)
+        yield* Effect.forEach(
+          (["Effect 3", "Effect 4", "cluster"] as const).map((face) => groups.filter((group) => group.face === face)),
+          (ofFace) =>
+            Effect.forEach(ofFace, (group) =>
+              Effect.gen(function* () {
+                const { node, project } = projects[group.face]
+                for (const words of group.lines) yield* installWords(project, words, node)
+                yield* compileBlocks(project, group.blocks)
+              })
+            ),
+          { concurrency: 2, discard: true }
         )
       }),
     minutes(4)

@@ -20,6 +20,7 @@ import type {
   UnknownWorker
 } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
+import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -208,10 +209,21 @@ export interface RawResult {
  * @category models
  */
 export interface CallToolResult extends RawResult {
-  readonly content: ReadonlyArray<{ readonly type: string; readonly [key: string]: unknown }>
-  readonly structuredContent?: { readonly [key: string]: unknown } | undefined
+  readonly content: ReadonlyArray<ContentBlock>
+  /** What the tool's `outputSchema` describes; as the MCP SDK types it, to be checked before use. */
+  readonly structuredContent?: unknown
   readonly isError?: boolean | undefined
 }
+
+/**
+ * A block of a tool's result, told apart by `type`: after `block.type === "text"`, `block.text` is a string. The
+ * MCP SDK's `ContentBlock`, as `@mcp-worker/core` answers it (C98).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ContentBlock =
+  Content.TextContent | Content.ImageContent | Content.AudioContent | Content.ResourceLink | Content.EmbeddedResource
 
 /**
  * The raw `tools/list` result.

@@ -10,6 +10,7 @@ import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { carrying, freshMarker } from "./processes.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
+import { structured } from "./scenarios.js"
 
 const stateful = () => statefulConfig("--exit-on-stdin-eof")
 const entry = remoteEntry()
@@ -48,7 +49,7 @@ describe("the Effect 4 face's agent-host operations", () => {
       const tools = yield* workers.tools(id)
       assert.includeMembers(Object.keys(tools), ["echo", "sleep", "big"])
       const echoed = yield* tools.echo!({ token: "through-a-method" })
-      assert.strictEqual(echoed.structuredContent?.token, "through-a-method")
+      assert.strictEqual(structured(echoed)?.token, "through-a-method")
       // A bound method fails as callTool does, caught by its tag.
       const timedOut = yield* tools.sleep!({ ms: 10_000 }, { timeout: 200 }).pipe(
         Effect.as("answered"),

@@ -250,6 +250,13 @@ type Credentials<A> = Extract<A, { readonly type: "client_credentials" }>
 type CoreResult<K extends keyof CoreOperations.Requests> =
   CoreOperations.Requests[K] extends CoreOperations.Operation<any, any, infer A> ? A : never
 type CoreTask = CoreResult<"startTask">["task"]
+// A list is read-only on this face and mutable in the SDK's types: compared with both read-only, all the way down.
+type DeepReadonly<T> =
+  T extends ReadonlyArray<infer A>
+    ? ReadonlyArray<DeepReadonly<A>>
+    : T extends object
+      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+      : T
 
 const typeChecks: {
   readonly operations: Same<keyof CoreService, keyof Service>
@@ -292,6 +299,12 @@ const typeChecks: {
   readonly taskState: SameFields<CoreResult<"getTask">, Tasks.TaskState, "_meta">
   readonly cancelledState: SameFields<CoreResult<"cancelTask">, Tasks.TaskState, "_meta">
   readonly listTasks: SameFields<CoreResult<"listTasks">, Tasks.ListTasksResult, "_meta" | "tasks">
+  // C98: a result's blocks narrow by `type` alike on every face.
+  readonly contentBlock: Same<
+    DeepReadonly<CoreResult<"callTool">["content"][number]>,
+    DeepReadonly<McpWorkers.ContentBlock>
+  >
+  readonly callToolResult: SameFields<CoreResult<"callTool">, McpWorkers.CallToolResult, "_meta" | "content">
   readonly listedTask: Same<CoreResult<"listTasks">["tasks"][number], CoreTask>
   readonly hostOptions: Same<keyof CoreNodeMcpWorkers.Options, keyof NodeMcpWorkers.Options>
   readonly handlers: Same<keyof CoreNodeMcpWorkers.Handlers, keyof NodeMcpWorkers.Handlers>
@@ -338,6 +351,8 @@ const typeChecks: {
   taskState: true,
   cancelledState: true,
   listTasks: true,
+  contentBlock: true,
+  callToolResult: true,
   listedTask: true,
   hostOptions: true,
   handlers: true,

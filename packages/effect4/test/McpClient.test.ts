@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
 import { statefulConfig } from "../../../test/fixtures/servers.js"
 import * as McpClient from "../src/McpClient.js"
+import { structured } from "./scenarios.js"
 
 const alive = (pid: number) => {
   try {
@@ -33,8 +34,8 @@ describe("McpClient", () => {
         Effect.gen(function* () {
           const tools = (yield* client.listTools()).tools.map((tool) => tool.name)
           const counts = [
-            (yield* client.callTool("inc")).structuredContent?.count,
-            (yield* client.callTool("inc")).structuredContent?.count
+            structured(yield* client.callTool("inc"))?.count,
+            structured(yield* client.callTool("inc"))?.count
           ]
           const sleeping = yield* Effect.forkChild(client.callTool("sleep", { ms: 300 }))
           const holder = yield* inFlight(client)
@@ -46,8 +47,8 @@ describe("McpClient", () => {
           const interrupted = yield* Effect.forkChild(client.callTool("sleep", { ms: 10_000, token: "gone" }))
           yield* inFlight(client)
           yield* Fiber.interrupt(interrupted)
-          const cancelled = (yield* client.callTool("cancelled")).structuredContent?.cancelled as Array<any>
-          const pid = (yield* client.callTool("info")).structuredContent?.pid as number
+          const cancelled = structured(yield* client.callTool("cancelled"))?.cancelled as Array<any>
+          const pid = structured(yield* client.callTool("info"))?.pid as number
           return { hasInc: tools.includes("inc"), counts, busy, reasons: cancelled.map((c) => c.reason), pid }
         })
       )
@@ -68,7 +69,7 @@ describe("McpClient", () => {
       assert.strictEqual(failed, "OpenFailed initialize 7")
       const answer = yield* McpClient.withClient(
         statefulConfig("--exit-on-stdin-eof"),
-        (client) => Effect.map(client.callTool("ask", { kind: "roots" }), (result) => result.structuredContent?.answer),
+        (client) => Effect.map(client.callTool("ask", { kind: "roots" }), (result) => structured(result)?.answer),
         { handlers: { roots: () => Effect.succeed({ roots: [{ uri: "file:///tmp", name: "tmp" }] }) } }
       )
       assert.deepStrictEqual(answer, { roots: [{ uri: "file:///tmp", name: "tmp" }] })

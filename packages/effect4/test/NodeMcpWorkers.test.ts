@@ -14,7 +14,7 @@ import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { statefulConfig } from "../../../test/fixtures/servers.js"
 import { type Outcome, remoteEntry, runInThread } from "./remoteThread.js"
-import { expectedTyped, typedScenario } from "./scenarios.js"
+import { expectedTyped, typedScenario, structured } from "./scenarios.js"
 import { abortedByInterruption, effect4Surface, exerciseBehaviour, expectedBehaviour } from "./surface.js"
 
 const entry = remoteEntry()
@@ -115,7 +115,7 @@ describe("the Effect 4 face", () => {
       const seen = yield* Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open({ ...stateful(), env: { API_TOKEN: Redacted.make("s3cret") } })
-        const value = (yield* workers.callTool(id, "env", { name: "API_TOKEN" })).structuredContent?.value
+        const value = structured(yield* workers.callTool(id, "env", { name: "API_TOKEN" }))?.value
         // The registry's default budget, read from Config, applies to a call that names none.
         const timedOut = yield* workers.callTool(id, "sleep", { ms: 5_000 }).pipe(
           Effect.as("answered"),
@@ -148,7 +148,7 @@ describe("the Effect 4 face", () => {
         const id = yield* workers.open(stateful())
         const roots = yield* workers.callTool(id, "ask", { kind: "roots" })
         yield* workers.close(id)
-        return roots.structuredContent?.answer
+        return structured(roots)?.answer
       }).pipe(
         Effect.provide(
           NodeMcpWorkers.layer({

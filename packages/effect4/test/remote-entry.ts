@@ -6,7 +6,7 @@ import * as McpWorkerError from "../src/McpWorkerError.js"
 import { McpWorkers } from "../src/McpWorkers.js"
 import * as NodeMcpWorkers from "../src/NodeMcpWorkers.js"
 import { effect4Surface, exerciseBehaviour, withProgress } from "./surface.js"
-import { typedScenario } from "./scenarios.js"
+import { typedScenario, structured } from "./scenarios.js"
 import { exerciseTasks } from "./tasksFlow.js"
 
 const input = workerData as { readonly scenario: string; readonly data: Record<string, any> }
@@ -36,7 +36,7 @@ const scenarios: Record<string, Effect.Effect<unknown, unknown, McpWorkers>> = {
       Effect.as("still known"),
       Effect.catchTag("UnknownWorker", (error) => Effect.succeed(error._tag))
     )
-    return { count: counted.structuredContent?.count, cleanup: closed.cleanup?.activeProcesses, afterClose }
+    return { count: structured(counted)?.count, cleanup: closed.cleanup?.activeProcesses, afterClose }
   }),
   // The agent-host operations from a remote thread: the workers belong to the host, errors are this package's.
   agentHost: Effect.gen(function* () {
@@ -58,7 +58,7 @@ const scenarios: Record<string, Effect.Effect<unknown, unknown, McpWorkers>> = {
       opened: one._tag,
       missing: missing._tag === "Failed" && missing.error instanceof McpWorkerError.InvalidInput,
       declaresEcho: declarations.includes("echo("),
-      echoed: echoed.structuredContent?.token,
+      echoed: structured(echoed)?.token,
       cleanup: closedOne._tag === "Closed" ? closedOne.status.cleanup?.activeProcesses : "failed"
     }
   })

@@ -5,7 +5,9 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { McpWorkers } from "../src/McpWorkers.js"
 
-const structured = (result: { readonly structuredContent?: unknown }) => result.structuredContent as Record<string, any>
+/** A result's `structuredContent`, typed `unknown` as the MCP SDK types it, read as the fixture's record. */
+export const structured = (result: { readonly structuredContent?: unknown }) =>
+  result.structuredContent as Record<string, any>
 
 /**
  * Polls `status` until a request is in flight; its id. The guard is in time, well inside the test's own timeout: a
