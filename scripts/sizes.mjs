@@ -1,12 +1,12 @@
-// Fails when a file of packages/*/src passes 450 lines or a function in it passes 100: past those, a file is
-// probably two concepts and a function three. Functions are read with the TypeScript compiler's own parser; a
+// Fails when a file of packages/*/src passes 800 lines or a function in it passes 100: past those, a file is
+// probably two concepts and a function three. A file holds one concept whole; 800 is a smoke alarm, not a place to cut. Functions are read with the TypeScript compiler's own parser; a
 // function's lines run from its first to its last token, comments inside included.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import ts from "typescript"
 import { files, root } from "./sourceFiles.mjs"
 
-const maxFileLines = 450
+const maxFileLines = 800
 const maxFunctionLines = 100
 
 const problems = []

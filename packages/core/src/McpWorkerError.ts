@@ -156,7 +156,7 @@ export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/cor
  * @since 0.1.0
  * @category errors
  */
-export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
+export class PreflightFailed extends TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
   "PreflightFailed",
   {
     workerId: Schema.String,

@@ -161,15 +161,14 @@ export class ResultTooLarge extends ErrorStack.readable(
  * @since 0.1.0
  * @category errors
  */
-export class PreflightFailed extends Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
-  "PreflightFailed",
-  {
+export class PreflightFailed extends ErrorStack.readable(
+  Schema.TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")("PreflightFailed", {
     workerId: Schema.String,
     requestId: Schema.String,
     method: Schema.Literal("tools/list"),
     detail: Schema.String,
     delivery: notSent
-  }
+  })
 ) {
   override get message(): string {
     return (
@@ -394,20 +393,6 @@ export class DeadlineExceeded extends ErrorStack.readable(
  * @since 0.1.0
  * @category models
  */
-export type RequestError =
-  | UnknownWorker
-  | WorkerBusy
-  | WorkerFailed
-  | DeliveryUnknown
-  | ServerError
-  | InvalidInput
-  | HostUnavailable
-  | ResultTooLarge
-  | DeadlineExceeded
-  | InputRoundsExceeded
-  | UnusableResult
-  | PreflightFailed
-
 /**
  * The schema of every failure a request can end with.
  *
@@ -428,6 +413,14 @@ export const RequestError = Schema.Union([
   UnusableResult,
   PreflightFailed
 ])
+
+/**
+ * Every failure a request (`listTools`, `callTool`, …) can end with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestError = typeof RequestError.Type
 
 /**
  * Every tagged error of mcp-worker.
