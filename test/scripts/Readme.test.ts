@@ -15,12 +15,16 @@ const root = Packed.readJson(Path.join(Packed.root, "package.json"))
 const blocks = Packed.readmeBlocks()
 
 // The range a README install line must give a package: the one a package of ours names as a peer, else the version
-// this repository is tested with as a caret range.
+// this repository is tested with as a caret range. OpenTelemetry's SDK packages pin each other exactly (the
+// Prometheus exporter 0.223.0 depends on sdk-metrics 2.12.0, not ^2.12.0): a caret would install a second copy, whose
+// types do not match, so those are named exactly.
 const rangeOf = (name: string): string | undefined => {
   const peers = packages.map((p) => manifestOf(p).peerDependencies?.[name]).filter((r) => r !== undefined)
   if (name === "effect") return undefined // two faces, two majors: checked per command in the install test
   if (peers.length > 0) return peers[0]
-  return root.devDependencies[name] === undefined ? undefined : `^${root.devDependencies[name]}`
+  const tested = root.devDependencies[name]
+  if (tested === undefined) return undefined
+  return name.startsWith("@opentelemetry/") && name !== "@opentelemetry/api" ? tested : `^${tested}`
 }
 
 const publicPaths = new Set(
