@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { InvalidInput } from "./McpWorkerError.js"
@@ -77,6 +78,19 @@ export const checkId = (input: unknown, path: IdPath): Either.Either<string, Inv
           delivery: "not_sent"
         })
       )
+
+/**
+ * Runs `f` with the id once `checkId` has passed it; else fails with its `InvalidInput`, before any lookup.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withId = <A, E, R>(
+  id: unknown,
+  path: IdPath,
+  f: (id: string) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | InvalidInput, R> =>
+  Either.match(checkId(id, path), { onLeft: (invalid) => Effect.fail(invalid), onRight: f })
 
 const describe = (input: unknown): string =>
   input === null ? "null" : Array.isArray(input) ? "an array" : typeof input

@@ -378,13 +378,6 @@ const events = (
   )
 }
 
-const byId = <A, E>(
-  id: unknown,
-  path: Prepare.IdPath,
-  f: (id: string) => Effect.Effect<A, E>
-): Effect.Effect<A, E | InvalidInput> =>
-  Either.match(Prepare.checkId(id, path), { onLeft: (invalid) => Effect.fail(invalid), onRight: f })
-
 export const make = (options: {
   readonly self: Self
   readonly local: Option.Option<McpWorkers.McpWorkersService>
@@ -406,10 +399,12 @@ export const make = (options: {
       ...(requestsOf(client) as AgentHost.Base),
       open: (config, openOptions) => open(client, config, openOptions),
       // C94: ids checked as every surface checks them; a request's id is checked with its arguments (`prepareFor`).
-      status: (id) => byId(id, "workerId", (id) => status(client, id)),
+      status: (id) => Prepare.withId(id, "workerId", (id) => status(client, id)),
       cancel: (id, requestId) =>
-        byId(id, "workerId", (id) => byId(requestId, "requestId", (requestId) => cancel(client, id, requestId))),
-      close: (id, closeOptions) => byId(id, "workerId", (id) => close(client, id, closeOptions)),
+        Prepare.withId(id, "workerId", (id) =>
+          Prepare.withId(requestId, "requestId", (requestId) => cancel(client, id, requestId))
+        ),
+      close: (id, closeOptions) => Prepare.withId(id, "workerId", (id) => close(client, id, closeOptions)),
       events: (id, eventsOptions) =>
         Either.match(Prepare.checkId(id, "workerId"), {
           onLeft: (invalid) => Stream.fail(invalid),

@@ -83,14 +83,6 @@ export interface HostRegistry {
   ) => Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput>
 }
 
-// C94: an id that is not a string is refused before it is looked up, as every surface refuses it.
-const byId = <A, E>(
-  id: unknown,
-  path: Prepare.IdPath,
-  f: (id: string) => Effect.Effect<A, E>
-): Effect.Effect<A, E | InvalidInput> =>
-  Either.match(Prepare.checkId(id, path), { onLeft: (invalid) => Effect.fail(invalid), onRight: f })
-
 /** The registry's defaults; an option that is not a valid budget or limit is refused with where it is. */
 const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
   const budget = (name: "requestTimeout" | "openTimeout" | "closeTimeout", fallback: number) =>
@@ -185,14 +177,15 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           ),
         ...HostRequest.requests(registry),
         status: (id) =>
-          byId(id, "workerId", (id) =>
+          Prepare.withId(id, "workerId", (id) =>
             Effect.flatMap(lookup(registry, id), (entry) => Effect.map(syncWithOwner(entry), () => statusOf(entry)))
           ),
         cancel: (id, requestId) =>
-          byId(id, "workerId", (id) =>
-            byId(requestId, "requestId", (requestId) => HostRequest.cancel(registry)(id, requestId))
+          Prepare.withId(id, "workerId", (id) =>
+            Prepare.withId(requestId, "requestId", (requestId) => HostRequest.cancel(registry)(id, requestId))
           ),
-        close: (id, closeOptions) => byId(id, "workerId", (id) => HostClose.close(registry)(id, closeOptions)),
+        close: (id, closeOptions) =>
+          Prepare.withId(id, "workerId", (id) => HostClose.close(registry)(id, closeOptions)),
         events: (id, eventsOptions) =>
           Either.match(Prepare.checkId(id, "workerId"), {
             onLeft: (invalid) => Stream.fail(invalid),
