@@ -1,37 +1,23 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { configDefaults, defineConfig } from "vitest/config"
+// @ts-expect-error plain ESM module without types
+import { nodeIndependent, sharesOf } from "./scripts/testShares.mjs"
 
 const root = path.dirname(fileURLToPath(import.meta.url))
 
-/**
- * Suites whose outcome does not depend on the Node version they run on: pure logic, protocol logic over a real
- * server (OAuth, tasks), the cluster on its databases, packing and installing, the README, the docs, the examples.
- * What can differ between Nodes (threads, processes, sockets, the process job, code caches) is everywhere else.
- * CI runs these on one Node only: `MCPW_NODE_INDEPENDENT=0` leaves them out (see .ci/run).
- */
-export const nodeIndependent = [
-  "test/core/**",
-  "test/cluster/**",
-  "test/fixtures/**",
-  "test/install/**",
-  "test/scripts/**",
-  "test/node/Demo.test.ts",
-  "test/node/Everything.test.ts",
-  "test/node/HttpAuth.test.ts",
-  "test/node/LongCall.test.ts",
-  "test/node/ObservabilityExample.test.ts",
-  "test/node/Pack.test.ts",
-  "test/node/Tasks.test.ts",
-  "test/node/Tasks2026.test.ts",
-  "test/node/TasksExample.test.ts"
-]
+// The Node-independent suites of the shares MCPW_NODE_INDEPENDENT selects (scripts/testShares.mjs).
+const shares: ReadonlyArray<number> = sharesOf(process.env.MCPW_NODE_INDEPENDENT)
 
 // The `ps` path is chosen when the process job's modules load (C100).
 const ownModules = ["test/node/ProcessPaths.test.ts"]
 
-const excluded =
-  process.env.MCPW_NODE_INDEPENDENT === "0" ? [...configDefaults.exclude, ...nodeIndependent] : configDefaults.exclude
+const excluded = [
+  ...configDefaults.exclude,
+  ...nodeIndependent.flatMap((share: { suites: ReadonlyArray<string> }, i: number) =>
+    shares.includes(i + 1) ? [] : share.suites
+  )
+]
 
 export default defineConfig({
   resolve: {
@@ -41,11 +27,6 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude:
-      process.env.MCPW_NODE_INDEPENDENT === "0"
-        ? [...configDefaults.exclude, ...nodeIndependent]
-        : configDefaults.exclude,
     // Each project names its files (an `extends` project adds its `include` to this one).
     include: [],
     globalSetup: ["test/globalSetup.ts"],

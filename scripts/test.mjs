@@ -1,19 +1,20 @@
-// `npm test`: the static checks, the suite, and the Effect 4 workspace's suite. With MCPW_NODE_INDEPENDENT=0 (CI's
-// runs on every Node but one) only what can differ between Node versions runs: the static checks are left out, and
-// vitest.config.ts leaves out its Node-independent suites. Stops at the first step that fails.
+// `npm test`: the static checks, the suite, and the Effect 4 workspace's suite. MCPW_NODE_INDEPENDENT selects which
+// shares of the Node-independent checks and suites run (scripts/testShares.mjs): all of them unless it says otherwise,
+// as in CI, where each Node runs one. Stops at the first step that fails.
 import { spawnSync } from "node:child_process"
+import { nodeIndependent, sharesOf } from "./testShares.mjs"
 
-const everything = process.env.MCPW_NODE_INDEPENDENT !== "0"
+const shares = sharesOf(process.env.MCPW_NODE_INDEPENDENT)
 const steps = [
-  ...(everything ? ["typecheck", "lint", "imports", "sizes", "docs"].map((script) => ["npm", "run", script]) : []),
+  ...shares.flatMap((share) => nodeIndependent[share - 1].checks.map((script) => ["npm", "run", script])),
   ["npx", "vitest", "run"],
   ["node", "scripts/test-effect4.mjs"]
 ]
 
-if (!everything) {
+if (shares.length < nodeIndependent.length) {
+  const which = shares.length === 0 ? "none" : `share ${shares.join(", ")} of ${nodeIndependent.length}`
   console.log(
-    `test: Node ${process.versions.node}, the Node-dependent part only (MCPW_NODE_INDEPENDENT=0): no static checks, ` +
-      "no Node-independent suites"
+    `test: Node ${process.versions.node}; Node-independent checks and suites: ${which} (MCPW_NODE_INDEPENDENT)`
   )
 }
 for (const [command, ...args] of steps) {

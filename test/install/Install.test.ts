@@ -203,9 +203,7 @@ let effect3Project = ""
 let effect4Project = ""
 let effect4NodePath = ""
 let clusterProject = ""
-const once = process.env.MCPW_NODE_INDEPENDENT !== "0"
 beforeAll(async () => {
-  if (!once) return
   packs = await Effect.runPromise(pack.pipe(Scope.extend(shared)))
   effect4NodePath = await Effect.runPromise(effect4Node())
   ;[effect3Project, effect4Project, clusterProject] = await Effect.runPromise(
@@ -285,8 +283,7 @@ const compileBlocks = (project: string, blocks: ReadonlyArray<Packed.Block>) =>
     assert.deepStrictEqual(errors, [], `README lines ${blocks.map((block) => block.line).join(", ")}`)
   })
 
-// The install test runs once per CI run, on one Node: MCPW_NODE_INDEPENDENT=0 skips it on the others.
-describe.runIf(once)("packed and installed as the README says", () => {
+describe("packed and installed as the README says", () => {
   it.live("tarballs: README, LICENSE, repository; bundles with source maps; nothing written at run time", () =>
     Effect.gen(function* () {
       const rootManifest = Packed.readJson(Path.join(Packed.root, "package.json"))
