@@ -1,6 +1,7 @@
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { configDefaults, defineConfig } from "vitest/config"
+import { BaseSequencer, type TestSpecification } from "vitest/node"
 // @ts-expect-error plain ESM module without types
 import { nodeIndependent, sharesOf } from "./scripts/testShares.mjs"
 
@@ -19,6 +20,28 @@ const excluded = [
   )
 ]
 
+// Files that spend most of their time waiting (a call past the SDK's minute, a cluster's runners, fresh threads,
+// installs), started first. Without durations from an earlier run (a clean clone, as in CI) vitest starts the larger
+// files first, and these small ones would end the run alone.
+const waitingFirst = [
+  "test/node/LongCall.test.ts",
+  "test/cluster/",
+  "test/node/Remote.test.ts",
+  "test/node/Tasks.test.ts",
+  "test/install/",
+  "test/node/AbortThenCall.test.ts"
+]
+
+class WaitingFirst extends BaseSequencer {
+  override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
+    const rank = (file: TestSpecification) => {
+      const at = waitingFirst.findIndex((prefix) => path.relative(root, file.moduleId).startsWith(prefix))
+      return at === -1 ? waitingFirst.length : at
+    }
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b))
+  }
+}
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -32,6 +55,7 @@ export default defineConfig({
     globalSetup: ["test/globalSetup.ts"],
     setupFiles: ["test/setup.ts"],
     pool: "forks",
+    sequence: { sequencer: WaitingFirst },
     // Each fork loads Effect and the library once for all its files instead of once per file: that load was a
     // fifth of the suite's CPU. Every file still gives back what it took (test/setup.ts). A file that sets what
     // the library reads once, when its modules load, runs in modules of its own.

@@ -9,7 +9,8 @@
 export const nodeIndependent = [
   {
     checks: ["typecheck", "lint"],
-    // The cluster's SQLite tests need better-sqlite3's addon, which CI builds for the Node of this share only.
+    // Shares 1 and 2 load better-sqlite3 (the cluster's SQLite tests; the README's cluster program): CI builds its
+    // addon for their Nodes only.
     suites: ["test/cluster/**", "test/core/**"]
   },
   {

@@ -488,6 +488,17 @@ describe("packed and installed as the README says", () => {
       }),
     minutes(4)
   )
+  it.live("every fragment of the README compiles --strict inside the program its marker names", () =>
+    Effect.gen(function* () {
+      const fragments = Packed.readmeBlocks().filter((block) => block.check?._tag === "fragment")
+      assert.isAbove(fragments.length, 10)
+      yield* compileBlocks(
+        effect3Project,
+        fragments.map((block) => ({ ...block, code: Packed.fragmentProgram(block) }))
+      )
+    })
+  )
+
   // Last: a section's install lines are run in the face's project, which the tests above have used as installed.
   it.live(
     "every typecheck block of the README compiles --strict in a project with its section's install lines",

@@ -142,7 +142,70 @@ export type Check =
   | { readonly _tag: "install" }
   | { readonly _tag: "shell" }
   | { readonly _tag: "output" }
-  | { readonly _tag: "fragment"; readonly of: string }
+  | { readonly _tag: "fragment"; readonly of: string; readonly given: string }
+
+// What a README fragment is part of, and the program it is compiled in: its imports first, then what the program
+// would have defined before it (`given`), then its own lines inside the program's body.
+const fragmentPrograms: Record<string, (body: string) => string> = {
+  "an Effect 3 program": (body) =>
+    [
+      'import { Config, Effect, Either, LogLevel, Stream } from "effect"',
+      'import * as McpConfig from "@mcp-worker/core/McpConfig"',
+      'import { McpWorkers } from "@mcp-worker/core/McpWorkers"',
+      'import * as OpenAll from "@mcp-worker/core/OpenAll"',
+      'import * as McpGrants from "@mcp-worker/node/McpGrants"',
+      'import { NodeMcpWorkers } from "@mcp-worker/node"',
+      'import * as fs from "node:fs"',
+      "export const fragment = Effect.gen(function* () {",
+      "  const workers = yield* McpWorkers",
+      body,
+      "})"
+    ].join("\n"),
+  "a Promise client program": (body) =>
+    [
+      'import * as ResultFile from "@mcp-worker/core/ResultFile"',
+      'import { makePromiseClient } from "@mcp-worker/node/PromiseClient"',
+      'import type { PromiseClient } from "@mcp-worker/node/PromiseClient"',
+      'import * as fs from "node:fs"',
+      "declare const mcp: PromiseClient",
+      "export const fragment = async () => {",
+      body,
+      "}"
+    ].join("\n")
+}
+
+const fragmentKinds = Object.keys(fragmentPrograms)
+
+/** A README fragment as a whole program: what the type-check of the README compiles for it. */
+export const fragmentProgram = (block: Block): string => {
+  if (block.check?._tag !== "fragment") throw new Error(`README line ${block.line} is not a fragment`)
+  const lines = block.code.split("\n")
+  const imports = lines.filter((line) => line.startsWith("import "))
+  const body = lines.filter((line) => !line.startsWith("import ")).join("\n")
+  const program = fragmentPrograms[block.check.of]!(body).split("\n")
+  // Its own imports first (they may name what the program's imports name too: theirs win).
+  const programImports = program.filter(
+    (line) => line.startsWith("import ") && !imports.some((own) => sameBinding(own, line))
+  )
+  const rest = program.filter((line) => !line.startsWith("import "))
+  return [...imports, ...programImports, block.check.given, ...rest].join("\n")
+}
+
+const bindingsOf = (line: string): Array<string> =>
+  (/import\s+(?:type\s+)?(.*?)\s+from/.exec(line)?.[1] ?? "")
+    .replace(/[{}]/g, "")
+    .split(",")
+    .map((name) =>
+      name
+        .trim()
+        .replace(/^type\s+/, "")
+        .replace(/^\*\s+as\s+/, "")
+        .split(/\s+as\s+/)
+        .pop()!
+    )
+    .filter((name) => name !== "")
+
+const sameBinding = (a: string, b: string): boolean => bindingsOf(a).some((name) => bindingsOf(b).includes(name))
 
 /** A fenced block of the README, with its section (the `## ` heading above it) and its check. */
 export interface Block {
@@ -155,11 +218,14 @@ export interface Block {
 }
 
 const checkOf = (marker: string): Check | undefined => {
-  const [kind, ...rest] = marker.trim().split(/\s+/)
+  // A fragment may name what it uses and does not define: `fragment of … ; given: declare const id: string`.
+  const [head, given] = marker.split(/;\s*given:/, 2) as [string, string | undefined]
+  const [kind, ...rest] = head.trim().split(/\s+/)
   const argument = rest.join(" ")
   if (kind === "run" && argument !== "") return { _tag: "run", face: argument }
-  if (kind === "fragment" && rest[0] === "of" && rest.length > 1)
-    return { _tag: "fragment", of: rest.slice(1).join(" ") }
+  if (kind === "fragment" && rest[0] === "of" && fragmentKinds.includes(rest.slice(1).join(" ")))
+    return { _tag: "fragment", of: rest.slice(1).join(" "), given: given?.trim() ?? "" }
+  if (given !== undefined) return undefined
   if ((kind === "typecheck" || kind === "install" || kind === "shell" || kind === "output") && argument === "") {
     return { _tag: kind }
   }
