@@ -122,6 +122,10 @@ export const subscribe = (
     const workerId = yield* checkWorkerId(id)
     const capacity = yield* HostEvents.capacityOf(options)
     const subscription = Protocol.randomId()
+    // C30: a call sent straight to the owner could make a notification that reaches the host before this
+    // subscription does; the next call goes through the host instead, behind the subscription, which gives the
+    // route again.
+    client.routes.delete(workerId)
     const pull = (end: boolean) =>
       RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end })
     return yield* Pulled.pulled(pull)
