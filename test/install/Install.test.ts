@@ -10,6 +10,7 @@ import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { afterAll, beforeAll } from "vitest"
+import { sqliteLoadable } from "../cluster/sqlite.js"
 import * as Packed from "./packed.js"
 // @ts-expect-error plain ESM build script without types
 import { packageReadme } from "../../scripts/packageReadme.mjs"
@@ -105,7 +106,8 @@ const installed = (command: Packed.Command, node: string) =>
 
 // The cluster's first program: the across-machines command beside the Effect 3 one, with the SQLite peers its
 // comment names, as one npm run. Its install scripts are not run: better-sqlite3 would compile for minutes; the addon
-// this repository built for this Node (scripts/sqlite-bindings.sh) is put where `bindings` looks for it instead.
+// this repository built for this Node (scripts/sqlite-bindings.sh, run here when it is missing, as the cluster's
+// SQLite tests run it) is put where `bindings` looks for it instead.
 const installedCluster = Effect.gen(function* () {
   const project = yield* Packed.temporaryDirectory("mcp-worker-install-")
   Fs.writeFileSync(Path.join(project, "package.json"), JSON.stringify({ name: "first-program", private: true }))
@@ -118,6 +120,8 @@ const installedCluster = Effect.gen(function* () {
   yield* installWords(project, words, process.execPath, ["--ignore-scripts"])
   const addon = Path.join(process.versions.node, process.platform, process.arch, "better_sqlite3.node")
   const built = Path.join(Packed.root, "node_modules/better-sqlite3/compiled", addon)
+  const loadable = sqliteLoadable()
+  assert.isTrue(loadable.ok, loadable.ok ? "" : loadable.reason)
   assert.isTrue(Fs.existsSync(built), `scripts/sqlite-bindings.sh has built better-sqlite3 for Node ${process.version}`)
   const version = (dir: string) => Packed.readJson(Path.join(dir, "node_modules/better-sqlite3/package.json")).version
   assert.strictEqual(version(project), version(Packed.root), "the built addon is of the better-sqlite3 npm installed")
