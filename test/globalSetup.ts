@@ -8,6 +8,29 @@ import { bundleFixtures, bundleOwner } from "../scripts/bundle.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
+const parentOf = (pid: string): string | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]
+  } catch {
+    return undefined
+  }
+}
+
+// A live vitest of another checkout up the process's ancestry: a test run of that checkout's, not a leak of this
+// one's. A leaked process has lost its test process, so it never has one (it hangs under init or a subreaper).
+const anotherRunOwns = (pid: string): boolean => {
+  for (let at = parentOf(pid), hops = 0; at !== undefined && at !== "0" && hops < 64; at = parentOf(at), hops++) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${at}/cmdline`, "utf8")
+      if (cmdline.includes("vitest") && !cmdline.includes(root)) return fs.readlinkSync(`/proc/${at}/cwd`) !== root
+    } catch {
+      return false
+    }
+  }
+  return false
+}
+
 const ourProcesses = (): Array<string> => {
   const found: Array<string> = []
   for (const entry of fs.readdirSync("/proc")) {
@@ -17,7 +40,10 @@ const ourProcesses = (): Array<string> => {
       if (/\) Z /.test(status)) continue
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0/g, " ")
       const environ = fs.readFileSync(`/proc/${entry}/environ`, "utf8")
-      if (cmdline.includes(path.join(root, "test/fixtures")) || environ.includes("MCP_WORKER_JOB=")) {
+      if (
+        (cmdline.includes(path.join(root, "test/fixtures")) || environ.includes("MCP_WORKER_JOB=")) &&
+        !anotherRunOwns(entry)
+      ) {
         found.push(`${entry}: ${cmdline.slice(0, 160)}`)
       }
     } catch {
