@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import { createInterface } from "node:readline"
 import { grantlessFrameBytes } from "../../packages/node/src/internal/listen/frames.js"
+import { hello } from "../../packages/node/src/internal/listen/handshake.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
@@ -95,6 +96,7 @@ const unfinished = (path: string, head: string, mib: number) =>
       resolve({ conn, open: false })
     })
     conn.once("connect", () => {
+      conn.write(hello(1))
       conn.write(head)
       for (let i = 1; i < mib; i++) conn.write(filler)
       conn.write(filler, () => resolve({ conn, open: !conn.destroyed }))
@@ -193,7 +195,7 @@ describe("listener bounds", () => {
               headers: []
             }) + "\n"
         }
-        flooder.write(frames)
+        flooder.write(hello(1) + frames)
         // The host answered until the flooder's buffers filled (its socket reads no more past its high-water mark).
         const answered = yield* Effect.promise(() =>
           eventually(() => flooder.readableLength >= flooder.readableHighWaterMark, 30_000)
