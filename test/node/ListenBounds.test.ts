@@ -99,7 +99,8 @@ const unfinished = (path: string, head: string, mib: number) =>
       conn.write(hello(1))
       conn.write(head)
       for (let i = 1; i < mib; i++) conn.write(filler)
-      conn.write(filler, () => resolve({ conn, open: !conn.destroyed }))
+      // A write the host's close cut off fails (EPIPE) before the socket may say it is destroyed.
+      conn.write(filler, (error) => resolve({ conn, open: error == null && !conn.destroyed }))
     })
   })
 
