@@ -30,7 +30,12 @@ const found = (name: "deno" | "bun", args: ReadonlyArray<string>): Runtime => {
   const binary = platformPackage(name)
   return fs.existsSync(binary)
     ? { name, command: binary, args, missing: undefined }
-    : { name, command: undefined, args, missing: `${name} is not installed for ${process.platform}-${process.arch} (${binary})` }
+    : {
+        name,
+        command: undefined,
+        args,
+        missing: `${name} is not installed for ${process.platform}-${process.arch} (${binary})`
+      }
 }
 
 /** Node, Deno and Bun. @internal */

@@ -32,7 +32,8 @@ const run = async (command: Command): Promise<object> => {
     case "request": {
       const progress: Array<unknown> = []
       const controller = new AbortController()
-      if (command.abortAfterMs !== undefined) setTimeout(() => controller.abort(new Error("aborted by the sandbox")), command.abortAfterMs)
+      if (command.abortAfterMs !== undefined)
+        setTimeout(() => controller.abort(new Error("aborted by the sandbox")), command.abortAfterMs)
       const value = await plane.request({
         workerId: command.workerId!,
         method: command.method!,
