@@ -197,61 +197,119 @@ const normalizer = (grant: string) => {
 /** What the recording is: frames between the client and the host, without the pings of timing. */
 const kept = (frame: any) => frame._tag !== "Ping" && frame._tag !== "Pong"
 
-const record = Effect.gen(function* () {
-  const { path: socket, workers, grants } = yield* listening()
-  const id = yield* workers.open(statefulConfig())
-  const grant = yield* grants.grant(id)
-  const proxy = socketPath()
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(proxy.dir, { recursive: true, force: true })))
-  const steps: Array<Step> = []
-  const tap = (dir: Step["dir"]) => {
-    let text = ""
-    return (data: Buffer) => {
-      text += data.toString("utf8")
-      const lines = text.split("\n")
-      text = lines.pop()!
-      for (const line of lines) steps.push({ dir, frame: JSON.parse(line) })
+/** The calls of the recording, made by a client with the Promise client's shape. */
+interface Caller {
+  readonly call: (
+    id: string,
+    tool: string,
+    args: object,
+    options?: { onProgress?: () => void; signal?: AbortSignal; timeout?: number }
+  ) => Promise<unknown>
+  readonly status: (id: string) => Promise<unknown>
+  readonly dispose: () => Promise<void>
+}
+
+/** The recorded exchange as `caller` makes it through a proxy that taps every frame, normalized. */
+const exchange = (connect: (path: string) => Caller) =>
+  Effect.gen(function* () {
+    const { path: socket, workers, grants } = yield* listening()
+    const id = yield* workers.open(statefulConfig())
+    const grant = yield* grants.grant(id)
+    const proxy = socketPath()
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(proxy.dir, { recursive: true, force: true })))
+    const steps: Array<Step> = []
+    const tap = (dir: Step["dir"]) => {
+      let text = ""
+      return (data: Buffer) => {
+        text += data.toString("utf8")
+        const lines = text.split("\n")
+        text = lines.pop()!
+        for (const line of lines) steps.push({ dir, frame: JSON.parse(line) })
+      }
     }
+    const server = net.createServer((conn) => {
+      const upstream = net.createConnection(socket)
+      conn.on("data", tap("out"))
+      upstream.on("data", tap("in"))
+      conn.pipe(upstream)
+      upstream.pipe(conn)
+      conn.on("close", () => upstream.destroy())
+      upstream.on("close", () => conn.destroy())
+    })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => new Promise<void>((resolve) => server.listen(proxy.path, resolve))),
+      () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+    )
+    const busy = () => Effect.runPromise(workers.status(id)).then((status) => status.busy)
+    const client = connect(proxy.path)
+    yield* Effect.promise(async () => {
+      await client.call(grant, "inc", {})
+      await client.call(grant, "progress", { steps: 2 }, { onProgress: () => {} })
+      const sleeping = client.call(grant, "sleep", { ms: 400 })
+      await client.call(grant, "inc", {}).catch(() => undefined)
+      await sleeping
+      const controller = new AbortController()
+      const aborted = client.call(grant, "sleep", { ms: 10_000 }, { signal: controller.signal }).catch(() => {})
+      await eventually(busy, 10_000)
+      controller.abort()
+      await aborted
+      await eventually(async () => !(await busy()), 10_000)
+      await client.call(grant, "sleep", { ms: 10_000 }, { timeout: 200 }).catch(() => undefined)
+      await eventually(async () => !(await busy()), 10_000)
+      await client.status(grant)
+      await client.call("mcpg_" + "A".repeat(44), "inc", {}).catch(() => undefined)
+      await client.dispose()
+    })
+    const normal = normalizer(grant)
+    return steps.filter((step) => kept(step.frame)).map((step) => ({ dir: step.dir, frame: normal(step.frame) }))
+  })
+
+/** The Effect client: what the recording is made with. */
+const effectClient = (path: string): Caller => {
+  const client = makePromiseClient({ connect: path })
+  return {
+    call: (id, tool, args, options) => client.callTool(id, tool, args as never, options as never),
+    status: (id) => client.status(id),
+    dispose: () => client.dispose()
   }
-  const server = net.createServer((conn) => {
-    const upstream = net.createConnection(socket)
-    conn.on("data", tap("out"))
-    upstream.on("data", tap("in"))
-    conn.pipe(upstream)
-    upstream.pipe(conn)
-    conn.on("close", () => upstream.destroy())
-    upstream.on("close", () => conn.destroy())
-  })
-  yield* Effect.acquireRelease(
-    Effect.promise(() => new Promise<void>((resolve) => server.listen(proxy.path, resolve))),
-    () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  )
-  const client = makePromiseClient({ connect: proxy.path })
-  yield* Effect.promise(async () => {
-    await client.callTool(grant, "inc", {})
-    await client.callTool(grant, "progress", { steps: 2 }, { onProgress: () => {} })
-    const sleeping = client.callTool(grant, "sleep", { ms: 400 })
-    await client.callTool(grant, "inc", {}).catch(() => undefined)
-    await sleeping
-    const controller = new AbortController()
-    const aborted = client.callTool(grant, "sleep", { ms: 10_000 }, { signal: controller.signal }).catch(() => {})
-    while (!(await Effect.runPromise(workers.status(id))).busy) await new Promise((r) => setTimeout(r, 10))
-    controller.abort()
-    await aborted
-    while ((await Effect.runPromise(workers.status(id))).busy) await new Promise((r) => setTimeout(r, 10))
-    await client.callTool(grant, "sleep", { ms: 10_000 }, { timeout: 200 }).catch(() => undefined)
-    while ((await Effect.runPromise(workers.status(id))).busy) await new Promise((r) => setTimeout(r, 10))
-    await client.status(grant)
-    await client.callTool("mcpg_" + "A".repeat(44), "inc", {}).catch(() => undefined)
-    await client.dispose()
-  })
-  const normal = normalizer(grant)
-  const script = steps.filter((step) => kept(step.frame)).map((step) => ({ dir: step.dir, frame: normal(step.frame) }))
-  fs.writeFileSync(scriptPath, JSON.stringify(script, null, 1) + "\n")
+}
+
+/** The socket plane of @mcp-worker/caller. */
+const planeClient = (path: string): Caller => {
+  const plane = Socket.make({ path })
+  return {
+    call: (id, tool, args, options) =>
+      plane.request({
+        workerId: id,
+        method: "tools/call",
+        params: JSON.stringify({ name: tool, arguments: args }),
+        budgetMs: options?.timeout,
+        onProgress: options?.onProgress,
+        signal: options?.signal
+      }),
+    status: (id) => plane.status(id),
+    dispose: plane.dispose
+  }
+}
+
+const record = Effect.gen(function* () {
+  const script = yield* exchange(effectClient)
+  fs.writeFileSync(scriptPath, JSON.stringify(script, null, 2) + "\n")
 })
 
 describe("C112: the wire as docs/wire.md states it", () => {
   it.scopedLive.runIf(process.env.MCP_WORKER_RECORD_WIRE === "1")("records wire-script.json", () => record, 60_000)
+
+  it.scopedLive(
+    "the socket plane speaks the recorded exchange: its frames and the host's answers are the Effect client's",
+    () =>
+      Effect.gen(function* () {
+        const script = JSON.parse(fs.readFileSync(scriptPath, "utf8")) as ReadonlyArray<Step>
+        const spoken = yield* exchange(planeClient)
+        assert.deepStrictEqual(spoken, script)
+      }),
+    60_000
+  )
 
   it.scopedLive(
     "the recorded exchange replayed against a real listener: the host answers frame for frame",
