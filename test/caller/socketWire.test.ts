@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as CallerWire from "../../packages/caller/src/internal/socket/wire.js"
 import * as Socket from "../../packages/caller/src/internal/socket/index.js"
+import * as Operations from "../../packages/core/src/Operations.js"
 import * as Connection from "../../packages/node/src/internal/listen/connection.js"
 import * as Frames from "../../packages/node/src/internal/listen/frames.js"
 import * as Handshake from "../../packages/node/src/internal/listen/handshake.js"
@@ -140,6 +141,18 @@ describe("C110: the handshake", () => {
       yield* Effect.promise(plane.dispose)
     })
   )
+
+  it("the socket plane's tags are the listener's operation table: every request by its MCP method (C111)", () => {
+    const table = Object.entries(Operations.requests).filter(([name]) => name !== "callTool" && name !== "startTask")
+    assert.deepStrictEqual(
+      new Map(table.map(([name, operation]) => [operation.method, name])),
+      new Map(Socket.requestTags)
+    )
+    assert.deepStrictEqual(
+      [Operations.requests.callTool.method, Operations.requests.startTask.method],
+      ["tools/call", "tools/call"]
+    )
+  })
 
   it("the caller's protocol facts are the listener's: the Hello, the frame bound and the delivery timings (C111)", () => {
     assert.strictEqual(CallerWire.hello, Handshake.hello(CallerWire.version))

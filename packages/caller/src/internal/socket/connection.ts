@@ -102,6 +102,10 @@ const receive = (connection: Connection, line: string) => {
   }
 }
 
+// After the socket's pending reads where the runtime has `setImmediate` (Node, Deno, Bun), else a timer's turn.
+const afterReads: (f: () => void) => void = (f) =>
+  typeof globalThis.setImmediate === "function" ? void globalThis.setImmediate(f) : void setTimeout(f, 0)
+
 const watch = (connection: Connection) => {
   connection.watchdog = setInterval(() => {
     if (connection.state !== "open" || connection.inFlight === 0) return
@@ -110,7 +114,7 @@ const watch = (connection: Connection) => {
     if (now - since > Wire.silentAfterMs) {
       // This process's own loop may have been blocked with the host's answer unread: the check phase comes after the
       // socket was read, so only silence that outlasts that read counts.
-      return void setImmediate(() => {
+      return void afterReads(() => {
         if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > Wire.silentAfterMs) {
           drop(connection, "host_unresponsive")
         }

@@ -188,7 +188,6 @@ const methods: ReadonlyMap<string, string> = new Map([
   ["prompts/list", "listPrompts"],
   ["prompts/get", "getPrompt"],
   ["completion/complete", "complete"],
-  ["logging/setLevel", "setLoggingLevel"],
   ["ping", "ping"],
   ["tasks/get", "getTask"],
   ["tasks/result", "taskResult"],
