@@ -11,6 +11,7 @@ import {
   InvalidInput,
   type McpWorkerError
 } from "../../McpWorkerError.js"
+import * as Operations from "../../Operations.js"
 import type * as Plane from "../../Plane.js"
 import * as Connection from "./connection.js"
 import * as Wire from "./wire.js"
@@ -177,23 +178,12 @@ const isTask = (params: string): boolean => {
   }
 }
 
-/** The MCP method of every request of the listener's table but `tools/call`, to its tag. */
-const methods: ReadonlyMap<string, string> = new Map([
-  ["tools/list", "listTools"],
-  ["resources/list", "listResources"],
-  ["resources/templates/list", "listResourceTemplates"],
-  ["resources/read", "readResource"],
-  ["resources/subscribe", "subscribeResource"],
-  ["resources/unsubscribe", "unsubscribeResource"],
-  ["prompts/list", "listPrompts"],
-  ["prompts/get", "getPrompt"],
-  ["completion/complete", "complete"],
-  ["ping", "ping"],
-  ["tasks/get", "getTask"],
-  ["tasks/result", "taskResult"],
-  ["tasks/cancel", "cancelTask"],
-  ["tasks/list", "listTasks"]
-])
+/** The MCP method of every request of the table but `tools/call`, to its name: the listener's tag of it. */
+const methods: ReadonlyMap<string, string> = new Map(
+  Object.entries(Operations.requests).flatMap(([name, operation]) =>
+    operation.method === "tools/call" ? [] : [[operation.method as string, name] as const]
+  )
+)
 
 /** @internal */
 export const requestTags: ReadonlyMap<string, string> = methods
