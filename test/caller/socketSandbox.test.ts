@@ -48,7 +48,7 @@ const hostProcess = Effect.gen(function* () {
 
 describe.each(runtimes)("C113: the socket caller under $name", (runtime) => {
   it.scopedLive.skipIf(runtime.missing !== undefined)(
-    `calls, progress, busy, cancel by id, abort, timeout, a refused grant${runtime.missing === undefined ? "" : ` (skipped: ${runtime.missing})`}`,
+    `calls, progress, busy, cancel by id, abort, timeout, events, a refused grant${runtime.missing === undefined ? "" : ` (skipped: ${runtime.missing})`}`,
     () =>
       Effect.gen(function* () {
         const { path, workers, grants } = yield* listening()
@@ -94,6 +94,16 @@ describe.each(runtimes)("C113: the socket caller under $name", (runtime) => {
         // The worker is free again: the aborted and timed-out requests were cancelled at the server.
         const after = yield* run(call(grant, "inc", {}))
         assert.strictEqual(after.value?.structuredContent.count, 2, JSON.stringify(after))
+
+        // Events: subscribed in one step, then a notification the worker's server sends, read through the grant.
+        assert.isTrue((yield* run({ op: "subscribe", workerId: grant })).ok)
+        yield* run(call(grant, "notify", { methods: ["notifications/tools/list_changed"] }))
+        const notified = yield* run({ op: "take", take: 1 })
+        assert.deepStrictEqual(
+          notified.value?.map((event: { method: string }) => event.method),
+          ["notifications/tools/list_changed"],
+          JSON.stringify(notified)
+        )
 
         const forged = "mcpg_" + "A".repeat(44)
         const refused = yield* run(call(forged, "inc", {}))

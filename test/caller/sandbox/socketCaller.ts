@@ -5,7 +5,7 @@ import * as Socket from "../../../packages/caller/src/internal/socket/index.js"
 
 interface Command {
   readonly n: number
-  readonly op: "request" | "status" | "cancel" | "close" | "events" | "exit"
+  readonly op: "request" | "status" | "cancel" | "close" | "subscribe" | "take" | "exit"
   readonly workerId?: string
   readonly method?: string
   readonly params?: unknown
@@ -17,6 +17,7 @@ interface Command {
 }
 
 const plane = Socket.make({ path: process.argv[2]! })
+let subscription: AsyncIterableIterator<unknown> | undefined
 const out = (line: object) => process.stdout.write(JSON.stringify(line) + "\n")
 
 const errorOf = (error: any) => ({
@@ -50,13 +51,17 @@ const run = async (command: Command): Promise<object> => {
       return { value: await plane.cancel(command.workerId!, command.requestId!) }
     case "close":
       return { value: await plane.close(command.workerId!, command.budgetMs) }
-    case "events": {
+    case "subscribe":
+      subscription = plane.events(command.workerId!, 16)
+      return {}
+    case "take": {
       const items: Array<unknown> = []
-      const events = plane.events(command.workerId!, 16)
-      for await (const item of events) {
-        items.push(item)
-        if (items.length >= (command.take ?? 1)) break
+      while (items.length < (command.take ?? 1)) {
+        const next = await subscription!.next()
+        if (next.done === true) break
+        items.push(next.value)
       }
+      await subscription!.return!()
       return { value: items }
     }
     case "exit":

@@ -271,13 +271,20 @@ const randomId = (): string => {
  * `events` as pulls (docs/wire.md): the first subscribes, each later one only when the reader asks, so this process
  * holds at most one batch; `return` (or disposal) unsubscribes. The connection stays in use meanwhile.
  */
+interface Batch {
+  readonly items: Array<Plane.ServerNotification>
+  readonly done: boolean
+}
+
 const events = (
   client: Client,
   workerId: string,
   capacity: number
 ): AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable => {
   const subscription = randomId()
-  let connection: Connection.Connection | undefined
+  // The first pull, which subscribes, starts in this very step: what the caller asks of the worker next is read by
+  // the host after it, on the same connection.
+  let connection: Connection.Connection | undefined = acquire(client)
   let buffered: Array<Plane.ServerNotification> = []
   let done = false
   const pull = (end: boolean) =>
@@ -286,7 +293,7 @@ const events = (
       workerId,
       tag: "events",
       payload: { id: workerId, subscription, capacity, ...(end ? { end: true } : {}) }
-    }) as Promise<{ items: Array<Plane.ServerNotification>; done: boolean }>
+    }) as Promise<Batch>
   const finish = async () => {
     if (done) return
     done = true
@@ -301,14 +308,18 @@ const events = (
       Connection.use(held, -1)
     }
   }
+  let pending: Promise<Batch> | undefined = pull(false)
+  // Read by `next`; a subscription left unread must not report its failure as unhandled.
+  pending.catch(() => {})
   const iterator: AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable = {
     next: async () => {
       while (buffered.length === 0 && !done) {
-        connection ??= acquire(client)
-        const batch = await pull(false).catch(async (error) => {
+        const batch = await (pending ?? pull(false)).catch(async (error) => {
+          pending = undefined
           await finish()
           throw error
         })
+        pending = undefined
         buffered = batch.items
         if (batch.done) {
           done = true
