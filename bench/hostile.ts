@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { grantlessFrameBytes } from "../packages/node/src/internal/listen/frames.js"
+import { hello } from "../packages/node/src/internal/listen/handshake.js"
 
 const MiB = 1024 * 1024
 /** What each peer writes of its frame: 15 MiB, or what stays under the grantless bound. */
@@ -38,6 +39,8 @@ const peer = (socket: string, id: string, bytes: number): Promise<net.Socket> =>
     conn.once("close", () => resolve(conn))
     conn.once("connect", () => {
       connected = true
+      // Past the handshake (C110), as a peer that means to reach the protocol's bounds.
+      conn.write(hello(1))
       const first = head(id)
       conn.write(first)
       let left = bytes - first.length
@@ -45,7 +48,8 @@ const peer = (socket: string, id: string, bytes: number): Promise<net.Socket> =>
         conn.write(filler)
         left -= MiB
       }
-      conn.write(filler.subarray(0, left), () => resolve(conn))
+      // A write the host's close cut off fails before the socket may say it is destroyed.
+      conn.write(filler.subarray(0, left), (error) => (error == null ? resolve(conn) : (conn.destroy(), resolve(conn))))
     })
   })
 

@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import { createInterface } from "node:readline"
 import { grantlessFrameBytes } from "../../packages/node/src/internal/listen/frames.js"
+import { hello } from "../../packages/node/src/internal/listen/handshake.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
@@ -95,9 +96,11 @@ const unfinished = (path: string, head: string, mib: number) =>
       resolve({ conn, open: false })
     })
     conn.once("connect", () => {
+      conn.write(hello(1))
       conn.write(head)
       for (let i = 1; i < mib; i++) conn.write(filler)
-      conn.write(filler, () => resolve({ conn, open: !conn.destroyed }))
+      // A write the host's close cut off fails (EPIPE) before the socket may say it is destroyed.
+      conn.write(filler, (error) => resolve({ conn, open: error == null && !conn.destroyed }))
     })
   })
 
@@ -193,7 +196,7 @@ describe("listener bounds", () => {
               headers: []
             }) + "\n"
         }
-        flooder.write(frames)
+        flooder.write(hello(1) + frames)
         // The host answered until the flooder's buffers filled (its socket reads no more past its high-water mark).
         const answered = yield* Effect.promise(() =>
           eventually(() => flooder.readableLength >= flooder.readableHighWaterMark, 30_000)

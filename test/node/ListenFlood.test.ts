@@ -9,6 +9,7 @@ import * as Fiber from "effect/Fiber"
 import * as net from "node:net"
 import { createInterface } from "node:readline"
 import { restAfterRefusalMs } from "../../packages/node/src/internal/listen/frames.js"
+import { hello } from "../../packages/node/src/internal/listen/handshake.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { listening, sandboxEntry, startSandbox } from "./listenSandbox.js"
 
@@ -30,6 +31,7 @@ const flood = (path: string, grant: string, inFlight: number) =>
   new Promise<{ readonly answers: ReadonlyArray<Answer>; readonly elapsedMs: number }>((resolve, reject) => {
     const conn = net.createConnection(path)
     conn.on("error", reject)
+    conn.write(hello(1))
     const answers: Array<Answer> = []
     let sent = 0
     let started = 0

@@ -12,6 +12,7 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as Frames from "../../packages/node/src/internal/listen/frames.js"
+import { hello } from "../../packages/node/src/internal/listen/handshake.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
@@ -125,6 +126,7 @@ describe("listener fuzz", () => {
               const conn = net.createConnection(socket.path)
               conn.on("error", () => {})
               await new Promise((resolve) => conn.once("connect", resolve))
+              conn.write(hello(1))
               // Ends at a Pong (everything before it was read) or at the host closing the connection.
               const ended = new Promise<"closed" | "answered">((resolve) => {
                 let text = ""
@@ -132,7 +134,7 @@ describe("listener fuzz", () => {
                   text += data.toString("utf8")
                   for (const frame of text.split("\n").slice(0, -1)) {
                     const message = JSON.parse(frame) as { _tag: string }
-                    assert.include(["Exit", "Defect", "Pong", "Chunk", "ClientProtocolError"], message._tag)
+                    assert.include(["Welcome", "Exit", "Defect", "Pong", "Chunk", "ClientProtocolError"], message._tag)
                     if (message._tag === "Pong") resolve("answered")
                   }
                   text = text.slice(text.lastIndexOf("\n") + 1)

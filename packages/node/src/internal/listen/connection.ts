@@ -24,6 +24,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Frames from "./frames.js"
+import * as Handshake from "./handshake.js"
 
 /** A request goes out without a `Ping` first only if the host was heard from this recently. @internal */
 export const staleAfterMs = 1_500
@@ -71,6 +72,8 @@ export interface Connection {
   openedAt: number
   lastSent: number
   lost: Lost["reason"]
+  /** Why the listener refused the handshake (C110): nothing was sent on this connection. */
+  rejected: string | undefined
   readonly socket: Net.Socket
   readonly opened: Deferred.Deferred<void, NotSent>
   /** Completed by the next frame from the host. */
@@ -81,6 +84,11 @@ export interface Connection {
 const noHost = (path: string) =>
   new NotSent(
     new HostUnavailable({ message: `no mcp-worker host listens on ${path}; nothing was sent`, delivery: "not_sent" })
+  )
+
+const refused = (reason: string) =>
+  new NotSent(
+    new HostUnavailable({ message: `the mcp-worker host refused the connection: ${reason}`, delivery: "not_sent" })
   )
 
 const unresponsive = () =>
@@ -148,6 +156,9 @@ const live = (wire: Wire) =>
     const answered = yield* Deferred.await(heard).pipe(
       Effect.timeoutTo({ duration: ackWithinMs, onSuccess: () => true, onTimeout: () => false })
     )
+    if (connection.state === "dead") {
+      return yield* Effect.fail(connection.rejected === undefined ? noHost(wire.path) : refused(connection.rejected))
+    }
     if (!answered) {
       // Whatever the host reads of this connection later, no request of it was written.
       drop(connection, "host_unresponsive")
@@ -220,8 +231,15 @@ const receive = (wire: Wire, writeResponse: WriteResponse, data: string | Uint8A
     return
   }
   return Effect.forEach(
-    responses as ReadonlyArray<RpcMessage.FromServerEncoded>,
-    (response) => (response._tag === "Pong" ? Effect.void : writeResponse(response)),
+    responses as ReadonlyArray<RpcMessage.FromServerEncoded | Handshake.Answer>,
+    (response) => {
+      if (response._tag === "Rejected") {
+        connection.rejected = response.reason
+        drop(connection, "connection_lost")
+        return Effect.void
+      }
+      return response._tag === "Pong" || response._tag === "Welcome" ? Effect.void : writeResponse(response)
+    },
     { discard: true }
   )
 }
@@ -243,7 +261,11 @@ const run = (wire: Wire, socket: Socket.Socket, writeResponse: WriteResponse) =>
       onOpen: Effect.suspend(() => {
         wire.connection.state = "open"
         wire.connection.openedAt = Date.now()
-        return Deferred.succeed(wire.connection.opened, undefined)
+        // C110: the first frame names the protocol and its version; the host's answer is the first it hears of it.
+        return Effect.zipRight(
+          Effect.ignore(wire.write(Handshake.hello(Handshake.versions[Handshake.versions.length - 1]!))),
+          Deferred.succeed(wire.connection.opened, undefined)
+        )
       })
     })
     .pipe(
@@ -312,6 +334,7 @@ export const make = (
       openedAt: 0,
       lastSent: Date.now(),
       lost: "connection_lost",
+      rejected: undefined,
       socket: netSocket,
       opened: yield* Deferred.make<void, NotSent>(),
       heard: undefined,

@@ -57,7 +57,17 @@ export class FrameError extends Data.TaggedError("RpcSerializationError")<{ read
 
 /** The messages a peer may send; anything else is not a frame of this protocol. */
 const clientTags = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
-const serverTags = new Set(["Chunk", "Exit", "Defect", "Pong", "ClientEnd", "ClientProtocolError"])
+// A client reads the handshake's answer (C110) as a frame like any other.
+const serverTags = new Set([
+  "Chunk",
+  "Exit",
+  "Defect",
+  "Pong",
+  "ClientEnd",
+  "ClientProtocolError",
+  "Welcome",
+  "Rejected"
+])
 
 const isMessage = (tags: ReadonlySet<string>, u: unknown): boolean =>
   typeof u === "object" && u !== null && !Array.isArray(u) && clientOrServer(tags, (u as { _tag?: unknown })._tag)

@@ -44,6 +44,7 @@ import type { HostRegistry } from "../host/layer.js"
 import { isTracing } from "../shared/traced.js"
 import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
+import * as Handshake from "./handshake.js"
 import * as Grants from "./grants.js"
 import * as Incoming from "./incoming.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
@@ -334,7 +335,8 @@ const bounded = (
             Frames.leave(budget, peer)
           })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          return handler(Frames.accounted(socket, budget, peer))
+          // C110: the handshake first; the protocol reads only what follows an accepted Hello.
+          return handler(Frames.accounted(Handshake.guarded(socket, netSocket), budget, peer))
         })
       )
   }

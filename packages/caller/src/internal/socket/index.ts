@@ -1,0 +1,408 @@
+/**
+ * The socket plane: a `Plane` over a host's listener (docs/wire.md), one connection at a time. A connection that died
+ * is never reopened for what was in flight on it; the next call opens a new one (C46).
+ *
+ * @internal
+ */
+import {
+  DeliveryUnknown,
+  fromEncoded,
+  HostUnavailable,
+  InvalidInput,
+  type McpWorkerError
+} from "../../McpWorkerError.js"
+import * as Operations from "../../Operations.js"
+import type * as Plane from "../../Plane.js"
+import * as Connection from "./connection.js"
+import * as Wire from "./wire.js"
+
+/** Where the plane connects. @internal */
+export interface Options {
+  /** The listener's socket path. */
+  readonly path: string
+  readonly maxFrameBytes?: number | undefined
+}
+
+/** How a call ends when its connection does: a request's outcome is unknown, a life-cycle call's is told as such. */
+type Kind = "request" | "lifecycle"
+
+interface Client {
+  readonly path: string
+  readonly maxFrameBytes: number
+  current: Connection.Connection | undefined
+  nextId: number
+  disposed: boolean
+}
+
+const acquire = (client: Client): Connection.Connection => {
+  const current = client.current
+  if (current !== undefined && current.state !== "dead") {
+    Connection.use(current, 1)
+    return current
+  }
+  const next = Connection.open(client.path, client.maxFrameBytes)
+  client.current = next
+  Connection.use(next, 1)
+  return next
+}
+
+const notSent = (client: Client, reason: Connection.NotSentReason): McpWorkerError => {
+  switch (reason._tag) {
+    case "NoHost":
+      return new HostUnavailable({
+        message: `no mcp-worker host listens on ${client.path}; nothing was sent`,
+        delivery: "not_sent"
+      })
+    case "Refused":
+      return new HostUnavailable({
+        message: `the mcp-worker host refused the connection: ${reason.reason}`,
+        delivery: "not_sent"
+      })
+    case "Unresponsive":
+      return new HostUnavailable({
+        message: `the mcp-worker host did not answer within ${Wire.ackWithinMs} ms; the request was not sent`,
+        delivery: "not_sent"
+      })
+  }
+}
+
+const lostError = (kind: Kind, workerId: string, lost: Connection.Lost | "interrupted"): McpWorkerError =>
+  kind === "request"
+    ? new DeliveryUnknown({ workerId, requestId: "", reason: lost, delivery: "unknown" })
+    : new HostUnavailable({
+        message:
+          lost === "interrupted"
+            ? "the mcp-worker host closed"
+            : `the connection to the mcp-worker host was lost before it answered (${lost}); the operation may have happened`,
+        delivery: "not_sent"
+      })
+
+/** The error of a failed exit, as its caller sees it. */
+const failure = (kind: Kind, workerId: string, cause: Wire.CauseEncoded): unknown => {
+  const ending = Wire.endingOf(cause)
+  switch (ending._tag) {
+    case "Fail": {
+      const error = ending.error as { _tag?: unknown; workerId?: unknown }
+      // An answer over the frame bound was replaced on the way out, before the worker id was known (C43).
+      const named = error?._tag === "ResultTooLarge" && error.workerId === "" ? { ...error, workerId } : error
+      return fromEncoded(named)
+    }
+    case "Die":
+      return new Error(`the mcp-worker host failed the call: ${JSON.stringify(ending.defect)}`)
+    case "Interrupt":
+      // The listener stopped the call (it is closing): a request was cancelled at the server, its outcome unknown.
+      return lostError(kind, workerId, "interrupted")
+  }
+}
+
+interface Send {
+  readonly kind: Kind
+  readonly workerId: string
+  readonly tag: string
+  readonly payload: object
+  readonly envelope?: object | undefined
+  readonly signal?: AbortSignal | undefined
+  readonly onChunk?: ((values: ReadonlyArray<unknown>) => void) | undefined
+}
+
+const aborted = (signal: AbortSignal | undefined) => signal?.aborted === true
+
+/**
+ * Sends one call on the connection and resolves with its `Exit`'s value: written only once `live` proved the host
+ * there (C46), and nothing of it resent.
+ */
+const send = async (client: Client, connection: Connection.Connection, call: Send): Promise<unknown> => {
+  const refused = await Connection.live(connection)
+  if (refused !== undefined) throw notSent(client, refused)
+  // C66: aborted before the request left: nothing is sent, the signal's reason is the answer.
+  if (aborted(call.signal)) throw call.signal!.reason
+  const id = String(client.nextId++)
+  const frame =
+    JSON.stringify({ _tag: "Request", id, tag: call.tag, payload: call.payload, headers: [], ...call.envelope }) + "\n"
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      connection.waiters.delete(id)
+      // C11: the listener cancels exactly this request.
+      Connection.write(connection, JSON.stringify({ _tag: "Interrupt", requestId: id }) + "\n")
+      reject(
+        new DeliveryUnknown({ workerId: call.workerId, requestId: "", reason: "interrupted", delivery: "unknown" })
+      )
+    }
+    const settle = () => call.signal?.removeEventListener("abort", onAbort)
+    connection.waiters.set(id, {
+      onChunk: (values) => {
+        call.onChunk?.(values)
+        Connection.write(connection, JSON.stringify({ _tag: "Ack", requestId: id }) + "\n")
+      },
+      onExit: (exit) => {
+        settle()
+        if (exit._tag === "Success") resolve(exit.value)
+        else reject(failure(call.kind, call.workerId, exit.cause))
+      },
+      onLost: (lost) => {
+        settle()
+        reject(lostError(call.kind, call.workerId, lost))
+      }
+    })
+    if (!Connection.write(connection, frame)) {
+      connection.waiters.delete(id)
+      return reject(notSent(client, { _tag: "NoHost" }))
+    }
+    call.signal?.addEventListener("abort", onAbort, { once: true })
+  })
+}
+
+const run = async (client: Client, call: Send): Promise<unknown> => {
+  if (client.disposed) throw notSent(client, { _tag: "NoHost" })
+  if (aborted(call.signal)) throw call.signal!.reason
+  const connection = acquire(client)
+  try {
+    return await send(client, connection, call)
+  } finally {
+    Connection.use(connection, -1)
+  }
+}
+
+/** The listener's operation name of a request: its rpc tag (docs/wire.md). */
+const nameOf = (method: string, params: string): string | undefined => {
+  // `startTask` is `tools/call` with a `task`: the grant tells the two apart, so the tag must too.
+  if (method === "tools/call") return params.includes('"task":') && isTask(params) ? "startTask" : "callTool"
+  return methods.get(method)
+}
+
+const isTask = (params: string): boolean => {
+  try {
+    return (JSON.parse(params) as { task?: unknown }).task !== undefined
+  } catch {
+    return false
+  }
+}
+
+/** The MCP method of every request of the table but `tools/call`, to its name: the listener's tag of it. */
+const methods: ReadonlyMap<string, string> = new Map(
+  Object.entries(Operations.requests).flatMap(([name, operation]) =>
+    operation.method === "tools/call" ? [] : [[operation.method as string, name] as const]
+  )
+)
+
+/** @internal */
+export const requestTags: ReadonlyMap<string, string> = methods
+
+const frameBound = (client: Client, params: string): McpWorkerError | undefined => {
+  const bytes = Wire.utf8Length(params) + 512
+  if (bytes <= client.maxFrameBytes) return undefined
+  return new InvalidInput({
+    where: "arguments",
+    path: "args",
+    message: `the request is ${bytes} bytes, over the listener's frame limit of ${client.maxFrameBytes} bytes`,
+    delivery: "not_sent"
+  })
+}
+
+const spillRefused = "spill writes on the listener's host: over a socket, use saveTo (under the grant's saveDir)"
+
+const request = (client: Client, call: Plane.Call): Promise<unknown> => {
+  const name = nameOf(call.method, call.params)
+  if (name === undefined) {
+    return Promise.reject(
+      new InvalidInput({
+        where: "arguments",
+        path: "method",
+        message: `no request is ${call.method}`,
+        delivery: "not_sent"
+      })
+    )
+  }
+  const tooLarge = frameBound(client, call.params)
+  if (tooLarge !== undefined) return Promise.reject(tooLarge)
+  if (typeof call.spill === "string") {
+    return Promise.reject(
+      new InvalidInput({ where: "arguments", path: "options.onTooLarge", message: spillRefused, delivery: "not_sent" })
+    )
+  }
+  const onProgress = call.onProgress
+  let result: unknown
+  const payload = {
+    id: call.workerId,
+    params: call.params,
+    ...(call.budgetMs === undefined ? {} : { deadline: Date.now() + call.budgetMs }),
+    ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
+    ...(call.spill === false ? { spill: false } : {})
+  }
+  const trace = call.trace
+  const streamed = run(client, {
+    kind: "request",
+    workerId: call.workerId,
+    // With `onProgress`, the streamed twin: progress, then the result, as chunks (docs/wire.md).
+    tag: onProgress === undefined ? name : `${name}Streamed`,
+    payload,
+    envelope: trace === undefined ? undefined : { traceId: trace[0], spanId: trace[1], sampled: trace[2] },
+    signal: call.signal,
+    onChunk: (values) => {
+      for (const value of values as ReadonlyArray<{ _tag: string; value?: unknown } & Plane.Progress>) {
+        if (value._tag === "Result") result = value.value
+        else if (value._tag === "Progress") progressed(onProgress, value)
+      }
+    }
+  })
+  return onProgress === undefined ? streamed : streamed.then(() => result)
+}
+
+const progressed = (onProgress: ((progress: Plane.Progress) => void) | undefined, item: Plane.Progress) => {
+  const { progress, total, message } = item
+  try {
+    // The caller's own code: what it throws changes nothing about the request (C29).
+    onProgress?.({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) })
+  } catch {
+    // ignored on purpose
+  }
+}
+
+const lifecycle = (client: Client, tag: string, workerId: string, payload: object) =>
+  run(client, { kind: "lifecycle", workerId, tag, payload: { id: workerId, ...payload } })
+
+const randomId = (): string => {
+  const bytes = new Uint8Array(12)
+  globalThis.crypto.getRandomValues(bytes)
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
+}
+
+/**
+ * `events` as pulls (docs/wire.md): the first subscribes, each later one only when the reader asks, so this process
+ * holds at most one batch; `return` (or disposal) unsubscribes. The connection stays in use meanwhile.
+ */
+interface Batch {
+  readonly items: Array<Plane.ServerNotification>
+  readonly done: boolean
+}
+
+const events = (
+  client: Client,
+  workerId: string,
+  capacity: number
+): AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable => {
+  const subscription = randomId()
+  // The first pull, which subscribes, starts in this very step: what the caller asks of the worker next is read by
+  // the host after it, on the same connection.
+  let connection: Connection.Connection | undefined = acquire(client)
+  let buffered: Array<Plane.ServerNotification> = []
+  let done = false
+  const pull = (end: boolean) =>
+    send(client, connection!, {
+      kind: "lifecycle",
+      workerId,
+      tag: "events",
+      payload: { id: workerId, subscription, capacity, ...(end ? { end: true } : {}) }
+    }) as Promise<Batch>
+  const finish = async () => {
+    if (done) return
+    done = true
+    buffered = []
+    if (connection === undefined) return
+    const held = connection
+    try {
+      if (held.state !== "dead") await pull(true)
+    } catch {
+      // The subscription ends with its connection anyway.
+    } finally {
+      Connection.use(held, -1)
+    }
+  }
+  let pending: Promise<Batch> | undefined = pull(false)
+  // Read by `next`; a subscription left unread must not report its failure as unhandled.
+  pending.catch(() => {})
+  const iterator: AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable = {
+    next: async () => {
+      while (buffered.length === 0 && !done) {
+        const batch = await (pending ?? pull(false)).catch(async (error) => {
+          pending = undefined
+          await finish()
+          throw error
+        })
+        pending = undefined
+        buffered = batch.items
+        if (batch.done) {
+          done = true
+          if (connection !== undefined) Connection.use(connection, -1)
+          connection = undefined
+        }
+      }
+      const value = buffered.shift()
+      return value === undefined ? { done: true, value: undefined } : { done: false, value }
+    },
+    return: async () => {
+      await finish()
+      return { done: true, value: undefined }
+    },
+    [Symbol.asyncIterator]: () => iterator,
+    [Symbol.asyncDispose]: finish
+  }
+  return iterator
+}
+
+/**
+ * The socket plane of the listener at `options.path`. Nothing connects until the first call.
+ *
+ * @internal
+ */
+export const make = (options: Options): Plane.Plane => {
+  const client: Client = {
+    path: options.path,
+    maxFrameBytes: options.maxFrameBytes ?? Wire.defaultMaxFrameBytes,
+    current: undefined,
+    nextId: 0,
+    disposed: false
+  }
+  return {
+    request: (call) => request(client, call),
+    open: (config, openOptions) => openOn(client, config, openOptions),
+    status: (workerId) => lifecycle(client, "status", workerId, {}) as Promise<Plane.WorkerStatus>,
+    cancel: (workerId, requestId) => lifecycle(client, "cancel", workerId, { requestId }).then(() => undefined),
+    close: (workerId, budgetMs) =>
+      lifecycle(
+        client,
+        "close",
+        workerId,
+        budgetMs === undefined ? {} : { deadline: Date.now() + budgetMs }
+      ) as Promise<Plane.WorkerStatus>,
+    events: (workerId, capacity) => events(client, workerId, capacity),
+    dispose: async () => {
+      client.disposed = true
+      const current = client.current
+      client.current = undefined
+      if (current !== undefined && current.state !== "dead") Connection.drop(current, "connection_lost")
+    }
+  }
+}
+
+/**
+ * `open` where the listener accepts worker ids: `config` is the server config in its wire form (JSON text, as
+ * `ServerConfig.toWire` makes it), read in the calling process (C18).
+ */
+const openOn = (client: Client, config: unknown, options: Plane.OpenOptions): Promise<string> => {
+  if (typeof config !== "string") {
+    return Promise.reject(
+      new InvalidInput({
+        where: "config",
+        path: "",
+        message: "over a socket, open takes the config in its wire form (JSON text)",
+        delivery: "not_sent"
+      })
+    )
+  }
+  const budget = typeof options.timeout === "number" ? options.timeout : undefined
+  return run(client, {
+    kind: "lifecycle",
+    workerId: "",
+    tag: "open",
+    payload: {
+      config,
+      ...(budget === undefined ? {} : { deadline: Date.now() + budget }),
+      ...(options.isolation === undefined || options.isolation === "thread" ? {} : { isolation: options.isolation }),
+      ...(options.maxOldGenerationSizeMb === undefined
+        ? {}
+        : { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb }),
+      ...(options.tools === undefined ? {} : { tools: options.tools })
+    }
+  }) as Promise<string>
+}

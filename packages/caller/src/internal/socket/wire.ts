@@ -1,0 +1,129 @@
+/**
+ * The socket protocol's frames as a caller writes and reads them (docs/wire.md): newline-delimited JSON, a `Hello`
+ * first (C110), then `@effect/rpc`'s messages with the payloads of the listener's operations.
+ *
+ * @internal
+ */
+
+/** The protocol's name and the version this caller speaks (C110). @internal */
+export const protocol = "mcp-worker"
+/** @internal */
+export const version = 1
+
+/** The first frame of every connection. @internal */
+export const hello = JSON.stringify({ _tag: "Hello", protocol, version }) + "\n"
+/** @internal */
+export const ping = '{"_tag":"Ping"}\n'
+
+/** A request goes out without a `Ping` first only if the host was heard from this recently (C46). @internal */
+export const staleAfterMs = 1_500
+/** How long a `Ping` (or the `Hello`) before a request may wait for its answer; past it nothing is sent. @internal */
+export const ackWithinMs = 750
+/** While calls are in flight, a `Ping` goes out this often. @internal */
+export const pingEveryMs = 1_000
+/** A host silent this long while calls are in flight is taken for stalled or gone (C46). @internal */
+export const silentAfterMs = 3_000
+/** A connection with nothing in flight this long is closed, before a listener's idle bound (at least 2 s). @internal */
+export const idleAfterMs = 1_000
+/** The default bound of one frame: 16 MiB, as the listener's. @internal */
+export const defaultMaxFrameBytes = 16 * 1024 * 1024
+
+/** A frame the host sends. @internal */
+export type FromHost =
+  | { readonly _tag: "Welcome"; readonly protocol: string; readonly version: number }
+  | {
+      readonly _tag: "Rejected"
+      readonly protocol: string
+      readonly versions: ReadonlyArray<number>
+      readonly reason: string
+    }
+  | { readonly _tag: "Pong" }
+  | { readonly _tag: "Chunk"; readonly requestId: string; readonly values: ReadonlyArray<unknown> }
+  | { readonly _tag: "Exit"; readonly requestId: string; readonly exit: ExitEncoded }
+  | { readonly _tag: "Defect"; readonly defect: unknown }
+  | { readonly _tag: "ClientEnd" }
+
+/** An `Exit` as `effect/Schema`'s `Exit` encodes it. @internal */
+export type ExitEncoded =
+  { readonly _tag: "Success"; readonly value?: unknown } | { readonly _tag: "Failure"; readonly cause: CauseEncoded }
+
+/** A `Cause` as `effect/Schema`'s `Cause` encodes it. @internal */
+export type CauseEncoded =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Fail"; readonly error: unknown }
+  | { readonly _tag: "Die"; readonly defect: unknown }
+  | { readonly _tag: "Interrupt"; readonly fiberId: unknown }
+  | { readonly _tag: "Sequential" | "Parallel"; readonly left: CauseEncoded; readonly right: CauseEncoded }
+
+/** What a failed `Exit` means to its caller: the first failure, else a defect, else an interruption. @internal */
+export type Ending =
+  | { readonly _tag: "Fail"; readonly error: unknown }
+  | { readonly _tag: "Die"; readonly defect: unknown }
+  | { readonly _tag: "Interrupt" }
+
+const causes = (cause: CauseEncoded): Array<CauseEncoded> =>
+  cause._tag === "Sequential" || cause._tag === "Parallel" ? [...causes(cause.left), ...causes(cause.right)] : [cause]
+
+/** The ending a failed exit's cause stands for (a failure wins, as `Cause.failureOption` reads it). @internal */
+export const endingOf = (cause: CauseEncoded): Ending => {
+  const all = causes(cause)
+  const fail = all.find((one) => one._tag === "Fail")
+  if (fail !== undefined) return { _tag: "Fail", error: (fail as { error: unknown }).error }
+  const die = all.find((one) => one._tag === "Die")
+  if (die !== undefined) return { _tag: "Die", defect: (die as { defect: unknown }).defect }
+  return { _tag: "Interrupt" }
+}
+
+/** The bytes of `text` in UTF-8, without encoding it. @internal */
+export const utf8Length = (text: string): number => {
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    if (code < 0x800) bytes += 1
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 2
+      i++
+    } else bytes += 2
+  }
+  return bytes
+}
+
+/**
+ * Splits bytes into frames on newlines. A frame over `maxBytes` ends the connection (`undefined`): the host never
+ * writes one (it answers `ResultTooLarge` instead).
+ *
+ * @internal
+ */
+export const lines = (maxBytes: number) => {
+  const decoder = new TextDecoder()
+  let held: Array<Uint8Array> = []
+  let heldBytes = 0
+  return (bytes: Uint8Array): Array<string> | undefined => {
+    const out: Array<string> = []
+    let from = 0
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, from)) {
+      held.push(bytes.subarray(from, at))
+      out.push(held.length === 1 ? decoder.decode(held[0]) : decoder.decode(concat(held, heldBytes + at - from)))
+      held = []
+      heldBytes = 0
+      from = at + 1
+    }
+    if (from < bytes.length) {
+      held.push(bytes.subarray(from))
+      heldBytes += bytes.length - from
+      if (heldBytes > maxBytes) return undefined
+    }
+    return out
+  }
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
+  const all = new Uint8Array(length)
+  let at = 0
+  for (const part of parts) {
+    all.set(part, at)
+    at += part.length
+  }
+  return all
+}
