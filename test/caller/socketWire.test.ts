@@ -154,6 +154,60 @@ describe("C110: the handshake", () => {
   })
 })
 
+describe("C114: a call names its operation on the socket", () => {
+  it.scopedLive(
+    "startTask goes as startTask, tools/call alone as callTool, and a name of another method not at all",
+    () =>
+      Effect.gen(function* () {
+        const socket = socketPath()
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+        // A peer that speaks the wire: it welcomes the Hello, records each request's tag and answers it with `{}`.
+        const tags: Array<string> = []
+        const server = net.createServer((conn) => {
+          let text = ""
+          conn.on("data", (data) => {
+            text += data.toString("utf8")
+            const lines = text.split("\n")
+            text = lines.pop()!
+            for (const line of lines) {
+              const frame = JSON.parse(line)
+              if (frame._tag === "Hello")
+                conn.write(JSON.stringify({ _tag: "Welcome", protocol: "mcp-worker", version: 1 }) + "\n")
+              if (frame._tag === "Ping") conn.write('{"_tag":"Pong"}\n')
+              if (frame._tag !== "Request") continue
+              tags.push(frame.tag)
+              conn.write(
+                JSON.stringify({ _tag: "Exit", requestId: frame.id, exit: { _tag: "Success", value: {} } }) + "\n"
+              )
+            }
+          })
+        })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => new Promise<void>((resolve) => server.listen(socket.path, resolve))),
+          () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+        )
+        const plane = Socket.make({ path: socket.path })
+        yield* Effect.addFinalizer(() => Effect.promise(plane.dispose))
+        const params = JSON.stringify({ name: "t", arguments: {}, task: { ttl: 1000 } })
+        const call = { workerId: "w", method: "tools/call", params, budgetMs: undefined }
+        yield* Effect.promise(() => plane.request({ ...call, operation: "startTask" }))
+        yield* Effect.promise(() => plane.request({ ...call, operation: "callTool" }))
+        // Without a name, the method's one request: `task` in the params tells nothing.
+        yield* Effect.promise(() => plane.request(call))
+        const refused: any = yield* Effect.promise(() =>
+          plane.request({ ...call, method: "resources/read", operation: "startTask" }).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        assert.deepStrictEqual(tags, ["startTask", "callTool", "callTool"])
+        assert.strictEqual(refused?._tag, "InvalidInput")
+        assert.strictEqual(refused?.delivery, "not_sent")
+        assert.match(refused?.message, /no request is startTask \(resources\/read\)/)
+      })
+  )
+})
+
 // Fields that differ from run to run: masked in both the recording and the replay.
 const masked = new Set(["pid", "ownerPid", "threadId", "at", "deadline", "traceId", "spanId", "sampled"])
 
