@@ -111,6 +111,15 @@ export const heard = (client: ThreadClient): void => {
   client.probe = undefined
 }
 
+// Only a host of another version of this library would send an error this version cannot read.
+const decoded = (encoded: unknown): unknown => {
+  try {
+    return fromEncoded(encoded)
+  } catch {
+    return new Error("the mcp-worker host's answer could not be read (another version of mcp-worker?)")
+  }
+}
+
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
 const isCallReply = (u: Record<string, unknown>): boolean => typeof u.callId === "number"
@@ -144,8 +153,8 @@ const onWorkerEnded = (client: ThreadClient, workerId: string, encoded: unknown)
   const route = client.routes.get(workerId)
   if (route === undefined) return
   client.routes.delete(workerId)
-  const error = fromEncoded(encoded)
-  const failed = error._tag === "WorkerFailed" ? (error as WorkerFailed) : undefined
+  const error = decoded(encoded)
+  const failed = error instanceof WorkerFailed ? error : undefined
   const ended = new WorkerFailed({
     workerId,
     kind: failed?.kind ?? "closing",
@@ -207,7 +216,7 @@ export const onReply = (client: ThreadClient, data: unknown): void => {
     case "RemoteFailure":
       // An owner's refusal also arrives this way: it says nothing of the host, but it was not silent either.
       heard(client)
-      return settle(client, callId, { ok: false, error: fromEncoded(data.error) })
+      return settle(client, callId, { ok: false, error: decoded(data.error) })
     case "Defect":
       heard(client)
       return settle(client, callId, { ok: false, error: new Error(String(data.message)) })

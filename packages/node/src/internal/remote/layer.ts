@@ -39,6 +39,7 @@ import * as HostEvents from "../host/events.js"
 import * as Metrics from "../metrics/metrics.js"
 import * as Protocol from "../wire/remoteProtocol.js"
 import * as RemoteClient from "./client.js"
+import { openRequest } from "./openRequest.js"
 import { contextOf, isTracing, traced } from "../shared/traced.js"
 
 /**
@@ -208,31 +209,11 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
     Effect.suspend(() =>
-      Either.all([
-        ServerConfig.normalize(input, process.env, { isProxy }),
-        budgetOf(options?.timeout, "config"),
-        McpWorkers.placementOf(options),
-        ResultFile.openPolicyOf(options, checkSpillDirectory),
-        ToolFilter.check(options?.tools),
-        Metrics.openNameOf(options)
-      ]).pipe(
-        Either.match({
-          onLeft: Effect.fail,
-          onRight: ([config, budget, placement, spill, tools, name]) =>
-            RemoteClient.send(client, {
-              _tag: "RemoteOpen",
-              config: ServerConfig.toWire(config),
-              deadline: deadlineOf(budget, Date.now()),
-              ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
-              ...(placement.maxOldGenerationSizeMb === undefined
-                ? {}
-                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
-              ...(spill === undefined ? {} : { spill }),
-              ...(tools === undefined ? {} : { tools }),
-              ...(name === undefined ? {} : { name })
-            })
-        })
-      )
+      Either.match(openRequest(input, options), {
+        onLeft: Effect.fail,
+        onRight: ({ budgetMs, open }) =>
+          RemoteClient.send(client, { _tag: "RemoteOpen", ...open, deadline: deadlineOf(budgetMs, Date.now()) })
+      })
     ).pipe(span("McpWorkers.open", {}))
 
   // Every request of the table: its input checked and the request posted in the register step of one
