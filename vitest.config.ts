@@ -45,8 +45,8 @@ class WaitingFirst extends BaseSequencer {
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^@mcp-worker\/(core|node|cluster)$/, replacement: path.join(root, "packages/$1/src/index.ts") },
-      { find: /^@mcp-worker\/(core|node|cluster)\/(.+)$/, replacement: path.join(root, "packages/$1/src/$2.ts") }
+      { find: /^@mcp-worker\/(core|node|cluster|caller)$/, replacement: path.join(root, "packages/$1/src/index.ts") },
+      { find: /^@mcp-worker\/(core|node|cluster|caller)\/(.+)$/, replacement: path.join(root, "packages/$1/src/$2.ts") }
     ]
   },
   test: {

@@ -10,6 +10,7 @@ import { pointIntoShippedSources, sourcesOf } from "./sourceMaps.mjs"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 const alias = {
+  "@mcp-worker/caller": path.join(root, "packages/caller/src/index.ts"),
   "@mcp-worker/core": path.join(root, "packages/core/src/index.ts"),
   "@mcp-worker/node": path.join(root, "packages/node/src/index.ts")
 }
@@ -32,8 +33,8 @@ const common = {
     {
       name: "mcp-worker-subpaths",
       setup(build) {
-        build.onResolve({ filter: /^@mcp-worker\/(core|node)\/.+/ }, (args) => {
-          const [, pkg, sub] = /^@mcp-worker\/(core|node)\/(.+)$/.exec(args.path)
+        build.onResolve({ filter: /^@mcp-worker\/(caller|core|node)\/.+/ }, (args) => {
+          const [, pkg, sub] = /^@mcp-worker\/(caller|core|node)\/(.+)$/.exec(args.path)
           return { path: path.join(root, "packages", pkg, "src", `${sub}.ts`) }
         })
       }
@@ -107,7 +108,7 @@ export const bundleOwner = async () => {
     owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod] })
   ])
   fs.mkdirSync(dir, { recursive: true })
-  const shipped = sourcesOf(path.join(root, "packages"), ["node", "core"])
+  const shipped = sourcesOf(path.join(root, "packages"), ["node", "core", "caller"])
   const outputs = results
     .flatMap((result) => result.outputFiles)
     .map((output) =>

@@ -6,13 +6,17 @@
  *
  * @since 0.1.0
  */
+import * as Caller from "@mcp-worker/caller/McpWorkerError"
 import * as Schema from "effect/Schema"
 import * as ErrorStack from "./ErrorStack.js"
 
+// C103: a class and `@mcp-worker/caller`'s class of the same tag accept each other's instances.
 const TaggedError =
   <Self = never>(identifier: string) =>
   <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
-    ErrorStack.readable(Schema.TaggedError<Self>(identifier)(tag, fields))
+    Caller.withSharedInstances(ErrorStack.readable(Schema.TaggedError<Self>(identifier)(tag, fields)), tag)
+
+const { messages } = Caller
 
 // `delivery: "not_sent"` for errors that can only mean it: given by the constructor, carried across threads.
 const notSent = Schema.Literal("not_sent").pipe(
@@ -68,7 +72,7 @@ export class WorkerBusy extends TaggedError<WorkerBusy>("@mcp-worker/core/Worker
   delivery: Schema.Literal("not_sent")
 }) {
   override get message(): string {
-    return `worker ${this.workerId} is busy with request ${this.requestId}; nothing was sent`
+    return messages.WorkerBusy(this)
   }
 }
 
@@ -96,16 +100,7 @@ export class DeliveryUnknown extends TaggedError<DeliveryUnknown>("@mcp-worker/c
   }
 ) {
   override get message(): string {
-    const request = this.requestId === "" ? "a request" : `request ${this.requestId}`
-    const why =
-      this.reason === "host_unresponsive"
-        ? "the mcp-worker host stopped answering"
-        : this.reason === "connection_lost"
-          ? "the connection to the mcp-worker host was lost"
-          : this.reason === "stream_broken"
-            ? "its response stream broke before the result; it was not sent again"
-            : this.reason
-    return `${request} on worker ${this.workerId} ended (${why}); it may have reached the server, and its outcome is unknown`
+    return messages.DeliveryUnknown(this)
   }
 }
 
@@ -129,23 +124,7 @@ export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/cor
   spillFailed: Schema.optional(Schema.String)
 }) {
   override get message(): string {
-    if (this.bound === "frame") {
-      return (
-        `the answer to request ${this.requestId} on worker ${this.workerId} passed the listener's frame limit ` +
-        `(${this.bytes} > ${this.limit} bytes); the request ran and its outcome is unknown (saveTo writes any size)`
-      )
-    }
-    if (this.spillFailed !== undefined) {
-      return (
-        `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
-        `(${this.bytes} > ${this.limit} bytes) and could not be spilled (${this.spillFailed}); nothing of it is ` +
-        `left, the request ran and its outcome is unknown`
-      )
-    }
-    return (
-      `the answer to request ${this.requestId} on worker ${this.workerId} passed maxResultBytes ` +
-      `(${this.bytes} > ${this.limit} bytes); it was skipped unread, the request ran and its outcome is unknown`
-    )
+    return messages.ResultTooLarge(this)
   }
 }
 
@@ -167,10 +146,7 @@ export class PreflightFailed extends TaggedError<PreflightFailed>("@mcp-worker/c
   }
 ) {
   override get message(): string {
-    return (
-      `request ${this.requestId} on worker ${this.workerId} was not sent: the ${this.method} the owner sends first, ` +
-      `to learn which tools run only as tasks, failed (${this.detail})`
-    )
+    return messages.PreflightFailed(this)
   }
 }
 
@@ -191,10 +167,7 @@ export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>("@mcp-
   }
 ) {
   override get message(): string {
-    return (
-      `request ${this.requestId} on worker ${this.workerId} still asked for input after ${this.rounds} rounds ` +
-      "(maxInputRounds); it was stopped and not sent again, its outcome is unknown"
-    )
+    return messages.InputRoundsExceeded(this)
   }
 }
 
@@ -228,7 +201,7 @@ export class UnusableResult extends TaggedError<UnusableResult>("@mcp-worker/cor
   delivery: Schema.Literal("unknown")
 }) {
   override get message(): string {
-    return `the answer to request ${this.requestId} on worker ${this.workerId} cannot be used (${this.reason}): ${this.detail}`
+    return messages.UnusableResult(this)
   }
 }
 
@@ -294,7 +267,7 @@ export class UnknownWorker extends TaggedError<UnknownWorker>("@mcp-worker/core/
   delivery: notSent
 }) {
   override get message(): string {
-    return `no open worker has the id ${JSON.stringify(this.workerId.slice(0, 64))}`
+    return messages.UnknownWorker(this)
   }
 }
 
@@ -356,7 +329,7 @@ export class RequestNotPending extends TaggedError<RequestNotPending>("@mcp-work
   { workerId: Schema.String, requestId: Schema.String }
 ) {
   override get message(): string {
-    return `request ${JSON.stringify(this.requestId.slice(0, 64))} is not in flight on worker ${this.workerId}`
+    return messages.RequestNotPending(this)
   }
 }
 
@@ -385,7 +358,7 @@ export class DeadlineExceeded extends TaggedError<DeadlineExceeded>("@mcp-worker
   { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
 ) {
   override get message(): string {
-    return `the deadline of a request on worker ${this.workerId} passed before it could be sent; nothing was sent`
+    return messages.DeadlineExceeded(this)
   }
 }
 

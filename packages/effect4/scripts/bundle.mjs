@@ -29,7 +29,7 @@ const entries = {
 // copied to lib/effect3/src/<package>/, where the bundles' source maps point.
 const sources = path.join(here, "lib/effect3/src")
 const shipped = (absolute) => {
-  const inRepository = sourcesOf(path.join(root, "packages"), ["core", "node"])(absolute)
+  const inRepository = sourcesOf(path.join(root, "packages"), ["caller", "core", "node"])(absolute)
   if (inRepository === undefined) return undefined
   const copy = path.join(
     sources,
@@ -91,8 +91,8 @@ export const bundleImplementation = async () => {
         {
           name: "mcp-worker-sources",
           setup(build) {
-            build.onResolve({ filter: /^@mcp-worker\/(core|node)(\/.+)?$/ }, (args) => {
-              const [, pkg, sub] = /^@mcp-worker\/(core|node)(?:\/(.+))?$/.exec(args.path)
+            build.onResolve({ filter: /^@mcp-worker\/(caller|core|node)(\/.+)?$/ }, (args) => {
+              const [, pkg, sub] = /^@mcp-worker\/(caller|core|node)(?:\/(.+))?$/.exec(args.path)
               return { path: path.join(root, "packages", pkg, "src", `${sub ?? "index"}.ts`) }
             })
           }

@@ -7,7 +7,11 @@ import { fileURLToPath } from "node:url"
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = path.resolve(here, "../..")
-const effect3Sources = [path.join(root, "packages/core/src"), path.join(root, "packages/node/src")]
+const effect3Sources = [
+  path.join(root, "packages/caller/src"),
+  path.join(root, "packages/core/src"),
+  path.join(root, "packages/node/src")
+]
 
 export const effect4Resolution = {
   name: "effect4-resolution",

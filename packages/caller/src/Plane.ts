@@ -1,0 +1,142 @@
+/**
+ * What a plane implements: the way a caller reaches a host (the thread plane over `BroadcastChannel`, the socket
+ * plane over a listener's socket). One `request` carries every operation of the table (`Operations`); the life-cycle
+ * operations sit beside it. Every failure is an error of `McpWorkerError`.
+ *
+ * @since 0.1.0
+ */
+import type { CleanupSummary } from "./McpWorkerError.js"
+
+/**
+ * One progress notification of a request, as the server counts it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Progress {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+/**
+ * One request as a plane sends it, already checked (`Operations.prepareFor`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Call {
+  /** A worker id, or a grant on the socket plane. */
+  readonly workerId: string
+  /** An MCP method of the operation table. */
+  readonly method: string
+  /** The request's params as JSON text. */
+  readonly params: string
+  /** The caller's budget; `undefined`: the worker's default. */
+  readonly budgetMs: number | undefined
+  readonly saveTo?: string | undefined
+  readonly spill?: string | false | undefined
+  readonly onProgress?: ((progress: Progress) => void) | undefined
+  readonly signal?: AbortSignal | undefined
+  readonly trace?: readonly [traceId: string, spanId: string, sampled: boolean] | undefined
+}
+
+/**
+ * A state of a worker.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkerState = "opening" | "ready" | "failed" | "closed"
+
+/**
+ * The status of one worker, safe to print (`@mcp-worker/core/WorkerStatus`'s type, which a test proves equal).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WorkerStatus {
+  readonly workerId: string
+  readonly state: WorkerState
+  readonly busy: boolean
+  readonly requestId: string | null
+  readonly pid: number | null
+  readonly threadId: number | null
+  readonly ownerPid: number | null
+  readonly era: "legacy" | "modern" | null
+  readonly protocolVersion: string | null
+  readonly server: { readonly name: string; readonly version: string } | null
+  readonly lastFailure: {
+    readonly kind: "transport" | "protocol" | "thread" | "closing" | "session_expired" | "unauthorized"
+    readonly message: string
+    readonly at: string
+  } | null
+  readonly cleanup: CleanupSummary | null
+  readonly notifications: {
+    readonly received: number
+    readonly dropped: number
+    readonly listChanged: {
+      readonly tools: string | null
+      readonly resources: string | null
+      readonly prompts: string | null
+    }
+  }
+  readonly runner?: { readonly address: string; readonly group: string } | undefined
+}
+
+/**
+ * The methods of the notifications a worker's `events` gives.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NotificationMethod =
+  | "notifications/tools/list_changed"
+  | "notifications/resources/list_changed"
+  | "notifications/resources/updated"
+  | "notifications/prompts/list_changed"
+  | "notifications/message"
+
+/**
+ * One server notification, as the server sent it: `params` is untrusted data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ServerNotification {
+  readonly method: NotificationMethod
+  readonly params: { readonly [key: string]: unknown }
+}
+
+/**
+ * The options of `open`, as a caller gives them (checked by the host).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OpenOptions {
+  readonly timeout?: unknown
+  readonly isolation?: "thread" | "process" | undefined
+  readonly maxOldGenerationSizeMb?: number | undefined
+  readonly onTooLarge?: "fail" | { readonly spill: string } | undefined
+  readonly tools?: { readonly allow?: ReadonlyArray<string>; readonly deny?: ReadonlyArray<string> } | undefined
+  readonly name?: string | undefined
+}
+
+/**
+ * A way to reach a host. `request` resolves with the raw MCP result (or the saved or spilled wire form the
+ * operation's `answer` maps) and rejects with an error of `McpWorkerError`, or with `signal.reason` when aborted
+ * before anything was sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Plane {
+  readonly request: (call: Call) => Promise<unknown>
+  readonly open: (config: unknown, options: OpenOptions) => Promise<string>
+  readonly status: (workerId: string) => Promise<WorkerStatus>
+  readonly cancel: (workerId: string, requestId: string) => Promise<void>
+  readonly close: (workerId: string, budgetMs: number | undefined) => Promise<WorkerStatus>
+  readonly events: (workerId: string, capacity: number) => AsyncIterableIterator<ServerNotification> & AsyncDisposable
+  readonly dispose: () => Promise<void>
+}
