@@ -507,3 +507,30 @@ export const fromEncoded = (u: unknown): McpWorkerError => {
   const Class = classes[tag as Tag] as unknown as new (fields: unknown) => McpWorkerError
   return new Class(fields)
 }
+
+/**
+ * A check's answer: the value, or the `InvalidInput` that says what was wrong (nothing was sent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Checked<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: InvalidInput }
+
+/**
+ * A check that passed.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ok = <A>(value: A): Checked<A> => ({ ok: true, value })
+
+/**
+ * A check that failed: an `InvalidInput` naming `path`; `not_sent`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const invalid = (where: "config" | "arguments", path: string, message: string): Checked<never> => ({
+  ok: false,
+  error: new InvalidInput({ where, path, message, delivery: "not_sent" })
+})

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Caller from "@mcp-worker/caller/McpWorkerError"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorStack from "./ErrorStack.js"
 
@@ -422,3 +423,34 @@ export const McpWorkerError = Schema.Union(
  * @category models
  */
 export type McpWorkerError = typeof McpWorkerError.Type
+
+const classes: { readonly [tag: string]: new (fields: never) => McpWorkerError } = Object.fromEntries(
+  McpWorkerError.members.map((member) => [member._tag, member])
+)
+
+/**
+ * This package's error for an error of `@mcp-worker/caller` (the same tag and fields), so that an Effect program
+ * over a caller's plane fails with the classes of the union.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromCaller = (error: Caller.McpWorkerError): McpWorkerError => {
+  const spec: Caller.ErrorSpec = Caller.specs[error._tag]
+  const fields = Object.fromEntries(
+    Object.keys(spec.fields).flatMap((name) => {
+      const value = (error as unknown as Record<string, unknown>)[name]
+      return value === undefined ? [] : [[name, value]]
+    })
+  )
+  return new classes[error._tag]!(fields as never)
+}
+
+/**
+ * A caller check's answer as an `Either`, its `InvalidInput` this package's.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const eitherOf = <A>(checked: Caller.Checked<A>): Either.Either<A, InvalidInput> =>
+  checked.ok ? Either.right(checked.value) : Either.left(fromCaller(checked.error) as InvalidInput)

@@ -1,15 +1,15 @@
 /**
- * The checks every operation's params builder shares (`Operations`, `Tasks`): each names the argument that is wrong,
- * and nothing is sent before they pass (C16).
+ * The checks every operation's params builder shares: each names the argument that is wrong, and nothing is sent
+ * before they pass (C16). They are `@mcp-worker/caller/Operations`'s, answering `Either`s here.
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import * as JsonValue from "./JsonValue.js"
-import { InvalidInput } from "./McpWorkerError.js"
+import * as Caller from "@mcp-worker/caller/Operations"
+import type * as Either from "effect/Either"
+import { eitherOf, type InvalidInput } from "./McpWorkerError.js"
 
 /**
- * A params builder's answer: the value, or why the arguments cannot be sent.
+ * A check's answer: the value, or why the arguments cannot be sent.
  *
  * @since 0.1.0
  * @category models
@@ -23,7 +23,7 @@ export type Checked<A> = Either.Either<A, InvalidInput>
  * @category constructors
  */
 export const invalid = (path: string, message: string): Checked<never> =>
-  Either.left(new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" }))
+  eitherOf(Caller.invalidArgument(path, message))
 
 /**
  * A non-empty string argument.
@@ -32,9 +32,7 @@ export const invalid = (path: string, message: string): Checked<never> =>
  * @category checks
  */
 export const string = (value: unknown, path: string, what: string): Checked<string> =>
-  typeof value === "string" && value.length > 0
-    ? Either.right(value)
-    : invalid(path, `${what} must be a non-empty string`)
+  eitherOf(Caller.string(value, path, what))
 
 /**
  * The params of a paginated list: its `cursor`, when given.
@@ -42,13 +40,8 @@ export const string = (value: unknown, path: string, what: string): Checked<stri
  * @since 0.1.0
  * @category checks
  */
-export const cursorParams = (options: { readonly cursor?: string | undefined } | undefined): Checked<string> => {
-  const cursor = options?.cursor
-  if (cursor === undefined) return Either.right("{}")
-  return typeof cursor === "string"
-    ? Either.right(JSON.stringify({ cursor }))
-    : invalid("cursor", "the cursor must be a string")
-}
+export const cursorParams = (options: { readonly cursor?: string | undefined } | undefined): Checked<string> =>
+  eitherOf(Caller.cursorParams(options))
 
 /**
  * An object argument, checked as JSON plain data (C16) and encoded once.
@@ -61,10 +54,7 @@ export const object = (
   path: string,
   what: string,
   isProxy: ((u: unknown) => boolean) | undefined
-): Checked<string> =>
-  JsonValue.isJsonObject(value)
-    ? JsonValue.encode(value, { where: "arguments", root: path, isProxy })
-    : invalid(path, `${what} must be a plain object`)
+): Checked<string> => eitherOf(Caller.object(value, path, what, isProxy))
 
 /**
  * A tool call's params around its arguments' JSON text, validated once and stringified once; `extra` is JSON text
@@ -78,11 +68,4 @@ export const toolCallParams = (
   args: unknown,
   isProxy: ((u: unknown) => boolean) | undefined,
   extra: string
-): Checked<string> => {
-  const tool = string(name, "name", "the tool name")
-  if (Either.isLeft(tool)) return tool
-  const text = args === undefined ? Either.right("{}") : object(args, "args", "tool arguments", isProxy)
-  return Either.isLeft(text)
-    ? text
-    : Either.right(`{"name":${JSON.stringify(tool.right)},"arguments":${text.right}${extra}}`)
-}
+): Checked<string> => eitherOf(Caller.toolCallParams(name, args, isProxy, extra))

@@ -1,7 +1,7 @@
 /**
- * The table of request operations: every MCP request a caller can make on a worker, defined once — its method,
- * how its arguments become the request's params (checked as JSON plain data in the calling thread), its span, and
- * its result type with the protocol's schema of it (`result`). The surfaces are derived from it (`derive`), and the
+ * The table of request operations: every MCP request a caller can make on a worker, defined once — its method and
+ * how its arguments become the request's params (checked as JSON plain data in the calling thread), from
+ * `@mcp-worker/caller/Operations`, and here its span and its result type with the protocol's schema of it (`result`). The surfaces are derived from it (`derive`), and the
  * owner sends any method of it as a plain request, its result checked against `result`. Adding one is one entry.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
@@ -9,16 +9,16 @@
  *
  * @since 0.1.0
  */
+import type * as Caller from "@mcp-worker/caller/Operations"
 import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as JsonValue from "./JsonValue.js"
-import * as Params from "./OperationParams.js"
+import type * as JsonValue from "./JsonValue.js"
 import type { RequestError } from "./McpWorkerError.js"
 import type { Method } from "./OwnerProtocol.js"
-import * as ResultFile from "./ResultFile.js"
+import type * as ResultFile from "./ResultFile.js"
 import * as Tasks from "./Tasks.js"
+import { fromCaller } from "./internal/fromCaller.js"
 
 /**
  * The options every request takes.
@@ -112,31 +112,23 @@ export interface ParamsContext {
  */
 export type ResultSchema<A> = Mcp.StandardSchemaV1<unknown, A>
 
-type Checked<A> = Params.Checked<A>
-
 /**
- * One request operation. `Args` are its positional arguments after the worker id, `Options` its last argument,
- * `A` its raw MCP result.
+ * One request operation: `@mcp-worker/caller`'s entry (its method, arity, params builder and checks, whose answers are
+ * the caller's plain `Checked`), with a span and the result's schema. `Args` are its positional arguments after the
+ * worker id, `Options` its last argument, `A` its raw MCP result.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Operation<Args extends ReadonlyArray<unknown>, Options extends RequestOptions, A> {
+export interface Operation<
+  Args extends ReadonlyArray<unknown>,
+  Options extends RequestOptions,
+  A
+> extends Caller.Operation<Args, Options> {
   /** The MCP method sent. */
   readonly method: Method
   /** The span name, `McpWorkers.<name>`. */
   readonly span: string
-  /** How many positional arguments come before the options. */
-  readonly arity: Args["length"]
-  /** The request's params as JSON text, or why the arguments cannot be sent. */
-  readonly params: (args: Args, options: Options | undefined, context: ParamsContext) => Checked<string>
-  /** The file the result goes to (`saveTo`), checked; only operations that offer it have this. */
-  readonly saveTo?: ((options: Options | undefined, context: ParamsContext) => Checked<string | undefined>) | undefined
-  /** Where a result over `maxResultBytes` spills (`onTooLarge`, `false`: nowhere), checked; with `saveTo` only. */
-  readonly spill?:
-    ((options: Options | undefined, context: ParamsContext) => Checked<string | false | undefined>) | undefined
-  /** What the caller's surface answers for the owner's value (a spill's wire form becomes a `SpilledResult`). */
-  readonly answer?: ((value: unknown) => unknown) | undefined
   /** Span attributes read off the arguments (names only, never values that may be secret). */
   readonly attributes?: ((args: Args) => Record<string, unknown>) | undefined
   /** The protocol's schema of the result, whose output is the result type `A`. */
@@ -177,31 +169,13 @@ export type Fn<O, Extra = {}> =
  */
 export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
 
-const list = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[], ListOptions, A> => ({
-  method,
-  span: `McpWorkers.${name}`,
-  arity: 0,
-  params: (_, options) => Params.cursorParams(options),
-  result
-})
-
-const byUri = <A>(method: Method, name: string, result: ResultSchema<A>): Operation<[string], RequestOptions, A> => ({
-  method,
-  span: `McpWorkers.${name}`,
-  arity: 1,
-  params: ([uri]) =>
-    Either.map(Params.string(uri, "uri", "the resource uri"), (value) => JSON.stringify({ uri: value })),
-  result
-})
-
 /**
  * `tools/list`: one page of the server's tools.
  *
  * @since 0.1.0
  * @category operations
  */
-export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = list(
-  "tools/list",
+export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = fromCaller(
   "listTools",
   Mcp.specTypeSchemas.ListToolsResult
 )
@@ -212,17 +186,8 @@ export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = list(
  * @since 0.1.0
  * @category operations
  */
-export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult> = {
-  method: "tools/call",
-  span: "McpWorkers.callTool",
-  arity: 2,
-  params: ([name, args], _, context) => Params.toolCallParams(name, args, context.isProxy, ""),
-  saveTo: (options, context) => ResultFile.saveToOf(options, context.checkSavePath),
-  spill: (options, context) => ResultFile.callPolicyOf(options, context.checkSpillDirectory),
-  answer: ResultFile.answerOf,
-  attributes: ([name]) => ({ tool: name }),
-  result: Mcp.specTypeSchemas.CallToolResult
-}
+export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult> =
+  fromCaller("callTool", Mcp.specTypeSchemas.CallToolResult, ([name]) => ({ tool: name }))
 
 /**
  * `resources/list`: one page of the server's resources.
@@ -230,8 +195,7 @@ export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], Ca
  * @since 0.1.0
  * @category operations
  */
-export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = list(
-  "resources/list",
+export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = fromCaller(
   "listResources",
   Mcp.specTypeSchemas.ListResourcesResult
 )
@@ -242,8 +206,7 @@ export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> 
  * @since 0.1.0
  * @category operations
  */
-export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = list(
-  "resources/templates/list",
+export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = fromCaller(
   "listResourceTemplates",
   Mcp.specTypeSchemas.ListResourceTemplatesResult
 )
@@ -254,8 +217,7 @@ export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceT
  * @since 0.1.0
  * @category operations
  */
-export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = byUri(
-  "resources/read",
+export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = fromCaller(
   "readResource",
   Mcp.specTypeSchemas.ReadResourceResult
 )
@@ -266,8 +228,7 @@ export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadReso
  * @since 0.1.0
  * @category operations
  */
-export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
-  "resources/subscribe",
+export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = fromCaller(
   "subscribeResource",
   Mcp.specTypeSchemas.EmptyResult
 )
@@ -278,8 +239,7 @@ export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.Emp
  * @since 0.1.0
  * @category operations
  */
-export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = byUri(
-  "resources/unsubscribe",
+export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = fromCaller(
   "unsubscribeResource",
   Mcp.specTypeSchemas.EmptyResult
 )
@@ -290,8 +250,7 @@ export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.E
  * @since 0.1.0
  * @category operations
  */
-export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = list(
-  "prompts/list",
+export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = fromCaller(
   "listPrompts",
   Mcp.specTypeSchemas.ListPromptsResult
 )
@@ -306,26 +265,7 @@ export const getPrompt: Operation<
   [name: string, args?: Readonly<Record<string, string>>],
   RequestOptions,
   Mcp.GetPromptResult
-> = {
-  method: "prompts/get",
-  span: "McpWorkers.getPrompt",
-  arity: 2,
-  params: ([name, args], _, context) =>
-    Either.flatMap(Params.string(name, "name", "the prompt name"), (prompt) => {
-      if (args === undefined) return Either.right(JSON.stringify({ name: prompt }))
-      if (JsonValue.isJsonObject(args)) {
-        const bad = Object.keys(args).find((key) => typeof (args as Record<string, unknown>)[key] !== "string")
-        if (bad !== undefined)
-          return Params.invalid(JsonValue.appendPath("args", bad), "prompt arguments must be strings")
-      }
-      return Either.map(
-        Params.object(args, "args", "prompt arguments", context.isProxy),
-        (text) => `{"name":${JSON.stringify(prompt)},"arguments":${text}}`
-      )
-    }),
-  attributes: ([name]) => ({ prompt: name }),
-  result: Mcp.specTypeSchemas.GetPromptResult
-}
+> = fromCaller("getPrompt", Mcp.specTypeSchemas.GetPromptResult, ([name]) => ({ prompt: name }))
 
 /**
  * `completion/complete`: completions of one argument of a prompt or resource template. `params` is the request's
@@ -334,13 +274,10 @@ export const getPrompt: Operation<
  * @since 0.1.0
  * @category operations
  */
-export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult> = {
-  method: "completion/complete",
-  span: "McpWorkers.complete",
-  arity: 1,
-  params: ([params], _, context) => Params.object(params, "params", "the completion params", context.isProxy),
-  result: Mcp.specTypeSchemas.CompleteResult
-}
+export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult> = fromCaller(
+  "complete",
+  Mcp.specTypeSchemas.CompleteResult
+)
 
 /**
  * `ping`: the server answers with an empty result.
@@ -348,13 +285,7 @@ export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions,
  * @since 0.1.0
  * @category operations
  */
-export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = {
-  method: "ping",
-  span: "McpWorkers.ping",
-  arity: 0,
-  params: () => Either.right("{}"),
-  result: Mcp.specTypeSchemas.EmptyResult
-}
+export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = fromCaller("ping", Mcp.specTypeSchemas.EmptyResult)
 
 /**
  * Every request operation, by its name on `McpWorkers`.

@@ -6,12 +6,14 @@
  * the limit answers as usual. The policy is a call's (`callTool`'s options) or its worker's (`open`'s options), the
  * call's first.
  *
- * Spilled files are the caller's: nothing removes one once it was answered with.
+ * Spilled files are the caller's: nothing removes one once it was answered with. The checks are
+ * `@mcp-worker/caller/ResultFile`'s, answering `Either`s here.
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
-import { InvalidInput } from "./McpWorkerError.js"
+import * as Caller from "@mcp-worker/caller/ResultFile"
+import type * as Either from "effect/Either"
+import { eitherOf, type InvalidInput } from "./McpWorkerError.js"
 
 /**
  * What a call with `saveTo` answers: where the result is, its size and SHA-256 (of the file's bytes), its `isError`,
@@ -20,13 +22,7 @@ import { InvalidInput } from "./McpWorkerError.js"
  * @since 0.1.0
  * @category models
  */
-export interface SavedResult {
-  readonly path: string
-  readonly bytes: number
-  readonly sha256: string
-  readonly isError: boolean
-  readonly preview: string | null
-}
+export type SavedResult = Caller.SavedResult
 
 /**
  * What a call does with a result over `maxResultBytes`: fail with `ResultTooLarge` (`"fail"`, the default), or spill
@@ -35,7 +31,7 @@ export interface SavedResult {
  * @since 0.1.0
  * @category models
  */
-export type TooLargePolicy = "fail" | { readonly spill: string }
+export type TooLargePolicy = Caller.TooLargePolicy
 
 /**
  * What a call answers when its result passed `maxResultBytes` and was spilled: the `saveTo` summary of the new file,
@@ -46,16 +42,7 @@ export type TooLargePolicy = "fail" | { readonly spill: string }
  * @since 0.1.0
  * @category models
  */
-export interface SpilledResult extends SavedResult {
-  readonly spilled: true
-  readonly limit: number
-  readonly content: Array<{ readonly type: "text"; readonly text: string }>
-  /** As a `CallToolResult` has. */
-  readonly [key: string]: unknown
-}
-
-// On the answer itself, not enumerable: what JSON.parse or a structured clone makes never carries it.
-const spilledBrand: unique symbol = Symbol.for("@mcp-worker/core/ResultFile/SpilledResult") as any
+export type SpilledResult = Caller.SpilledResult
 
 /**
  * Whether a call's answer is a `SpilledResult` made by mcp-worker in this thread (a server's result never is).
@@ -63,12 +50,7 @@ const spilledBrand: unique symbol = Symbol.for("@mcp-worker/core/ResultFile/Spil
  * @since 0.1.0
  * @category guards
  */
-export const isSpilled = (u: unknown): u is SpilledResult =>
-  typeof u === "object" && u !== null && (u as { readonly [spilledBrand]?: unknown })[spilledBrand] === true
-
-// How an owner answers a spill, between threads and processes: a JSON array, which no MCP result is (every result of
-// the protocol is an object), turned into a `SpilledResult` by the caller's own surface (`answerOf`).
-const wireTag = "mcp-worker/spilled"
+export const isSpilled: (u: unknown) => u is SpilledResult = Caller.isSpilled
 
 /**
  * The owner's answer to a call whose result was spilled, as it travels to the caller's surface.
@@ -76,34 +58,7 @@ const wireTag = "mcp-worker/spilled"
  * @since 0.1.0
  * @category encoding
  */
-export const encodeSpilled = (summary: SavedResult, limit: number): ReadonlyArray<unknown> => [
-  wireTag,
-  {
-    path: summary.path,
-    bytes: summary.bytes,
-    sha256: summary.sha256,
-    isError: summary.isError,
-    preview: summary.preview,
-    limit
-  }
-]
-
-const makeSpilled = (summary: SavedResult & { readonly limit: number }): SpilledResult => {
-  const text =
-    `The result (${summary.bytes} bytes) passed maxResultBytes (${summary.limit} bytes) and was saved to ` +
-    `${summary.path} (sha256 ${summary.sha256}).`
-  const answer: SpilledResult = {
-    spilled: true,
-    path: summary.path,
-    bytes: summary.bytes,
-    sha256: summary.sha256,
-    isError: summary.isError,
-    preview: summary.preview,
-    limit: summary.limit,
-    content: [{ type: "text", text }]
-  }
-  return Object.defineProperty(answer, spilledBrand, { value: true })
-}
+export const encodeSpilled: (summary: SavedResult, limit: number) => ReadonlyArray<unknown> = Caller.encodeSpilled
 
 /**
  * What a caller's surface answers for the value an owner sent: a spill's wire form becomes a `SpilledResult`, any
@@ -112,10 +67,7 @@ const makeSpilled = (summary: SavedResult & { readonly limit: number }): Spilled
  * @since 0.1.0
  * @category encoding
  */
-export const answerOf = (value: unknown): unknown =>
-  Array.isArray(value) && value.length === 2 && value[0] === wireTag && typeof value[1] === "object"
-    ? makeSpilled(value[1] as SavedResult & { readonly limit: number })
-    : value
+export const answerOf: (value: unknown) => unknown = Caller.answerOf
 
 /**
  * The wire form of an answer again, for a surface that hands it on to another process (`answerOf` reads it there).
@@ -123,7 +75,7 @@ export const answerOf = (value: unknown): unknown =>
  * @since 0.1.0
  * @category encoding
  */
-export const wireOf = (value: unknown): unknown => (isSpilled(value) ? encodeSpilled(value, value.limit) : value)
+export const wireOf: (value: unknown) => unknown = Caller.wireOf
 
 /**
  * The name of a spilled result's file: the tool's name (characters other than `A-Za-z0-9._-` as `_`, no leading dot,
@@ -132,13 +84,7 @@ export const wireOf = (value: unknown): unknown => (isSpilled(value) ? encodeSpi
  * @since 0.1.0
  * @category utils
  */
-export const fileName = (tool: unknown, requestId: string): string => {
-  const base = (typeof tool === "string" ? tool : "")
-    .replace(/[^A-Za-z0-9._-]/g, "_")
-    .replace(/^\.+/, (dots) => "_".repeat(dots.length))
-    .slice(0, 64)
-  return `${base.length === 0 ? "tool" : base}-${requestId}.json`
-}
+export const fileName: (tool: unknown, requestId: string) => string = Caller.fileName
 
 /**
  * Why a path cannot be written (`saveTo`) or a directory cannot take spilled results (`spill`), checked by the
@@ -147,12 +93,7 @@ export const fileName = (tool: unknown, requestId: string): string => {
  * @since 0.1.0
  * @category models
  */
-export type Check = (path: string) => string | undefined
-
-type Checked<A> = Either.Either<A, InvalidInput>
-
-const invalid = (where: "arguments" | "config", path: string, message: string): Checked<never> =>
-  Either.left(new InvalidInput({ where, path, message, delivery: "not_sent" }))
+export type Check = Caller.Check
 
 /**
  * `saveTo`, checked: the path, `undefined` when there is none. A surface without a `check` refuses it.
@@ -163,14 +104,7 @@ const invalid = (where: "arguments" | "config", path: string, message: string): 
 export const saveToOf = (
   options: { readonly saveTo?: unknown } | undefined,
   check: Check | undefined
-): Checked<string | undefined> => {
-  const saveTo: unknown = options?.saveTo
-  if (saveTo === undefined) return Either.right(undefined)
-  if (typeof saveTo !== "string") return invalid("arguments", "options.saveTo", "saveTo must be a string")
-  if (check === undefined) return invalid("arguments", "options.saveTo", "saveTo is not available here")
-  const problem = check(saveTo)
-  return problem === undefined ? Either.right(saveTo) : invalid("arguments", "options.saveTo", problem)
-}
+): Either.Either<string | undefined, InvalidInput> => eitherOf(Caller.saveToOf(options, check))
 
 /**
  * A call's `onTooLarge`, checked: the directory to spill to, `false` for `"fail"` (its worker's spill does not apply),
@@ -182,7 +116,7 @@ export const saveToOf = (
 export const callPolicyOf = (
   options: { readonly onTooLarge?: unknown } | undefined,
   check: Check | undefined
-): Checked<string | false | undefined> => policyOf(options?.onTooLarge, check, "arguments")
+): Either.Either<string | false | undefined, InvalidInput> => eitherOf(Caller.callPolicyOf(options, check))
 
 /**
  * `open`'s `onTooLarge`, checked: the worker's spill directory, or `undefined` (its calls fail with
@@ -194,26 +128,4 @@ export const callPolicyOf = (
 export const openPolicyOf = (
   options: { readonly onTooLarge?: unknown } | undefined,
   check: Check | undefined
-): Checked<string | undefined> =>
-  Either.map(policyOf(options?.onTooLarge, check, "config"), (spill) => (spill === false ? undefined : spill))
-
-const policyOf = (
-  policy: unknown,
-  check: Check | undefined,
-  where: "arguments" | "config"
-): Checked<string | false | undefined> => {
-  if (policy === undefined) return Either.right(undefined)
-  if (policy === "fail") return Either.right(false)
-  if (typeof policy !== "object" || policy === null || Array.isArray(policy)) {
-    return invalid(where, "options.onTooLarge", 'onTooLarge must be "fail" or { spill: directory }')
-  }
-  const extra = Object.keys(policy).find((key) => key !== "spill")
-  if (extra !== undefined) {
-    return invalid(where, `options.onTooLarge.${extra}`, "onTooLarge has only spill")
-  }
-  const spill: unknown = (policy as { readonly spill?: unknown }).spill
-  if (typeof spill !== "string") return invalid(where, "options.onTooLarge.spill", "spill must be a directory path")
-  if (check === undefined) return invalid(where, "options.onTooLarge.spill", "spill is not available here")
-  const problem = check(spill)
-  return problem === undefined ? Either.right(spill) : invalid(where, "options.onTooLarge.spill", problem)
-}
+): Either.Either<string | undefined, InvalidInput> => eitherOf(Caller.openPolicyOf(options, check))

@@ -14,12 +14,10 @@
  * @since 0.1.0
  */
 import * as Mcp from "@modelcontextprotocol/client"
-import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as Params from "./OperationParams.js"
+import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
 import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
+import { fromCaller } from "./internal/fromCaller.js"
 
 /**
  * The options of `startTask`.
@@ -40,30 +38,6 @@ export interface StartTaskOptions extends RequestOptions {
  */
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
-const ttlOf = (ttl: Duration.DurationInput | undefined): Params.Checked<string> => {
-  if (ttl === undefined) return Either.right(`,"task":{}`)
-  const decoded = Duration.decodeUnknown(ttl)
-  if (Option.isNone(decoded) || !Duration.isFinite(decoded.value)) {
-    return Params.invalid("options.ttl", "ttl must be a finite duration")
-  }
-  return Either.right(`,"task":{"ttl":${Math.max(0, Math.round(Duration.toMillis(decoded.value)))}}`)
-}
-
-const taskIdParams = ([taskId]: [string]): Params.Checked<string> =>
-  Either.map(Params.string(taskId, "taskId", "the task id"), (value) => JSON.stringify({ taskId: value }))
-
-const byTaskId = <A>(
-  method: "tasks/get" | "tasks/result" | "tasks/cancel",
-  name: string,
-  result: Mcp.StandardSchemaV1<unknown, A>
-): Operation<[taskId: string], RequestOptions, A> => ({
-  method,
-  span: `McpWorkers.${name}`,
-  arity: 1,
-  params: taskIdParams,
-  result
-})
-
 /**
  * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
  * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
@@ -72,15 +46,7 @@ const byTaskId = <A>(
  * @category operations
  */
 export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult> =
-  {
-    method: "tools/call",
-    span: "McpWorkers.startTask",
-    arity: 2,
-    params: ([name, args], options, context) =>
-      Either.flatMap(ttlOf(options?.ttl), (task) => Params.toolCallParams(name, args, context.isProxy, task)),
-    attributes: ([name]) => ({ tool: name }),
-    result: Mcp.specTypeSchemas.CreateTaskResult
-  }
+  fromCaller("startTask", Mcp.specTypeSchemas.CreateTaskResult, ([name]) => ({ tool: name }))
 
 /**
  * `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`).
@@ -88,8 +54,7 @@ export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], S
  * @since 0.1.0
  * @category operations
  */
-export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult> = byTaskId(
-  "tasks/get",
+export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult> = fromCaller(
   "getTask",
   Mcp.specTypeSchemas.GetTaskResult
 )
@@ -103,8 +68,7 @@ export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskRes
  * @since 0.1.0
  * @category operations
  */
-export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult> = byTaskId(
-  "tasks/result",
+export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult> = fromCaller(
   "taskResult",
   Mcp.specTypeSchemas.CallToolResult
 )
@@ -117,8 +81,7 @@ export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToo
  * @since 0.1.0
  * @category operations
  */
-export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult> = byTaskId(
-  "tasks/cancel",
+export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult> = fromCaller(
   "cancelTask",
   Mcp.specTypeSchemas.CancelTaskResult
 )
@@ -130,13 +93,10 @@ export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelT
  * @since 0.1.0
  * @category operations
  */
-export const listTasks: Operation<[], ListOptions, Mcp.ListTasksResult> = {
-  method: "tasks/list",
-  span: "McpWorkers.listTasks",
-  arity: 0,
-  params: (_, options) => Params.cursorParams(options),
-  result: Mcp.specTypeSchemas.ListTasksResult
-}
+export const listTasks: Operation<[], ListOptions, Mcp.ListTasksResult> = fromCaller(
+  "listTasks",
+  Mcp.specTypeSchemas.ListTasksResult
+)
 
 /**
  * The task operations, by their name on `McpWorkers`.

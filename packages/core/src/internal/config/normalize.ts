@@ -2,6 +2,7 @@
  * How a config input is checked and normalized: the shape rules behind `ServerConfig.normalize`, each failure an
  * `InvalidInput` with a precise path and a message that names keys and kinds of values, never values.
  */
+import * as Caller from "@mcp-worker/caller/Operations"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
@@ -20,7 +21,7 @@ import { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result,
 export { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
 
 /** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
-export const maxTimeoutMs = 2147483647
+export const maxTimeoutMs: number = Caller.maxTimeoutMs
 
 /** Keys of `mcpServers` entries that editors write and the library ignores. @internal */
 export const ignoredKeys: ReadonlySet<string> = new Set([
