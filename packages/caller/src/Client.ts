@@ -14,9 +14,11 @@
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
 import * as Binding from "./Binding.js"
-import { InvalidInput } from "./McpWorkerError.js"
+import { InvalidInput, invalid, ok } from "./McpWorkerError.js"
+import type * as JsonValue from "./JsonValue.js"
 import * as Operations from "./Operations.js"
 import type * as Plane from "./Plane.js"
+import type * as ResultFile from "./ResultFile.js"
 import * as ThreadPlane from "./internal/thread/index.js"
 
 /**
@@ -124,18 +126,22 @@ export const maxEventsCapacity = 65_536
  * @since 0.1.0
  * @category constructors
  */
-export const capacityOf = (options: EventsOptions | undefined): number | InvalidInput => {
+export const capacityOf = (options: EventsOptions | undefined): Operations.Checked<number> => {
   const capacity: unknown = options?.capacity
-  if (capacity === undefined) return defaultEventsCapacity
+  if (capacity === undefined) return ok(defaultEventsCapacity)
   return typeof capacity === "number" && Number.isInteger(capacity) && capacity >= 1 && capacity <= maxEventsCapacity
-    ? capacity
-    : new InvalidInput({
-        where: "arguments",
-        path: "options.capacity",
-        message: `must be a whole number from 1 to ${maxEventsCapacity}`,
-        delivery: "not_sent"
-      })
+    ? ok(capacity)
+    : invalid("arguments", "options.capacity", `must be a whole number from 1 to ${maxEventsCapacity}`)
 }
+
+/**
+ * What a request answers here: the server's result, a JSON object (`@mcp-worker/node/PromiseClient` types each one as
+ * the MCP SDK declares it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Result = { readonly [key: string]: unknown }
 
 /**
  * A request of the operation table as an async function: the worker id, the operation's arguments, then its options
@@ -145,14 +151,14 @@ export const capacityOf = (options: EventsOptions | undefined): number | Invalid
  * @category models
  */
 export type RequestFn<O> =
-  O extends Operations.Operation<infer Args, infer Options, infer A>
+  O extends Operations.Operation<infer Args, infer Options>
     ? Options extends Operations.CallToolOptions
       ? ((
           id: string,
           ...rest: [...Args, options: Omit<Options, "timeout"> & RequestOptions & { readonly saveTo: string }]
-        ) => Promise<Operations.SavedResult>) &
-          ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>)
-      : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
+        ) => Promise<ResultFile.SavedResult>) &
+          ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<Result>)
+      : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<Result>
     : never
 
 /**
@@ -179,10 +185,10 @@ export type ToolCallOptions = Omit<Operations.CallToolOptions, "timeout"> & Requ
  */
 export interface ToolMethod {
   (
-    args: Operations.JsonObject | undefined,
+    args: JsonValue.JsonObject | undefined,
     options: ToolCallOptions & { readonly saveTo: string }
-  ): Promise<Operations.SavedResult>
-  (args?: Operations.JsonObject, options?: ToolCallOptions): Promise<Operations.CallToolResult>
+  ): Promise<ResultFile.SavedResult>
+  (args?: JsonValue.JsonObject, options?: ToolCallOptions): Promise<Result>
 }
 
 /**
@@ -252,7 +258,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
     disposed ? Promise.reject(disposedError("the mcp-worker client was disposed")) : f()
 
   const requests = Object.fromEntries(
-    Object.entries(Operations.requests).map(([name, operation]) => [
+    Object.entries(Operations.requests as Record<string, Operations.Any>).map(([name, operation]) => [
       name,
       (id: unknown, ...rest: Array<unknown>) => {
         const options = rest[operation.arity] as (Operations.CallToolOptions & RequestOptions) | undefined
@@ -281,7 +287,13 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
   }
 
   const allTools = (id: string, options: RequestOptions | undefined) =>
-    listAllTools((page) => requests.listTools(id, { ...options, ...page }))
+    listAllTools(
+      (page) =>
+        requests.listTools(id, { ...options, ...page }) as Promise<{
+          readonly tools: ReadonlyArray<unknown>
+          readonly nextCursor?: string
+        }>
+    )
 
   const dispose = () => {
     disposed = true
@@ -314,10 +326,10 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
       const checked = Operations.checkId(id, "workerId")
       if (!checked.ok) return ThreadPlane.failedIterator(checked.error)
       const capacity = capacityOf(eventsOptions)
-      if (typeof capacity !== "number") return ThreadPlane.failedIterator(capacity)
+      if (!capacity.ok) return ThreadPlane.failedIterator(capacity.error)
       return disposed
         ? ThreadPlane.failedIterator(disposedError("the mcp-worker client was disposed"))
-        : plane.events(checked.value, capacity)
+        : plane.events(checked.value, capacity.value)
     },
     dispose,
     [Symbol.asyncDispose]: dispose

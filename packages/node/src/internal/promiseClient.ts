@@ -28,13 +28,14 @@ const environment: Client.Environment = {
 export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
   // Over a socket, the socket client in a runtime of its own, until the socket plane carries `connect`.
   if (options?.connect !== undefined) return connected(options)
-  const client = Client.make(options, environment)
+  // The node face's types (the SDK's results, core's options) over the lean client's plain ones.
+  const client = Client.make(options, environment) as unknown as PromiseClient
   return {
     ...client,
     openAll: (document, openAllOptions) =>
       effectSide().then((effect) => effect.openAll(client, document, openAllOptions)),
     closeAll: (workers, closeOptions) => effectSide().then((effect) => effect.closeAll(client, workers, closeOptions))
-  } as unknown as PromiseClient
+  }
 }
 
 // Every method of the client, forwarded to the one the Effect side makes on first use.

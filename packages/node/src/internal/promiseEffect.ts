@@ -34,6 +34,7 @@ import type {
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as OpenAll from "@mcp-worker/core/OpenAll"
+import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import * as Either from "effect/Either"
 import type {
   CloseOptions,
@@ -356,7 +357,11 @@ const surfaceOf = (
   client: Pick<PromiseClient, "open" | "close">
 ): OpenAll.Surface<OpenOptions, OpenAllError, CloseOptions, CloseAllError> => ({
   open: (config, options) =>
-    Effect.tryPromise({ try: () => client.open(config, options), catch: (error) => error as OpenAllError }),
+    // The host's `open` answers a worker id.
+    Effect.tryPromise({
+      try: () => client.open(config, options) as Promise<WorkerId>,
+      catch: (error) => error as OpenAllError
+    }),
   close: (id, options) =>
     Effect.tryPromise({ try: () => client.close(id, options), catch: (error) => error as CloseAllError })
 })
