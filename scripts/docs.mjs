@@ -1,4 +1,4 @@
-// The API reference of every package (core, node, cluster and effect4), written the way the Effect packages write
+// The API reference of every package (caller, core, node, cluster and effect4), written the way the Effect packages write
 // theirs: @effect/docgen over each package's public modules (its exports map says which), failing on an export
 // without `@since` (and, checked here, without `@category`), and type-checking then loading every `@example`
 // (scripts/docgen.mjs); then rendered as static HTML (scripts/docsHtml.mjs) into .docgen/html/, ignored by git:
@@ -11,7 +11,7 @@ import { problemsOf, writeReference } from "./docsHtml.mjs"
 import { missingTags, publicModules } from "./publicApi.mjs"
 import { packagesDir, root } from "./sourceFiles.mjs"
 
-const packages = ["core", "node", "cluster", "effect4"]
+const packages = ["caller", "core", "node", "cluster", "effect4"]
 const referenceDir = path.join(root, ".docgen", "html")
 
 // Each staged where its examples resolve its own dependencies: effect4's inside its workspace, beside its Effect 4.
@@ -30,7 +30,7 @@ if (untagged.length > 0) {
 const tsc = (dir) => path.join(dir, "node_modules", ".bin", "tsc")
 const effect4 = path.join(packagesDir, "effect4")
 for (const [bin, projects] of [
-  [tsc(root), ["core", "node", "cluster"].map((name) => path.join(packagesDir, name))],
+  [tsc(root), ["caller", "core", "node", "cluster"].map((name) => path.join(packagesDir, name))],
   [tsc(effect4), [path.join(effect4, "tsconfig.src.json")]]
 ]) {
   const build = spawnSync(bin, ["-b", ...projects], { stdio: "inherit" })

@@ -16,7 +16,7 @@ import * as Packed from "./packed.js"
 import { packageReadme } from "../../scripts/packageReadme.mjs"
 
 const require = createRequire(import.meta.url)
-const names = ["core", "node", "cluster", "effect4"] as const
+const names = ["caller", "core", "node", "cluster", "effect4"] as const
 const manifests = Object.fromEntries(
   names.map((name) => [name, Packed.readJson(Path.join(Packed.root, "packages", name, "package.json"))])
 )
@@ -38,7 +38,7 @@ const effect4Node = (): Effect.Effect<string> => {
 const pack = Effect.gen(function* () {
   const dir = yield* Packed.temporaryDirectory("mcp-worker-packs-")
   const destination = ["--pack-destination", dir, "--loglevel=error"]
-  const workspaces = ["core", "node", "cluster"].flatMap((name) => ["-w", `packages/${name}`])
+  const workspaces = ["caller", "core", "node", "cluster"].flatMap((name) => ["-w", `packages/${name}`])
   yield* Packed.run("npm", ["pack", ...workspaces, ...destination], { cwd: Packed.root, timeoutMs: minutes(3) })
   yield* Packed.run("npm", ["pack", ...destination], {
     cwd: Path.join(Packed.root, "packages/effect4"),
@@ -59,6 +59,7 @@ const fileOf = (tarball: string, entry: string) =>
 
 // What each tarball must hold beyond README, LICENSE and package.json: its entry, and the bundles with their maps.
 const expectedFiles: Record<(typeof names)[number], Array<string>> = {
+  caller: ["dist/index.js", "dist/index.d.ts", "dist/Operations.js"],
   core: ["dist/index.js", "dist/index.d.ts"],
   node: ["dist/index.js", "dist/index.d.ts", "owner/owner.cjs", "owner/owner-process.cjs", "owner/owner-runtime.cjs"],
   cluster: ["dist/index.js", "dist/SqliteStorage.js"],
@@ -84,6 +85,9 @@ const installWords = (project: string, words: ReadonlyArray<string>, node: strin
   const argv = words.map((word) =>
     /^@mcp-worker\/[a-z0-9]+$/.test(word) ? Path.join(packs, tarballName(word.split("/")[1]!)) : word
   )
+  // core's own dependency, which the registry would give: its tarball, as the packages are not published from here.
+  if (words.some((word) => /^@mcp-worker\/(core|node|cluster)$/.test(word)))
+    argv.push(Path.join(packs, tarballName("caller")))
   return Packed.run("npm", [...argv, ...installFlags, ...flags], {
     cwd: project,
     env: { ...process.env, PATH: `${Path.dirname(node)}${Path.delimiter}${process.env.PATH}` },

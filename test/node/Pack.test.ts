@@ -83,7 +83,13 @@ describe("npm pack", () => {
         // JS and .d.ts of both packages; the owner bundle is built by the suite's globalSetup.
         yield* run(
           process.execPath,
-          [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "packages/core", "packages/node"],
+          [
+            path.join(root, "node_modules/typescript/bin/tsc"),
+            "-b",
+            "packages/caller",
+            "packages/core",
+            "packages/node"
+          ],
           root
         )
         for (const file of ["owner.cjs", "owner-process.cjs", "owner-runtime.cjs"]) {
@@ -97,6 +103,8 @@ describe("npm pack", () => {
             [
               "pack",
               "--workspace",
+              "packages/caller",
+              "--workspace",
               "packages/core",
               "--workspace",
               "packages/node",
@@ -107,6 +115,7 @@ describe("npm pack", () => {
             root
           )
         )
+        const caller = packed.find((pack) => pack.name === "@mcp-worker/caller")!
         const core = packed.find((pack) => pack.name === "@mcp-worker/core")!
         const node = packed.find((pack) => pack.name === "@mcp-worker/node")!
         const paths = (pack: (typeof packed)[number]) => pack.files.map((file) => file.path)
@@ -151,6 +160,7 @@ describe("npm pack", () => {
             "--no-audit",
             "--no-fund",
             "--save-exact",
+            path.join(dir, caller.filename),
             path.join(dir, core.filename),
             path.join(dir, node.filename),
             ...Object.entries(wanted).map(([name, version]) => `${name}@${version}`)
@@ -162,6 +172,7 @@ describe("npm pack", () => {
         }
         // The node package's dependency on core is met by the packed core, not by a second copy from elsewhere.
         assert.isFalse(fs.existsSync(path.join(app, "node_modules/@mcp-worker/node/node_modules/@mcp-worker/core")))
+        assert.isFalse(fs.existsSync(path.join(app, "node_modules/@mcp-worker/core/node_modules/@mcp-worker/caller")))
 
         fs.writeFileSync(path.join(app, "probe.mjs"), probe)
         const server = JSON.stringify([process.execPath, fixturePath("stateful")])

@@ -93,8 +93,8 @@ describe("missingTags", () => {
     ])
   })
 
-  it("finds nothing missing in the public modules of core, node and cluster", () => {
-    const files = ["core", "node", "cluster"].flatMap((name) => {
+  it("finds nothing missing in the public modules of caller, core, node and cluster", () => {
+    const files = ["caller", "core", "node", "cluster"].flatMap((name) => {
       const dir = path.join(root, "packages", name)
       return publicModules(dir).public.map((module: string) => path.join(dir, "src", module))
     })

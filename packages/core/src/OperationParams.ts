@@ -7,6 +7,7 @@
 import * as Caller from "@mcp-worker/caller/Operations"
 import type * as Either from "effect/Either"
 import { eitherOf, type InvalidInput } from "./McpWorkerError.js"
+import type { Operation, RequestOptions, ResultSchema } from "./Operations.js"
 
 /**
  * A check's answer: the value, or why the arguments cannot be sent.
@@ -69,3 +70,22 @@ export const toolCallParams = (
   isProxy: ((u: unknown) => boolean) | undefined,
   extra: string
 ): Checked<string> => eitherOf(Caller.toolCallParams(name, args, isProxy, extra))
+
+/**
+ * `@mcp-worker/caller`'s entry `name` with its span, span attributes and result schema: how every operation of the
+ * table is made (C104).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromCaller = <Args extends ReadonlyArray<unknown>, Options extends RequestOptions, A>(
+  name: keyof Caller.Requests,
+  result: ResultSchema<A>,
+  attributes?: (args: Args) => Record<string, unknown>
+): Operation<Args, Options, A> => ({
+  ...(Caller.requests[name] as unknown as Caller.Operation<Args, Options>),
+  method: Caller.requests[name].method,
+  span: `McpWorkers.${name}`,
+  ...(attributes === undefined ? {} : { attributes }),
+  result
+})

@@ -18,7 +18,7 @@ import type { RequestError } from "./McpWorkerError.js"
 import type { Method } from "./OwnerProtocol.js"
 import type * as ResultFile from "./ResultFile.js"
 import * as Tasks from "./Tasks.js"
-import { fromCaller } from "./internal/fromCaller.js"
+import { fromCaller } from "./OperationParams.js"
 
 /**
  * The options every request takes.

@@ -17,7 +17,7 @@ import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
 import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
-import { fromCaller } from "./internal/fromCaller.js"
+import { fromCaller } from "./OperationParams.js"
 
 /**
  * The options of `startTask`.
