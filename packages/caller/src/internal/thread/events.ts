@@ -10,18 +10,28 @@ import { abandon, send, type Sent } from "./plane.js"
 import * as Protocol from "./protocol.js"
 import type { ThreadClient } from "./record.js"
 
+/**
+ * A new subscription's pull: each call asks the host for the next batch (`end`: forget the subscription). Its first
+ * call subscribes.
+ *
+ * @internal
+ */
+export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
+  const subscription = Protocol.randomId()
+  // C30: a call sent straight to the owner could make a notification that reaches the host before this subscription
+  // does; the next call goes through the host instead, behind the subscription, which gives the route again.
+  client.routes.delete(workerId)
+  return (end) =>
+    send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, ...(end ? { end: true } : {}) })
+}
+
 /** @internal */
 export const subscribe = <A>(
   client: ThreadClient,
   workerId: string,
   capacity: number
 ): AsyncIterableIterator<A> & AsyncDisposable => {
-  const subscription = Protocol.randomId()
-  // C30: a call sent straight to the owner could make a notification that reaches the host before this subscription
-  // does; the next call goes through the host instead, behind the subscription, which gives the route again.
-  client.routes.delete(workerId)
-  const pull = (end: boolean): Sent =>
-    send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, ...(end ? { end: true } : {}) })
+  const pull = puller(client, workerId, capacity)
   let ahead: Sent | undefined = pull(false)
   // A refused subscription (an unknown worker) is the first read's failure, not an unhandled rejection.
   ahead.answer.catch(() => {})

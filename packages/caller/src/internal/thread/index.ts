@@ -6,7 +6,7 @@
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as Plane from "../../Plane.js"
 import { subscribe } from "./events.js"
-import { dispose, disposedError, make as makeClient, send } from "./plane.js"
+import { callOf, dispose, disposedError, make as makeClient, send } from "./plane.js"
 import type * as Protocol from "./protocol.js"
 import type { ThreadClient } from "./record.js"
 
@@ -42,21 +42,10 @@ export const make = (options: Options = {}): Plane.Plane => {
     disposed ? Promise.reject(disposedError("the mcp-worker client was disposed")) : f((client ??= makeClient()))
 
   const request = (call: Plane.Call): Promise<unknown> =>
-    use((client) => {
-      const { saveTo, spill, onProgress } = call
-      const operation: Protocol.RemoteCall = {
-        _tag: "RemoteCall",
-        workerId: call.workerId,
-        method: call.method as Protocol.Method,
-        params: call.params,
-        deadline: deadlineOf(call.budgetMs),
-        ...(saveTo === undefined ? {} : { saveTo }),
-        ...(spill === undefined ? {} : { spill }),
-        // Progress comes through the host: a success straight from the owner could overtake its last (C29).
-        ...(onProgress === undefined ? { direct: true } : { progress: true })
-      }
-      return send(client, operation, { signal: call.signal, onProgress, trace: call.trace }).answer
-    })
+    use(
+      (client) =>
+        send(client, callOf(call), { signal: call.signal, onProgress: call.onProgress, trace: call.trace }).answer
+    )
 
   const open = (config: unknown, openOptions: Plane.OpenOptions): Promise<string> =>
     options.prepareOpen === undefined

@@ -10,6 +10,7 @@
  *
  * @internal
  */
+import type * as Plane from "../../Plane.js"
 import { afterPendingMessages, open as openChannel, postOn } from "./channel.js"
 import { armCall, armKeepAlive, stopKeepAlive } from "./liveness.js"
 import * as Protocol from "./protocol.js"
@@ -35,6 +36,22 @@ export interface CallOptions {
 export interface Sent {
   readonly callId: number
   readonly answer: Promise<unknown>
+}
+
+/** The host's operation for a checked request; its deadline counts from now. @internal */
+export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.RemoteCall => {
+  const { saveTo, spill, onProgress } = call
+  return {
+    _tag: "RemoteCall",
+    workerId: call.workerId,
+    method: call.method as Protocol.Method,
+    params: call.params,
+    deadline: call.budgetMs === undefined ? undefined : Date.now() + call.budgetMs,
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(spill === undefined ? {} : { spill }),
+    // Progress comes through the host: a success straight from the owner could overtake its last (C29).
+    ...(onProgress === undefined ? { direct: true } : { progress: true })
+  }
 }
 
 /** The error of a call on a disposed caller, or of one in flight when it was disposed. @internal */
