@@ -422,9 +422,10 @@ const main = async () => {
   }, 10_000).unref()
 }
 
-// The listener rows, the flood rows and the metrics row run alone: they start hosts of their own (and sandbox
-// processes: `flood` starts a flooding peer and a measuring one).
+// The listener rows, the flood rows, the metrics row and the fresh-run rows run alone: they start hosts of their own
+// (and sandbox processes: `flood` starts a flooding peer and a measuring one, `fresh` a new sandbox per sample).
 if (process.env.BENCH_ROWS === "listen") await import("./listen.js")
+else if (process.env.BENCH_ROWS === "fresh") await import("./fresh.js")
 else if (process.env.BENCH_ROWS === "flood") await import("./flood.js")
 else if (process.env.BENCH_ROWS === "metrics") await import("./metrics.js")
 else await main()

@@ -1,5 +1,6 @@
 // Builds what real threads and real processes need (they bypass vitest's TypeScript transform), and after
 // the whole suite fails the run if any fixture server process of ours is still alive.
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -53,12 +54,23 @@ const ourProcesses = (): Array<string> => {
   return found
 }
 
+// @mcp-worker/caller as a sandbox imports it, compiled (examples/sandbox/sandbox.mjs runs under Node, Deno and Bun).
+const buildCaller = () =>
+  new Promise<void>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "packages/caller"],
+      { cwd: root },
+      (error, _out, err) => (error ? reject(new Error(`tsc -b packages/caller: ${err}`)) : resolve())
+    )
+  )
+
 // Processes that were alive before this run (another run on the same machine) are not this run's to judge.
 let before = new Set<string>()
 
 export async function setup() {
   if (process.platform === "linux") before = new Set(ourProcesses().map((line) => line.split(":")[0]!))
-  await Promise.all([bundleOwner(), bundleFixtures()])
+  await Promise.all([bundleOwner(), bundleFixtures(), buildCaller()])
 }
 
 export async function teardown() {

@@ -7,9 +7,10 @@ import * as Path from "node:path"
 import ts from "typescript"
 // @ts-expect-error plain ESM build script without types
 import { importTable, publicModules } from "../../scripts/publicApi.mjs"
+// @ts-expect-error plain ESM script without types
+import { packages } from "../../scripts/whichPackage.mjs"
 import * as Packed from "../install/packed.js"
 
-const packages = ["core", "node", "cluster", "effect4"] as const
 const manifestOf = (name: string) => Packed.readJson(Path.join(Packed.root, "packages", name, "package.json"))
 const root = Packed.readJson(Path.join(Packed.root, "package.json"))
 const blocks = Packed.readmeBlocks()

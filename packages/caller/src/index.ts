@@ -3,6 +3,20 @@
  */
 
 /**
+ * A worker's tools as methods: the binding a run is handed.
+ *
+ * @since 0.1.0
+ */
+export * as Binding from "./Binding.js"
+
+/**
+ * The Promise client over a plane: the thread plane of this process's host, or a host's socket.
+ *
+ * @since 0.1.0
+ */
+export * as Client from "./Client.js"
+
+/**
  * JSON plain data: the check every call's arguments pass before anything is sent.
  *
  * @since 0.1.0
@@ -36,3 +50,21 @@ export * as Plane from "./Plane.js"
  * @since 0.1.0
  */
 export * as ResultFile from "./ResultFile.js"
+
+/**
+ * The thread plane's caller for an Effect face (`NodeMcpWorkers.layerRemote`).
+ *
+ * @since 0.1.0
+ */
+export * as ThreadCaller from "./ThreadCaller.js"
+
+export {
+  /**
+   * The Promise client: `makeClient()` in a thread of the host's process, `makeClient({ connect })` anywhere on the
+   * machine, by grant.
+   *
+   * @since 0.1.0
+   * @category constructors
+   */
+  makeClient
+} from "./Client.js"

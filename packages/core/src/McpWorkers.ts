@@ -65,6 +65,7 @@
  *
  * @since 0.1.0
  */
+import * as CallerClient from "@mcp-worker/caller/Client"
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -259,7 +260,7 @@ export interface ServerNotification {
  * @since 0.1.0
  * @category constants
  */
-export const defaultEventsCapacity = 256
+export const defaultEventsCapacity: number = CallerClient.defaultEventsCapacity
 
 /**
  * The largest `events` capacity.
@@ -267,7 +268,7 @@ export const defaultEventsCapacity = 256
  * @since 0.1.0
  * @category constants
  */
-export const maxEventsCapacity = 65_536
+export const maxEventsCapacity: number = CallerClient.maxEventsCapacity
 
 export type {
   /**

@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import * as Binding from "@mcp-worker/caller/Binding"
 import type { ListToolsResult, Tool } from "@modelcontextprotocol/client"
 import * as SchemaType from "./internal/schemaType.js"
 
@@ -47,34 +48,13 @@ export const helperNames: ReadonlyArray<string> = [
 ]
 
 /**
- * The method name of each tool, in list order: the tool's own name when it is an identifier, else its characters
- * outside `A-Za-z0-9_$` as `_` (and `_` before a leading digit); a name already taken gets `_2`, `_3`…; `then` and
- * `__proto__` get a trailing `_`, so a binding object is never a thenable nor loses a method to its prototype.
+ * The method name of each tool, in list order (`@mcp-worker/caller/Binding`'s, the one rule every binding follows).
  *
  * @since 0.1.0
  * @category utils
  */
-export const methodNames = (tools: ReadonlyArray<string>): ReadonlyArray<readonly [method: string, tool: string]> => {
-  const taken = new Set<string>()
-  const safe = (name: string): string | undefined =>
-    identifier.test(name) && !reserved.has(name) && !taken.has(name) ? name : undefined
-  const first = tools.map((name) => {
-    const method = safe(name)
-    if (method !== undefined) taken.add(method)
-    return method
-  })
-  return tools.map((name, i) => {
-    const own = first[i]
-    if (own !== undefined) return [own, name] as const
-    let base = name.replace(/[^A-Za-z0-9_$]/g, "_")
-    if (base === "" || /^[0-9]/.test(base)) base = `_${base}`
-    if (reserved.has(base)) base = `${base}_`
-    let method = base
-    for (let n = 2; taken.has(method); n++) method = `${base}_${n}`
-    taken.add(method)
-    return [method, name] as const
-  })
-}
+export const methodNames: (tools: ReadonlyArray<string>) => ReadonlyArray<readonly [method: string, tool: string]> =
+  Binding.methodNames
 
 /**
  * Renders the declarations of a `tools/list` result (or of its `tools`, several pages joined).
@@ -159,8 +139,6 @@ export const render = (tools: ListToolsResult | ReadonlyArray<Tool>, options?: O
 // internal
 
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/
-
-const reserved: ReadonlySet<string> = new Set(["then", "__proto__"])
 
 const typeName = (name: string): string => (identifier.test(name) ? name : SchemaType.pascal(name))
 

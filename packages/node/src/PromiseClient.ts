@@ -24,7 +24,7 @@ import type {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OpenAll from "@mcp-worker/core/OpenAll"
-import * as Operations from "@mcp-worker/core/Operations"
+import type * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"

@@ -9,7 +9,8 @@
  * @internal
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
-import { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as CallerClient from "@mcp-worker/caller/Client"
+import { eitherOf, type InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Chunk from "effect/Chunk"
@@ -44,24 +45,9 @@ export interface Batch {
 /** The most a remote takes in one pull. */
 const maxBatch = 64
 
-/** A subscriber's capacity, refused with where it is when it is not a whole number in range. @internal */
-export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Either.Either<number, InvalidInput> => {
-  const capacity: unknown = options?.capacity
-  if (capacity === undefined) return Either.right(McpWorkers.defaultEventsCapacity)
-  return typeof capacity === "number" &&
-    Number.isInteger(capacity) &&
-    capacity >= 1 &&
-    capacity <= McpWorkers.maxEventsCapacity
-    ? Either.right(capacity)
-    : Either.left(
-        new InvalidInput({
-          where: "arguments",
-          path: "options.capacity",
-          message: `must be a whole number from 1 to ${McpWorkers.maxEventsCapacity}`,
-          delivery: "not_sent"
-        })
-      )
-}
+/** A subscriber's capacity, refused with where it is when it is not a whole number in range (the caller's rule). @internal */
+export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Either.Either<number, InvalidInput> =>
+  eitherOf(CallerClient.capacityOf(options))
 
 // The queue is sliding: when it is full, `offer` drops the oldest (`unsafeOffer`, the path of a queue with room,
 // bypasses the strategy and would refuse the newest). The drop is counted here, as status shows it.

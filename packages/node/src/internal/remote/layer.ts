@@ -1,44 +1,45 @@
 /**
  * The remote side of `McpWorkers`: any thread of the process reaches the host registry (`NodeMcpWorkers.layer()`,
- * built in some other thread or in this one) by worker id, over the protocol in `wire/remoteProtocol.ts`. This module
- * checks each operation's input in the calling thread; `remoteClient.ts` carries it to the host and back.
+ * built in some other thread or in this one) by worker id. This module checks each operation's input in the calling
+ * thread and waits on it as an Effect; the thread plane of `@mcp-worker/caller` (`ThreadCaller`) carries it to the
+ * host and back, the same caller the Promise client stands on (C106).
  *
  * Cost of a call: one message to the host and one back; once the host gave the worker's route, one message to its
  * owner thread and one back.
  *
  * @internal
  */
+import * as Caller from "@mcp-worker/caller/McpWorkerError"
+import * as ThreadCaller from "@mcp-worker/caller/ThreadCaller"
 import {
+  fromCaller,
   type HostUnavailable,
   type InvalidInput,
   type RequestError,
-  UnknownWorker
+  type UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Prepare from "@mcp-worker/core/Prepare"
-import * as ResultFile from "@mcp-worker/core/ResultFile"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Pulled from "../shared/pulled.js"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Chunk from "effect/Chunk"
+import type * as Chunk from "effect/Chunk"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import type * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
-import * as Metrics from "../metrics/metrics.js"
-import * as Protocol from "../wire/remoteProtocol.js"
-import * as RemoteClient from "./client.js"
+import type * as Protocol from "../wire/remoteProtocol.js"
+import { openRequest } from "./openRequest.js"
 import { contextOf, isTracing, traced } from "../shared/traced.js"
 
 /**
@@ -93,9 +94,46 @@ const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<
 
 const checkWorkerId = (id: unknown): Either.Either<string, InvalidInput> => Prepare.checkId(id, "workerId")
 
-/** The deadline of a budget that started at `started` (`Date.now()`: one clock for all threads of the process). */
-const deadlineOf = (budget: number | undefined, started: number): number | undefined =>
-  budget === undefined ? undefined : started + budget
+/** The deadline of a budget that starts now (`Date.now()`: one clock for all threads of the process). */
+const deadlineOf = (budget: number | undefined): number | undefined =>
+  budget === undefined ? undefined : Date.now() + budget
+
+/**
+ * The answer of a call the thread plane posts in the register step of an `Effect.async`: its errors as this package's
+ * classes; an abort before it was sent (C66), or the plane closed with its scope, an interruption. Interrupting the
+ * fiber stops waiting and tells whoever runs the call, silently.
+ */
+const answerOf = <A, E>(
+  caller: ThreadCaller.ThreadCaller,
+  post: () => ThreadCaller.Sent,
+  signal?: AbortSignal
+): Effect.Effect<A, E> =>
+  Effect.async<A, E>((resume) => {
+    const sent = post()
+    sent.answer.then(
+      (value) => resume(Exit.succeed(value as A)),
+      (error: unknown) => resume(exitOf<E>(error, signal))
+    )
+    return Effect.sync(() => ThreadCaller.abandon(caller, sent))
+  })
+
+const exitOf = <E>(error: unknown, signal: AbortSignal | undefined): Exit.Exit<never, E> =>
+  Caller.isMcpWorkerError(error)
+    ? Exit.fail(fromCaller(error) as E)
+    : (signal?.aborted === true && error === signal.reason) || (error instanceof Error && error.name === "AbortError")
+      ? Exit.interrupt(FiberId.none)
+      : Exit.die(error)
+
+/** An operation other than a request, in the span of the fiber that sends it. */
+const send = <O extends Protocol.LifecycleOperation>(
+  caller: ThreadCaller.ThreadCaller,
+  operation: O
+): Effect.Effect<Protocol.SuccessOf<O>, Protocol.FailureOf<O>> =>
+  Effect.withFiberRuntime((fiber) =>
+    answerOf(caller, () =>
+      ThreadCaller.send(caller, operation as ThreadCaller.Lifecycle, OwnerProtocol.traceContextOfFiber(fiber))
+    )
+  )
 
 /**
  * Subscribes to a worker's notifications from this thread, in the scope: the subscription's first request goes out in
@@ -107,7 +145,7 @@ const deadlineOf = (budget: number | undefined, started: number): number | undef
  * @internal
  */
 export const subscribe = (
-  client: RemoteClient.RemoteClient,
+  caller: ThreadCaller.ThreadCaller,
   id: string,
   options?: { readonly capacity?: number | undefined }
 ): Effect.Effect<
@@ -121,71 +159,51 @@ export const subscribe = (
   Effect.gen(function* () {
     const workerId = yield* checkWorkerId(id)
     const capacity = yield* HostEvents.capacityOf(options)
-    const subscription = Protocol.randomId()
-    // C30: a call sent straight to the owner could make a notification that reaches the host before this
-    // subscription does; the next call goes through the host instead, behind the subscription, which gives the
-    // route again.
-    client.routes.delete(workerId)
-    const pull = (end: boolean) =>
-      RemoteClient.send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, end })
-    return yield* Pulled.pulled(pull)
+    const pull = ThreadCaller.subscription(caller, workerId, capacity)
+    return yield* Pulled.pulled((end: boolean) =>
+      answerOf<Protocol.EventsBatch, UnknownWorker | InvalidInput | HostUnavailable>(caller, () => pull(end))
+    )
   })
 
 /** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */
 const events =
-  (client: RemoteClient.RemoteClient): McpWorkers.McpWorkersService["events"] =>
+  (caller: ThreadCaller.ThreadCaller): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
-    Stream.unwrapScoped(Effect.map(subscribe(client, id, options), Stream.repeatEffectChunkOption))
+    Stream.unwrapScoped(Effect.map(subscribe(caller, id, options), Stream.repeatEffectChunkOption))
 
 /**
  * One request of the table, its input checked and the request posted in the register step of one `Effect.async`, as
  * the host does. `trace`: the span the request is part of, when the caller is tracing.
  */
 const call = <A>(
-  client: RemoteClient.RemoteClient,
+  caller: ThreadCaller.ThreadCaller,
   operation: Operations.Operation<any, any, A>,
   id: string,
   args: ReadonlyArray<unknown>,
   options: (Operations.RequestOptions & RemoteExtra) | undefined,
   trace: OwnerProtocol.TraceContext | undefined
 ): Effect.Effect<A, RequestError> =>
-  Effect.async<A, RequestError>((resume) => {
-    // The budget counts from the caller's call: the Promise client says when that was (its runtime may start a
-    // moment later).
+  Effect.suspend(() => {
+    // The budget counts from the caller's call: a surface may say when that was (its runtime may start a moment later).
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
-    if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
-    const { budgetMs, params, saveTo: path, spill, workerId } = prepared.right
-    const deadline = budgetMs === undefined ? undefined : deadlineOf(budgetMs, started)
-    const onProgress = options?.onProgress
-    return RemoteClient.start(
-      client,
-      onProgress === undefined && path === undefined && spill === undefined
-        ? // This thread reads `Result`s: the owner thread may answer it itself.
-          {
-            _tag: "RemoteCall",
-            workerId,
-            method: operation.method,
-            params,
-            deadline,
-            direct: true
-          }
-        : {
-            _tag: "RemoteCall",
-            workerId,
-            method: operation.method,
-            params,
-            deadline,
-            ...(path === undefined ? {} : { saveTo: path }),
-            ...(spill === undefined ? {} : { spill }),
-            // Progress comes through the host, and a success straight from the owner could overtake the last
-            // of it (C29).
-            ...(onProgress === undefined ? { direct: true } : { progress: true })
-          },
-      options?.signal,
-      onProgress,
-      resume,
-      trace
+    if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+    return answerOf<A, RequestError>(
+      caller,
+      () =>
+        ThreadCaller.request(caller, {
+          workerId,
+          method: operation.method,
+          params,
+          budgetMs: budgetMs === undefined ? undefined : Math.max(0, budgetMs - (Date.now() - started)),
+          saveTo,
+          spill,
+          onProgress: options?.onProgress,
+          signal: options?.signal,
+          trace
+        }),
+      options?.signal
     )
   })
 
@@ -200,7 +218,9 @@ const answered = <A, E>(operation: Operations.Operation<any, any, A>, effect: Ef
  * @internal
  */
 export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen(function* () {
-  const client = yield* RemoteClient.make
+  const caller = yield* Effect.acquireRelease(Effect.sync(ThreadCaller.make), (caller) =>
+    Effect.sync(() => ThreadCaller.dispose(caller))
+  )
 
   // Everything is validated here, in the calling thread, so that only plain data in the protocol's shape is ever
   // posted: the host drops a message it cannot read.
@@ -208,31 +228,10 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
     Effect.suspend(() =>
-      Either.all([
-        ServerConfig.normalize(input, process.env, { isProxy }),
-        budgetOf(options?.timeout, "config"),
-        McpWorkers.placementOf(options),
-        ResultFile.openPolicyOf(options, checkSpillDirectory),
-        ToolFilter.check(options?.tools),
-        Metrics.openNameOf(options)
-      ]).pipe(
-        Either.match({
-          onLeft: Effect.fail,
-          onRight: ([config, budget, placement, spill, tools, name]) =>
-            RemoteClient.send(client, {
-              _tag: "RemoteOpen",
-              config: ServerConfig.toWire(config),
-              deadline: deadlineOf(budget, Date.now()),
-              ...(placement.isolation === "thread" ? {} : { isolation: placement.isolation }),
-              ...(placement.maxOldGenerationSizeMb === undefined
-                ? {}
-                : { maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb }),
-              ...(spill === undefined ? {} : { spill }),
-              ...(tools === undefined ? {} : { tools }),
-              ...(name === undefined ? {} : { name })
-            })
-        })
-      )
+      Either.match(openRequest(input, options), {
+        onLeft: Effect.fail,
+        onRight: ({ budgetMs, open }) => send(caller, { _tag: "RemoteOpen", ...open, deadline: deadlineOf(budgetMs) })
+      })
     ).pipe(span("McpWorkers.open", {}))
 
   // Every request of the table: its input checked and the request posted in the register step of one
@@ -249,11 +248,11 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         isTracing(fiber)
           ? Effect.withSpan(
               // The span's context goes with the request: the host's span and the owner's are its children.
-              Effect.withFiberRuntime((inner) => call(client, operation, id, args, options, contextOf(inner))),
+              Effect.withFiberRuntime((inner) => call(caller, operation, id, args, options, contextOf(inner))),
               operation.span,
               { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
             )
-          : call(client, operation, id, args, options, undefined)
+          : call(caller, operation, id, args, options, undefined)
       )
     )
   const requests = Operations.derive<RemoteExtra>(request)
@@ -262,7 +261,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        onRight: (workerId) => RemoteClient.send(client, { _tag: "RemoteStatus", workerId })
+        onRight: (workerId) => send(caller, { _tag: "RemoteStatus", workerId })
       })
     )
 
@@ -270,7 +269,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(Either.all([checkId(id), Prepare.checkId(requestId, "requestId")]), {
         onLeft: Effect.fail,
-        onRight: ([workerId, requestId]) => RemoteClient.send(client, { _tag: "RemoteCancel", workerId, requestId })
+        onRight: ([workerId, requestId]) => send(caller, { _tag: "RemoteCancel", workerId, requestId })
       })
     )
 
@@ -280,20 +279,20 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
         onLeft: Effect.fail,
         // Like the host's `close`: an unusable budget falls back to the default one (close reports no InvalidInput).
         onRight: (workerId) =>
-          RemoteClient.send(client, {
+          send(caller, {
             _tag: "RemoteClose",
             workerId,
-            deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")), Date.now())
+            deadline: deadlineOf(Either.getOrUndefined(budgetOf(options?.timeout, "config")))
           })
       })
     ).pipe(span("McpWorkers.close", { workerId: id }))
 
   // openAll, closeAll, describe and tools over this thread's own operations: a document's references read this
   // thread's environment (the caller's), and each call travels as any other of this thread.
-  const base = { open, ...requests, status, cancel, close, events: events(client) }
+  const base = { open, ...requests, status, cancel, close, events: events(caller) }
   const service: RemoteService = {
     ...AgentHost.extend(base, { environment: () => process.env }),
-    subscribe: (id, options) => subscribe(client, id, options)
+    subscribe: (id, options) => subscribe(caller, id, options)
   }
   return service
 })
