@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+// `AsyncDisposable` is in the declarations: they name the lib that has it, for a program whose own lib does not.
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { CleanupSummary } from "./McpWorkerError.js"
 
 /**
