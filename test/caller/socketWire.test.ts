@@ -1,5 +1,5 @@
 // C110–C112: the socket protocol's handshake, and its frames as docs/wire.md states them. `wire-script.json` is an
-// exchange of the Effect client (`makePromiseClient({ connect })`) with a real listener, recorded through a proxy
+// exchange of a socket client (`makePromiseClient({ connect })`) with a real listener, recorded through a proxy
 // (`MCP_WORKER_RECORD_WIRE=1 npx vitest run test/caller/socketWire.test.ts`); the conformance test replays the client's
 // frames against a fresh host, frame by frame, and compares what the host answers, ids and timing-dependent fields
 // aside. It fails when the wire changes.
@@ -12,8 +12,6 @@ import { fileURLToPath } from "node:url"
 import * as CallerWire from "../../packages/caller/src/internal/socket/wire.js"
 import * as Socket from "../../packages/caller/src/internal/socket/index.js"
 import * as Operations from "../../packages/core/src/Operations.js"
-import * as Connection from "../../packages/node/src/internal/listen/connection.js"
-import * as Frames from "../../packages/node/src/internal/listen/frames.js"
 import * as Handshake from "../../packages/node/src/internal/listen/handshake.js"
 import { makePromiseClient } from "../../packages/node/src/PromiseClient.js"
 import { statefulConfig } from "../fixtures/servers.js"
@@ -143,7 +141,8 @@ describe("C110: the handshake", () => {
   )
 
   it("the socket plane's tags are the listener's operation table: every request by its MCP method (C111)", () => {
-    const table = Object.entries(Operations.requests).filter(([name]) => name !== "callTool" && name !== "startTask")
+    // `startTask` is `tools/call` too: its caller names it (`Call.operation`), and `tools/call` alone is `callTool`.
+    const table = Object.entries(Operations.requests).filter(([name]) => name !== "startTask")
     assert.deepStrictEqual(
       new Map(table.map(([name, operation]) => [operation.method, name])),
       new Map(Socket.requestTags)
@@ -153,29 +152,60 @@ describe("C110: the handshake", () => {
       ["tools/call", "tools/call"]
     )
   })
+})
 
-  it("the caller's protocol facts are the listener's: the Hello, the frame bound and the delivery timings (C111)", () => {
-    assert.strictEqual(CallerWire.hello, Handshake.hello(CallerWire.version))
-    assert.include(Handshake.versions, CallerWire.version)
-    assert.strictEqual(CallerWire.protocol, Handshake.protocol)
-    assert.strictEqual(CallerWire.defaultMaxFrameBytes, Frames.defaultMaxFrameBytes)
-    assert.deepStrictEqual(
-      [
-        CallerWire.staleAfterMs,
-        CallerWire.ackWithinMs,
-        CallerWire.pingEveryMs,
-        CallerWire.silentAfterMs,
-        CallerWire.idleAfterMs
-      ],
-      [
-        Connection.staleAfterMs,
-        Connection.ackWithinMs,
-        Connection.pingEveryMs,
-        Connection.silentAfterMs,
-        Connection.idleAfterMs
-      ]
-    )
-  })
+describe("C114: a call names its operation on the socket", () => {
+  it.scopedLive(
+    "startTask goes as startTask, tools/call alone as callTool, and a name of another method not at all",
+    () =>
+      Effect.gen(function* () {
+        const socket = socketPath()
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+        // A peer that speaks the wire: it welcomes the Hello, records each request's tag and answers it with `{}`.
+        const tags: Array<string> = []
+        const server = net.createServer((conn) => {
+          let text = ""
+          conn.on("data", (data) => {
+            text += data.toString("utf8")
+            const lines = text.split("\n")
+            text = lines.pop()!
+            for (const line of lines) {
+              const frame = JSON.parse(line)
+              if (frame._tag === "Hello")
+                conn.write(JSON.stringify({ _tag: "Welcome", protocol: "mcp-worker", version: 1 }) + "\n")
+              if (frame._tag === "Ping") conn.write('{"_tag":"Pong"}\n')
+              if (frame._tag !== "Request") continue
+              tags.push(frame.tag)
+              conn.write(
+                JSON.stringify({ _tag: "Exit", requestId: frame.id, exit: { _tag: "Success", value: {} } }) + "\n"
+              )
+            }
+          })
+        })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => new Promise<void>((resolve) => server.listen(socket.path, resolve))),
+          () => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))
+        )
+        const plane = Socket.make({ path: socket.path })
+        yield* Effect.addFinalizer(() => Effect.promise(plane.dispose))
+        const params = JSON.stringify({ name: "t", arguments: {}, task: { ttl: 1000 } })
+        const call = { workerId: "w", method: "tools/call", params, budgetMs: undefined }
+        yield* Effect.promise(() => plane.request({ ...call, operation: "startTask" }))
+        yield* Effect.promise(() => plane.request({ ...call, operation: "callTool" }))
+        // Without a name, the method's one request: `task` in the params tells nothing.
+        yield* Effect.promise(() => plane.request(call))
+        const refused: any = yield* Effect.promise(() =>
+          plane.request({ ...call, method: "resources/read", operation: "startTask" }).then(
+            () => undefined,
+            (error: unknown) => error
+          )
+        )
+        assert.deepStrictEqual(tags, ["startTask", "callTool", "callTool"])
+        assert.strictEqual(refused?._tag, "InvalidInput")
+        assert.strictEqual(refused?.delivery, "not_sent")
+        assert.match(refused?.message, /no request is startTask \(resources\/read\)/)
+      })
+  )
 })
 
 // Fields that differ from run to run: masked in both the recording and the replay.

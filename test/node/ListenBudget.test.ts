@@ -42,7 +42,7 @@ const peerOf = (budget: Frames.Budget, conn: net.Socket) =>
 
 /** A listener's decoder and encoder for one connection, fed as the socket feeds it (the peer set around each call). */
 const parser = (budget: Frames.Budget, peer: Frames.Peer, admits: (head: string) => boolean = () => false) => {
-  const frames = Frames.make("server", 1024 * 1024, { grantlessBytes: Frames.grantlessFrameBytes, admits, budget })
+  const frames = Frames.make(1024 * 1024, { grantlessBytes: Frames.grantlessFrameBytes, admits, budget })
   const made = frames.unsafeMake()
   return {
     decode: (data: string | Uint8Array) => {

@@ -84,7 +84,7 @@ describe("listener fuzz", () => {
         const budget = Frames.makeBudget(Frames.grantlessFrameBytes * 4)
         const peer = Frames.join(budget, { pause() {}, resume() {}, close() {}, unread() {} })
         const guard = { grantlessBytes: Frames.grantlessFrameBytes, admits: () => false, budget }
-        const parser = Frames.make("server", 1024 * 1024, guard).unsafeMake()
+        const parser = Frames.make(1024 * 1024, guard).unsafeMake()
         for (const chunk of chunks) {
           budget.reading = peer
           try {

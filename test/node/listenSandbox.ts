@@ -49,6 +49,8 @@ export interface Outcome {
     readonly _tag: string
     readonly delivery?: string
     readonly reason?: string
+    /** The error's `name`: `AbortError` for a call's own signal's reason (C66: nothing was sent). */
+    readonly name?: string
     readonly message: string
   }
 }

@@ -32,6 +32,11 @@ export interface Call {
   readonly workerId: string
   /** An MCP method of the operation table. */
   readonly method: string
+  /**
+   * The request's name in the operation table (`Operations.requests`), where its method alone does not tell it:
+   * `startTask` and `callTool` are both `tools/call`. Without it, the method's one request (`callTool` for `tools/call`).
+   */
+  readonly operation?: string | undefined
   /** The request's params as JSON text. */
   readonly params: string
   /** The caller's budget; `undefined`: the worker's default. */
@@ -40,7 +45,9 @@ export interface Call {
   readonly spill?: string | false | undefined
   readonly onProgress?: ((progress: Progress) => void) | undefined
   readonly signal?: AbortSignal | undefined
-  readonly trace?: readonly [traceId: string, spanId: string, sampled: boolean] | undefined
+  /** The caller's span: its ids, and the W3C `tracestate` and `baggage` its trace carries (C84). */
+  readonly trace?:
+    readonly [traceId: string, spanId: string, sampled: boolean, tracestate?: string, baggage?: string] | undefined
 }
 
 /**
@@ -121,7 +128,9 @@ export interface OpenOptions {
   readonly isolation?: "thread" | "process" | undefined
   readonly maxOldGenerationSizeMb?: number | undefined
   readonly onTooLarge?: "fail" | { readonly spill: string } | undefined
-  readonly tools?: { readonly allow?: ReadonlyArray<string>; readonly deny?: ReadonlyArray<string> } | undefined
+  readonly tools?:
+    | { readonly allow?: ReadonlyArray<string> | undefined; readonly deny?: ReadonlyArray<string> | undefined }
+    | undefined
   readonly name?: string | undefined
 }
 

@@ -74,8 +74,8 @@ const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpG
     )
 })
 
-// The listen room is loaded when a listener or a connection is built, not when the package is imported: `@effect/rpc`
-// loads msgpackr, which looks for a native extension on the file system as it loads (C2: importing costs nothing).
+// The listen room is loaded when a listener or a connection is built, not when the package is imported (C2: importing
+// costs nothing): the listener's `@effect/rpc` loads msgpackr, which looks for a native extension as it loads.
 const loadListener = Effect.promise(() => import("./listen/server.js"))
 const loadClient = Effect.promise(() => import("./listen/client.js"))
 

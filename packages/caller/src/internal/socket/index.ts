@@ -163,25 +163,20 @@ const run = async (client: Client, call: Send): Promise<unknown> => {
   }
 }
 
-/** The listener's operation name of a request: its rpc tag (docs/wire.md). */
-const nameOf = (method: string, params: string): string | undefined => {
-  // `startTask` is `tools/call` with a `task`: the grant tells the two apart, so the tag must too.
-  if (method === "tools/call") return params.includes('"task":') && isTask(params) ? "startTask" : "callTool"
-  return methods.get(method)
+/**
+ * The listener's operation name of a request: its rpc tag (docs/wire.md). The call names it where its method does
+ * not (`startTask` and `callTool` are both `tools/call`, and a grant tells the two apart).
+ */
+const nameOf = (call: Plane.Call): string | undefined => {
+  if (call.operation === undefined) return methods.get(call.method)
+  const named = Operations.requests[call.operation as keyof typeof Operations.requests]
+  return Object.hasOwn(Operations.requests, call.operation) && named.method === call.method ? call.operation : undefined
 }
 
-const isTask = (params: string): boolean => {
-  try {
-    return (JSON.parse(params) as { task?: unknown }).task !== undefined
-  } catch {
-    return false
-  }
-}
-
-/** The MCP method of every request of the table but `tools/call`, to its name: the listener's tag of it. */
+/** The MCP method of every request of the table to its name, `tools/call` to `callTool`: the listener's tag of it. */
 const methods: ReadonlyMap<string, string> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
-    operation.method === "tools/call" ? [] : [[operation.method as string, name] as const]
+    operation.method === "tools/call" && name !== "callTool" ? [] : [[operation.method as string, name] as const]
   )
 )
 
@@ -199,16 +194,17 @@ const frameBound = (client: Client, params: string): McpWorkerError | undefined 
   })
 }
 
-const spillRefused = "spill writes on the listener's host: over a socket, use saveTo (under the grant's saveDir)"
+/** @internal */
+export const spillRefused = "spill writes on the listener's host: over a socket, use saveTo (under the grant's saveDir)"
 
 const request = (client: Client, call: Plane.Call): Promise<unknown> => {
-  const name = nameOf(call.method, call.params)
+  const name = nameOf(call)
   if (name === undefined) {
     return Promise.reject(
       new InvalidInput({
         where: "arguments",
         path: "method",
-        message: `no request is ${call.method}`,
+        message: `no request is ${call.operation === undefined ? call.method : `${call.operation} (${call.method})`}`,
         delivery: "not_sent"
       })
     )
@@ -222,14 +218,16 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
   }
   const onProgress = call.onProgress
   let result: unknown
+  const trace = call.trace
   const payload = {
     id: call.workerId,
     params: call.params,
     ...(call.budgetMs === undefined ? {} : { deadline: Date.now() + call.budgetMs }),
     ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
-    ...(call.spill === false ? { spill: false } : {})
+    ...(call.spill === false ? { spill: false } : {}),
+    // The envelope carries the span's ids; what its trace carries besides them travels here (C84).
+    ...(trace === undefined || trace.length < 4 ? {} : { trace })
   }
-  const trace = call.trace
   const streamed = run(client, {
     kind: "request",
     workerId: call.workerId,

@@ -19,13 +19,14 @@
  * @internal
  */
 import * as Socket from "@effect/platform/Socket"
+import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Lines from "../wire/lines.js"
 
-/** The default bound of one frame: 16 MiB. Bigger results go to a file (`saveTo`). @internal */
-export const defaultMaxFrameBytes = 16 * 1024 * 1024
+/** The default bound of one frame, the caller's as the listener's (one fact of the wire). @internal */
+export const defaultMaxFrameBytes = SocketCaller.defaultMaxFrameBytes
 
 /**
  * What a frame may hold before it has shown a grant: 4 KiB, where a request's grant comes within its first 300 bytes
@@ -57,31 +58,19 @@ export class FrameError extends Data.TaggedError("RpcSerializationError")<{ read
 
 /** The messages a peer may send; anything else is not a frame of this protocol. */
 const clientTags = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
-// A client reads the handshake's answer (C110) as a frame like any other.
-const serverTags = new Set([
-  "Chunk",
-  "Exit",
-  "Defect",
-  "Pong",
-  "ClientEnd",
-  "ClientProtocolError",
-  "Welcome",
-  "Rejected"
-])
+const isMessage = (u: unknown): boolean => {
+  const tag = typeof u === "object" && u !== null && !Array.isArray(u) ? (u as { _tag?: unknown })._tag : undefined
+  return typeof tag === "string" && clientTags.has(tag)
+}
 
-const isMessage = (tags: ReadonlySet<string>, u: unknown): boolean =>
-  typeof u === "object" && u !== null && !Array.isArray(u) && clientOrServer(tags, (u as { _tag?: unknown })._tag)
-
-const clientOrServer = (tags: ReadonlySet<string>, tag: unknown) => typeof tag === "string" && tags.has(tag)
-
-const parse = (line: string, tags: ReadonlySet<string>): unknown => {
+const parse = (line: string): unknown => {
   let value: unknown
   try {
     value = JSON.parse(line)
   } catch {
     throw new FrameError({ message: "a frame that is not JSON" })
   }
-  if (!isMessage(tags, value)) throw new FrameError({ message: "a frame that is no message of the protocol" })
+  if (!isMessage(value)) throw new FrameError({ message: "a frame that is no message of the protocol" })
   return value
 }
 
@@ -129,7 +118,7 @@ const byteLength = (text: string, max: number): number =>
 const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.concat(held, bytes).toString("utf8")
 
 /** One connection's frame reader: splits the bytes on newlines and checks every frame's bounds as it grows. */
-const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard | undefined) => {
+const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
   // What the chunk being decoded yields, and whose it is.
   let items: Array<unknown> = []
   let peer: Peer | undefined
@@ -137,7 +126,7 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
     decode: Lines.text,
     maxLineBytes: guard === undefined ? maxFrameBytes : Math.min(guard.grantlessBytes, maxFrameBytes),
     onLine: (line) => {
-      const message = parse(line, tags)
+      const message = parse(line)
       items.push(message)
       if (peer === undefined || (message as { _tag: string })._tag !== "Request") return
       call(peer, 1)
@@ -170,33 +159,28 @@ const decoder = (tags: ReadonlySet<string>, maxFrameBytes: number, guard: Guard 
 }
 
 /**
- * One side's serialization: `side` says which messages it reads (a server reads the client's, and answers an
- * oversized `Exit` with `ResultTooLarge`); a listener passes its `guard`.
+ * The listener's serialization: it reads a caller's messages, and answers an oversized `Exit` with `ResultTooLarge`;
+ * `guard` adds the grant and budget checks (C47, C63). The caller's side is `@mcp-worker/caller`'s socket plane.
  *
  * @internal
  */
-export const make = (
-  side: "server" | "client",
-  maxFrameBytes: number,
-  guard?: Guard
-): RpcSerialization.RpcSerialization["Type"] => {
-  const tags = side === "server" ? clientTags : serverTags
+export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.RpcSerialization["Type"] => {
   const encodeOne = (message: unknown): string => {
     const text = JSON.stringify(message)
     const bytes = byteLength(text, maxFrameBytes)
     if (bytes <= maxFrameBytes) return text + "\n"
     const tag = (message as { _tag?: unknown })._tag
-    if (side === "server" && tag === "Exit") {
+    if (tag === "Exit") {
       return JSON.stringify(frameTooLarge((message as { requestId?: unknown }).requestId, bytes, maxFrameBytes)) + "\n"
     }
-    // A chunk, or a client's own frame: the caller checks its requests before they get here.
+    // A chunk: the listener checks what it streams before it gets here.
     throw tooLarge(bytes, maxFrameBytes)
   }
   return RpcSerialization.RpcSerialization.of({
     contentType: "application/ndjson",
     includesFraming: true,
     unsafeMake: () => {
-      const frames = decoder(tags, maxFrameBytes, guard)
+      const frames = decoder(maxFrameBytes, guard)
       // The connection's account, known from its first bytes on (a server answers only what it has read).
       let peer: Peer | undefined
       const ended = (message: unknown) => {

@@ -6,13 +6,14 @@
  * @internal
  */
 import type * as Socket from "@effect/platform/Socket"
+import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
 import type * as Net from "node:net"
 
-/** The protocol's name in the handshake. @internal */
-export const protocol = "mcp-worker"
+/** The protocol's name in the handshake: the caller's (one fact of the wire). @internal */
+export const protocol = SocketCaller.protocol
 
-/** The versions of the socket protocol this listener speaks (docs/wire.md). @internal */
-export const versions: ReadonlyArray<number> = [1]
+/** The versions of the socket protocol this listener speaks (docs/wire.md): the caller's one. @internal */
+export const versions: ReadonlyArray<number> = [SocketCaller.version]
 
 /** The first frame of a peer that speaks `version`. @internal */
 export const hello = (version: number): string => JSON.stringify({ _tag: "Hello", protocol, version }) + "\n"
@@ -23,16 +24,6 @@ export const welcome = (version: number): string => JSON.stringify({ _tag: "Welc
 /** The listener's answer to any other first frame; the connection closes after it. @internal */
 export const rejected = (reason: string): string =>
   JSON.stringify({ _tag: "Rejected", protocol, versions, reason }) + "\n"
-
-/** The listener's answer to a `Hello`, as a client reads it. @internal */
-export type Answer =
-  | { readonly _tag: "Welcome"; readonly protocol: string; readonly version: number }
-  | {
-      readonly _tag: "Rejected"
-      readonly protocol: string
-      readonly versions: ReadonlyArray<number>
-      readonly reason: string
-    }
 
 /** What a `Hello` may take: well past its ~50 bytes, far below the grantless bound (C47). @internal */
 export const maxHelloBytes = 256

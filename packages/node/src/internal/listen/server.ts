@@ -25,6 +25,7 @@ import {
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
+import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
@@ -42,7 +43,6 @@ import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
 import type { HostRegistry } from "../host/layer.js"
 import { isTracing } from "../shared/traced.js"
-import * as Connection from "./connection.js"
 import * as Frames from "./frames.js"
 import * as Handshake from "./handshake.js"
 import * as Grants from "./grants.js"
@@ -394,13 +394,13 @@ export const make = (
       listener,
       socketServer,
       // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
-      Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * Connection.pingEveryMs),
+      Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * SocketCaller.pingEveryMs),
       options.maxConnections ?? defaultMaxConnections,
       budget
     )
     const socketProtocol = yield* RpcServer.makeProtocolSocketServer.pipe(
       Effect.provideService(SocketServer.SocketServer, sockets),
-      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make("server", maxFrameBytes, guard))
+      Effect.provideService(RpcSerialization.RpcSerialization, Frames.make(maxFrameBytes, guard))
     )
     // Spans only where a real tracer is installed: then each call is a span, the child of its caller's in the other
     // process (`RpcServer` reads the span context every request carries).
