@@ -8,8 +8,10 @@ import ts from "typescript"
 // @ts-expect-error plain ESM build script without types
 import { importTable, publicModules } from "../../scripts/publicApi.mjs"
 // @ts-expect-error plain ESM script without types
-import { packages } from "../../scripts/whichPackage.mjs"
+import { packages as publishedPackages } from "../../scripts/whichPackage.mjs"
 import * as Packed from "../install/packed.js"
+
+const packages: ReadonlyArray<string> = publishedPackages
 
 const manifestOf = (name: string) => Packed.readJson(Path.join(Packed.root, "packages", name, "package.json"))
 const root = Packed.readJson(Path.join(Packed.root, "package.json"))

@@ -273,7 +273,17 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
         // C66: the request leaves this thread a moment after the call, so a signal aborted right after it sends nothing.
         const answer = Promise.resolve().then(() =>
           notDisposed(() =>
-            plane.request({ workerId, method: operation.method, params, budgetMs, saveTo, spill, onProgress, signal })
+            plane.request({
+              workerId,
+              operation: name,
+              method: operation.method,
+              params,
+              budgetMs,
+              saveTo,
+              spill,
+              onProgress,
+              signal
+            })
           )
         )
         return operation.answer === undefined ? answer : answer.then(operation.answer)

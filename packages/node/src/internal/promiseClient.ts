@@ -26,10 +26,9 @@ const environment: Client.Environment = {
 
 /** @internal */
 export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
-  // Over a socket, the socket client in a runtime of its own, until the socket plane carries `connect`.
-  if (options?.connect !== undefined) return connected(options)
   // The node face's types (the SDK's results, core's options) over the lean client's plain ones.
   const client = Client.make(options, environment) as unknown as PromiseClient
+  if (options?.connect !== undefined) return connected(client, options)
   return {
     ...client,
     openAll: (document, openAllOptions) =>
@@ -38,25 +37,23 @@ export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
   }
 }
 
-// Every method of the client, forwarded to the one the Effect side makes on first use.
-const connected = (options: MakeOptions): PromiseClient => {
-  let made: Promise<PromiseClient> | undefined
-  const client = () => (made ??= effectSide().then((effect) => effect.makeConnected(options)))
-  const shape = Client.make(undefined, {})
-  const forwarded = Object.fromEntries(
-    [...Object.keys(shape), "openAll", "closeAll"].map((name) => [
-      name,
-      (...args: Array<unknown>) => client().then((c) => (c as any)[name](...args))
-    ])
-  )
-  const dispose = () => (made === undefined ? Promise.resolve() : made.then((c) => c.dispose()))
+// Over a socket every request goes through the lean client; `open` (the config checked with core's Effect programs
+// first) through the Effect face of the same socket plane, made on first use: a listener of grants refuses it anyway.
+const connected = (client: PromiseClient, options: MakeOptions): PromiseClient => {
+  let opener: Promise<PromiseClient> | undefined
+  const viaEffect = () => (opener ??= effectSide().then((effect) => effect.makeConnected(options)))
+  const open: PromiseClient["open"] = (config, openOptions) => viaEffect().then((c) => c.open(config, openOptions))
+  const withOpen = { ...client, open }
+  const dispose = () => Promise.all([client.dispose(), opener?.then((c) => c.dispose())]).then(() => undefined)
   return {
-    ...forwarded,
-    events: (...args: Parameters<PromiseClient["events"]>) =>
-      Client.lazyIterator(client().then((c) => c.events(...args))),
+    ...withOpen,
+    openAll: (document, openAllOptions) =>
+      effectSide().then((effect) => effect.openAll(withOpen, document, openAllOptions)),
+    closeAll: (workers, closeOptions) =>
+      effectSide().then((effect) => effect.closeAll(withOpen, workers, closeOptions)),
     dispose,
     [Symbol.asyncDispose]: dispose
-  } as unknown as PromiseClient
+  }
 }
 
 /** @internal */
