@@ -349,6 +349,15 @@ const shape: fc.Arbitrary<Shape> = fc.letrec<{ shape: Shape }>((tie) => ({
 const literal = (value: unknown): string => JSON.stringify(value)
 
 describe("ToolDeclarations properties", () => {
+  // Found by the property below: a union member whose optional tuple element refers back to the root by name is a
+  // circular type alias to TypeScript, as one with a rest is.
+  it("a $ref to the root inside a tuple's optional elements, in a union, compiles", () => {
+    const inner = { items: [{ items: [{ $ref: "#" }], additionalItems: false }], additionalItems: false }
+    const tuple = { type: "array", prefixItems: [inner], items: false }
+    const inputSchema = { oneOf: [tuple, { type: "array", prefixItems: [] }] }
+    compiles(ToolDeclarations.render({ tools: [{ name: "nested", inputSchema }] } as any, {}))
+  })
+
   it("every generated tool list renders to declarations that compile", () => {
     fc.assert(
       fc.property(

@@ -348,10 +348,11 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   const restSchema = Array.isArray(prefix) ? items : own(schema, "additionalItems")
   const minItems = own(schema, "minItems")
   const least = typeof minItems === "number" ? minItems : 0
-  // A tuple with a rest is resolved at once, elements and rest (`type T = [T?, ...Array<unknown>]` is circular):
-  // no named type in it, unless inside an object of its own.
+  // A tuple with a rest, or with an optional element, is resolved at once, elements and rest
+  // (`type T = [T?, ...Array<unknown>]` and `type T = [[T?]?] | []` are circular): no named type in it, unless inside
+  // an object of its own.
   const open = restSchema !== false
-  const element = open ? deeper(walk, "rest", false) : inner
+  const element = open || tuple.length > least ? deeper(walk, "rest", false) : inner
   const elements = tuple.map((item, i) => `${group(typeOf(item, element))}${i < least ? "" : "?"}`)
   if (open) elements.push(`...Array<${restSchema === undefined ? "unknown" : typeOf(restSchema, element)}>`)
   return `[${elements.join(", ")}]`

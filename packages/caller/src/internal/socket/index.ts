@@ -213,7 +213,12 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
   if (tooLarge !== undefined) return Promise.reject(tooLarge)
   if (typeof call.spill === "string") {
     return Promise.reject(
-      new InvalidInput({ where: "arguments", path: "options.onTooLarge", message: spillRefused, delivery: "not_sent" })
+      new InvalidInput({
+        where: "arguments",
+        path: "options.onTooLarge.spill",
+        message: spillRefused,
+        delivery: "not_sent"
+      })
     )
   }
   const onProgress = call.onProgress
