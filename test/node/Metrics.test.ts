@@ -76,8 +76,8 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         delta("mcp_worker_requests_total", { mcp_worker_outcome: outcome, mcp_worker_delivery: delivery })
       assert.deepStrictEqual(
         {
-          result: requests("result", "none"),
-          isError: requests("is_error", "none"),
+          result: requests("result", "delivered"),
+          isError: requests("is_error", "delivered"),
           busy: requests("WorkerBusy", "not_sent"),
           unknown: requests("DeliveryUnknown", "unknown")
         },

@@ -5,7 +5,7 @@
  *
  * Labels: `mcp_worker.server` (the worker's open name or `openAll` entry name, else the server's, at most 64 characters), `mcp_worker.surface` (`host`,
  * `thread`, `socket`), `mcp.method.name`, `mcp_worker.outcome` (`result`, `is_error`, or an error's tag),
- * `mcp_worker.delivery` (`none`, `not_sent`, `unknown`), `mcp_worker.state`; never an argument, a value or a secret.
+ * `mcp_worker.delivery` (`delivered`, `not_sent`, `unknown`), `mcp_worker.state`; never an argument, a value or a secret.
  *
  * @since 0.1.0
  */

@@ -173,7 +173,7 @@ export const requestEnded = (
   surface: Surface,
   method: OwnerProtocol.Method,
   outcome: Outcome,
-  delivery: "none" | "not_sent" | "unknown",
+  delivery: "delivered" | "not_sent" | "unknown",
   seconds: number | undefined,
   spilled: number | undefined
 ): void => {
