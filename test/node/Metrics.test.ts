@@ -2,7 +2,7 @@
 // outcomes are known, and the host's view of its workers. The fixture server runs as a real process.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { HostView, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import { HostView, McpGrants, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
 import * as McpConfig from "@mcp-worker/core/McpConfig"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -180,6 +180,77 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         [1, 1, 1]
       )
     })
+  )
+
+  it.scopedLive(
+    "C117: every refusal before anything was sent is counted once, where it is made, on every surface",
+    () =>
+      Effect.gen(function* () {
+        const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+        yield* Layer.build(layer)
+        const socket = socketPath()
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+        const count = (samples: ReturnType<typeof samplesOf>, labels: Record<string, string>) =>
+          valueOf(samples, "mcp_worker_requests_total", labels)
+        const before = samplesOf(yield* endpoint.scrape)
+        const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
+        const workers = Context.get(host, McpWorkers)
+        const grants = Context.get(host, McpGrants.McpGrants)
+        const id = yield* workers.open(statefulConfig())
+        const grant = yield* grants.grant(id, { tools: ["echo"] })
+        const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+        const tagOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.map(Effect.flip(effect), (error) => error._tag)
+        const onProgress = () => {}
+        const seen = {
+          // The listener's own refusals: a tool outside the grant (plain and streamed), a made-up grant, a task the
+          // grant did not start; then the host's own: arguments that are not JSON, an id that is not a string.
+          socketTool: yield* tagOf(peer.callTool(grant, "fail")),
+          socketToolStreamed: yield* tagOf(peer.callTool(grant, "fail", {}, { onProgress })),
+          socketGrant: yield* tagOf(peer.callTool("made-up-grant", "echo", { token: "x" })),
+          socketTask: yield* tagOf(peer.getTask(grant, "a-task-of-another")),
+          hostArguments: yield* tagOf(workers.callTool(id, "echo", { token: () => 1 } as never)),
+          hostId: yield* tagOf(workers.callTool(42 as never, "echo"))
+        }
+        // A remote thread's call to a worker the host does not hold: refused by the host.
+        const remote = yield* runInThread(entry(), {
+          scenario: "calls",
+          data: { id: "mcpw_madeup", calls: [{ tool: "echo" }] }
+        })
+        yield* workers.close(id)
+        const after = samplesOf(yield* endpoint.scrape)
+        const delta = (labels: Record<string, string>) => count(after, labels) - count(before, labels)
+        const notSent = (surface: string, outcome: string, serverName: string) =>
+          delta({
+            mcp_worker_server: serverName,
+            mcp_worker_surface: surface,
+            mcp_worker_outcome: outcome,
+            mcp_worker_delivery: "not_sent"
+          })
+        assert.deepStrictEqual(
+          { seen, remote },
+          {
+            seen: {
+              socketTool: "InvalidInput",
+              socketToolStreamed: "InvalidInput",
+              socketGrant: "UnknownWorker",
+              socketTask: "InvalidInput",
+              hostArguments: "InvalidInput",
+              hostId: "InvalidInput"
+            },
+            remote: { ok: true, value: ["UnknownWorker"] }
+          }
+        )
+        assert.deepStrictEqual(
+          {
+            socketInvalid: notSent("socket", "InvalidInput", server),
+            socketUnknown: notSent("socket", "UnknownWorker", "unknown"),
+            hostInvalid: notSent("host", "InvalidInput", server) + notSent("host", "InvalidInput", "unknown"),
+            threadUnknown: notSent("thread", "UnknownWorker", "unknown")
+          },
+          { socketInvalid: 3, socketUnknown: 1, hostInvalid: 2, threadUnknown: 1 }
+        )
+      })
   )
 
   it.scopedLive("notifications a full subscriber had no room for are counted as dropped, with the view's count", () =>

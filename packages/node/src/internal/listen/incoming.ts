@@ -55,7 +55,7 @@ export const began = (calls: Calls, key: string, sent: HostRequest.Sent): void =
 
 /** What a listener's intake needs. */
 export interface Listener {
-  readonly registry: Pick<HostRegistry, "begin" | "refused">
+  readonly registry: Pick<HostRegistry, "begin" | "refused" | "refusedBefore">
   readonly grants: Grants.Grants
   readonly acceptWorkerIds: boolean
   readonly closing: boolean
@@ -159,6 +159,26 @@ export const endTaken = (calls: Calls, clientId?: number): void => {
   }
 }
 
+/**
+ * `Grants.admitted`, its refusal counted where it is made, against the worker a grant it could read names (C117).
+ *
+ * @internal
+ */
+export const admitted = (
+  listener: Listener,
+  name: string,
+  method: Operations.Any["method"],
+  payload: typeof RequestPayload.Type
+): Either.Either<Grants.Target, RequestError> => {
+  const found = Grants.admitted(listener, name, payload)
+  if (Either.isLeft(found)) {
+    const target = Grants.target(listener, payload.id, name)
+    const workerId = Either.isRight(target) ? target.right.workerId : undefined
+    listener.registry.refusedBefore(workerId, method, "socket", found.left)
+  }
+  return found
+}
+
 const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step => {
   const headers = Array.isArray(message.headers)
     ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
@@ -179,7 +199,7 @@ const relayNow = (
   payload: typeof RequestPayload.Type,
   write: (clientId: number, frame: RpcMessage.ResponseExitEncoded) => void
 ): Step => {
-  const found = Grants.admitted(listener, operation.name, payload)
+  const found = admitted(listener, operation.name, operation.method, payload)
   if (Either.isLeft(found)) return refusal(requestId, operation, Exit.fail(Grants.renamed(found.left, payload.id)))
   const { grant, workerId } = found.right
   const key = keyOf(clientId, requestId)
@@ -222,7 +242,7 @@ const refusedNow = (
   operation: Operation,
   payload: typeof RequestPayload.Type
 ): Step | undefined => {
-  const found = Grants.admitted(listener, operation.name, payload)
+  const found = admitted(listener, operation.name, operation.method, payload)
   const error = Either.isLeft(found)
     ? found.left
     : listener.registry.refused(found.right.workerId, operation.method, "socket")

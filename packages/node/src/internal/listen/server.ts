@@ -83,9 +83,9 @@ const request = (
   call: string | undefined
 ): Effect.Effect<{ readonly target: Grants.Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
-    const found = Grants.admitted(listener, name, payload)
-    if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     const operation = Operations.requests[name as keyof Operations.Requests]
+    const found = Incoming.admitted(listener, name, operation.method, payload)
+    if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
         const sent = listener.registry.begin(

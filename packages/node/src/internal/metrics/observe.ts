@@ -89,6 +89,21 @@ export class Observation {
   }
 }
 
+const ignoreEnd = () => {}
+
+/**
+ * A request refused before anything was sent, by whoever refused it (the host's own checks, a listener's grant):
+ * counted once, with no duration (C117).
+ *
+ * @internal
+ */
+export const refusedUnsent = (
+  worker: Observed | undefined,
+  method: OwnerProtocol.Method,
+  surface: Metrics.Surface,
+  error: RequestError
+): void => new Observation(worker, method, surface, ignoreEnd).resume(Exit.fail(error))
+
 const isError = (value: unknown): boolean => {
   const read = isSpilledWire(value) ? value[1] : value
   return typeof read === "object" && read !== null && (read as { isError?: unknown }).isError === true
