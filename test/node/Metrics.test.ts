@@ -364,6 +364,44 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
   })
 })
 
+describe("C118: one host, any set of planes", () => {
+  it.scopedLive("a socket host has its view and its metrics, all of one registry", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const results = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_requests_total", {
+          mcp_worker_server: server,
+          mcp_worker_surface: "socket",
+          mcp_worker_outcome: "result"
+        })
+      const before = samplesOf(yield* endpoint.scrape)
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
+      const workers = Context.get(host, McpWorkers)
+      const view = Context.get(host, HostView.HostView)
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* Context.get(host, McpGrants.McpGrants).grant(id, { tools: ["echo"] })
+      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+      yield* peer.callTool(grant, "echo", { token: "v" })
+      yield* Effect.flip(peer.callTool(grant, "fail"))
+      yield* workers.callTool(id, "echo", { token: "h" })
+      const [row] = yield* view.snapshot
+      const after = samplesOf(yield* endpoint.scrape)
+      yield* workers.close(id)
+      assert.deepStrictEqual(
+        { workerId: row?.workerId, requests: row?.requests, socketResults: results(after) - results(before) },
+        {
+          workerId: id,
+          requests: { results: 2, isError: 0, errors: 0, notSent: 1, unknown: 0 },
+          socketResults: 1
+        }
+      )
+    })
+  )
+})
+
 describe("C82: the host's view is the host's own", () => {
   it.scopedLive("the service handed out beside it offers no way to it", () =>
     Effect.gen(function* () {
