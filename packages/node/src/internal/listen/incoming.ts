@@ -208,13 +208,14 @@ const relayNow = (
   const answer = (exit: Exit.Exit<unknown, RequestError>) => {
     const shown = Exit.isSuccess(exit)
       ? Exit.succeed(Grants.shown(grant, operation.name, exit.value))
-      : Exit.mapError(exit, (error) => Grants.renamed(error, payload.id))
+      : Exit.mapError(exit, (error) => Grants.renamed(error, payload.id, grant))
     if (!begun) return void (refused = shown)
+    if (sent !== undefined) grant?.requests.delete(sent.requestId)
     listener.calls.delete(key)
     write(clientId, exitFrame(requestId, operation, shown))
   }
   // `begin` refuses by calling `answer` before it returns: that refusal is answered in this step.
-  const sent = listener.registry.begin(
+  const sent: HostRequest.Sent | undefined = listener.registry.begin(
     {
       id: workerId,
       method: operation.method,
@@ -231,6 +232,7 @@ const relayNow = (
   )
   begun = true
   if (sent === undefined) return refusal(requestId, operation, refused!)
+  grant?.requests.add(sent.requestId)
   listener.calls.set(key, { clientId, sent, answer })
   return taken
 }
@@ -246,7 +248,10 @@ const refusedNow = (
   const error = Either.isLeft(found)
     ? found.left
     : listener.registry.refused(found.right.workerId, operation.method, "socket")
-  return error === undefined ? undefined : refusal(requestId, operation, Exit.fail(Grants.renamed(error, payload.id)))
+  const grant = Either.isRight(found) ? found.right.grant : undefined
+  return error === undefined
+    ? undefined
+    : refusal(requestId, operation, Exit.fail(Grants.renamed(error, payload.id, grant)))
 }
 
 const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknown, RequestError>): Step => ({
