@@ -33,6 +33,29 @@ const untilBusy = (id: string) =>
       .pipe(Effect.repeat({ schedule: Schedule.spaced("5 millis"), until: (status) => status.busy }), Effect.asVoid)
   )
 
+/** Each of the host's metrics in a scrape (Prometheus names), with the label names its samples carry. */
+const exportedLabels = (samples: ReturnType<typeof samplesOf>) =>
+  Object.fromEntries(
+    WorkerMetrics.names.flatMap((name) => {
+      const base = name.replaceAll(".", "_")
+      const own = samples.filter((sample) =>
+        [base, `${base}_total`, `${base}_bucket`, `${base}_count`, `${base}_sum`].includes(sample.name)
+      )
+      const keys = new Set(own.flatMap((sample) => Object.keys(sample.labels)))
+      for (const added of ["le", "otel_scope_name"]) keys.delete(added)
+      return own.length === 0 ? [] : [[name, [...keys].sort()]]
+    })
+  )
+
+/** What `WorkerMetrics.labels` declares of the same metrics, as Prometheus writes label names. */
+const declaredLabels = (samples: ReturnType<typeof samplesOf>) =>
+  Object.fromEntries(
+    Object.keys(exportedLabels(samples)).map((name) => [
+      name,
+      WorkerMetrics.labels[name]!.map((label) => label.replaceAll(".", "_")).sort()
+    ])
+  )
+
 describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () => {
   it.scopedLive("counts each outcome with its delivery, the durations, the spill, the close and the tree", () =>
     Effect.gen(function* () {
@@ -86,12 +109,14 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       const host = { mcp_worker_surface: "host", mcp_method_name: "tools/call" }
       assert.strictEqual(delta("mcp_worker_requests_total", host), 6)
       // Every request sent has a duration (the busy refusal was never sent), and none is left in flight.
-      assert.strictEqual(delta("mcp_client_operation_duration_count", host), 5)
+      assert.strictEqual(delta("mcp_client_operation_duration_seconds_count", host), 5)
+      // C120: each exported series has exactly its metric's labels; none carries a unit.
+      assert.deepStrictEqual(exportedLabels(after), declaredLabels(after))
       assert.strictEqual(delta("mcp_worker_requests_in_flight", {}), 0)
       assert.strictEqual(delta("mcp_worker_spills_total", {}), 1)
-      assert.isAtLeast(delta("mcp_worker_spill_size_total", {}), 10_000)
-      assert.strictEqual(delta("mcp_worker_open_duration_count", { mcp_worker_outcome: "ready" }), 1)
-      assert.strictEqual(delta("mcp_worker_close_duration_count", { mcp_worker_outcome: "closed" }), 1)
+      assert.isAtLeast(delta("mcp_worker_spill_size_bytes_total", {}), 10_000)
+      assert.strictEqual(delta("mcp_worker_open_duration_seconds_count", { mcp_worker_outcome: "ready" }), 1)
+      assert.strictEqual(delta("mcp_worker_close_duration_seconds_count", { mcp_worker_outcome: "closed" }), 1)
       assert.strictEqual(delta("mcp_worker_cleanups_total", { mcp_worker_outcome: "confirmed" }), 1)
       assert.strictEqual(
         valueOf(after, "mcp_worker_workers", { mcp_worker_server: server, mcp_worker_state: "ready" }),
@@ -105,8 +130,8 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       assert.deepStrictEqual(rows.row.requests, { results: 2, isError: 1, errors: 0, notSent: 1, unknown: 1 })
       assert.isAbove(rows.sampled.tree!.rssBytes, 1024 * 1024)
       assert.deepStrictEqual(rows.after, [])
-      assert.isAbove(valueOf(rows.live, "process_memory_usage", { mcp_worker_server: server }), 1024 * 1024)
-      assert.isAbove(valueOf(rows.live, "process_cpu_time", { mcp_worker_server: server }), 0)
+      assert.isAbove(valueOf(rows.live, "process_memory_usage_bytes", { mcp_worker_server: server }), 1024 * 1024)
+      assert.isAbove(valueOf(rows.live, "process_cpu_time_seconds", { mcp_worker_server: server }), 0)
     })
   )
 
@@ -344,7 +369,7 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       yield* Layer.build(layer)
       const count = (samples: ReturnType<typeof samplesOf>) =>
         valueOf(samples, "mcp_worker_requests_total", { mcp_worker_server: server }) +
-        valueOf(samples, "mcp_worker_open_duration_count", { mcp_worker_server: server })
+        valueOf(samples, "mcp_worker_open_duration_seconds_count", { mcp_worker_server: server })
       const before = count(samplesOf(yield* endpoint.scrape))
       yield* Effect.gen(function* () {
         const workers = yield* McpWorkers
@@ -356,11 +381,19 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
     })
   )
 
-  it("the README's metric table names every metric, and nothing else", () => {
+  it("C120: the README's metric table names every metric with its labels, and nothing else", () => {
     const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8")
     const section = readme.slice(readme.indexOf("## Observability"))
-    const listed = Array.from(section.matchAll(/^\| `([a-z_.]+)` \|/gm), (match) => match[1]!)
-    assert.deepStrictEqual([...listed].sort(), [...WorkerMetrics.names].sort())
+    const rows = Array.from(section.matchAll(/^\| `([a-z_.]+)` \| [^|]+ \| ([^|]+) \|/gm), (match) => [
+      match[1]!,
+      Array.from(match[2]!.matchAll(/`([a-z_.]+)`/g), (label) => label[1]!).filter((label) =>
+        Object.values(WorkerMetrics.labels).some((labels) => labels.includes(label))
+      )
+    ])
+    assert.deepStrictEqual(
+      Object.fromEntries(rows),
+      Object.fromEntries(WorkerMetrics.names.map((name) => [name, [...WorkerMetrics.labels[name]!]]))
+    )
   })
 })
 

@@ -23,9 +23,19 @@ export const metrics: {
 } = internal.metrics
 
 /**
- * The name of each metric, as an exporter sees it before its own renaming (Prometheus: `.` becomes `_`).
+ * The name of each metric, as an exporter sees it before its own renaming (Prometheus: `.` becomes `_`, and a
+ * counter ends in `_total`). A metric with a unit ends in it (`_seconds`, `_bytes`), as OpenTelemetry's rule for
+ * Prometheus writes it.
  *
  * @since 0.1.0
  * @category metrics
  */
 export const names: ReadonlyArray<string> = internal.names
+
+/**
+ * The labels of each metric, by its name: no other label is recorded.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const labels: { readonly [name: string]: ReadonlyArray<string> } = internal.labelsOf
