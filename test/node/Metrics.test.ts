@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url"
 import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { socketPath } from "./listenSandbox.js"
+import * as RemoteProtocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -54,6 +55,39 @@ const declaredLabels = (samples: ReturnType<typeof samplesOf>) =>
       name,
       WorkerMetrics.labels[name]!.map((label) => label.replaceAll(".", "_")).sort()
     ])
+  )
+
+/** Two requests posted on the host's channel as a remote thread posts them, and the tags of the host's answers. */
+const remoteRefusals = (workerId: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => ({
+      host: new BroadcastChannel(RemoteProtocol.hostChannel),
+      reply: new BroadcastChannel(`mcp-worker-test-reply-${process.pid}-${Date.now()}`)
+    })),
+    ({ host, reply }) =>
+      Effect.async<Array<string>>((resume) => {
+        const tags: Array<string> = []
+        reply.onmessage = (event) => {
+          const message = (event as MessageEvent).data as { _tag: string; callId: number; error?: { _tag: string } }
+          if (message._tag !== "RemoteFailure") return
+          tags[message.callId - 1] = message.error!._tag
+          if (tags.filter((tag) => tag !== undefined).length === 2) resume(Effect.succeed(tags))
+        }
+        const call = (params: string) => ({ _tag: "RemoteCall", workerId, method: "tools/call", params })
+        host.postMessage({
+          _tag: "RemoteRequest",
+          from: reply.name,
+          callId: 1,
+          ackBy: Date.now() - 1000,
+          operation: call(JSON.stringify({ name: "echo" }))
+        })
+        host.postMessage({ _tag: "RemoteRequest", from: reply.name, callId: 2, operation: call("[1]") })
+      }),
+    ({ host, reply }) =>
+      Effect.sync(() => {
+        host.close()
+        reply.close()
+      })
   )
 
 describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () => {
@@ -242,6 +276,9 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
           scenario: "calls",
           data: { id: "mcpw_madeup", calls: [{ tool: "echo" }] }
         })
+        // What the host's own checks refuse of a remote's request, posted on its channel as a remote thread posts it:
+        // one read past its ackBy, one whose params are not an object.
+        const raw = yield* remoteRefusals(id)
         yield* workers.close(id)
         const after = samplesOf(yield* endpoint.scrape)
         const delta = (labels: Record<string, string>) => count(after, labels) - count(before, labels)
@@ -253,7 +290,7 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
             mcp_worker_delivery: "not_sent"
           })
         assert.deepStrictEqual(
-          { seen, remote },
+          { seen, remote, raw },
           {
             seen: {
               socketTool: "InvalidInput",
@@ -263,7 +300,8 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
               hostArguments: "InvalidInput",
               hostId: "InvalidInput"
             },
-            remote: { ok: true, value: ["UnknownWorker"] }
+            remote: { ok: true, value: ["UnknownWorker"] },
+            raw: ["HostUnavailable", "InvalidInput"]
           }
         )
         assert.deepStrictEqual(
@@ -271,9 +309,11 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
             socketInvalid: notSent("socket", "InvalidInput", server),
             socketUnknown: notSent("socket", "UnknownWorker", "unknown"),
             hostInvalid: notSent("host", "InvalidInput", server) + notSent("host", "InvalidInput", "unknown"),
-            threadUnknown: notSent("thread", "UnknownWorker", "unknown")
+            threadUnknown: notSent("thread", "UnknownWorker", "unknown"),
+            threadLate: notSent("thread", "HostUnavailable", server),
+            threadInvalid: notSent("thread", "InvalidInput", server)
           },
-          { socketInvalid: 3, socketUnknown: 1, hostInvalid: 2, threadUnknown: 1 }
+          { socketInvalid: 3, socketUnknown: 1, hostInvalid: 2, threadUnknown: 1, threadLate: 1, threadInvalid: 1 }
         )
       })
   )
