@@ -102,7 +102,7 @@ const program = Effect.gen(function* () {
   const outcome = (name: string) => valueOf(samples, "mcp_worker_requests_total", { mcp_worker_outcome: name })
   process.stdout.write(
     `requests: result ${outcome("result")}, WorkerBusy ${outcome("WorkerBusy")}, ` +
-      `DeliveryUnknown ${outcome("DeliveryUnknown")}; closes ${valueOf(samples, "mcp_worker_close_duration_count")}\n`
+      `DeliveryUnknown ${outcome("DeliveryUnknown")}; closes ${valueOf(samples, "mcp_worker_close_duration_seconds_count")}\n`
   )
 })
 

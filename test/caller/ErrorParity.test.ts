@@ -109,6 +109,17 @@ describe("caller errors", () => {
     }
   })
 
+  it("C116: every tag of the union states its delivery", () => {
+    assert.isAbove(membersOf.length, 0)
+    for (const { tag, fields } of membersOf) {
+      const delivery = fields.find((field) => field.name === "delivery")
+      assert.isDefined(delivery, `${tag} has no delivery`)
+      assert.isFalse(delivery!.optional, `${tag}'s delivery is optional`)
+      assert.isNotEmpty(delivery!.values, tag)
+      for (const value of delivery!.values) assert.include(["delivered", "not_sent", "unknown"], value, tag)
+    }
+  })
+
   it("default what core defaults, and nothing else", () => {
     for (const { member, tag, fields } of membersOf) {
       const spec: Caller.ErrorSpec = Caller.specs[tag]

@@ -46,7 +46,7 @@ describe("C97: errors read well when Node prints them", () => {
   it("an error decoded from the owner thread's reply, out of Effect.runPromise: no Effect frames", async () => {
     const { code, stderr } = await uncaught("effect")
     assert.strictEqual(code, 1, stderr)
-    const report = reportFrom(stderr, "OpenFailed: spawn failed (ENOENT)")
+    const report = reportFrom(stderr, "OpenFailed [not_sent]: spawn failed (ENOENT)")
     assert.notMatch(report, effectFrames, report)
     assert.include(report, "stage: 'spawn'")
   })
@@ -62,8 +62,8 @@ describe("C97: errors read well when Node prints them", () => {
       assert.notMatch(error.stack!, effectFrames)
       assert.deepInclude(error, { _tag: "WorkerBusy", workerId: "w", requestId: "r", delivery: "not_sent" })
     }
-    const open = new McpWorkerError.OpenFailed({ stage: "spawn", message: "spawn failed" })
-    assert.strictEqual(String(open), "OpenFailed: spawn failed")
+    const open = new McpWorkerError.OpenFailed({ stage: "spawn", message: "spawn failed", delivery: "not_sent" })
+    assert.strictEqual(String(open), "OpenFailed [not_sent]: spawn failed")
   })
 
   // The Effect 4 face cannot import core; it holds the same module (its own suite runs a program of that face).

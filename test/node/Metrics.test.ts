@@ -2,7 +2,7 @@
 // outcomes are known, and the host's view of its workers. The fixture server runs as a real process.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { HostView, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import { HostView, McpGrants, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
 import * as McpConfig from "@mcp-worker/core/McpConfig"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url"
 import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { socketPath } from "./listenSandbox.js"
+import * as RemoteProtocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -31,6 +32,62 @@ const untilBusy = (id: string) =>
     workers
       .status(id)
       .pipe(Effect.repeat({ schedule: Schedule.spaced("5 millis"), until: (status) => status.busy }), Effect.asVoid)
+  )
+
+/** Each of the host's metrics in a scrape (Prometheus names), with the label names its samples carry. */
+const exportedLabels = (samples: ReturnType<typeof samplesOf>) =>
+  Object.fromEntries(
+    WorkerMetrics.names.flatMap((name) => {
+      const base = name.replaceAll(".", "_")
+      const own = samples.filter((sample) =>
+        [base, `${base}_total`, `${base}_bucket`, `${base}_count`, `${base}_sum`].includes(sample.name)
+      )
+      const keys = new Set(own.flatMap((sample) => Object.keys(sample.labels)))
+      for (const added of ["le", "otel_scope_name"]) keys.delete(added)
+      return own.length === 0 ? [] : [[name, [...keys].sort()]]
+    })
+  )
+
+/** What `WorkerMetrics.labels` declares of the same metrics, as Prometheus writes label names. */
+const declaredLabels = (samples: ReturnType<typeof samplesOf>) =>
+  Object.fromEntries(
+    Object.keys(exportedLabels(samples)).map((name) => [
+      name,
+      WorkerMetrics.labels[name]!.map((label) => label.replaceAll(".", "_")).sort()
+    ])
+  )
+
+/** Two requests posted on the host's channel as a remote thread posts them, and the tags of the host's answers. */
+const remoteRefusals = (workerId: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => ({
+      host: new BroadcastChannel(RemoteProtocol.hostChannel),
+      reply: new BroadcastChannel(`mcp-worker-test-reply-${process.pid}-${Date.now()}`)
+    })),
+    ({ host, reply }) =>
+      Effect.async<Array<string>>((resume) => {
+        const tags: Array<string> = []
+        reply.onmessage = (event) => {
+          const message = (event as MessageEvent).data as { _tag: string; callId: number; error?: { _tag: string } }
+          if (message._tag !== "RemoteFailure") return
+          tags[message.callId - 1] = message.error!._tag
+          if (tags.filter((tag) => tag !== undefined).length === 2) resume(Effect.succeed(tags))
+        }
+        const call = (params: string) => ({ _tag: "RemoteCall", workerId, method: "tools/call", params })
+        host.postMessage({
+          _tag: "RemoteRequest",
+          from: reply.name,
+          callId: 1,
+          ackBy: Date.now() - 1000,
+          operation: call(JSON.stringify({ name: "echo" }))
+        })
+        host.postMessage({ _tag: "RemoteRequest", from: reply.name, callId: 2, operation: call("[1]") })
+      }),
+    ({ host, reply }) =>
+      Effect.sync(() => {
+        host.close()
+        reply.close()
+      })
   )
 
 describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () => {
@@ -76,8 +133,8 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         delta("mcp_worker_requests_total", { mcp_worker_outcome: outcome, mcp_worker_delivery: delivery })
       assert.deepStrictEqual(
         {
-          result: requests("result", "none"),
-          isError: requests("is_error", "none"),
+          result: requests("result", "delivered"),
+          isError: requests("is_error", "delivered"),
           busy: requests("WorkerBusy", "not_sent"),
           unknown: requests("DeliveryUnknown", "unknown")
         },
@@ -86,12 +143,14 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       const host = { mcp_worker_surface: "host", mcp_method_name: "tools/call" }
       assert.strictEqual(delta("mcp_worker_requests_total", host), 6)
       // Every request sent has a duration (the busy refusal was never sent), and none is left in flight.
-      assert.strictEqual(delta("mcp_client_operation_duration_count", host), 5)
+      assert.strictEqual(delta("mcp_client_operation_duration_seconds_count", host), 5)
+      // C120: each exported series has exactly its metric's labels; none carries a unit.
+      assert.deepStrictEqual(exportedLabels(after), declaredLabels(after))
       assert.strictEqual(delta("mcp_worker_requests_in_flight", {}), 0)
       assert.strictEqual(delta("mcp_worker_spills_total", {}), 1)
-      assert.isAtLeast(delta("mcp_worker_spill_size_total", {}), 10_000)
-      assert.strictEqual(delta("mcp_worker_open_duration_count", { mcp_worker_outcome: "ready" }), 1)
-      assert.strictEqual(delta("mcp_worker_close_duration_count", { mcp_worker_outcome: "closed" }), 1)
+      assert.isAtLeast(delta("mcp_worker_spill_size_bytes_total", {}), 10_000)
+      assert.strictEqual(delta("mcp_worker_open_duration_seconds_count", { mcp_worker_outcome: "ready" }), 1)
+      assert.strictEqual(delta("mcp_worker_close_duration_seconds_count", { mcp_worker_outcome: "closed" }), 1)
       assert.strictEqual(delta("mcp_worker_cleanups_total", { mcp_worker_outcome: "confirmed" }), 1)
       assert.strictEqual(
         valueOf(after, "mcp_worker_workers", { mcp_worker_server: server, mcp_worker_state: "ready" }),
@@ -105,8 +164,8 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       assert.deepStrictEqual(rows.row.requests, { results: 2, isError: 1, errors: 0, notSent: 1, unknown: 1 })
       assert.isAbove(rows.sampled.tree!.rssBytes, 1024 * 1024)
       assert.deepStrictEqual(rows.after, [])
-      assert.isAbove(valueOf(rows.live, "process_memory_usage", { mcp_worker_server: server }), 1024 * 1024)
-      assert.isAbove(valueOf(rows.live, "process_cpu_time", { mcp_worker_server: server }), 0)
+      assert.isAbove(valueOf(rows.live, "process_memory_usage_bytes", { mcp_worker_server: server }), 1024 * 1024)
+      assert.isAbove(valueOf(rows.live, "process_cpu_time_seconds", { mcp_worker_server: server }), 0)
     })
   )
 
@@ -180,6 +239,83 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
         [1, 1, 1]
       )
     })
+  )
+
+  it.scopedLive(
+    "C117: every refusal before anything was sent is counted once, where it is made, on every surface",
+    () =>
+      Effect.gen(function* () {
+        const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+        yield* Layer.build(layer)
+        const socket = socketPath()
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+        const count = (samples: ReturnType<typeof samplesOf>, labels: Record<string, string>) =>
+          valueOf(samples, "mcp_worker_requests_total", labels)
+        const before = samplesOf(yield* endpoint.scrape)
+        const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
+        const workers = Context.get(host, McpWorkers)
+        const grants = Context.get(host, McpGrants.McpGrants)
+        const id = yield* workers.open(statefulConfig())
+        const grant = yield* grants.grant(id, { tools: ["echo"] })
+        const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+        const tagOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.map(Effect.flip(effect), (error) => error._tag)
+        const onProgress = () => {}
+        const seen = {
+          // The listener's own refusals: a tool outside the grant (plain and streamed), a made-up grant, a task the
+          // grant did not start; then the host's own: arguments that are not JSON, an id that is not a string.
+          socketTool: yield* tagOf(peer.callTool(grant, "fail")),
+          socketToolStreamed: yield* tagOf(peer.callTool(grant, "fail", {}, { onProgress })),
+          socketGrant: yield* tagOf(peer.callTool("made-up-grant", "echo", { token: "x" })),
+          socketTask: yield* tagOf(peer.getTask(grant, "a-task-of-another")),
+          hostArguments: yield* tagOf(workers.callTool(id, "echo", { token: () => 1 } as never)),
+          hostId: yield* tagOf(workers.callTool(42 as never, "echo"))
+        }
+        // A remote thread's call to a worker the host does not hold: refused by the host.
+        const remote = yield* runInThread(entry(), {
+          scenario: "calls",
+          data: { id: "mcpw_madeup", calls: [{ tool: "echo" }] }
+        })
+        // What the host's own checks refuse of a remote's request, posted on its channel as a remote thread posts it:
+        // one read past its ackBy, one whose params are not an object.
+        const raw = yield* remoteRefusals(id)
+        yield* workers.close(id)
+        const after = samplesOf(yield* endpoint.scrape)
+        const delta = (labels: Record<string, string>) => count(after, labels) - count(before, labels)
+        const notSent = (surface: string, outcome: string, serverName: string) =>
+          delta({
+            mcp_worker_server: serverName,
+            mcp_worker_surface: surface,
+            mcp_worker_outcome: outcome,
+            mcp_worker_delivery: "not_sent"
+          })
+        assert.deepStrictEqual(
+          { seen, remote, raw },
+          {
+            seen: {
+              socketTool: "InvalidInput",
+              socketToolStreamed: "InvalidInput",
+              socketGrant: "UnknownWorker",
+              socketTask: "InvalidInput",
+              hostArguments: "InvalidInput",
+              hostId: "InvalidInput"
+            },
+            remote: { ok: true, value: ["UnknownWorker"] },
+            raw: ["HostUnavailable", "InvalidInput"]
+          }
+        )
+        assert.deepStrictEqual(
+          {
+            socketInvalid: notSent("socket", "InvalidInput", server),
+            socketUnknown: notSent("socket", "UnknownWorker", "unknown"),
+            hostInvalid: notSent("host", "InvalidInput", server) + notSent("host", "InvalidInput", "unknown"),
+            threadUnknown: notSent("thread", "UnknownWorker", "unknown"),
+            threadLate: notSent("thread", "HostUnavailable", server),
+            threadInvalid: notSent("thread", "InvalidInput", server)
+          },
+          { socketInvalid: 3, socketUnknown: 1, hostInvalid: 2, threadUnknown: 1, threadLate: 1, threadInvalid: 1 }
+        )
+      })
   )
 
   it.scopedLive("notifications a full subscriber had no room for are counted as dropped, with the view's count", () =>
@@ -273,7 +409,7 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
       yield* Layer.build(layer)
       const count = (samples: ReturnType<typeof samplesOf>) =>
         valueOf(samples, "mcp_worker_requests_total", { mcp_worker_server: server }) +
-        valueOf(samples, "mcp_worker_open_duration_count", { mcp_worker_server: server })
+        valueOf(samples, "mcp_worker_open_duration_seconds_count", { mcp_worker_server: server })
       const before = count(samplesOf(yield* endpoint.scrape))
       yield* Effect.gen(function* () {
         const workers = yield* McpWorkers
@@ -285,12 +421,58 @@ describe("C80: metrics of every worker, scraped from a Prometheus endpoint", () 
     })
   )
 
-  it("the README's metric table names every metric, and nothing else", () => {
+  it("C120: the README's metric table names every metric with its labels, and nothing else", () => {
     const readme = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8")
     const section = readme.slice(readme.indexOf("## Observability"))
-    const listed = Array.from(section.matchAll(/^\| `([a-z_.]+)` \|/gm), (match) => match[1]!)
-    assert.deepStrictEqual([...listed].sort(), [...WorkerMetrics.names].sort())
+    const rows = Array.from(section.matchAll(/^\| `([a-z_.]+)` \| [^|]+ \| ([^|]+) \|/gm), (match) => [
+      match[1]!,
+      Array.from(match[2]!.matchAll(/`([a-z_.]+)`/g), (label) => label[1]!).filter((label) =>
+        Object.values(WorkerMetrics.labels).some((labels) => labels.includes(label))
+      )
+    ])
+    assert.deepStrictEqual(
+      Object.fromEntries(rows),
+      Object.fromEntries(WorkerMetrics.names.map((name) => [name, [...WorkerMetrics.labels[name]!]]))
+    )
   })
+})
+
+describe("C118: one host, any set of planes", () => {
+  it.scopedLive("a socket host has its view and its metrics, all of one registry", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const results = (samples: ReturnType<typeof samplesOf>) =>
+        valueOf(samples, "mcp_worker_requests_total", {
+          mcp_worker_server: server,
+          mcp_worker_surface: "socket",
+          mcp_worker_outcome: "result"
+        })
+      const before = samplesOf(yield* endpoint.scrape)
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path }))
+      const workers = Context.get(host, McpWorkers)
+      const view = Context.get(host, HostView.HostView)
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* Context.get(host, McpGrants.McpGrants).grant(id, { tools: ["echo"] })
+      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+      yield* peer.callTool(grant, "echo", { token: "v" })
+      yield* Effect.flip(peer.callTool(grant, "fail"))
+      yield* workers.callTool(id, "echo", { token: "h" })
+      const [row] = yield* view.snapshot
+      const after = samplesOf(yield* endpoint.scrape)
+      yield* workers.close(id)
+      assert.deepStrictEqual(
+        { workerId: row?.workerId, requests: row?.requests, socketResults: results(after) - results(before) },
+        {
+          workerId: id,
+          requests: { results: 2, isError: 0, errors: 0, notSent: 1, unknown: 0 },
+          socketResults: 1
+        }
+      )
+    })
+  )
 })
 
 describe("C82: the host's view is the host's own", () => {

@@ -149,7 +149,7 @@ export const expectedBehaviour = (
   timedOut: { _tag: "DeliveryUnknown", delivery: "unknown", reason: "timeout" },
   waitedAboutTheBudget: true,
   cancelled: { _tag: "DeliveryUnknown", delivery: "unknown", reason: "cancelled", namesTheRequestInFlight: true },
-  notPending: { _tag: "RequestNotPending", namesTheRequestInFlight: true },
+  notPending: { _tag: "RequestNotPending", delivery: "not_sent", namesTheRequestInFlight: true },
   aborted,
   sleepsAtServer: ["first", "timeout", "cancel", "abort"],
   cancelledAtServer: [

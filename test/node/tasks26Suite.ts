@@ -93,7 +93,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
 
 /** What every surface must see. */
 export const expectedTasks26 = {
-  plain: { _tag: "ServerError", delivery: undefined, code: -32021, startTask: true },
+  plain: { _tag: "ServerError", delivery: "delivered", code: -32021, startTask: true },
   plainQuick: "quick: q",
   list: { _tag: "InvalidInput", delivery: "not_sent", startTask: true },
   started: ["working", 120_000, 50, "string"],
@@ -105,12 +105,12 @@ export const expectedTasks26 = {
   done: ["completed", "research: tides"],
   busy: { _tag: "WorkerBusy", delivery: "not_sent", startTask: false },
   clarified: `research: python (${clarification.content.interpretation})`,
-  failed: { _tag: "ServerError", delivery: undefined, code: -32603, startTask: false },
+  failed: { _tag: "ServerError", delivery: "delivered", code: -32603, startTask: false },
   cancelled: "cancelled",
-  cancelledWait: { _tag: "ServerError", delivery: undefined, code: -32603, startTask: false },
+  cancelledWait: { _tag: "ServerError", delivery: "delivered", code: -32603, startTask: false },
   optional: ["working", "quick: both"],
   atOnce: [undefined, "quick: now"],
-  unknown: { _tag: "ServerError", delivery: undefined, code: -32602, startTask: false },
+  unknown: { _tag: "ServerError", delivery: "delivered", code: -32602, startTask: false },
   unknownMessage: false,
   secret: false
 }

@@ -77,8 +77,16 @@ export const specs = {
     }
   },
   ServerError: {
-    fields: { workerId: "string", requestId: "string", code: "number", message: "string", data: "unknown" },
-    optional: ["data"]
+    fields: {
+      workerId: "string",
+      requestId: "string",
+      code: "number",
+      message: "string",
+      data: "unknown",
+      delivery: ["delivered", "unknown"]
+    },
+    optional: ["data"],
+    defaults: { delivery: "delivered" }
   },
   InvalidInput: { fields: { where: ["config", "arguments"], path: "string", message: "string", delivery: notSent } },
   OpenFailed: {
@@ -87,12 +95,20 @@ export const specs = {
       message: "string",
       exitCode: "number",
       signal: "string",
-      stderrTail: "string"
+      stderrTail: "string",
+      delivery: ["not_sent", "unknown"]
     },
-    optional: ["exitCode", "signal", "stderrTail"]
+    optional: ["exitCode", "signal", "stderrTail"],
+    defaults: { delivery: "unknown" }
   },
-  CloseFailed: { fields: { workerId: "string", message: "string", cleanup: "cleanup" } },
-  RequestNotPending: { fields: { workerId: "string", requestId: "string" } },
+  CloseFailed: {
+    fields: { workerId: "string", message: "string", cleanup: "cleanup", delivery: unknown },
+    defaults: { delivery: "unknown" }
+  },
+  RequestNotPending: {
+    fields: { workerId: "string", requestId: "string", delivery: notSent },
+    defaults: { delivery: "not_sent" }
+  },
   HostUnavailable: { fields: { message: "string", delivery: notSent }, defaults: { delivery: "not_sent" } },
   ResultTooLarge: {
     fields: {

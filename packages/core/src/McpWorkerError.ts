@@ -25,6 +25,12 @@ const notSent = Schema.Literal("not_sent").pipe(
   Schema.withConstructorDefault(() => "not_sent" as const)
 )
 
+// C116: an error that can only mean `unknown` unless told otherwise, given by the constructor.
+const unknownDelivery = Schema.Literal("unknown").pipe(
+  Schema.propertySignature,
+  Schema.withConstructorDefault(() => "unknown" as const)
+)
+
 /**
  * What `close` found when it ended the connection.
  *
@@ -254,7 +260,12 @@ export class ServerError extends TaggedError<ServerError>("@mcp-worker/core/Serv
   requestId: Schema.String,
   code: Schema.Number,
   message: Schema.String,
-  data: Schema.optional(Schema.Unknown)
+  data: Schema.optional(Schema.Unknown),
+  /** C116: `delivered` — the server received the request and answered it; `unknown` when the client failed it. */
+  delivery: Schema.Literal("delivered", "unknown").pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "delivered" as const)
+  )
 }) {}
 
 /**
@@ -304,7 +315,12 @@ export class OpenFailed extends TaggedError<OpenFailed>("@mcp-worker/core/OpenFa
   message: Schema.String,
   exitCode: Schema.optional(Schema.Number),
   signal: Schema.optional(Schema.String),
-  stderrTail: Schema.optional(Schema.String)
+  stderrTail: Schema.optional(Schema.String),
+  // C116: `not_sent` when no server process started; past that its `initialize` may have reached it.
+  delivery: Schema.Literal("not_sent", "unknown").pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "unknown" as const)
+  )
 }) {}
 
 /**
@@ -316,7 +332,9 @@ export class OpenFailed extends TaggedError<OpenFailed>("@mcp-worker/core/OpenFa
 export class CloseFailed extends TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
   workerId: Schema.String,
   message: Schema.String,
-  cleanup: CleanupSummary
+  cleanup: CleanupSummary,
+  // C116: the close ran as far as it could; what of the server it ended is unconfirmed.
+  delivery: unknownDelivery
 }) {}
 
 /**
@@ -327,7 +345,8 @@ export class CloseFailed extends TaggedError<CloseFailed>("@mcp-worker/core/Clos
  */
 export class RequestNotPending extends TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
   "RequestNotPending",
-  { workerId: Schema.String, requestId: Schema.String }
+  // C116: the cancel sent nothing; the request in flight is untouched.
+  { workerId: Schema.String, requestId: Schema.String, delivery: notSent }
 ) {
   override get message(): string {
     return messages.RequestNotPending(this)

@@ -13,6 +13,11 @@ import * as ErrorStack from "./ErrorStack.js"
 // `delivery: "not_sent"` for errors that can only mean it: given by the constructor.
 const notSent = Schema.Literal("not_sent").pipe(Schema.withConstructorDefault(Effect.succeed("not_sent" as const)))
 
+// C116: errors that mean `unknown` unless told otherwise, given by the constructor.
+const unknownDelivery = Schema.Literal("unknown").pipe(
+  Schema.withConstructorDefault(Effect.succeed("unknown" as const))
+)
+
 /**
  * What `close` found when it ended the connection.
  *
@@ -265,7 +270,10 @@ export class ServerError extends ErrorStack.readable(
     requestId: Schema.String,
     code: Schema.Number,
     message: Schema.String,
-    data: Schema.optional(Schema.Unknown)
+    data: Schema.optional(Schema.Unknown),
+    delivery: Schema.Literals(["delivered", "unknown"]).pipe(
+      Schema.withConstructorDefault(Effect.succeed("delivered" as const))
+    )
   })
 ) {}
 
@@ -321,7 +329,10 @@ export class OpenFailed extends ErrorStack.readable(
     message: Schema.String,
     exitCode: Schema.optional(Schema.Number),
     signal: Schema.optional(Schema.String),
-    stderrTail: Schema.optional(Schema.String)
+    stderrTail: Schema.optional(Schema.String),
+    delivery: Schema.Literals(["not_sent", "unknown"]).pipe(
+      Schema.withConstructorDefault(Effect.succeed("unknown" as const))
+    )
   })
 ) {}
 
@@ -335,7 +346,8 @@ export class CloseFailed extends ErrorStack.readable(
   Schema.TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
     workerId: Schema.String,
     message: Schema.String,
-    cleanup: CleanupSummary
+    cleanup: CleanupSummary,
+    delivery: unknownDelivery
   })
 ) {}
 
@@ -348,7 +360,8 @@ export class CloseFailed extends ErrorStack.readable(
 export class RequestNotPending extends ErrorStack.readable(
   Schema.TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")("RequestNotPending", {
     workerId: Schema.String,
-    requestId: Schema.String
+    requestId: Schema.String,
+    delivery: notSent
   })
 ) {
   override get message(): string {

@@ -20,15 +20,29 @@ const samples: Record<string, Record<string, unknown>> = {
   WorkerBusy: { workerId: "mcpw_a", requestId: "req_1", delivery: "not_sent" },
   WorkerFailed: { workerId: "mcpw_a", kind: "transport", message: "gone", delivery: "unknown" },
   DeliveryUnknown: { workerId: "mcpw_a", requestId: "req_1", reason: "stream_broken", delivery: "unknown" },
-  ServerError: { workerId: "mcpw_a", requestId: "req_1", code: -32602, message: "bad", data: { at: 1 } },
+  ServerError: {
+    workerId: "mcpw_a",
+    requestId: "req_1",
+    code: -32602,
+    message: "bad",
+    data: { at: 1 },
+    delivery: "delivered"
+  },
   InvalidInput: { where: "arguments", path: "args.x", message: "not JSON", delivery: "not_sent" },
-  OpenFailed: { stage: "initialize", message: "exited", exitCode: 7, stderrTail: "boom" },
+  OpenFailed: { stage: "initialize", message: "exited", exitCode: 7, stderrTail: "boom", delivery: "unknown" },
   CloseFailed: {
     workerId: "mcpw_a",
     message: "not confirmed",
-    cleanup: { activeProcesses: 1, signalled: { term: 1, kill: 1 }, escaped: 0, durationMs: 5, sessionTerminated: null }
+    cleanup: {
+      activeProcesses: 1,
+      signalled: { term: 1, kill: 1 },
+      escaped: 0,
+      durationMs: 5,
+      sessionTerminated: null
+    },
+    delivery: "unknown"
   },
-  RequestNotPending: { workerId: "mcpw_a", requestId: "req_2" },
+  RequestNotPending: { workerId: "mcpw_a", requestId: "req_2", delivery: "not_sent" },
   HostUnavailable: { message: "no host", delivery: "not_sent" },
   ResultTooLarge: {
     workerId: "mcpw_a",

@@ -278,7 +278,8 @@ export {
 
 /**
  * The host registry (as `layer`) serving its workers to other processes of this machine on a Unix domain socket, and
- * the grants that hand them out (`McpGrants`). Over the socket only grants are accepted, unless `acceptWorkerIds`.
+ * the grants that hand them out (`McpGrants`), with the host's view beside them (`HostView`, as `layerWithView`): one
+ * registry. Over the socket only grants are accepted, unless `acceptWorkerIds`.
  * When the scope closes, every caller in flight is answered and the socket file is removed.
  *
  * @example
@@ -312,7 +313,7 @@ export {
  */
 export const layerListen: (
   options: ListenOptions & Options
-) => Layer.Layer<McpWorkers.McpWorkers | McpGrants.McpGrants, ListenError> = internal.layerListen
+) => Layer.Layer<McpWorkers.McpWorkers | McpGrants.McpGrants | HostView.HostView, ListenError> = internal.layerListen
 
 /**
  * `McpWorkers` in another process of the machine, through a host's listener at `path`: the operations of a remote

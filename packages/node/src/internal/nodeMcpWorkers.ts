@@ -43,9 +43,13 @@ export const layerWithView = (options?: Options): Layer.Layer<McpWorkers.McpWork
       const server = yield* HostServer.make
       const registry = yield* Host.make(options)
       yield* server.serve(registry)
-      return Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
+      return withView(registry)
     })
   )
+
+// C118: every layer of a host hands out its view beside its service: one registry, whatever planes it serves.
+const withView = (registry: Host.HostRegistry) =>
+  Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
 
 /** @internal */
 export const layerConfig = (
@@ -82,7 +86,7 @@ const loadClient = Effect.promise(() => import("./listen/client.js"))
 /** @internal */
 export const layerListen = (
   options: ListenOptions & Options
-): Layer.Layer<McpWorkers.McpWorkers | Grants.McpGrants, ListenError> =>
+): Layer.Layer<McpWorkers.McpWorkers | Grants.McpGrants | HostView.HostView, ListenError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       // Acquired before the registry, released after it: the registry first closes every worker (calls in flight
@@ -96,9 +100,7 @@ export const layerListen = (
       const running = yield* Listener.make(registry, grants, options).pipe(Scope.extend(listenScope))
       // Runs first on shutdown: calls that arrive while the workers close are refused, not sent.
       yield* Effect.addFinalizer(() => Effect.sync(running.stop))
-      return Context.make(McpWorkers.McpWorkers, registry.service).pipe(
-        Context.add(Grants.McpGrants, grantsService(registry, grants))
-      )
+      return withView(registry).pipe(Context.add(Grants.McpGrants, grantsService(registry, grants)))
     })
   )
 

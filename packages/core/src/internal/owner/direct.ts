@@ -52,7 +52,7 @@ export interface DirectHooks {
   readonly observe: (
     method: OwnerProtocol.Method,
     outcome: string,
-    delivery: "none" | "not_sent" | "unknown",
+    delivery: "delivered" | "not_sent" | "unknown",
     seconds: number | undefined,
     spilled: number | undefined
   ) => void

@@ -320,7 +320,7 @@ const observeSuccess = (port: Port, direct: DirectInFlight, value: unknown): voi
   const spilled = ResultFile.isSpilled(spill) ? spill : undefined
   const read = (spilled ?? value) as { readonly isError?: unknown } | null
   const isError = typeof read === "object" && read !== null && read.isError === true
-  port.observe(direct.method, isError ? "is_error" : "result", "none", secondsSince(direct.sentAt), spilled?.bytes)
+  port.observe(direct.method, isError ? "is_error" : "result", "delivered", secondsSince(direct.sentAt), spilled?.bytes)
 }
 
 // The result went to its file; the answer is the file's summary, which never carries the result itself.
@@ -377,7 +377,9 @@ const requestError = (
   const message = isSchemaError(error)
     ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
     : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
-  return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message })
+  // C116: a result the schema refused was the server's answer; a failure in the client may have come before it.
+  const delivery = isSchemaError(error) ? "delivered" : "unknown"
+  return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message, delivery })
 }
 
 // The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting

@@ -240,7 +240,7 @@ export const postFailure = (
 ): void => {
   const direct = takeDirect(machine, requestId)
   if (direct !== undefined) {
-    const delivery = "delivery" in error ? error.delivery : "none"
+    const delivery = error.delivery
     machine.port.observe?.(direct.method, error._tag, delivery, secondsSince(direct.sentAt), undefined)
     return machine.port.postDirectFailure!(direct.replyTo, error, requestId)
   }

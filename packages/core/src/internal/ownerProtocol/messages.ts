@@ -250,7 +250,7 @@ export const ObservedOutcome = Schema.Literal(
 export const ObservedRequest = Schema.Struct({
   method: Method,
   outcome: ObservedOutcome,
-  delivery: Schema.Literal("none", "not_sent", "unknown"),
+  delivery: Schema.Literal("delivered", "not_sent", "unknown"),
   /** Absent for a refusal: it was never sent. */
   seconds: Schema.optional(Schema.Number),
   spilled: Schema.optional(Schema.Number)

@@ -68,6 +68,16 @@ export interface HostRegistry {
    * own record of the worker (counted as `begin` counts one), or `undefined` when it would be sent.
    */
   readonly refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) => RequestError | undefined
+  /**
+   * Counts a request refused before the registry was asked (its arguments, a listener's grant, the listener closing),
+   * against the worker `id` names if any, as a refusal `begin` made is counted (C117); gives back `error`.
+   */
+  readonly refusedBefore: <E extends RequestError>(
+    id: unknown,
+    method: OwnerProtocol.Method,
+    surface: Metrics.Surface,
+    error: E
+  ) => E
   /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
   readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
   /** The host's own view of its workers (C82): handed out only beside the service, never through it. */

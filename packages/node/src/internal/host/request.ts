@@ -26,7 +26,7 @@ import { contextOf, isTracing } from "../shared/traced.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
 import type * as Metrics from "../metrics/metrics.js"
-import { Observation } from "../metrics/observe.js"
+import { Observation, refusedUnsent } from "../metrics/observe.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -167,8 +167,6 @@ const routeFor = (entry: Entry, remote: string): Route | undefined => {
   return { channel: ownerChannel(entry.workerId), timeoutMs: entry.defaultTimeoutMs, evicted }
 }
 
-const ignoreEnd = () => {}
-
 /**
  * The host's refusal of a request to `id` now, from what it knows without the owner (unknown, closing or failed, its
  * own request still in flight), counted where it ends (C80); `undefined` when it would be sent, and the owner decides
@@ -184,9 +182,25 @@ export const refused = (
 ): RequestError | undefined => {
   const entry = registry.entries.get(id)
   const error = Connection.refusalOf(id, entry)
-  if (error !== undefined && registry.defaults.metrics) {
-    new Observation(entry, method, surface, ignoreEnd).resume(Exit.fail(error))
-  }
+  if (error !== undefined && registry.defaults.metrics) refusedUnsent(entry, method, surface, error)
+  return error
+}
+
+/**
+ * Counts a request refused before the registry was asked (its arguments, its id, a listener's grant or closing),
+ * against the worker `id` names when it names one (C117). Gives back `error`.
+ *
+ * @internal
+ */
+export const refusedBefore = <E extends RequestError>(
+  registry: Registry,
+  id: unknown,
+  method: OwnerProtocol.Method,
+  surface: Metrics.Surface,
+  error: E
+): E => {
+  if (!registry.defaults.metrics) return error
+  refusedUnsent(typeof id === "string" ? registry.entries.get(id) : undefined, method, surface, error)
   return error
 }
 
@@ -258,7 +272,13 @@ export const relayTo = (registry: Registry) => ({
   begin: (request: Omit<Relayed, "started">, resume: (exit: Exit.Exit<unknown, RequestError>) => void) =>
     begin(registry, { ...request, started: Date.now() }, resume),
   refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) =>
-    refused(registry, id, method, surface)
+    refused(registry, id, method, surface),
+  refusedBefore: <E extends RequestError>(
+    id: unknown,
+    method: OwnerProtocol.Method,
+    surface: Metrics.Surface,
+    error: E
+  ) => refusedBefore(registry, id, method, surface, error)
 })
 
 /**
@@ -306,7 +326,9 @@ const request = (
     if (options?.signal?.aborted === true) return resume(Exit.interrupt(FiberId.none))
     const started = Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
-    if (Either.isLeft(prepared)) return resume(Exit.fail(prepared.left))
+    if (Either.isLeft(prepared)) {
+      return resume(Exit.fail(refusedBefore(registry, id, operation.method, "host", prepared.left)))
+    }
     const { budgetMs, params, saveTo, spill, workerId } = prepared.right
     const sent = begin(
       registry,

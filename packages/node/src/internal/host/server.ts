@@ -11,7 +11,7 @@
  *
  * @internal
  */
-import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
+import type { McpWorkerError, RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -82,6 +82,16 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   if (server.calls.has(key)) call.fiber = fiber
 }
 
+// C117: a request of the table the host refuses before the registry is asked is counted here, once.
+const countedRefusal = <E extends McpWorkerError>(
+  active: HostRegistry,
+  operation: (typeof Protocol.RemoteRequest.Type)["operation"],
+  error: E
+): E =>
+  operation._tag === "RemoteCall"
+    ? (active.refusedBefore(operation.workerId, operation.method, "thread", error as RequestError) as E)
+    : error
+
 const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.Type) => {
   const active = server.registry
   if (active === undefined || !serving(server)) return
@@ -91,7 +101,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
       return reply(server, message.from, {
         _tag: "RemoteFailure",
         callId: message.callId,
-        error: Protocol.arrivedLate()
+        error: countedRefusal(active, message.operation, Protocol.arrivedLate())
       })
     }
     reply(server, message.from, { _tag: "Ack", hostId: server.hostId, callId: message.callId })
@@ -100,7 +110,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
     return reply(server, message.from, {
       _tag: "RemoteFailure",
       callId: message.callId,
-      error: Protocol.afterHostClosed(message.operation)
+      error: countedRefusal(active, message.operation, Protocol.afterHostClosed(message.operation))
     })
   }
   dispatch(server, active, message)

@@ -80,13 +80,14 @@ export const runRequest = (
   if (message.trace !== undefined) traceCall(server, call, message.trace, operation)
   // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
-  if (Either.isLeft(params)) return finish(server, call, Exit.fail(params.left))
-  if (!JsonValue.isJsonObject(params.right)) {
-    return finish(
-      server,
-      call,
-      Exit.fail(Protocol.invalidArguments("params", "the request params must be a plain object"))
-    )
+  const invalid = Either.isLeft(params)
+    ? params.left
+    : JsonValue.isJsonObject(params.right)
+      ? undefined
+      : Protocol.invalidArguments("params", "the request params must be a plain object")
+  if (invalid !== undefined) {
+    const counted = active.refusedBefore(operation.workerId, operation.method, "thread", invalid)
+    return finish(server, call, Exit.fail(counted))
   }
   const onProgress =
     operation.progress === true

@@ -21,6 +21,7 @@ import {
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Tasks from "@mcp-worker/core/Tasks"
+import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -52,6 +53,8 @@ export interface Grant {
   readonly saveDir: string | undefined
   /** The ids of the tasks started through this grant: the only ones it reaches (C71). */
   readonly tasks: Set<string>
+  /** The ids of the requests begun through this grant and not yet ended: the only ones it is shown (C119). */
+  readonly requests: Set<string>
 }
 
 /** The grants of one host. @internal */
@@ -124,7 +127,8 @@ export const issue = (
       tools: tools === undefined ? undefined : new Set(tools),
       expiresAt: ttl === undefined ? Infinity : now + ttl,
       saveDir,
-      tasks: new Set()
+      tasks: new Set(),
+      requests: new Set()
     })
     return `${prefix}${nonce}${tagOf(grants, nonce).toString("base64url")}`
   })
@@ -265,10 +269,53 @@ export const target = (
 }
 
 /** An error as the caller must see it: naming what it presented (re-made through its schema, fields and all). */
-export const renamed = <E extends McpWorkerError>(error: E, id: string): E => {
-  if (!("workerId" in error) || error.workerId === id) return error
-  return decodeError({ ...encodeError(error), workerId: id }) as E
+export const renamed = <E extends McpWorkerError>(error: E, id: string, grant?: Grant): E => {
+  const hidden = grant === undefined ? undefined : hiddenOf(error, grant)
+  if (hidden === undefined && (!("workerId" in error) || error.workerId === id)) return error
+  return decodeError({ ...encodeError(error), ...hidden, workerId: id }) as E
 }
+
+// C119: through a grant, a busy refusal names no other caller's request, and a failure's words (which may name paths
+// of the host) are its kind.
+const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> | undefined =>
+  error._tag === "WorkerBusy" && !grant.requests.has(error.requestId)
+    ? { requestId: "" }
+    : error._tag === "WorkerFailed"
+      ? { message: failureWords(error.kind) }
+      : undefined
+
+const failureWords = (kind: string): string => `the worker's connection failed (${kind})`
+
+/**
+ * A worker's status as a grant holder reads it (C119): the host's record projected field by field — its state, the
+ * server it speaks to, its notifications, its cleanup, and its own request in flight; never a pid, a thread id, a
+ * runner, a failure's words or another caller's request id. Through a plain id (`acceptWorkerIds`) the whole record.
+ */
+export const statusShown = (grant: Grant | undefined, presented: string, status: WorkerStatus): WorkerStatus =>
+  grant === undefined
+    ? { ...status, workerId: presented }
+    : {
+        workerId: presented,
+        state: status.state,
+        busy: status.busy,
+        requestId: status.requestId !== null && grant.requests.has(status.requestId) ? status.requestId : null,
+        pid: null,
+        threadId: null,
+        ownerPid: null,
+        era: status.era,
+        protocolVersion: status.protocolVersion,
+        server: status.server,
+        lastFailure:
+          status.lastFailure === null
+            ? null
+            : {
+                kind: status.lastFailure.kind,
+                message: failureWords(status.lastFailure.kind),
+                at: status.lastFailure.at
+              },
+        cleanup: status.cleanup,
+        notifications: status.notifications
+      }
 
 /**
  * What a caller sent, checked as the host server checks a remote thread's (the owner must get an object's JSON text),

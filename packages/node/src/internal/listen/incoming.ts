@@ -55,7 +55,7 @@ export const began = (calls: Calls, key: string, sent: HostRequest.Sent): void =
 
 /** What a listener's intake needs. */
 export interface Listener {
-  readonly registry: Pick<HostRegistry, "begin" | "refused">
+  readonly registry: Pick<HostRegistry, "begin" | "refused" | "refusedBefore">
   readonly grants: Grants.Grants
   readonly acceptWorkerIds: boolean
   readonly closing: boolean
@@ -159,6 +159,26 @@ export const endTaken = (calls: Calls, clientId?: number): void => {
   }
 }
 
+/**
+ * `Grants.admitted`, its refusal counted where it is made, against the worker a grant it could read names (C117).
+ *
+ * @internal
+ */
+export const admitted = (
+  listener: Listener,
+  name: string,
+  method: Operations.Any["method"],
+  payload: typeof RequestPayload.Type
+): Either.Either<Grants.Target, RequestError> => {
+  const found = Grants.admitted(listener, name, payload)
+  if (Either.isLeft(found)) {
+    const target = Grants.target(listener, payload.id, name)
+    const workerId = Either.isRight(target) ? target.right.workerId : undefined
+    listener.registry.refusedBefore(workerId, method, "socket", found.left)
+  }
+  return found
+}
+
 const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step => {
   const headers = Array.isArray(message.headers)
     ? message.headers.filter((header) => !Array.isArray(header) || header[0] !== callHeader)
@@ -179,7 +199,7 @@ const relayNow = (
   payload: typeof RequestPayload.Type,
   write: (clientId: number, frame: RpcMessage.ResponseExitEncoded) => void
 ): Step => {
-  const found = Grants.admitted(listener, operation.name, payload)
+  const found = admitted(listener, operation.name, operation.method, payload)
   if (Either.isLeft(found)) return refusal(requestId, operation, Exit.fail(Grants.renamed(found.left, payload.id)))
   const { grant, workerId } = found.right
   const key = keyOf(clientId, requestId)
@@ -188,13 +208,14 @@ const relayNow = (
   const answer = (exit: Exit.Exit<unknown, RequestError>) => {
     const shown = Exit.isSuccess(exit)
       ? Exit.succeed(Grants.shown(grant, operation.name, exit.value))
-      : Exit.mapError(exit, (error) => Grants.renamed(error, payload.id))
+      : Exit.mapError(exit, (error) => Grants.renamed(error, payload.id, grant))
     if (!begun) return void (refused = shown)
+    if (sent !== undefined) grant?.requests.delete(sent.requestId)
     listener.calls.delete(key)
     write(clientId, exitFrame(requestId, operation, shown))
   }
   // `begin` refuses by calling `answer` before it returns: that refusal is answered in this step.
-  const sent = listener.registry.begin(
+  const sent: HostRequest.Sent | undefined = listener.registry.begin(
     {
       id: workerId,
       method: operation.method,
@@ -211,6 +232,7 @@ const relayNow = (
   )
   begun = true
   if (sent === undefined) return refusal(requestId, operation, refused!)
+  grant?.requests.add(sent.requestId)
   listener.calls.set(key, { clientId, sent, answer })
   return taken
 }
@@ -222,11 +244,14 @@ const refusedNow = (
   operation: Operation,
   payload: typeof RequestPayload.Type
 ): Step | undefined => {
-  const found = Grants.admitted(listener, operation.name, payload)
+  const found = admitted(listener, operation.name, operation.method, payload)
   const error = Either.isLeft(found)
     ? found.left
     : listener.registry.refused(found.right.workerId, operation.method, "socket")
-  return error === undefined ? undefined : refusal(requestId, operation, Exit.fail(Grants.renamed(error, payload.id)))
+  const grant = Either.isRight(found) ? found.right.grant : undefined
+  return error === undefined
+    ? undefined
+    : refusal(requestId, operation, Exit.fail(Grants.renamed(error, payload.id, grant)))
 }
 
 const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknown, RequestError>): Step => ({

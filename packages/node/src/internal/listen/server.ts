@@ -22,6 +22,7 @@ import {
   HostUnavailable,
   InvalidInput,
   McpWorkerError,
+  RequestNotPending,
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
@@ -83,12 +84,14 @@ const request = (
   call: string | undefined
 ): Effect.Effect<{ readonly target: Grants.Target; readonly value: unknown }, RequestError> =>
   Effect.suspend(() => {
-    const found = Grants.admitted(listener, name, payload)
-    if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     const operation = Operations.requests[name as keyof Operations.Requests]
+    const found = Incoming.admitted(listener, name, operation.method, payload)
+    if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
-        const sent = listener.registry.begin(
+        // `begin` may answer before it returns (a refusal): the answer reads `sent` only once it is set.
+        let sent: ReturnType<typeof listener.registry.begin> = undefined
+        sent = listener.registry.begin(
           {
             id: found.right.workerId,
             method: operation.method,
@@ -104,20 +107,23 @@ const request = (
           },
           (exit) => {
             if (call !== undefined) listener.calls.delete(call)
+            if (sent !== undefined) found.right.grant?.requests.delete(sent.requestId)
             resume(exit)
           }
         )
         if (sent === undefined) return undefined
-        if (call !== undefined) Incoming.began(listener.calls, call, sent)
+        const begun = sent
+        found.right.grant?.requests.add(begun.requestId)
+        if (call !== undefined) Incoming.began(listener.calls, call, begun)
         return Effect.sync(() => {
           if (call !== undefined) listener.calls.delete(call)
-          sent.end("interrupted")
+          begun.end("interrupted")
         })
       })
     ).pipe(
       (sending) => OwnerProtocol.withCarried(sending, payload.trace),
       Effect.map((value) => ({ target: found.right, value: Grants.shown(found.right.grant, name, value) })),
-      Effect.mapError((error) => Grants.renamed(error, payload.id))
+      Effect.mapError((error) => Grants.renamed(error, payload.id, found.right.grant))
     )
   })
 
@@ -153,7 +159,7 @@ const lifecycle = (listener: Listener) => {
       if (listener.closing) return Effect.fail(Grants.closingError())
       return Either.match(Grants.target(listener, id, operation), {
         onLeft: Effect.fail,
-        onRight: (found) => Effect.mapError(f(found), (error) => Grants.renamed(error, id))
+        onRight: (found) => Effect.mapError(f(found), (error) => Grants.renamed(error, id, found.grant))
       })
     })
   return {
@@ -188,16 +194,21 @@ const lifecycle = (listener: Listener) => {
         })
       }),
     status: ({ id }: { readonly id: string }) =>
-      by(id, "status", ({ workerId }) =>
-        Effect.map(registry.service.status(workerId), (status) => ({ ...status, workerId: id }))
+      by(id, "status", ({ grant, workerId }) =>
+        Effect.map(registry.service.status(workerId), (status) => Grants.statusShown(grant, id, status))
       ),
     cancel: ({ id, requestId }: { readonly id: string; readonly requestId: string }) =>
-      by(id, "cancel", ({ workerId }) => registry.service.cancel(workerId, requestId)),
+      by(id, "cancel", ({ grant, workerId }) =>
+        // C119: a grant cancels only a request begun through it.
+        grant === undefined || grant.requests.has(requestId)
+          ? registry.service.cancel(workerId, requestId)
+          : Effect.fail(new RequestNotPending({ workerId, requestId }))
+      ),
     close: ({ id, deadline }: { readonly id: string; readonly deadline?: number | undefined }) =>
-      by(id, "close", ({ workerId }) =>
+      by(id, "close", ({ grant, workerId }) =>
         Effect.map(registry.service.close(workerId, { timeout: remaining(deadline) }), (status) => {
           Grants.sweep(listener.grants, (open) => open !== workerId, Date.now())
-          return { ...status, workerId: id }
+          return Grants.statusShown(grant, id, status)
         })
       ),
     events: (

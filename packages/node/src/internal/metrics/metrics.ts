@@ -25,28 +25,64 @@ const durationBoundaries = MetricBoundaries.fromIterable([
   0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300
 ])
 
-/** Each metric's name, the one place it is written. @internal */
-export const nameOf = {
-  requests: "mcp_worker.requests",
-  duration: "mcp.client.operation.duration",
-  inFlight: "mcp_worker.requests.in_flight",
-  workers: "mcp_worker.workers",
-  openDuration: "mcp_worker.open.duration",
-  closeDuration: "mcp_worker.close.duration",
-  cleanups: "mcp_worker.cleanups",
-  notificationsDropped: "mcp_worker.notifications.dropped",
-  spills: "mcp_worker.spills",
-  spillBytes: "mcp_worker.spill.size",
-  memory: "process.memory.usage",
-  cpu: "process.cpu.time"
+const label = {
+  server: "mcp_worker.server",
+  surface: "mcp_worker.surface",
+  method: "mcp.method.name",
+  outcome: "mcp_worker.outcome",
+  delivery: "mcp_worker.delivery",
+  state: "mcp_worker.state"
 } as const
+const { delivery, method, outcome, server, state, surface } = label
+
+/**
+ * Each metric, the one place it is written: its OpenTelemetry name (the MCP semantic conventions' where one exists,
+ * `mcp.client.operation.duration`, and `process.memory.usage`, `process.cpu.time`; else `mcp_worker.*`), its UCUM unit
+ * and its labels. @internal
+ */
+export const specs = {
+  requests: { name: "mcp_worker.requests", unit: undefined, labels: [server, surface, method, outcome, delivery] },
+  duration: { name: "mcp.client.operation.duration", unit: "s", labels: [server, surface, method, outcome] },
+  inFlight: { name: "mcp_worker.requests.in_flight", unit: undefined, labels: [server, surface] },
+  workers: { name: "mcp_worker.workers", unit: undefined, labels: [server, state] },
+  openDuration: { name: "mcp_worker.open.duration", unit: "s", labels: [server, outcome] },
+  closeDuration: { name: "mcp_worker.close.duration", unit: "s", labels: [server, outcome] },
+  cleanups: { name: "mcp_worker.cleanups", unit: undefined, labels: [server, outcome] },
+  notificationsDropped: { name: "mcp_worker.notifications.dropped", unit: undefined, labels: [server] },
+  spills: { name: "mcp_worker.spills", unit: undefined, labels: [server] },
+  spillBytes: { name: "mcp_worker.spill.size", unit: "By", labels: [server] },
+  memory: { name: "process.memory.usage", unit: "By", labels: [server] },
+  cpu: { name: "process.cpu.time", unit: "s", labels: [server] }
+} as const satisfies {
+  readonly [key: string]: {
+    readonly name: string
+    readonly unit: "s" | "By" | undefined
+    readonly labels: ReadonlyArray<string>
+  }
+}
+
+// C120: an Effect metric carries no unit an exporter reads except as a label, which Prometheus would keep on every
+// series; so the unit is in the name, as OpenTelemetry's rule for Prometheus writes it (`_seconds`, `_bytes`).
+const unitWords = { s: "seconds", By: "bytes" } as const
+
+const exportedName = (spec: { readonly name: string; readonly unit: "s" | "By" | undefined }): string =>
+  spec.unit === undefined ? spec.name : `${spec.name}_${unitWords[spec.unit]}`
+
+/** Each metric's name as its exporter is given it. @internal */
+export const nameOf = Object.fromEntries(Object.entries(specs).map(([key, spec]) => [key, exportedName(spec)])) as {
+  readonly [K in keyof typeof specs]: string
+}
 
 /** Every metric's name. @internal */
 export const names: ReadonlyArray<string> = Object.values(nameOf)
 
+/** Every metric's labels, by its name. @internal */
+export const labelsOf: { readonly [name: string]: ReadonlyArray<string> } = Object.fromEntries(
+  Object.entries(specs).map(([key, spec]) => [nameOf[key as keyof typeof specs], spec.labels])
+)
+
 /**
- * Every metric, by name. Names and units follow the OpenTelemetry semantic conventions where one exists
- * (`mcp.client.operation.duration`, `process.memory.usage`, `process.cpu.time`); the rest are `mcp_worker.*`.
+ * Every metric, by name.
  *
  * @internal
  */
@@ -79,16 +115,6 @@ export const metrics = {
   spillBytes: Metric.counter(nameOf.spillBytes, { description: "Bytes of the spilled results", incremental: true }),
   memory: Metric.gauge(nameOf.memory, { description: "Resident memory of a worker's server process tree" }),
   cpu: Metric.gauge(nameOf.cpu, { description: "CPU time of a worker's server process tree, user and system" })
-} as const
-
-/**
- * The unit of the metrics that have one, as the `unit` label the exporter reads (UCUM, as OpenTelemetry writes it).
- * A label of each cached array, not `Metric.tagged`: that makes a new array per update, and Effect caches a metric's
- * hook by its array, so every update would hash the whole key again (9 µs a request, measured).
- */
-const unitLabels = {
-  s: MetricLabel.make("unit", "s"),
-  By: MetricLabel.make("unit", "By")
 } as const
 
 /** The label arrays of one server name, made once each: Effect caches a metric's hook by the array itself. */
@@ -134,29 +160,20 @@ export const serverOf = (worker: {
   readonly server: { readonly name: string } | null
 }): string => serverLabel(worker.name ?? worker.server?.name)
 
-const labelsOf = (server: string): Labels => {
-  let labels = labelsByServer.get(server)
+const labelsByName = (serverName: string): Labels => {
+  let labels = labelsByServer.get(serverName)
   if (labels === undefined) {
-    labels = { byKey: new Map(), server }
-    labelsByServer.set(server, labels)
+    labels = { byKey: new Map(), server: serverName }
+    labelsByServer.set(serverName, labels)
   }
   return labels
 }
 
-const tags = (
-  server: string,
-  key: string,
-  pairs: ReadonlyArray<readonly [string, string]>,
-  unit?: keyof typeof unitLabels
-) => {
-  const labels = labelsOf(server)
+const tags = (serverName: string, key: string, pairs: ReadonlyArray<readonly [string, string]>) => {
+  const labels = labelsByName(serverName)
   let found = labels.byKey.get(key)
   if (found === undefined) {
-    found = [
-      ...(unit === undefined ? [] : [unitLabels[unit]]),
-      MetricLabel.make("mcp_worker.server", server),
-      ...pairs.map(([k, v]) => MetricLabel.make(k, v))
-    ]
+    found = [MetricLabel.make(label.server, serverName), ...pairs.map(([k, v]) => MetricLabel.make(k, v))]
     labels.byKey.set(key, found)
   }
   return found
@@ -173,54 +190,49 @@ export const requestEnded = (
   surface: Surface,
   method: OwnerProtocol.Method,
   outcome: Outcome,
-  delivery: "none" | "not_sent" | "unknown",
+  delivery: "delivered" | "not_sent" | "unknown",
   seconds: number | undefined,
   spilled: number | undefined
 ): void => {
   metrics.requests.unsafeUpdate(
     1,
     tags(server, `r|${surface}|${method}|${outcome}|${delivery}`, [
-      ["mcp_worker.surface", surface],
-      ["mcp.method.name", method],
-      ["mcp_worker.outcome", outcome],
-      ["mcp_worker.delivery", delivery]
+      [label.surface, surface],
+      [label.method, method],
+      [label.outcome, outcome],
+      [label.delivery, delivery]
     ])
   )
   if (seconds === undefined) return
-  metrics.inFlight.unsafeUpdate(-1, tags(server, `f|${surface}`, [["mcp_worker.surface", surface]]))
+  metrics.inFlight.unsafeUpdate(-1, tags(server, `f|${surface}`, [[label.surface, surface]]))
   metrics.duration.unsafeUpdate(
     seconds,
-    tags(
-      server,
-      `d|${surface}|${method}|${outcome}`,
-      [
-        ["mcp_worker.surface", surface],
-        ["mcp.method.name", method],
-        ["mcp_worker.outcome", outcome]
-      ],
-      "s"
-    )
+    tags(server, `d|${surface}|${method}|${outcome}`, [
+      [label.surface, surface],
+      [label.method, method],
+      [label.outcome, outcome]
+    ])
   )
   if (spilled === undefined) return
   metrics.spills.unsafeUpdate(1, tags(server, "s", []))
-  metrics.spillBytes.unsafeUpdate(spilled, tags(server, "b", [], "By"))
+  metrics.spillBytes.unsafeUpdate(spilled, tags(server, "b", []))
 }
 
 /** A request was sent to its owner. @internal */
 export const requestSent = (server: string, surface: Surface): void =>
-  metrics.inFlight.unsafeUpdate(1, tags(server, `f|${surface}`, [["mcp_worker.surface", surface]]))
+  metrics.inFlight.unsafeUpdate(1, tags(server, `f|${surface}`, [[label.surface, surface]]))
 
 /** An open ended: `outcome` is `ready` or the failure's stage. @internal */
 export const opened = (server: string, outcome: string, seconds: number): void =>
-  metrics.openDuration.unsafeUpdate(seconds, tags(server, `o|${outcome}`, [["mcp_worker.outcome", outcome]], "s"))
+  metrics.openDuration.unsafeUpdate(seconds, tags(server, `o|${outcome}`, [[label.outcome, outcome]]))
 
 /** A close ended: `closed`, or `CloseFailed` when processes were left. @internal */
 export const closed = (server: string, outcome: "closed" | "CloseFailed", seconds: number): void =>
-  metrics.closeDuration.unsafeUpdate(seconds, tags(server, `c|${outcome}`, [["mcp_worker.outcome", outcome]], "s"))
+  metrics.closeDuration.unsafeUpdate(seconds, tags(server, `c|${outcome}`, [[label.outcome, outcome]]))
 
 /** A cleanup was confirmed, or found processes left. @internal */
 export const cleanedUp = (server: string, outcome: "confirmed" | "processes_left"): void =>
-  metrics.cleanups.unsafeUpdate(1, tags(server, `k|${outcome}`, [["mcp_worker.outcome", outcome]]))
+  metrics.cleanups.unsafeUpdate(1, tags(server, `k|${outcome}`, [[label.outcome, outcome]]))
 
 /** A notification was dropped for a subscriber that was full. @internal */
 export const notificationDropped = (server: string): void =>
@@ -228,7 +240,7 @@ export const notificationDropped = (server: string): void =>
 
 /** The number of workers in each state, set whenever one changes. @internal */
 export const workersIn = (server: string, state: string, count: number): void =>
-  metrics.workers.unsafeUpdate(count, tags(server, `w|${state}`, [["mcp_worker.state", state]]))
+  metrics.workers.unsafeUpdate(count, tags(server, `w|${state}`, [[label.state, state]]))
 
 /**
  * A sample of the server trees of one server name: resident memory (bytes) and CPU time (seconds), summed over its
@@ -237,8 +249,8 @@ export const workersIn = (server: string, state: string, count: number): void =>
  * @internal
  */
 export const treesSampled = (server: string, rssBytes: number, cpuSeconds: number): void => {
-  metrics.memory.unsafeUpdate(rssBytes, tags(server, "m", [], "By"))
-  metrics.cpu.unsafeUpdate(cpuSeconds, tags(server, "u", [], "s"))
+  metrics.memory.unsafeUpdate(rssBytes, tags(server, "m", []))
+  metrics.cpu.unsafeUpdate(cpuSeconds, tags(server, "u", []))
 }
 
 /** Every server name recorded so far, for a count that must fall back to zero. @internal */

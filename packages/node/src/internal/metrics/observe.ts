@@ -80,15 +80,29 @@ export class Observation {
       const outcome = isError(exit.value) ? "is_error" : "result"
       const spilled = spilledOf(exit.value)
       count(this.worker, outcome === "is_error" ? "isError" : "results")
-      return Metrics.requestEnded(server, this.surface, this.method, outcome, "none", seconds, spilled)
+      return Metrics.requestEnded(server, this.surface, this.method, outcome, "delivered", seconds, spilled)
     }
     const error = Option.getOrUndefined(Cause.failureOption(exit.cause))
-    // A server's error answer has no delivery: it is an answer.
-    const delivery = error === undefined ? "unknown" : "delivery" in error ? error.delivery : "none"
+    const delivery = error === undefined ? "unknown" : error.delivery
     count(this.worker, deliveryKey(delivery))
     Metrics.requestEnded(server, this.surface, this.method, error?._tag ?? "WorkerFailed", delivery, seconds, undefined)
   }
 }
+
+const ignoreEnd = () => {}
+
+/**
+ * A request refused before anything was sent, by whoever refused it (the host's own checks, a listener's grant):
+ * counted once, with no duration (C117).
+ *
+ * @internal
+ */
+export const refusedUnsent = (
+  worker: Observed | undefined,
+  method: OwnerProtocol.Method,
+  surface: Metrics.Surface,
+  error: RequestError
+): void => new Observation(worker, method, surface, ignoreEnd).resume(Exit.fail(error))
 
 const isError = (value: unknown): boolean => {
   const read = isSpilledWire(value) ? value[1] : value
@@ -121,5 +135,6 @@ export const observed = (
   }
 }
 
-const deliveryKey = (delivery: "none" | "not_sent" | "unknown"): keyof Counts =>
-  delivery === "none" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown"
+// C116: an error that was delivered is the server's answer.
+const deliveryKey = (delivery: "delivered" | "not_sent" | "unknown"): keyof Counts =>
+  delivery === "delivered" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown"

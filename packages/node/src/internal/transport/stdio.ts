@@ -338,7 +338,10 @@ export const make = (
       early ??
       ProcessStart.start({ command: config.command, args: config.args, env, cwd: config.cwd, marker: context.marker })
     const job = yield* ProcessJob.adopt(started, context.marker).pipe(
-      Effect.mapError((error) => new OpenFailed({ stage: "spawn", message: Redact.redact(error.message, secrets) }))
+      Effect.mapError(
+        (error) =>
+          new OpenFailed({ stage: "spawn", message: Redact.redact(error.message, secrets), delivery: "not_sent" })
+      )
     )
     context.onSpawned(job.pid)
 
