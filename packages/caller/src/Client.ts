@@ -373,12 +373,23 @@ export const listAllTools = async <T>(
   for (let page = 0; page < maxPages; page++) {
     const result = await listTools(cursor === undefined ? {} : { cursor })
     tools.push(...result.tools)
-    const next = result.nextCursor
-    if (typeof next !== "string" || seen.has(next)) break
-    seen.add(next)
-    cursor = next
+    cursor = nextPage(seen, result.nextCursor)
+    if (cursor === undefined) break
   }
   return tools
+}
+
+/**
+ * The cursor of the page after one whose `nextCursor` is `next`, or `undefined` when the list has ended: no cursor,
+ * or one seen before (`seen` records it).
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const nextPage = (seen: Set<string>, next: unknown): string | undefined => {
+  if (typeof next !== "string" || seen.has(next)) return undefined
+  seen.add(next)
+  return next
 }
 
 // internal

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Client from "@mcp-worker/caller/Client"
 import type { Tool } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
 import type * as McpConfig from "./McpConfig.js"
@@ -122,7 +123,7 @@ export const extend = <S extends Base>(base: S, options?: ExtendOptions): S & Ag
  * @since 0.1.0
  * @category constants
  */
-export const maxPages = 1000
+export const maxPages: number = Client.maxPages
 
 /**
  * Every tool of a worker: `listTools` page after page while the server gives a new `nextCursor` (at most
@@ -151,10 +152,8 @@ export const listAllTools = <E>(
           ...(cursor === undefined ? {} : { cursor })
         })
       tools.push(...result.tools)
-      const next = result.nextCursor
-      if (typeof next !== "string" || seen.has(next)) break
-      seen.add(next)
-      cursor = next
+      cursor = Client.nextPage(seen, result.nextCursor)
+      if (cursor === undefined) break
     }
     return tools
   })
