@@ -125,6 +125,21 @@ const processesWithArgs = (...parts: Array<string>): Array<number> =>
     })
     .map(Number)
 
+const parentOf = (pid: number): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The processes of `pids` whose parent is not one of them: a shell's subshell (the `ps` reaper's `$(ps …)`) is a
+ * fork with its parent's command line, for as long as it runs.
+ */
+const topmost = (pids: ReadonlyArray<number>): Array<number> => pids.filter((pid) => !pids.includes(parentOf(pid)!))
+
 /** `[utime + stime]` clock ticks and resident KiB of a process, from /proc. */
 const usage = (pid: number): { ticks: number; rssKiB: number } => {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
@@ -265,7 +280,7 @@ export const hostDeathCases = (path: Exclude<Platform, "win32">) => {
       // Three servers, one grandchild in a group, one that left it with setsid.
       assert.strictEqual(tree.length, 5)
       assert.isTrue(tree.every(isAlive))
-      const reapers = processesWithArgs("mcp-worker-reaper", String(host.pid))
+      const reapers = topmost(processesWithArgs("mcp-worker-reaper", String(host.pid)))
       assert.strictEqual(reapers.length, 1, "one reaper per host")
       const reaper = reapers[0]!
       // The reaper of the path under test: the ps variant lists processes, the /proc one reads their environments.
