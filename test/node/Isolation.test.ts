@@ -31,6 +31,7 @@ import {
   expectedProgress
 } from "./operationsSuite.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
+import { topmost } from "./processTreeSuite.js"
 
 const entry = remoteEntry()
 const MiB = 1024 * 1024
@@ -38,20 +39,22 @@ const MiB = 1024 * 1024
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): any =>
   Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
 
-/** The pids of the processes whose command line names the reaper of `hostPid`. */
+/** The pids of the reapers of `hostPid` (a reaper's subshell has its command line too: `topmost` leaves it out). */
 const reapersOf = (hostPid: number): Array<number> =>
-  fs
-    .readdirSync("/proc")
-    .filter((name) => /^\d+$/.test(name) && isAlive(Number(name)))
-    .filter((name) => {
-      try {
-        const args = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0")
-        return args.includes("mcp-worker-reaper") && args.includes(String(hostPid))
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
+  topmost(
+    fs
+      .readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name) && isAlive(Number(name)))
+      .filter((name) => {
+        try {
+          const args = fs.readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0")
+          return args.includes("mcp-worker-reaper") && args.includes(String(hostPid))
+        } catch {
+          return false
+        }
+      })
+      .map(Number)
+  )
 
 describe("C35: isolation", () => {
   it.live("a process owner: its own pid in status, the same answers, SIGINT ignored, nothing left after close", () =>

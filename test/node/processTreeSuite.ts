@@ -138,7 +138,8 @@ const parentOf = (pid: number): number | undefined => {
  * The processes of `pids` whose parent is not one of them: a shell's subshell (the `ps` reaper's `$(ps …)`) is a
  * fork with its parent's command line, for as long as it runs.
  */
-const topmost = (pids: ReadonlyArray<number>): Array<number> => pids.filter((pid) => !pids.includes(parentOf(pid)!))
+export const topmost = (pids: ReadonlyArray<number>): Array<number> =>
+  pids.filter((pid) => !pids.includes(parentOf(pid)!))
 
 /** `[utime + stime]` clock ticks and resident KiB of a process, from /proc. */
 const usage = (pid: number): { ticks: number; rssKiB: number } => {
