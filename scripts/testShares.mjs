@@ -20,6 +20,14 @@ export const nodeIndependent = [
   {
     checks: ["docs"],
     suites: [
+      // The caller's parity and wire suites, and its sandboxes under Deno and Bun (the Node sandbox among them runs
+      // the same socket client every Node's listener suites run).
+      "test/caller/ErrorParity.test.ts",
+      "test/caller/Operations.test.ts",
+      "test/caller/Plane.test.ts",
+      "test/caller/ThreadProtocol.test.ts",
+      "test/caller/socketWire.test.ts",
+      "test/caller/socketSandbox.test.ts",
       "test/fixtures/**",
       "test/scripts/**",
       "test/node/Demo.test.ts",
