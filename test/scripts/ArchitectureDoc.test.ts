@@ -1,6 +1,6 @@
 // docs/architecture.md names every source file: its "Source files, by room" section lists each `.ts` file under
-// packages/*/src once, as `<package>/<path under src>`, and every `.ts` file the doc names anywhere exists: in this
-// repository, or in the Effect packages' sources it cites as models.
+// packages/*/src once, as `<package>/<path under src>`, and every `.ts` file the doc names anywhere (prose, code
+// spans, diagrams) exists: in this repository, or in the Effect packages' sources it cites as models.
 import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -55,7 +55,8 @@ describe("docs/architecture.md", () => {
 
   it("every file it names exists", () => {
     const files = walk(root)
-    const named = [...new Set([...doc.matchAll(/`([^`\s*]+\.ts)`/g)].map((m) => m[1]))]
+    // Any name ending in `.ts`, in prose, code spans and diagrams alike.
+    const named = [...new Set([...doc.matchAll(/(?<![\w./@-])(\w[\w./-]*\.ts)(?!\w)/g)].map((m) => m[1]))]
     assert.isAbove(named.length, 0)
     const resolves = (name: string) => {
       const [first, ...rest] = name.split("/")
