@@ -18,7 +18,7 @@ export const nodeIndependent = [
     suites: ["test/install/**", "test/node/HttpAuth.test.ts", "test/node/Tasks.test.ts", "test/node/Tasks2026.test.ts"]
   },
   {
-    checks: ["docs"],
+    checks: ["docs", "contract-index"],
     suites: [
       // The caller's parity and wire suites, and its sandboxes under Deno and Bun (the Node sandbox among them runs
       // the same socket client every Node's listener suites run).
