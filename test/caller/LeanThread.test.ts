@@ -77,7 +77,7 @@ describe("the lean client in a fresh thread (C107)", () => {
         const answer = await runThread(outfile, id)
         assert.deepStrictEqual(answer, {
           ok: true,
-          value: { first: { count: 2 }, second: { count: 3 }, state: "ready" }
+          value: { first: { count: 2 }, second: { count: 3 }, state: "ready", messageEvent: false }
         })
       } finally {
         await runtime.dispose()

@@ -12,7 +12,11 @@ const main = async () => {
     const tools = await mcp.tools(workerId)
     const second = await tools.inc!({})
     const status = await mcp.status(workerId)
-    return { first: first.structuredContent, second: second.structuredContent, state: status.state }
+    // C150: the replies came on ports, so the thread never built a `MessageEvent` (Node loads it from undici).
+    const messageEvent = (process as unknown as { moduleLoadList: Array<string> }).moduleLoadList.some((loaded) =>
+      loaded.includes("undici")
+    )
+    return { first: first.structuredContent, second: second.structuredContent, state: status.state, messageEvent }
   } finally {
     await mcp.dispose()
   }

@@ -59,3 +59,58 @@ const immediate: (f: () => void) => void =
  * @internal
  */
 export const afterPendingMessages = (f: () => void): void => immediate(f)
+
+/** A Node `MessagePort`, as far as the caller reads one. @internal */
+interface ReplyPortHandle {
+  on(event: "message", listener: (data: unknown) => void): void
+  unref(): void
+  close(): void
+}
+
+interface WorkerThreads {
+  readonly threadId: number
+  readonly postMessageToThread?: unknown
+}
+
+interface NodeProcess {
+  getBuiltinModule?(id: string): unknown
+  on(event: "workerMessage", listener: (value: unknown) => void): void
+  off(event: "workerMessage", listener: (value: unknown) => void): void
+}
+
+const nodeProcess = (globalThis as { readonly process?: NodeProcess }).process
+const workerThreads = nodeProcess?.getBuiltinModule?.("node:worker_threads") as WorkerThreads | undefined
+
+/** The ports a caller takes replies on, and its thread id for the parties that send them. @internal */
+export interface ReplyPorts {
+  readonly thread: number
+  readonly close: () => void
+}
+
+/**
+ * Takes the replies to `to` on the ports repliers send this thread (`Protocol.ReplyPort`), where the runtime can send
+ * a thread a port (Node's `postMessageToThread`); `undefined` elsewhere, and the replies keep coming on the channel.
+ * A port never keeps the thread alive: the reply channel's `ref` does while calls are in flight.
+ *
+ * @internal
+ */
+export const takeReplyPorts = (to: string, onReply: (data: unknown) => void): ReplyPorts | undefined => {
+  if (nodeProcess === undefined || typeof workerThreads?.postMessageToThread !== "function") return undefined
+  const ports: Array<ReplyPortHandle> = []
+  const onWorkerMessage = (value: unknown) => {
+    const message = value as { readonly _tag?: unknown; readonly to?: unknown; readonly port?: ReplyPortHandle } | null
+    if (message?._tag !== "ReplyPort" || message.to !== to || message.port === undefined) return
+    const port = message.port
+    port.on("message", onReply)
+    port.unref()
+    ports.push(port)
+  }
+  nodeProcess.on("workerMessage", onWorkerMessage)
+  return {
+    thread: workerThreads.threadId,
+    close: () => {
+      nodeProcess.off("workerMessage", onWorkerMessage)
+      for (const port of ports) port.close()
+    }
+  }
+}

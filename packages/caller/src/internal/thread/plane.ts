@@ -11,7 +11,7 @@
  * @internal
  */
 import type * as Plane from "../../Plane.js"
-import { afterPendingMessages, open as openChannel, postOn } from "./channel.js"
+import { afterPendingMessages, open as openChannel, postOn, takeReplyPorts } from "./channel.js"
 import { armCall, armKeepAlive, stopKeepAlive } from "./liveness.js"
 import * as Protocol from "./protocol.js"
 import {
@@ -71,6 +71,7 @@ export const make = (): ThreadClient => {
   const client: ThreadClient = {
     from,
     replies: openChannel(from),
+    replyPorts: takeReplyPorts(from, (data) => onReply(client, data)),
     announcements: openChannel(Protocol.announceChannel),
     pending: new Map(),
     routes: new Map(),
@@ -98,6 +99,7 @@ export const dispose = (client: ThreadClient): void => {
     })
   }
   client.replies.close()
+  client.replyPorts?.close()
   client.announcements.close()
 }
 
@@ -142,12 +144,17 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
     callId,
     ...(ackBy === undefined ? {} : { ackBy }),
     operation,
-    ...(options.trace === undefined ? {} : { trace: options.trace })
+    ...(options.trace === undefined ? {} : { trace: options.trace }),
+    ...replyThread(client)
   }
   post(client, message)
   armKeepAlive(client)
   return { callId, answer }
 }
+
+/** The thread a replier sends its reply port to, when this caller takes replies on ports. */
+const replyThread = (client: ThreadClient): { readonly thread?: number } =>
+  client.replyPorts === undefined ? {} : { thread: client.replyPorts.thread }
 
 const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
 
@@ -181,7 +188,8 @@ const sendDirect = (
     deadline,
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
-    ...(trace === undefined ? {} : { trace })
+    ...(trace === undefined ? {} : { trace }),
+    ...replyThread(client)
   }
   postOn(route.channel, message)
   armKeepAlive(client)

@@ -143,6 +143,8 @@ export interface RemoteRequest {
   readonly ackBy?: number | undefined
   readonly operation: Operation
   readonly trace?: TraceContext | undefined
+  /** The caller's thread id, when it takes its replies on a port (`ReplyPort`). */
+  readonly thread?: number | undefined
 }
 
 /** Caller → host or owner: the caller of `callId` stopped waiting; with `reply`, it waits for the answer. @internal */
@@ -173,6 +175,8 @@ export interface Direct {
   readonly saveTo?: string | undefined
   readonly spill?: Spill | undefined
   readonly trace?: TraceContext | undefined
+  /** The caller's thread id, when it takes its replies on a port (`ReplyPort`). */
+  readonly thread?: number | undefined
 }
 
 /** @internal */
@@ -240,6 +244,20 @@ export interface WorkerEnded<E = unknown> {
 export interface Unrouted {
   readonly _tag: "Unrouted"
   readonly workerId: string
+}
+
+/**
+ * Host or owner thread → the caller's thread (Node's `postMessageToThread`, as a `workerMessage`): the port on which
+ * that party posts its replies to the caller `to` from now on, in place of the caller's reply channel. A message read
+ * on a `BroadcastChannel` makes a thread load the `MessageEvent` class, which costs a fresh thread more than the rest
+ * of its call; a port read with a listener of its own hands over the data alone.
+ *
+ * @internal
+ */
+export interface ReplyPort<Port = unknown> {
+  readonly _tag: "ReplyPort"
+  readonly to: string
+  readonly port: Port
 }
 
 /** @internal */

@@ -7,7 +7,7 @@
  * @internal
  */
 import { fromEncoded, HostUnavailable, type McpWorkerError, UnknownWorker, WorkerFailed } from "../../McpWorkerError.js"
-import type { Channel } from "./channel.js"
+import type { Channel, ReplyPorts } from "./channel.js"
 import { postOn } from "./channel.js"
 import * as Protocol from "./protocol.js"
 
@@ -36,6 +36,8 @@ export interface ThreadClient {
   /** This caller's reply channel. */
   readonly from: string
   readonly replies: Channel
+  /** The ports the host and owner threads reply on, where this runtime takes them (`Protocol.ReplyPort`). */
+  readonly replyPorts: ReplyPorts | undefined
   readonly announcements: Channel
   readonly pending: Map<number, Waiting>
   /** The owner threads this caller's requests may reach directly, by worker id (`Route`). */

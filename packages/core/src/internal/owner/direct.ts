@@ -92,6 +92,8 @@ export interface DirectRequest {
   readonly spill?: string | false | undefined
   /** The caller's span, when it traces: the server's parent, through the owner's span of it (C83). */
   readonly trace?: OwnerProtocol.TraceContext | undefined
+  /** The caller's thread, when it takes its replies on a port. */
+  readonly thread?: number | undefined
 }
 
 /**
@@ -139,7 +141,8 @@ export const make = (options: {
  * answered here. No other thread records it: the owner is the one authority on it (C8, C9, C12).
  */
 const startDirect = (machine: Machine, request: DirectRequest): void => {
-  const replyTo = { channel: request.from, callId: request.callId }
+  const { thread } = request
+  const replyTo = { channel: request.from, callId: request.callId, ...(thread === undefined ? {} : { thread }) }
   const refuse = (error: McpWorkerError & { readonly delivery: "not_sent" }) => {
     machine.port.observe?.(request.method, error._tag, "not_sent", undefined, undefined)
     machine.port.postDirectFailure?.(replyTo, error, undefined)

@@ -87,7 +87,12 @@ export const Method = Schema.Literal(
 )
 
 /** @internal */
-export const ReplyTo = Schema.Struct({ channel: Schema.String, callId: Schema.Number })
+export const ReplyTo = Schema.Struct({
+  channel: Schema.String,
+  callId: Schema.Number,
+  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
+  thread: Schema.optional(Schema.Number)
+})
 
 /**
  * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as

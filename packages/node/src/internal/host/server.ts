@@ -20,7 +20,7 @@ import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import type { HostRegistry } from "./layer.js"
 import * as Protocol from "../wire/remoteProtocol.js"
-import { finish, interrupt, remaining, reply, type ServerState, serving, track } from "./serverCalls.js"
+import { finish, interrupt, makeReplyPorts, remaining, reply, type ServerState, serving, track } from "./serverCalls.js"
 import { routes, runRequest } from "./serverRelay.js"
 import { currentTracing, withParent } from "../shared/traced.js"
 
@@ -95,6 +95,7 @@ const countedRefusal = <E extends McpWorkerError>(
 const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.Type) => {
   const active = server.registry
   if (active === undefined || !serving(server)) return
+  server.replyPorts.get(message.from, message.thread)
   if (message.ackBy !== undefined) {
     // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
     if (Date.now() > message.ackBy) {
@@ -183,6 +184,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
       server.released = true
+      server.replyPorts.close()
     })
   )
   const requests = yield* Effect.acquireRelease(
@@ -196,6 +198,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
     newer: new Set(),
     calls: new Map(),
     remotes: new Map(),
+    replyPorts: makeReplyPorts(),
     announce,
     // Released before the channels: call fibers still running when the host closes are interrupted and answered.
     runFork: yield* FiberSet.makeRuntime<never>(),

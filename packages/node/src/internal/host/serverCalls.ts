@@ -19,6 +19,7 @@ import { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "./layer.js"
 import type * as HostRequest from "./request.js"
 import * as Protocol from "../wire/remoteProtocol.js"
+import * as ReplyChannels from "../wire/replyChannels.js"
 import { endSpan, type Tracing } from "../shared/traced.js"
 
 /**
@@ -97,6 +98,8 @@ export interface ServerState {
   readonly newer: Set<string>
   readonly calls: Map<string, ServedCall>
   readonly remotes: Map<string, RemotePeer>
+  /** The ports of the remotes that take their replies on one (`ReplyPort`), the latest ones. */
+  readonly replyPorts: ReplyPorts
   readonly announce: BroadcastChannel
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   /** Runs the watcher of silent remotes, once at a time. */
@@ -111,19 +114,31 @@ export interface ServerState {
 /** Whether this host serves remote requests: it runs, and no newer host in the process does. @internal */
 export const serving = (server: ServerState) => server.registry !== undefined && server.newer.size === 0
 
+/** Remotes whose reply ports a host keeps (one per thread that called lately). */
+const maxReplyPorts = 256
+
+/** @internal */
+export type ReplyPorts = ReturnType<typeof makeReplyPorts>
+
+/** @internal */
+export const makeReplyPorts = () => ReplyChannels.bounded(maxReplyPorts, ReplyChannels.openReplyPort)
+
 /**
- * Posts on a remote's reply channel, until the host's channels are released. A fresh instance per message, closed at
- * once: an instance kept open would receive every answer the worker's owner thread posts on that channel too.
+ * Posts to a remote, until the host's channels are released: on its reply port when it takes replies on one, else
+ * on its reply channel. A fresh channel instance per message, closed at once: an instance kept open would receive
+ * every answer the worker's owner thread posts on that channel too.
  *
  * @internal
  */
 export const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  const channel = new BroadcastChannel(to)
   // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
-  channel.postMessage(
+  const encoded =
     message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
-  )
+  const port = server.replyPorts.peek(to)
+  if (port !== undefined) return port.postMessage(encoded)
+  const channel = new BroadcastChannel(to)
+  channel.postMessage(encoded)
   channel.close()
 }
 

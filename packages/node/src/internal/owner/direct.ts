@@ -26,11 +26,11 @@ export const makeReplies = () => {
   const channels = ReplyChannels.make(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
     const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
-    channels.get(replyTo.channel).postMessage(message)
+    channels.get(replyTo.channel, replyTo.thread).postMessage(message)
   }
   const fail = (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) =>
     channels
-      .get(replyTo.channel)
+      .get(replyTo.channel, replyTo.thread)
       .postMessage(RemoteProtocol.encodeReply({ _tag: "RemoteFailure", callId: replyTo.callId, error }))
   const defect = (channel: string, callId: number, message: string) =>
     channels.get(channel).postMessage({ _tag: "Defect", callId, message })

@@ -204,7 +204,9 @@ export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   ackBy: Schema.optional(Schema.Number),
   operation: Operation,
   /** The caller's span, when it was tracing: the host's span of the call, and the owner's, are its children. */
-  trace: Schema.optional(OwnerProtocol.TraceContext)
+  trace: Schema.optional(OwnerProtocol.TraceContext),
+  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
+  thread: Schema.optional(Schema.Number)
 })
 
 /**
@@ -242,7 +244,9 @@ export const Direct = Schema.TaggedStruct("Direct", {
   saveTo: Schema.optional(Schema.String),
   spill: Schema.optional(OwnerProtocol.Spill),
   /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
-  trace: Schema.optional(OwnerProtocol.TraceContext)
+  trace: Schema.optional(OwnerProtocol.TraceContext),
+  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
+  thread: Schema.optional(Schema.Number)
 })
 
 /** @internal */
