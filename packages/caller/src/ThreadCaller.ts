@@ -8,7 +8,7 @@
 import type * as Plane from "./Plane.js"
 import { puller, subscribe as subscribeOn } from "./internal/thread/events.js"
 import * as Thread from "./internal/thread/plane.js"
-import type * as Protocol from "./internal/thread/protocol.js"
+import * as Protocol from "./internal/thread/protocol.js"
 import type { ThreadClient } from "./internal/thread/record.js"
 
 /**
@@ -46,6 +46,25 @@ export type TraceContext = Protocol.TraceContext
  * @category models
  */
 export type Lifecycle = Exclude<Protocol.Operation, Protocol.RemoteCall | Protocol.RemoteEvents>
+
+/**
+ * The thread plane's channel names and timings (docs/wire.md): the host serves the plane by the same ones.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const protocol = {
+  hostChannel: Protocol.hostChannel,
+  announceChannel: Protocol.announceChannel,
+  replyChannel: Protocol.replyChannel,
+  ownerChannel: Protocol.ownerChannel,
+  staleAfterMs: Protocol.staleAfterMs,
+  ackWithinMs: Protocol.ackWithinMs,
+  pingEveryMs: Protocol.pingEveryMs,
+  pingAckWithinMs: Protocol.pingAckWithinMs,
+  remoteGoneAfterMs: Protocol.remoteGoneAfterMs,
+  graceMs: Protocol.graceMs
+} as const
 
 /**
  * A caller whose channels never keep the thread alive while no call is in flight.

@@ -22,6 +22,7 @@ import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@m
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as Effect from "effect/Effect"
+import * as ThreadCaller from "@mcp-worker/caller/ThreadCaller"
 import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -29,60 +30,27 @@ import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import { BroadcastChannel } from "node:worker_threads"
 
-const version = "v1"
-
-/** Where remotes send requests. @internal */
-export const hostChannel = `mcp-worker/${version}/host`
-
-/** Where hosts announce that they started or closed. @internal */
-export const announceChannel = `mcp-worker/${version}/announce`
-
-/** The reply channel of one remote client. @internal */
-export const replyChannel = (remoteId: string): string => `mcp-worker/${version}/reply/${remoteId}`
-
-/** Where remotes send requests straight to the owner thread of `workerId`. @internal */
-export const ownerChannel = (workerId: string): string => `mcp-worker/${version}/owner/${workerId}`
-
-/** A remote asks for an `Ack` with a request when it has not heard from a host for this long. @internal */
-export const staleAfterMs = 1_500
-
-/** How long a remote waits for an `Ack` before it reports `HostUnavailable` (C22: within 1 s). @internal */
-export const ackWithinMs = 750
-
 /**
- * A remote with calls in flight posts a `Ping` whenever it has posted nothing for this long: the host goes by what
- * it receives from the remote, so what the remote hears from the host does not count.
+ * The channel names and timings of the thread plane, the caller's (`ThreadCaller.protocol`, docs/wire.md): a remote
+ * asks for an `Ack` when it has not heard from a host for `staleAfterMs` and reports `HostUnavailable` without one
+ * after `ackWithinMs` (C22); with calls in flight it pings every `pingEveryMs`; a host that hears nothing of it for
+ * `remoteGoneAfterMs` (three pings: a short block of the caller's loop must not cost it its calls) interrupts its
+ * calls; a remote stops waiting `graceMs` after a deadline the host did not answer by.
  *
  * @internal
  */
-export const pingEveryMs = 1_000
-
-/**
- * How long a remote with calls in flight waits for the `Ack` of a keep-alive `Ping`: the host was there moments
- * ago, so a host whose event loop is briefly blocked is not taken for gone.
- *
- * @internal
- */
-export const pingAckWithinMs = 2_000
-
-/**
- * A host that receives nothing from a remote with calls in flight for this long takes its thread for gone
- * (terminated: nobody will read the answers) and interrupts its calls, which cancels their requests; each is still
- * answered with `DeliveryUnknown{reason: "interrupted"}`, in case the thread is alive after all. Three ping
- * intervals, because a live remote falls silent only while its own event loop is blocked (synchronous code of the
- * caller's): a short block must not cost it its calls.
- *
- * @internal
- */
-export const remoteGoneAfterMs = 3 * pingEveryMs
-
-/**
- * A remote stops waiting on its own this long after a request's deadline, should no answer have come by then (the
- * host's timer, at the deadline itself, normally answers first).
- *
- * @internal
- */
-export const graceMs = 250
+export const {
+  hostChannel,
+  announceChannel,
+  replyChannel,
+  ownerChannel,
+  staleAfterMs,
+  ackWithinMs,
+  pingEveryMs,
+  pingAckWithinMs,
+  remoteGoneAfterMs,
+  graceMs
+} = ThreadCaller.protocol
 
 /**
  * The caller's budget as an absolute deadline (`Date.now()` epoch ms, one clock for every thread of the process),
