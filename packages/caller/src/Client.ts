@@ -229,7 +229,7 @@ export interface Client extends Requests {
  */
 export interface Environment {
   readonly context?: Operations.ParamsContext | undefined
-  readonly prepareOpen?: ThreadPlane.PrepareOpen | undefined
+  readonly prepareOpen?: Plane.PrepareOpen | undefined
   readonly render?:
     ((tools: ReadonlyArray<unknown>, options: DescribeOptions | undefined) => Promise<string>) | undefined
 }
@@ -250,8 +250,7 @@ export const makeClient = (options?: MakeOptions): Client => make(options, {})
  */
 export const make = (options: MakeOptions | undefined, environment: Environment): Client => {
   const connect = options?.connect
-  const plane: Plane.Plane =
-    connect === undefined ? ThreadPlane.make({ prepareOpen: environment.prepareOpen }) : socketPlane(connect)
+  const plane: Plane.Plane = connect === undefined ? ThreadPlane.make() : socketPlane(connect)
   let disposed = false
   const context = environment.context ?? {}
   const notDisposed = <A>(f: () => Promise<A>): Promise<A> =>
@@ -312,7 +311,12 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
 
   return {
     ...requests,
-    open: (config, openOptions) => notDisposed(() => plane.open(config, openOptions ?? {})),
+    open: (config, openOptions) =>
+      notDisposed(() =>
+        environment.prepareOpen === undefined
+          ? Promise.reject(needsOpenChecks())
+          : environment.prepareOpen(config, openOptions ?? {}).then((prepared) => plane.open(prepared))
+      ),
     status: (id) => withId(id, "workerId", (workerId) => plane.status(workerId)),
     cancel: (id, requestId) =>
       withId(id, "workerId", (workerId) =>
@@ -400,6 +404,16 @@ const disposedError = (message: string): Error => {
   return error
 }
 
+const needsOpenChecks = () =>
+  new InvalidInput({
+    where: "config",
+    path: "config",
+    message:
+      "open checks the config with @mcp-worker/core: use makePromiseClient of @mcp-worker/node, or open the worker in " +
+      "the host",
+    delivery: "not_sent"
+  })
+
 const needsCore = (operation: string) =>
   new InvalidInput({
     where: "arguments",
@@ -425,7 +439,7 @@ const socketPlane = (path: string): Plane.Plane => {
     ))
   return {
     request: (call) => plane().then((p) => p.request(call)),
-    open: (config, options) => plane().then((p) => p.open(config, options)),
+    open: (prepared) => plane().then((p) => p.open(prepared)),
     status: (workerId) => plane().then((p) => p.status(workerId)),
     cancel: (workerId, requestId) => plane().then((p) => p.cancel(workerId, requestId)),
     close: (workerId, budgetMs) => plane().then((p) => p.close(workerId, budgetMs)),

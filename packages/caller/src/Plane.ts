@@ -135,6 +135,35 @@ export interface OpenOptions {
 }
 
 /**
+ * An `open` checked by the surface that has the config checks (they need `@mcp-worker/core`): the config in its wire
+ * form with the options the host reads, and the budget, whose deadline counts from when it is sent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PreparedOpen {
+  readonly open: {
+    readonly config: string
+    readonly isolation?: "thread" | "process" | undefined
+    readonly maxOldGenerationSizeMb?: number | undefined
+    readonly spill?: string | undefined
+    readonly tools?:
+      | { readonly allow?: ReadonlyArray<string> | undefined; readonly deny?: ReadonlyArray<string> | undefined }
+      | undefined
+    readonly name?: string | undefined
+  }
+  readonly budgetMs: number | undefined
+}
+
+/**
+ * Checks an `open`'s config and options where it is called (C18), rejecting with `InvalidInput`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PrepareOpen = (config: unknown, options: OpenOptions) => Promise<PreparedOpen>
+
+/**
  * A way to reach a host. `request` resolves with the raw MCP result (or the saved or spilled wire form the
  * operation's `answer` maps) and rejects with an error of `McpWorkerError`, or with `signal.reason` when aborted
  * before anything was sent.
@@ -144,7 +173,7 @@ export interface OpenOptions {
  */
 export interface Plane {
   readonly request: (call: Call) => Promise<unknown>
-  readonly open: (config: unknown, options: OpenOptions) => Promise<string>
+  readonly open: (prepared: PreparedOpen) => Promise<string>
   readonly status: (workerId: string) => Promise<WorkerStatus>
   readonly cancel: (workerId: string, requestId: string) => Promise<void>
   readonly close: (workerId: string, budgetMs: number | undefined) => Promise<WorkerStatus>

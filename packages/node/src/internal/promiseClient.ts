@@ -28,31 +28,11 @@ const environment: Client.Environment = {
 export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
   // The node face's types (the SDK's results, core's options) over the lean client's plain ones.
   const client = Client.make(options, environment) as unknown as PromiseClient
-  if (options?.connect !== undefined) return connected(client, options)
   return {
     ...client,
     openAll: (document, openAllOptions) =>
       effectSide().then((effect) => effect.openAll(client, document, openAllOptions)),
     closeAll: (workers, closeOptions) => effectSide().then((effect) => effect.closeAll(client, workers, closeOptions))
-  }
-}
-
-// Over a socket every request goes through the lean client; `open` (the config checked with core's Effect programs
-// first) through the Effect face of the same socket plane, made on first use: a listener of grants refuses it anyway.
-const connected = (client: PromiseClient, options: MakeOptions): PromiseClient => {
-  let opener: Promise<PromiseClient> | undefined
-  const viaEffect = () => (opener ??= effectSide().then((effect) => effect.makeConnected(options)))
-  const open: PromiseClient["open"] = (config, openOptions) => viaEffect().then((c) => c.open(config, openOptions))
-  const withOpen = { ...client, open }
-  const dispose = () => Promise.all([client.dispose(), opener?.then((c) => c.dispose())]).then(() => undefined)
-  return {
-    ...withOpen,
-    openAll: (document, openAllOptions) =>
-      effectSide().then((effect) => effect.openAll(withOpen, document, openAllOptions)),
-    closeAll: (workers, closeOptions) =>
-      effectSide().then((effect) => effect.closeAll(withOpen, workers, closeOptions)),
-    dispose,
-    [Symbol.asyncDispose]: dispose
   }
 }
 

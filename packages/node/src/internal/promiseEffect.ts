@@ -1,8 +1,7 @@
 /**
  * The Effect side of the Promise surfaces, loaded only when one of them needs it: the checks of an `open` (the config
  * normalized in the calling thread, C18), `openAll` and `closeAll` over a lean client, the Promise host's agent-host
- * operations, `withClient`'s connection in this thread, and the socket client in a runtime of its own (until the
- * socket plane carries `connect`).
+ * operations, and `withClient`'s connection in this thread.
  *
  * @internal
  */
@@ -14,16 +13,11 @@ import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import * as ToolBinding from "@mcp-worker/core/ToolBinding"
 import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
-import * as Scope from "effect/Scope"
 import type * as McpClient from "../McpClient.js"
 import type * as McpConfig from "@mcp-worker/core/McpConfig"
 import type {
@@ -38,7 +32,6 @@ import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import * as Either from "effect/Either"
 import type {
   CloseOptions,
-  MakeOptions,
   OpenAllOptions,
   OpenOptions,
   PromiseClient,
@@ -50,10 +43,7 @@ import type {
   WithClientOptions
 } from "../PromiseClient.js"
 import * as McpClientInternal from "./mcpClient/client.js"
-import * as Remote from "./remote/layer.js"
 import { openRequest, type OpenRequest } from "./remote/openRequest.js"
-
-class Client extends Context.Tag("@mcp-worker/node/PromiseClient/Client")<Client, Remote.RemoteService>() {}
 
 const disposedError = (message: string) => {
   const error = new Error(message)
@@ -74,8 +64,6 @@ const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined)
         : disposedError("the mcp-worker client was disposed while the call was in flight")
   )
 
-type ClientRuntime = ManagedRuntime.ManagedRuntime<Client, never>
-
 /**
  * Runs `effect` to its exit, which is what the run succeeds with: a failure is its caller's rejection, never an
  * unhandled error of the run's fiber (a `WorkerBusy` a caller catches is not logged).
@@ -86,154 +74,6 @@ export const exitOf = <A, E, R>(
   runtime: ManagedRuntime.ManagedRuntime<R, never>,
   effect: Effect.Effect<A, E, R>
 ): Promise<Exit.Exit<A, E>> => runtime.runPromiseExit(Effect.exit(effect)).then(Exit.flatten)
-
-// Runs `effect` synchronously as far as it goes (a first use also builds the runtime in this step), so a
-// subscription's request is out before this returns; whatever is left runs on and is awaited.
-const subscribeNow = <A, E>(runtime: ClientRuntime, effect: Effect.Effect<A, E, Client>): Promise<Exit.Exit<A, E>> => {
-  const exit = runtime.runSyncExit(effect)
-  if (Exit.isFailure(exit) && Cause.isDie(exit.cause)) {
-    const defect = Cause.squash(exit.cause)
-    if (Runtime.isAsyncFiberException(defect)) {
-      return runtime.runPromiseExit(Fiber.await(defect.fiber as Fiber.RuntimeFiber<A, E>)).then(Exit.flatten)
-    }
-  }
-  return Promise.resolve(exit)
-}
-
-/** `events` as an async iterator over a subscription of the remote client. */
-const eventsOf = (
-  runtime: ClientRuntime,
-  disposed: boolean,
-  id: string,
-  options: McpWorkers.EventsOptions | undefined
-): AsyncIterableIterator<McpWorkers.ServerNotification> & AsyncDisposable => {
-  // The subscription lives in a scope of its own, closed when the caller is done. It is made now, in this call
-  // (its request goes out before anything the caller does next), not at the first `next()`.
-  const scope = Effect.runSync(Scope.make())
-  const subscribed = disposed
-    ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-    : subscribeNow(
-        runtime,
-        Effect.flatMap(Client, (client) => Scope.extend(client.subscribe(id, options), scope))
-      )
-  subscribed.catch(() => {})
-  // A refused subscription (an unknown worker, a bad capacity) is the first read's failure.
-  const read = () =>
-    subscribed.then((exit) =>
-      Exit.isSuccess(exit)
-        ? exitOf(runtime, exit.value)
-        : Exit.failCause(Cause.map(exit.cause, (error) => Option.some(error)))
-    )
-  let ahead: ReturnType<typeof read> | undefined = read()
-  let buffered: Array<McpWorkers.ServerNotification> = []
-  let finished = false
-  const finish = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-    if (!finished) {
-      finished = true
-      buffered = []
-      await runtime.runPromise(Scope.close(scope, Exit.void)).catch(() => {})
-    }
-    return { done: true, value: undefined }
-  }
-  const next = async (): Promise<IteratorResult<McpWorkers.ServerNotification>> => {
-    while (!finished) {
-      const item = buffered.shift()
-      if (item !== undefined) return { done: false, value: item }
-      const exit = await (ahead ?? read())
-      ahead = undefined
-      if (Exit.isSuccess(exit)) {
-        buffered = Array.from(exit.value)
-        continue
-      }
-      await finish()
-      const failure = Cause.failureOption(exit.cause)
-      // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
-      if (Option.isSome(failure) && Option.isNone(failure.value)) break
-      throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
-    }
-    return { done: true, value: undefined }
-  }
-  const iterator = {
-    next,
-    return: finish,
-    [Symbol.asyncIterator]: () => iterator,
-    [Symbol.asyncDispose]: async () => {
-      await finish()
-    }
-  }
-  return iterator
-}
-
-/**
- * The Promise client over the socket client (`listen/client.ts`) in a runtime of its own.
- *
- * @internal
- */
-export const makeConnected = (options: MakeOptions): PromiseClient => {
-  const runtime = ManagedRuntime.make(
-    Layer.scoped(
-      Client,
-      options?.connect === undefined
-        ? Remote.make
-        : // Loaded on first use, as NodeMcpWorkers.layerConnect loads it (C2).
-          Effect.flatMap(
-            Effect.promise(() => import("./listen/client.js")),
-            (client) => client.make({ path: options.connect! })
-          )
-    )
-  )
-  let disposed = false
-
-  const run = <A>(f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
-    disposed
-      ? Promise.reject(disposedError("the mcp-worker client was disposed"))
-      : exitOf(runtime, Effect.flatMap(Client, f)).then((exit) =>
-          Exit.isSuccess(exit) ? exit.value : Promise.reject(rejection(exit.cause, signal))
-        )
-
-  const abortable = <A>(
-    signal: AbortSignal | undefined,
-    f: (client: Remote.RemoteService) => Effect.Effect<A, unknown>
-  ): Promise<A> => (signal?.aborted === true ? Promise.reject(signal.reason) : run(f, signal))
-
-  const dispose = () => {
-    disposed = true
-    return runtime.dispose()
-  }
-
-  const requests = Object.fromEntries(
-    Object.entries(Operations.requests).map(([name, operation]) => [
-      name,
-      (id: string, ...rest: Array<unknown>) => {
-        const startedAt = Date.now()
-        const options = rest[operation.arity] as RequestOptions | undefined
-        // Every positional argument in its place (an optional one left out is `undefined`), then the options.
-        const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
-        return abortable(options?.signal, (client) =>
-          (client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown, unknown>)(
-            id,
-            ...args,
-            { ...options, timeout: duration(options?.timeout), startedAt }
-          )
-        )
-      }
-    ])
-  ) as unknown as Requests
-
-  const events: PromiseClient["events"] = (id, options) => eventsOf(runtime, disposed, id, options)
-
-  return {
-    open: (config, options) => run((client) => client.open(config, openOptions(options))),
-    ...requests,
-    ...agentHostOf(abortable, requests, (client, id, page, signal) => client.listTools(id, { ...page, signal })),
-    status: (id) => run((client) => client.status(id)),
-    cancel: (id, requestId) => run((client) => client.cancel(id, requestId)),
-    close: (id, options) => run((client) => client.close(id, { timeout: duration(options?.timeout) })),
-    events,
-    dispose,
-    [Symbol.asyncDispose]: dispose
-  }
-}
 
 /**
  * `openAll`, `closeAll`, `describe` and `tools` as Promises, over any `McpWorkers` a runner reaches (a remote client, a

@@ -358,7 +358,7 @@ export const make = (options: Options): Plane.Plane => {
   }
   return {
     request: (call) => request(client, call),
-    open: (config, openOptions) => openOn(client, config, openOptions),
+    open: (prepared) => openOn(client, prepared),
     status: (workerId) => lifecycle(client, "status", workerId, {}) as Promise<Plane.WorkerStatus>,
     cancel: (workerId, requestId) => lifecycle(client, "cancel", workerId, { requestId }).then(() => undefined),
     close: (workerId, budgetMs) =>
@@ -379,33 +379,30 @@ export const make = (options: Options): Plane.Plane => {
 }
 
 /**
- * `open` where the listener accepts worker ids: `config` is the server config in its wire form (JSON text, as
- * `ServerConfig.toWire` makes it), read in the calling process (C18).
+ * `open` where the listener accepts worker ids: the config read in the calling process (C18). A spill directory
+ * would be the listener's host's, so it is refused here.
  */
-const openOn = (client: Client, config: unknown, options: Plane.OpenOptions): Promise<string> => {
-  if (typeof config !== "string") {
+const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise<string> => {
+  if (open.spill !== undefined) {
     return Promise.reject(
       new InvalidInput({
         where: "config",
-        path: "",
-        message: "over a socket, open takes the config in its wire form (JSON text)",
+        path: "options.onTooLarge.spill",
+        message: spillRefused,
         delivery: "not_sent"
       })
     )
   }
-  const budget = typeof options.timeout === "number" ? options.timeout : undefined
   return run(client, {
     kind: "lifecycle",
     workerId: "",
     tag: "open",
     payload: {
-      config,
-      ...(budget === undefined ? {} : { deadline: Date.now() + budget }),
-      ...(options.isolation === undefined || options.isolation === "thread" ? {} : { isolation: options.isolation }),
-      ...(options.maxOldGenerationSizeMb === undefined
-        ? {}
-        : { maxOldGenerationSizeMb: options.maxOldGenerationSizeMb }),
-      ...(options.tools === undefined ? {} : { tools: options.tools })
+      config: open.config,
+      ...(budgetMs === undefined ? {} : { deadline: Date.now() + budgetMs }),
+      ...(open.isolation === undefined || open.isolation === "thread" ? {} : { isolation: open.isolation }),
+      ...(open.maxOldGenerationSizeMb === undefined ? {} : { maxOldGenerationSizeMb: open.maxOldGenerationSizeMb }),
+      ...(open.tools === undefined ? {} : { tools: open.tools })
     }
   }) as Promise<string>
 }

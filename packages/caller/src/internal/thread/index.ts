@@ -3,28 +3,10 @@
  *
  * @internal
  */
-import { InvalidInput } from "../../McpWorkerError.js"
 import type * as Plane from "../../Plane.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send } from "./plane.js"
-import type * as Protocol from "./protocol.js"
 import type { ThreadClient } from "./record.js"
-
-/**
- * An `open` as the host reads it: the config normalized in the calling thread (C18) in its wire form, the options
- * checked, and the budget; made by the surface that has the config checks (they need `@mcp-worker/core`).
- *
- * @internal
- */
-export type PrepareOpen = (
-  config: unknown,
-  options: Plane.OpenOptions
-) => Promise<{ readonly open: Omit<Protocol.RemoteOpen, "_tag" | "deadline">; readonly budgetMs: number | undefined }>
-
-/** @internal */
-export interface Options {
-  readonly prepareOpen?: PrepareOpen | undefined
-}
 
 const deadlineOf = (budgetMs: number | undefined): number | undefined =>
   budgetMs === undefined ? undefined : Date.now() + budgetMs
@@ -35,7 +17,7 @@ const deadlineOf = (budgetMs: number | undefined): number | undefined =>
  *
  * @internal
  */
-export const make = (options: Options = {}): Plane.Plane => {
+export const make = (): Plane.Plane => {
   let client: ThreadClient | undefined
   let disposed = false
   const use = <A>(f: (client: ThreadClient) => Promise<A>): Promise<A> =>
@@ -47,26 +29,11 @@ export const make = (options: Options = {}): Plane.Plane => {
         send(client, callOf(call), { signal: call.signal, onProgress: call.onProgress, trace: call.trace }).answer
     )
 
-  const open = (config: unknown, openOptions: Plane.OpenOptions): Promise<string> =>
-    options.prepareOpen === undefined
-      ? Promise.reject(
-          new InvalidInput({
-            where: "config",
-            path: "config",
-            message:
-              "open checks the config with @mcp-worker/core: use makePromiseClient of @mcp-worker/node, or open " +
-              "the worker in the host",
-            delivery: "not_sent"
-          })
-        )
-      : options
-          .prepareOpen(config, openOptions)
-          .then(({ budgetMs, open }) =>
-            use(
-              (client) =>
-                send(client, { _tag: "RemoteOpen", ...open, deadline: deadlineOf(budgetMs) }).answer as Promise<string>
-            )
-          )
+  const open = ({ open, budgetMs }: Plane.PreparedOpen): Promise<string> =>
+    use(
+      (client) =>
+        send(client, { _tag: "RemoteOpen", ...open, deadline: deadlineOf(budgetMs) }).answer as Promise<string>
+    )
 
   const events = (workerId: string, capacity: number) =>
     disposed

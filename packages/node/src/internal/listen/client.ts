@@ -22,12 +22,8 @@ import {
   type UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as McpWorkersModule from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/Prepare"
-import * as ResultFile from "@mcp-worker/core/ResultFile"
-import * as ServerConfig from "@mcp-worker/core/ServerConfig"
-import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Chunk from "effect/Chunk"
@@ -42,6 +38,7 @@ import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as HostEvents from "../host/events.js"
 import type * as Remote from "../remote/layer.js"
+import { openRequest } from "../remote/openRequest.js"
 import * as Budget from "../shared/budget.js"
 import { tracedWith } from "../shared/traced.js"
 
@@ -202,29 +199,16 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
     return service
   })
 
-/** `open` where the listener accepts worker ids: the config read here, in the calling process (C18). */
+/**
+ * `open` where the listener accepts worker ids: checked here as from a remote thread (the config read in this
+ * process, C18); the socket plane refuses a spill directory, which would be the listener's host's.
+ */
 const open = (
   plane: Plane.Plane,
   input: unknown,
   openOptions: McpWorkers.OpenOptions | undefined
 ): Effect.Effect<WorkerId, InvalidInput | OpenFailed | HostUnavailable> =>
-  Either.all([
-    ServerConfig.normalize(input, process.env, { isProxy }),
-    Either.mapLeft(Budget.budgetOf(openOptions?.timeout), (message) => Budget.invalidTimeout("config", message)),
-    McpWorkersModule.placementOf(openOptions),
-    ResultFile.openPolicyOf(openOptions, () => SocketCaller.spillRefused),
-    ToolFilter.check(openOptions?.tools)
-  ]).pipe(
-    Either.match({
-      onLeft: (invalid: InvalidInput) => Effect.fail(invalid),
-      onRight: ([config, ms, placement, , tools]) =>
-        fromPlane<WorkerId, OpenFailed | HostUnavailable>(() =>
-          plane.open(ServerConfig.toWire(config), {
-            timeout: ms,
-            isolation: placement.isolation,
-            maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb,
-            tools
-          })
-        )
-    })
-  )
+  Either.match(openRequest(input, openOptions), {
+    onLeft: (invalid: InvalidInput) => Effect.fail(invalid),
+    onRight: (prepared) => fromPlane<WorkerId, OpenFailed | HostUnavailable>(() => plane.open(prepared))
+  })
