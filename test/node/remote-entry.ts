@@ -86,6 +86,7 @@ export type ScenarioName =
   | "whileHostBlocked"
   | "traced"
   | "tracedState"
+  | "spanned"
   | "calls"
   | "toolFilter"
   | "paramHeaders"
@@ -193,6 +194,21 @@ const scenarios: Record<ScenarioName, Scenario> = {
         return spans
       })
     ),
+
+  /**
+   * A call outside any span (relayed by the host, which gives the route), then one inside a span of Effect's default
+   * tracer (straight to the owner thread): that span's ids (C83).
+   */
+  spanned: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.callTool(data.id, "echo", { token: "u" })
+      const span = yield* Effect.currentSpan.pipe(
+        Effect.tap(() => workers.callTool(data.id, "echo", { token: "d" })),
+        Effect.withSpan("test.spanned")
+      )
+      return { traceId: span.traceId, spanId: span.spanId }
+    }),
 
   /**
    * One call (relayed by the host, which gives this thread the worker's route), then, on "go", 20 more: when each

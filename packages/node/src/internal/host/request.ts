@@ -22,7 +22,7 @@ import { types } from "node:util"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
-import { contextOf, isTracing } from "../shared/traced.js"
+import { tracedWith } from "../shared/traced.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
 import type * as Metrics from "../metrics/metrics.js"
@@ -290,15 +290,9 @@ export const relayTo = (registry: Registry) => ({
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests, SignalOption> =>
   Operations.derive<SignalOption>((operation, id, args, options) => {
-    const traced = Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
-      isTracing(fiber)
-        ? Effect.withSpan(
-            // The span's context goes to the owner with the request: its span of it is a child of this one.
-            Effect.withFiberRuntime((inner) => request(registry, operation, id, args, options, contextOf(inner))),
-            operation.span,
-            { attributes: { workerId: id, ...operation.attributes?.(args) }, captureStackTrace: false }
-          )
-        : request(registry, operation, id, args, options, undefined)
+    // The span's context goes to the owner with the request: its span of it is a child of this one.
+    const traced = tracedWith(operation.span, { workerId: id, ...operation.attributes?.(args) }, (trace) =>
+      request(registry, operation, id, args, options, trace)
     )
     return operation.answer === undefined ? traced : Effect.map(traced, operation.answer)
   })

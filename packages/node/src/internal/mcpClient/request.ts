@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Connection from "../shared/connection.js"
-import { contextOf, isTracing } from "../shared/traced.js"
+import { tracedWith } from "../shared/traced.js"
 import type { Client } from "./record.js"
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -152,18 +152,7 @@ export const run = (
 ): Effect.Effect<unknown, RequestError> => {
   const request = (trace: OwnerProtocol.TraceContext | undefined) =>
     Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, trace, resume))
-  return Effect.withFiberRuntime((fiber) =>
-    isTracing(fiber)
-      ? Effect.withSpan(
-          Effect.withFiberRuntime((inner) => request(contextOf(inner))),
-          operation.span,
-          {
-            attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
-            captureStackTrace: false
-          }
-        )
-      : request(undefined)
-  )
+  return tracedWith(operation.span, { workerId: client.workerId, ...operation.attributes?.(args) }, request)
 }
 
 /** Cancels exactly the request in flight named (C12). @internal */
