@@ -115,6 +115,7 @@ const payloadOf = (
   operation: Operations.Any,
   args: ReadonlyArray<unknown>,
   timeoutMs: number,
+  idleMs: number | undefined,
   options: Operations.CallToolOptions | undefined,
   call: string,
   supersedes: string | undefined,
@@ -124,6 +125,7 @@ const payloadOf = (
   operation: nameOf.get(operation)!,
   args: trimmed(args),
   timeoutMs,
+  ...(idleMs === undefined ? {} : { idleMs }),
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
@@ -184,7 +186,11 @@ const remoteRequest = (
     return yield* reachable(client, id).pipe(
       Effect.zipRight(
         Effect.flatMap(currentTrace, (trace) =>
-          client.workers(id).Request(payloadOf(id, operation, args, timeoutMs, requestOptions, call, supersedes, trace))
+          client
+            .workers(id)
+            .Request(
+              payloadOf(id, operation, args, timeoutMs, prepared.right.idleMs, requestOptions, call, supersedes, trace)
+            )
         ).pipe(
           Effect.onExit((exit) =>
             Effect.sync(() => {

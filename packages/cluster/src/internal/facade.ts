@@ -72,6 +72,7 @@ export const request = (
     readonly operation: string
     readonly args: ReadonlyArray<unknown>
     readonly timeoutMs: number
+    readonly idleMs?: number | undefined
     readonly spill?: false | undefined
     readonly trace?: OwnerProtocol.TraceContext | undefined
   }
@@ -92,7 +93,10 @@ export const request = (
       payload.operation
     ]
     const timeout = Duration.millis(payload.timeoutMs)
-    const options = payload.spill === false ? { timeout, onTooLarge: "fail" } : { timeout }
+    // C121: checked against the caller's own timeout; against a default one, the whole budget ends it first anyway.
+    const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.timeoutMs)
+    const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
+    const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
     // A spilled result's summary goes back in its wire form; the caller's side reads it (`ResultFile.answerOf`).
     return Effect.map(
       OwnerProtocol.withCarried(run(local, ...padded(payload.args, operation.arity), options), payload.trace),

@@ -21,6 +21,8 @@ export const Request = Rpc.make("Request", {
     args: Schema.Array(Schema.Unknown),
     /** The caller's budget: the runner's record keeps the request that long past its stamp (C89). */
     timeoutMs: Schema.Number,
+    /** The caller's idle budget in ms (C121), which the worker's owner runs. */
+    idleMs: Schema.optional(Schema.Number),
     /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
     spill: Schema.optional(Schema.Literal(false)),
     /** The caller's name for this call: random, known to the caller alone. */

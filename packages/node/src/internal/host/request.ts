@@ -135,6 +135,8 @@ export interface Relayed {
   /** The caller's budget in ms, counted from `started`; `undefined`: the worker's default. */
   readonly budgetMs: number | undefined
   readonly started: number
+  /** The caller's idle budget in ms (C121), which the owner runs. */
+  readonly idleMs?: number | undefined
   readonly onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
   readonly saveTo?: string | undefined
   /** The call's own `onTooLarge`: a directory, or `false` for none; absent, the worker's. */
@@ -217,7 +219,7 @@ export const begin = (
   request: Relayed,
   callerResume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
-  const { id, method, saveTo, spill, onProgress, trace } = request
+  const { id, method, saveTo, spill, onProgress, trace, idleMs } = request
   const refusedNow = refused(registry, id, method, request.surface)
   if (refusedNow !== undefined) return void callerResume(Exit.fail(refusedNow))
   const entry = registry.entries.get(id)!
@@ -244,7 +246,11 @@ export const begin = (
   observation?.sent()
   const deadline = Date.now() + left
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && spill === undefined && trace === undefined
+    onProgress === undefined &&
+      saveTo === undefined &&
+      spill === undefined &&
+      trace === undefined &&
+      idleMs === undefined
       ? { _tag: "Request", requestId, method, params: request.params, deadline }
       : {
           _tag: "Request",
@@ -252,6 +258,7 @@ export const begin = (
           method,
           params: request.params,
           deadline,
+          ...(idleMs === undefined ? {} : { idleMs }),
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(spill === undefined ? {} : { spill }),
@@ -323,7 +330,7 @@ const request = (
     if (Either.isLeft(prepared)) {
       return resume(Exit.fail(refusedBefore(registry, id, operation.method, "host", prepared.left)))
     }
-    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+    const { budgetMs, idleMs, params, saveTo, spill, workerId } = prepared.right
     const sent = begin(
       registry,
       {
@@ -332,6 +339,7 @@ const request = (
         params,
         budgetMs,
         started,
+        idleMs,
         onProgress: options?.onProgress,
         saveTo,
         spill,

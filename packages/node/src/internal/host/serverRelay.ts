@@ -105,6 +105,7 @@ export const runRequest = (
         method: operation.method,
         params: operation.params,
         budgetMs: remaining(operation.deadline),
+        idleMs: operation.idleMs,
         onProgress,
         saveTo: operation.saveTo,
         spill: operation.spill,

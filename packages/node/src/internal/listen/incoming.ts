@@ -233,6 +233,7 @@ const relayNow = (
       method: operation.method,
       params: payload.params,
       budgetMs: remaining(payload.deadline),
+      idleMs: payload.idleMs,
       onProgress: undefined,
       saveTo: payload.saveTo,
       // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.

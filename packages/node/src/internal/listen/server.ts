@@ -97,6 +97,7 @@ const request = (
             method: operation.method,
             params: payload.params,
             budgetMs: remaining(payload.deadline),
+            idleMs: payload.idleMs,
             onProgress,
             saveTo: payload.saveTo,
             // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.

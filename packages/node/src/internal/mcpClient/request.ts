@@ -113,7 +113,7 @@ const start = (
   // A spill is the owner threads' (the client reads its results here, within the limit): refused, never ignored.
   const prepared = Prepare.prepare(operation, args, options, paramsContext)
   if (Either.isLeft(prepared)) return resume(Effect.fail(prepared.left))
-  const { budgetMs, params } = prepared.right
+  const { budgetMs, idleMs, params } = prepared.right
   const refused = refusal(client)
   if (refused !== undefined) return resume(Effect.fail(refused))
   const left = (budgetMs ?? client.defaultTimeoutMs) - (Date.now() - started)
@@ -134,6 +134,7 @@ const start = (
     method: operation.method,
     params,
     deadline: Date.now() + left,
+    ...(idleMs === undefined ? {} : { idleMs }),
     ...(onProgress === undefined ? {} : { progress: true }),
     // C83: the call's span goes to the server in `_meta`.
     ...(trace === undefined ? {} : { trace })

@@ -188,7 +188,7 @@ const call = <A>(
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+    const { budgetMs, idleMs, params, saveTo, spill, workerId } = prepared.right
     return answerOf<A, RequestError>(
       caller,
       () =>
@@ -197,6 +197,7 @@ const call = <A>(
           method: operation.method,
           params,
           budgetMs: budgetMs === undefined ? undefined : Math.max(0, budgetMs - (Date.now() - started)),
+          idleMs,
           saveTo,
           spill,
           onProgress: options?.onProgress,
