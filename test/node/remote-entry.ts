@@ -24,6 +24,7 @@ import { parentPort, workerData } from "node:worker_threads"
 import { abortThenCall } from "./abortSuite.js"
 import { type Input, refusals } from "./prepareSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
+import { effectIdleSurface, exerciseIdle } from "./idleSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { exerciseTasks } from "./tasksSuite.js"
 import { exerciseTasks26 } from "./tasks26Suite.js"
@@ -87,6 +88,7 @@ export type ScenarioName =
   | "traced"
   | "tracedState"
   | "spanned"
+  | "idle"
   | "calls"
   | "toolFilter"
   | "paramHeaders"
@@ -194,6 +196,22 @@ const scenarios: Record<ScenarioName, Scenario> = {
         return spans
       })
     ),
+
+  /**
+   * C121 from this thread: the idle suite through layerRemote and the Promise client (straight to the owner thread,
+   * but a call with a progress callback, which the host relays).
+   */
+  idle: (data: { effect: string; promise: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.ping(data.effect)
+      const effect = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), data.effect))
+      const promise = yield* withPromiseClient(async (mcp) => {
+        await mcp.ping(data.promise)
+        return exerciseIdle(mcp, data.promise)
+      })
+      return { effect, promise }
+    }),
 
   /**
    * A call outside any span (relayed by the host, which gives the route), then one inside a span of Effect's default
