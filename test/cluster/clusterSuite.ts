@@ -203,6 +203,30 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       await a.call("close", id)
     })
 
+    it("C121: an idle budget reaches the worker's runner: steady progress keeps a call, silence ends it", async () => {
+      const log = server()
+      const id = await open(a, log)
+      const call = (args: { steps: number; delayMs: number }, idleTimeout: number) =>
+        client.runPromise(
+          Effect.flip(
+            Effect.flatMap(McpWorkers, (workers) =>
+              workers.callTool(id, "progress", args, { timeout: "20 seconds", idleTimeout })
+            )
+          ).pipe(Effect.orElseSucceed(() => "ok" as const))
+        )
+      // Progress every 50 ms for 600 ms starts the 400 ms idle wait anew each time.
+      assert.strictEqual(await call({ steps: 12, delayMs: 50 }, 400), "ok")
+      const started = Date.now()
+      const stalled = await call({ steps: 2, delayMs: 20_000 }, 300)
+      assert.deepInclude(stalled, { _tag: "DeliveryUnknown", reason: "timeout", delivery: "unknown" })
+      assert.isBelow(Date.now() - started, 10_000)
+      const stalledId = log.lines().filter((l) => l.event === "call" && l.name === "progress")[1]!.id
+      assert.isTrue(
+        await eventually(() => log.lines().some((l) => l.event === "cancelled" && l.id === stalledId), 5000)
+      )
+      await a.call("close", id)
+    })
+
     it("C39: after an answered interrupt the worker is free: 1,000 rounds from B, none WorkerBusy", async () => {
       const log = server()
       const id = await open(a, log)
