@@ -283,22 +283,28 @@ describe("C83: a span of any tracer is sent; a host that traces continues its ca
           const id = yield* workers.open(statefulConfig())
           const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
           const span = yield* spannedCalls((token) => peer.callTool(id, "echo", { token }))
+          // With progress, the streamed twin: the listener's rpc server runs it.
+          const streamed = yield* Effect.currentSpan.pipe(
+            Effect.tap(() => peer.callTool(id, "echo", { token: "p" }, { onProgress: () => {} })),
+            Effect.withSpan("test.streamed")
+          )
           const metas = yield* received(id).pipe(Effect.provideService(McpWorkers, workers))
           yield* workers.close(id)
-          return { metas, span }
+          return { metas, span, streamed }
         })
       const plain = yield* listen(false)
-      assert.deepStrictEqual(plain.metas, [parentOf(plain.span), null, null, null])
+      assert.deepStrictEqual(plain.metas, [parentOf(plain.span), null, null, parentOf(plain.streamed), null])
       const traced = yield* listen(true)
       // The tracing host's span of each call: the child of the peer's span, else (tracing off there, or no span) a root.
-      const [spanned, ...roots] = traced.metas.slice(0, 3).map((sent) => {
+      const [spanned, root1, root2, streamed] = traced.metas.slice(0, 4).map((sent) => {
         const span = hostSpans.find((recorded) => sent === traceparent(recorded))
         assert.isDefined(span, `${sent} names a span of the listening host`)
         return span!
       })
       assert.strictEqual(spanned!.traceId, traced.span.traceId)
       assert.strictEqual(spanned!.parent, traced.span.spanId)
-      for (const root of roots) assert.isUndefined(root.parent)
+      assert.strictEqual(streamed!.parent, traced.streamed.spanId)
+      for (const root of [root1, root2]) assert.isUndefined(root!.parent)
     }).pipe(Effect.timeout("60 seconds"))
   )
 })

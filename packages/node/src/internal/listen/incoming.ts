@@ -124,7 +124,8 @@ export const step = (
         Error.stackTraceLimit = 0
         try {
           return operation.streamed
-            ? (refusedNow(listener, message.id, operation, message.payload) ?? toServer(clientId, message))
+            ? (refusedNow(listener, message.id, operation, message.payload) ??
+                toServer(clientId, withPeerTrace(message, message.payload)))
             : relayNow(listener, clientId, message, operation, message.payload, write)
         } finally {
           Error.stackTraceLimit = stackTraceLimit
@@ -201,6 +202,16 @@ const peerTrace = (
   (typeof message.traceId === "string" && typeof message.spanId === "string"
     ? [message.traceId, message.spanId, message.sampled !== false]
     : undefined)
+
+// C83: a listener that does not trace opens no span of a streamed call: the peer's span goes to its handler in the
+// payload, as what its trace carries besides the ids does.
+const withPeerTrace = (
+  message: RpcMessage.RequestEncoded,
+  payload: typeof RequestPayload.Type
+): RpcMessage.RequestEncoded => {
+  const trace = payload.trace === undefined ? peerTrace(message, payload) : undefined
+  return trace === undefined ? message : { ...message, payload: { ...payload, trace } }
+}
 
 const relayNow = (
   listener: Listener,
