@@ -446,14 +446,9 @@ export const budgetOf = (input: unknown): Budget => {
 export const invalidTimeout = (where: "config" | "arguments", reason: string): McpWorkerError.InvalidInput =>
   new InvalidInput({ where, path: "options.timeout", message: reason, delivery: "not_sent" })
 
-/**
- * A caller's `idleTimeout` in milliseconds (`undefined`: none), or why it is refused: it must be a positive, finite
- * duration no longer than the request's own budget (`budgetMs`, when the caller gave one) (C121).
- *
- * @since 0.1.0
- * @category budgets
- */
-export const idleOf = (input: unknown, budgetMs: number | undefined): Budget => {
+// C121: a caller's `idleTimeout` in ms (`undefined`: none), or why it is refused: a positive, finite duration no
+// longer than the call's own budget (when the caller gave one; the default one ends the request first anyway).
+const idleOf = (input: unknown, budgetMs: number | undefined): Budget => {
   if (input === undefined) return { ok: true, value: undefined }
   const ms = isNegative(input) ? -1 : durationMillis(input)
   if (ms === undefined) return { ok: false, reason: "the idleTimeout is not a duration" }
@@ -461,7 +456,8 @@ export const idleOf = (input: unknown, budgetMs: number | undefined): Budget => 
     return { ok: false, reason: "the idleTimeout must be a positive, finite duration" }
   if (budgetMs !== undefined && ms > budgetMs)
     return { ok: false, reason: "the idleTimeout must not exceed the timeout" }
-  return { ok: true, value: ms }
+  // Longer than a timer holds: the whole budget, which is no longer, ends the request first.
+  return { ok: true, value: Math.min(ms, maxTimeoutMs) }
 }
 
 // Ids and preparing a request
