@@ -455,6 +455,28 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       await a.call("close", id)
     })
 
+    it("C83: where no runner traces, a caller's span of any tracer crosses, and an untraced call carries nothing", async () => {
+      const id = await open(a, server())
+      // Untraced, from another runner and from a client-only process; then inside a span of Effect's default tracer.
+      assert.isTrue((await b.request("callTool", id, ["echo", { token: "untraced" }], { timeoutMs: 5000 })).ok)
+      const call = (token: string) =>
+        Effect.flatMap(McpWorkers, (workers) => workers.callTool(id, "echo", { token }, { timeout: "5 seconds" }))
+      await client.runPromise(call("client"))
+      const span = await client.runPromise(
+        Effect.currentSpan.pipe(
+          Effect.tap(() => call("spanned")),
+          Effect.withSpan("test.spanned")
+        )
+      )
+      const metas = await a.request("callTool", id, ["metas", {}], { timeoutMs: 5000 })
+      assert.isTrue(metas.ok, JSON.stringify(metas))
+      const sent = ((metas as any).value.structuredContent.metas as Array<Record<string, string> | null>).map(
+        (meta) => meta?.traceparent ?? null
+      )
+      assert.deepStrictEqual(sent, [null, null, `00-${span.traceId}-${span.spanId}-01`, null])
+      await a.call("close", id)
+    })
+
     it("C83, C84: a call traced on one runner reaches the server of another's worker in that trace", async () => {
       const [d, e] = await Promise.all(
         [0, 1].map(async () => start({ port: await freePort(), env: { MCPW_TRACE: "1" } }))

@@ -30,8 +30,8 @@ export const Request = Rpc.make("Request", {
     /** The caller's previous call to this worker, answered without the runner's answer: it ends before this begins. */
     supersedes: Schema.optional(Schema.String),
     /**
-     * The caller's trace context when its trace carries a `tracestate` or `baggage` (C84): the envelope carries only
-     * the span's ids.
+     * The caller's span context, when it has a span (C83), with what its trace carries besides the ids (C84): the
+     * envelope's ids are the rpc client's span's, which only a runner that traces records.
      */
     trace: Schema.optional(OwnerProtocol.TraceContext)
   },
