@@ -203,6 +203,30 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
       await a.call("close", id)
     })
 
+    it("C121: an idle budget reaches the worker's runner: steady progress keeps a call, silence ends it", async () => {
+      const log = server()
+      const id = await open(a, log)
+      const call = (args: { steps: number; delayMs: number }, idleTimeout: number) =>
+        client.runPromise(
+          Effect.flip(
+            Effect.flatMap(McpWorkers, (workers) =>
+              workers.callTool(id, "progress", args, { timeout: "20 seconds", idleTimeout })
+            )
+          ).pipe(Effect.orElseSucceed(() => "ok" as const))
+        )
+      // Progress every 50 ms for 600 ms starts the 400 ms idle wait anew each time.
+      assert.strictEqual(await call({ steps: 12, delayMs: 50 }, 400), "ok")
+      const started = Date.now()
+      const stalled = await call({ steps: 2, delayMs: 20_000 }, 300)
+      assert.deepInclude(stalled, { _tag: "DeliveryUnknown", reason: "timeout", delivery: "unknown" })
+      assert.isBelow(Date.now() - started, 10_000)
+      const stalledId = log.lines().filter((l) => l.event === "call" && l.name === "progress")[1]!.id
+      assert.isTrue(
+        await eventually(() => log.lines().some((l) => l.event === "cancelled" && l.id === stalledId), 5000)
+      )
+      await a.call("close", id)
+    })
+
     it("C39: after an answered interrupt the worker is free: 1,000 rounds from B, none WorkerBusy", async () => {
       const log = server()
       const id = await open(a, log)
@@ -428,6 +452,28 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
         (local as any).value.progress.map((p: any) => p.progress),
         [1, 2]
       )
+      await a.call("close", id)
+    })
+
+    it("C83: where no runner traces, a caller's span of any tracer crosses, and an untraced call carries nothing", async () => {
+      const id = await open(a, server())
+      // Untraced, from another runner and from a client-only process; then inside a span of Effect's default tracer.
+      assert.isTrue((await b.request("callTool", id, ["echo", { token: "untraced" }], { timeoutMs: 5000 })).ok)
+      const call = (token: string) =>
+        Effect.flatMap(McpWorkers, (workers) => workers.callTool(id, "echo", { token }, { timeout: "5 seconds" }))
+      await client.runPromise(call("client"))
+      const span = await client.runPromise(
+        Effect.currentSpan.pipe(
+          Effect.tap(() => call("spanned")),
+          Effect.withSpan("test.spanned")
+        )
+      )
+      const metas = await a.request("callTool", id, ["metas", {}], { timeoutMs: 5000 })
+      assert.isTrue(metas.ok, JSON.stringify(metas))
+      const sent = ((metas as any).value.structuredContent.metas as Array<Record<string, string> | null>).map(
+        (meta) => meta?.traceparent ?? null
+      )
+      assert.deepStrictEqual(sent, [null, null, `00-${span.traceId}-${span.spanId}-01`, null])
       await a.call("close", id)
     })
 

@@ -181,6 +181,134 @@ describe("C83: the caller's trace reaches the server in _meta", () => {
   )
 })
 
+// C83, whatever the tracer: a span of Effect's default tracer records nothing, yet its ids are real W3C ids a caller
+// may log; a call inside it sends them. Where the host traces, it continues a remote caller's relayed call.
+const spannedOf = (value: unknown) => value as { readonly traceId: string; readonly spanId: string }
+const parentOf = (span: { readonly traceId: string; readonly spanId: string }) => `00-${span.traceId}-${span.spanId}-01`
+
+/** A call inside a plain `Effect.withSpan`, one there with tracing off, one outside any span: the span's ids. */
+const spannedCalls = (call: (token: string) => Effect.Effect<unknown, unknown>) =>
+  Effect.gen(function* () {
+    const span = yield* Effect.currentSpan.pipe(
+      Effect.tap(() => call("d")),
+      Effect.withSpan("test.spanned")
+    )
+    yield* call("off").pipe(Effect.withSpan("test.off"), Effect.withTracerEnabled(false))
+    yield* call("u")
+    return span
+  })
+
+describe("C83: a span of any tracer is sent; a host that traces continues its callers' calls", () => {
+  it.live("a span of Effect's default tracer reaches the server: host (both eras), owner process, McpClient", () =>
+    Effect.gen(function* () {
+      const results = yield* Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const results: Array<{ readonly metas: ReadonlyArray<string | null>; readonly span: RecordedSpan }> = []
+        const placements: ReadonlyArray<
+          readonly [ReturnType<typeof statefulConfig>, { readonly isolation: "process" } | undefined]
+        > = [
+          [statefulConfig(), undefined],
+          [modernConfig(), undefined],
+          [statefulConfig(), { isolation: "process" }]
+        ]
+        for (const [config, options] of placements) {
+          const id = yield* workers.open(config, options)
+          const span = yield* spannedCalls((token) => workers.callTool(id, "echo", { token }))
+          results.push({ metas: yield* received(id), span: span as never })
+          yield* workers.close(id)
+        }
+        return results
+      }).pipe(Effect.provide(NodeMcpWorkers.layer()))
+      for (const { metas, span } of results) assert.deepStrictEqual(metas, [parentOf(span), null, null, null])
+      const inClient = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* McpClient.make(statefulConfig())
+          const span = yield* spannedCalls((token) => client.callTool("echo", { token }))
+          const result = yield* client.callTool("metas")
+          const metas = (structured(result).metas as Array<{ traceparent?: string } | null>).map(
+            (m) => m?.traceparent ?? null
+          )
+          return { metas, span }
+        })
+      )
+      assert.deepStrictEqual(inClient.metas, [parentOf(inClient.span), null, null, null])
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+
+  it.live(
+    "a remote thread: its span reaches the server; a host that traces roots its untraced relayed call",
+    () =>
+      Effect.gen(function* () {
+        const host: Array<RecordedSpan> = []
+        const run = (tracing: boolean) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const context = yield* Layer.build(NodeMcpWorkers.layer()).pipe(
+                tracing ? Effect.withTracer(recordingTracer("host", host.push.bind(host))) : (built) => built
+              )
+              const workers = Context.get(context, McpWorkers)
+              const id = yield* workers.open(statefulConfig())
+              const remote = yield* runInThread(entry(), { scenario: "spanned", data: { id } })
+              assert.isTrue(remote.ok, JSON.stringify(remote))
+              const metas = yield* received(id).pipe(Effect.provideService(McpWorkers, workers))
+              yield* workers.close(id)
+              return { metas, span: spannedOf(remote.value) }
+            })
+          )
+        // The untraced call is relayed by the host, the spanned one goes straight to the owner thread.
+        const untracedHost = yield* run(false)
+        assert.deepStrictEqual(untracedHost.metas, [null, parentOf(untracedHost.span), null])
+        const tracingHost = yield* run(true)
+        const relayed = host.filter((span) => span.name === "HostServer.request")
+        assert.strictEqual(relayed.length, 1)
+        assert.isUndefined(relayed[0]!.parent, "the untraced caller's call is a root of the host's trace")
+        assert.deepStrictEqual(tracingHost.metas, [traceparent(relayed[0]!), parentOf(tracingHost.span), null])
+      }).pipe(Effect.timeout("90 seconds")),
+    120_000
+  )
+
+  it.scopedLive("a socket peer: its span through a host that does not trace; an untraced call roots a host's", () =>
+    Effect.gen(function* () {
+      const hostSpans: Array<RecordedSpan> = []
+      const listen = (tracing: boolean) =>
+        Effect.gen(function* () {
+          const socket = socketPath()
+          yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+          const host = yield* Layer.build(
+            NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true })
+          ).pipe(
+            tracing ? Effect.withTracer(recordingTracer("host", (span) => hostSpans.push(span))) : (built) => built
+          )
+          const workers = Context.get(host, McpWorkers)
+          const id = yield* workers.open(statefulConfig())
+          const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+          const span = yield* spannedCalls((token) => peer.callTool(id, "echo", { token }))
+          // With progress, the streamed twin: the listener's rpc server runs it.
+          const streamed = yield* Effect.currentSpan.pipe(
+            Effect.tap(() => peer.callTool(id, "echo", { token: "p" }, { onProgress: () => {} })),
+            Effect.withSpan("test.streamed")
+          )
+          const metas = yield* received(id).pipe(Effect.provideService(McpWorkers, workers))
+          yield* workers.close(id)
+          return { metas, span, streamed }
+        })
+      const plain = yield* listen(false)
+      assert.deepStrictEqual(plain.metas, [parentOf(plain.span), null, null, parentOf(plain.streamed), null])
+      const traced = yield* listen(true)
+      // The tracing host's span of each call: the child of the peer's span, else (tracing off there, or no span) a root.
+      const [spanned, root1, root2, streamed] = traced.metas.slice(0, 4).map((sent) => {
+        const span = hostSpans.find((recorded) => sent === traceparent(recorded))
+        assert.isDefined(span, `${sent} names a span of the listening host`)
+        return span!
+      })
+      assert.strictEqual(spanned!.traceId, traced.span.traceId)
+      assert.strictEqual(spanned!.parent, traced.span.spanId)
+      assert.strictEqual(streamed!.parent, traced.streamed.spanId)
+      for (const root of [root1, root2]) assert.isUndefined(root!.parent)
+    }).pipe(Effect.timeout("60 seconds"))
+  )
+})
+
 // C84: what the caller's trace carries besides its ids. The caller runs `@effect/opentelemetry` with a real
 // OpenTelemetry tracer, inside a span of another process whose context has a trace state, and with baggage in the
 // active OpenTelemetry context (an AsyncLocalStorage context manager, as an OpenTelemetry Node SDK registers one).

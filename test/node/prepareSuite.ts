@@ -26,6 +26,7 @@ const values: Record<Piece, () => unknown> = {
   negativeText: () => "-5 millis",
   soon: () => "soon",
   nan: () => Number.NaN,
+  zero: () => 0,
   relative: () => "relative/result.json",
   fail: () => "fail",
   explode: () => "explode",
@@ -38,6 +39,7 @@ export interface Input {
   readonly name: Piece
   readonly args: Piece
   readonly timeout: Piece
+  readonly idleTimeout: Piece
   readonly saveTo: Piece
   readonly onTooLarge: Piece
 }
@@ -46,6 +48,8 @@ const valid: Record<keyof Input, ReadonlyArray<Piece>> = {
   name: ["echo"],
   args: ["absent", "object"],
   timeout: ["absent", "second", "infinity"],
+  // No longer than any valid timeout above (C121).
+  idleTimeout: ["absent", "second"],
   saveTo: ["absent"],
   onTooLarge: ["absent", "fail"]
 }
@@ -54,6 +58,7 @@ const invalid: Record<keyof Input, ReadonlyArray<Piece>> = {
   name: ["empty", "number", "null"],
   args: ["text", "array", "null", "withFunction", "withNaN", "withBigint", "withUndefined", "withDate", "proxy"],
   timeout: ["negative", "negativeText", "soon", "nan", "object"],
+  idleTimeout: ["zero", "negative", "infinity", "soon", "nan", "object"],
   saveTo: ["number", "relative"],
   onTooLarge: ["explode", "spillNumber", "spillExtra", "null"]
 }
@@ -68,6 +73,7 @@ export const badInputs = (count: number, seed: number): ReadonlyArray<Input> =>
         name: piece("name"),
         args: piece("args"),
         timeout: piece("timeout"),
+        idleTimeout: piece("idleTimeout"),
         saveTo: piece("saveTo"),
         onTooLarge: piece("onTooLarge")
       })
@@ -78,7 +84,7 @@ export const badInputs = (count: number, seed: number): ReadonlyArray<Input> =>
 /** The real arguments of an input: name, arguments, options. */
 export const build = (input: Input): [unknown, unknown, Record<string, unknown>] => {
   const options: Record<string, unknown> = {}
-  for (const key of ["timeout", "saveTo", "onTooLarge"] as const) {
+  for (const key of ["timeout", "idleTimeout", "saveTo", "onTooLarge"] as const) {
     const value = values[input[key]]!()
     if (value !== undefined) options[key] = value
   }

@@ -24,6 +24,7 @@ import { parentPort, workerData } from "node:worker_threads"
 import { abortThenCall } from "./abortSuite.js"
 import { type Input, refusals } from "./prepareSuite.js"
 import { effectSurface, exerciseBehaviour, withProgress } from "./behaviourSuite.js"
+import { effectIdleSurface, exerciseIdle } from "./idleSuite.js"
 import { exerciseEverything } from "./everythingSuite.js"
 import { exerciseTasks } from "./tasksSuite.js"
 import { exerciseTasks26 } from "./tasks26Suite.js"
@@ -86,6 +87,8 @@ export type ScenarioName =
   | "whileHostBlocked"
   | "traced"
   | "tracedState"
+  | "spanned"
+  | "idle"
   | "calls"
   | "toolFilter"
   | "paramHeaders"
@@ -193,6 +196,37 @@ const scenarios: Record<ScenarioName, Scenario> = {
         return spans
       })
     ),
+
+  /**
+   * C121 from this thread: the idle suite through layerRemote and the Promise client (straight to the owner thread,
+   * but a call with a progress callback, which the host relays).
+   */
+  idle: (data: { effect: string; promise: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.ping(data.effect)
+      const effect = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), data.effect))
+      const promise = yield* withPromiseClient(async (mcp) => {
+        await mcp.ping(data.promise)
+        return exerciseIdle(mcp, data.promise)
+      })
+      return { effect, promise }
+    }),
+
+  /**
+   * A call outside any span (relayed by the host, which gives the route), then one inside a span of Effect's default
+   * tracer (straight to the owner thread): that span's ids (C83).
+   */
+  spanned: (data: { id: string }) =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      yield* workers.callTool(data.id, "echo", { token: "u" })
+      const span = yield* Effect.currentSpan.pipe(
+        Effect.tap(() => workers.callTool(data.id, "echo", { token: "d" })),
+        Effect.withSpan("test.spanned")
+      )
+      return { traceId: span.traceId, spanId: span.spanId }
+    }),
 
   /**
    * One call (relayed by the host, which gives this thread the worker's route), then, on "go", 20 more: when each

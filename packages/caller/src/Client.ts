@@ -267,7 +267,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
         const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
         const prepared = Operations.prepareFor(operation, id, args, options, context)
         if (!prepared.ok) return Promise.reject(prepared.error)
-        const { workerId, params, budgetMs, saveTo, spill } = prepared.value
+        const { workerId, params, budgetMs, idleMs, saveTo, spill } = prepared.value
         const onProgress = options?.onProgress
         // C66: the request leaves this thread a moment after the call, so a signal aborted right after it sends nothing.
         const answer = Promise.resolve().then(() =>
@@ -278,6 +278,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
               method: operation.method,
               params,
               budgetMs,
+              idleMs,
               saveTo,
               spill,
               onProgress,

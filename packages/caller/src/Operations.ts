@@ -43,6 +43,11 @@ export type DurationInput =
 export interface RequestOptions {
   /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
   readonly timeout?: DurationInput | undefined
+  /**
+   * How long the request may go without a `notifications/progress` from the server (it then asks for progress); the
+   * `timeout` stays the whole cap. Positive, finite, at most the `timeout` (C121).
+   */
+  readonly idleTimeout?: DurationInput | undefined
   /** Called with each `notifications/progress` the server sends for this request, in the caller's own thread. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
 }
@@ -441,6 +446,20 @@ export const budgetOf = (input: unknown): Budget => {
 export const invalidTimeout = (where: "config" | "arguments", reason: string): McpWorkerError.InvalidInput =>
   new InvalidInput({ where, path: "options.timeout", message: reason, delivery: "not_sent" })
 
+// C121: a caller's `idleTimeout` in ms (`undefined`: none), or why it is refused: a positive, finite duration no
+// longer than the call's own budget (when the caller gave one; the default one ends the request first anyway).
+const idleOf = (input: unknown, budgetMs: number | undefined): Budget => {
+  if (input === undefined) return { ok: true, value: undefined }
+  const ms = isNegative(input) ? -1 : durationMillis(input)
+  if (ms === undefined) return { ok: false, reason: "the idleTimeout is not a duration" }
+  if (!(ms > 0) || !Number.isFinite(ms))
+    return { ok: false, reason: "the idleTimeout must be a positive, finite duration" }
+  if (budgetMs !== undefined && ms > budgetMs)
+    return { ok: false, reason: "the idleTimeout must not exceed the timeout" }
+  // Longer than a timer holds: the whole budget, which is no longer, ends the request first.
+  return { ok: true, value: Math.min(ms, maxTimeoutMs) }
+}
+
 // Ids and preparing a request
 
 /**
@@ -471,7 +490,7 @@ export const checkId = (input: unknown, path: IdPath): Checked<string> =>
 
 /**
  * A request as every surface hands it on: its params as JSON text, the caller's budget (`undefined`: the worker's
- * default), and where its result goes (`saveTo`, `spill`).
+ * default) and idle budget (C121), and where its result goes (`saveTo`, `spill`).
  *
  * @since 0.1.0
  * @category models
@@ -479,12 +498,14 @@ export const checkId = (input: unknown, path: IdPath): Checked<string> =>
 export interface Prepared {
   readonly params: string
   readonly budgetMs: number | undefined
+  readonly idleMs: number | undefined
   readonly saveTo: string | undefined
   readonly spill: string | false | undefined
 }
 
 /**
- * A caller's arguments and options, checked in one order — the arguments, the `timeout`, `saveTo`, `onTooLarge` — with
+ * A caller's arguments and options, checked in one order — the arguments, the `timeout`, the `idleTimeout`, `saveTo`,
+ * `onTooLarge` — with
  * the surface's `context` (what it can check, and what it refuses). Nothing is sent before this passes (C16).
  *
  * @since 0.1.0
@@ -493,18 +514,34 @@ export interface Prepared {
 export const prepare = (
   operation: Any,
   args: ReadonlyArray<unknown>,
-  options: { readonly timeout?: unknown } | undefined,
+  options: { readonly timeout?: unknown; readonly idleTimeout?: unknown } | undefined,
   context: ParamsContext
 ): Checked<Prepared> => {
   const params = operation.params(args, options, context)
   if (!params.ok) return params
   const budget = budgetOf(options?.timeout)
   if (!budget.ok) return { ok: false, error: invalidTimeout("arguments", budget.reason) }
+  const idle = idleOf(options?.idleTimeout, budget.value)
+  if (!idle.ok) {
+    const error = new InvalidInput({
+      where: "arguments",
+      path: "options.idleTimeout",
+      message: idle.reason,
+      delivery: "not_sent"
+    })
+    return { ok: false, error }
+  }
   const saveTo = operation.saveTo === undefined ? ok(undefined) : operation.saveTo(options, context)
   if (!saveTo.ok) return saveTo
   const spill = operation.spill === undefined ? ok(undefined) : operation.spill(options, context)
   if (!spill.ok) return spill
-  return ok({ params: params.value, budgetMs: budget.value, saveTo: saveTo.value, spill: spill.value })
+  return ok({
+    params: params.value,
+    budgetMs: budget.value,
+    idleMs: idle.value,
+    saveTo: saveTo.value,
+    spill: spill.value
+  })
 }
 
 /**
@@ -518,7 +555,7 @@ export const prepareFor = (
   operation: Any,
   id: unknown,
   args: ReadonlyArray<unknown>,
-  options: { readonly timeout?: unknown } | undefined,
+  options: { readonly timeout?: unknown; readonly idleTimeout?: unknown } | undefined,
   context: ParamsContext
 ): Checked<Prepared & { readonly workerId: string }> =>
   flatMap(checkId(id, "workerId"), (workerId) => {

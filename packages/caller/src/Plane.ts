@@ -41,6 +41,8 @@ export interface Call {
   readonly params: string
   /** The caller's budget; `undefined`: the worker's default. */
   readonly budgetMs: number | undefined
+  /** The caller's idle budget (C121); `undefined`: none. */
+  readonly idleMs?: number | undefined
   readonly saveTo?: string | undefined
   readonly spill?: string | false | undefined
   readonly onProgress?: ((progress: Progress) => void) | undefined

@@ -30,8 +30,15 @@ export interface RequestOptions {
   /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
   readonly timeout?: Duration.DurationInput | undefined
   /**
+   * How long the request may go without a `notifications/progress` from the server before it ends as
+   * `DeliveryUnknown{timeout}` (the request then asks for progress); the `timeout` stays the whole cap. Positive,
+   * finite, at most the `timeout` (C121).
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /**
    * Called with each `notifications/progress` the server sends for this request, in the caller's own thread (the
-   * function is never serialized). Only with it does the request ask for progress. It does not extend the budget.
+   * function is never serialized). Only with it are progress notifications handed on. They do not extend the
+   * `timeout`.
    */
   readonly onProgress?: ((progress: Progress) => void) | undefined
 }

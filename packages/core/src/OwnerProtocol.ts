@@ -154,8 +154,8 @@ export type TraceContext = typeof TraceContext.Type
 export const traceContextOf: (span: Tracer.AnySpan) => TraceContext = traceContext.traceContextOf
 
 /**
- * The trace context of a fiber's current span when the fiber is tracing (a tracer other than Effect's default one,
- * `Effect.withTracerEnabled` not false), else `undefined`: a call made without tracing carries nothing (C83).
+ * The trace context of a fiber's current span, whatever the tracer that made it, unless tracing is turned off
+ * (`Effect.withTracerEnabled(false)`); `undefined` outside any span: such a call carries nothing (C83).
  *
  * @since 0.1.0
  * @category data plane
@@ -164,7 +164,8 @@ export const traceContextOfFiber: (fiber: Fiber.RuntimeFiber<unknown, unknown>) 
   traceContext.traceContextOfFiber
 
 /**
- * Whether a fiber is tracing, by the rule of `traceContextOfFiber`: for code that reads its fiber anyway.
+ * Whether a fiber records spans (a tracer other than Effect's default one, `Effect.withTracerEnabled` not false): only
+ * then does a surface open spans of its own.
  *
  * @since 0.1.0
  * @category data plane

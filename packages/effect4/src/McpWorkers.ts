@@ -127,6 +127,11 @@ export interface Progress {
 export interface RequestOptions {
   /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
   readonly timeout?: Duration.Input | undefined
+  /**
+   * How long the request may go without a `notifications/progress` from the server; the `timeout` stays the whole cap.
+   * Positive, finite, at most the `timeout`.
+   */
+  readonly idleTimeout?: Duration.Input | undefined
   /** Called with each `notifications/progress` of this request, in the caller's thread; only with it is it asked. */
   readonly onProgress?: ((progress: Progress) => void) | undefined
 }

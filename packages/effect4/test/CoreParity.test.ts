@@ -264,9 +264,17 @@ const typeChecks: {
   readonly failures: Same<FailureTags<CoreService, "core">, FailureTags<Service, "face">>
   readonly errorTags: Same<CoreErrors.McpWorkerError["_tag"], Errors.McpWorkerError["_tag"]>
   readonly requestErrorTags: Same<CoreErrors.RequestError["_tag"], Errors.RequestError["_tag"]>
-  readonly requestOptions: SameFields<CoreOperations.RequestOptions, McpWorkers.RequestOptions, "timeout">
-  readonly listOptions: SameFields<CoreOperations.ListOptions, McpWorkers.ListOptions, "timeout">
-  readonly callToolOptions: SameFields<CoreOperations.CallToolOptions, McpWorkers.CallToolOptions, "timeout">
+  readonly requestOptions: SameFields<
+    CoreOperations.RequestOptions,
+    McpWorkers.RequestOptions,
+    "timeout" | "idleTimeout"
+  >
+  readonly listOptions: SameFields<CoreOperations.ListOptions, McpWorkers.ListOptions, "timeout" | "idleTimeout">
+  readonly callToolOptions: SameFields<
+    CoreOperations.CallToolOptions,
+    McpWorkers.CallToolOptions,
+    "timeout" | "idleTimeout"
+  >
   readonly progress: SameFields<CoreOperations.Progress, McpWorkers.Progress>
   readonly openOptions: SameFields<CoreMcpWorkers.OpenOptions, McpWorkers.OpenOptions, "timeout">
   readonly closeOptions: SameFields<CoreMcpWorkers.CloseOptions, McpWorkers.CloseOptions, "timeout">
@@ -283,7 +291,11 @@ const typeChecks: {
     Credentials<NonNullable<McpWorkers.HttpConfig["auth"]>>,
     "clientSecret" | "privateKey"
   >
-  readonly describeOptions: SameFields<CoreAgentHost.DescribeOptions, AgentHost.DescribeOptions, "timeout">
+  readonly describeOptions: SameFields<
+    CoreAgentHost.DescribeOptions,
+    AgentHost.DescribeOptions,
+    "timeout" | "idleTimeout"
+  >
   readonly openAllOptions: SameFields<
     CoreOpenAll.OpenAllOptions<CoreMcpWorkers.OpenOptions>,
     AgentHost.OpenAllOptions,
@@ -293,7 +305,11 @@ const typeChecks: {
   readonly inputDeclaration: SameFields<CoreMcpConfig.InputDeclaration, AgentHost.InputDeclaration>
   readonly status: SameFields<CoreWorkerStatus.WorkerStatus, WorkerStatus.WorkerStatus>
   // A result's `_meta` is the server's own data, an open record here; a list is read-only here.
-  readonly startTaskOptions: SameFields<CoreTasks.StartTaskOptions, Tasks.StartTaskOptions, "timeout" | "ttl">
+  readonly startTaskOptions: SameFields<
+    CoreTasks.StartTaskOptions,
+    Tasks.StartTaskOptions,
+    "timeout" | "idleTimeout" | "ttl"
+  >
   readonly task: SameFields<CoreTask, Tasks.Task>
   readonly createTask: SameFields<CoreResult<"startTask">, Tasks.CreateTaskResult, "_meta">
   readonly taskState: SameFields<CoreResult<"getTask">, Tasks.TaskState, "_meta">

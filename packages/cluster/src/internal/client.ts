@@ -115,6 +115,7 @@ const payloadOf = (
   operation: Operations.Any,
   args: ReadonlyArray<unknown>,
   timeoutMs: number,
+  idleMs: number | undefined,
   options: Operations.CallToolOptions | undefined,
   call: string,
   supersedes: string | undefined,
@@ -124,11 +125,13 @@ const payloadOf = (
   operation: nameOf.get(operation)!,
   args: trimmed(args),
   timeoutMs,
+  ...(idleMs === undefined ? {} : { idleMs }),
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
-  // The envelope carries the span's ids; only what the trace carries besides them travels here (C84).
-  ...(trace === undefined || trace.length < 4 ? {} : { trace })
+  // The envelope carries the ids of the rpc client's span, which a runner that does not trace cannot tell from the
+  // caller's: the caller's whole span context travels here (C83, C84).
+  ...(trace === undefined ? {} : { trace })
 })
 
 /** Remembers (or forgets) the worker's call that its caller stopped waiting for before the runner answered. */
@@ -184,7 +187,11 @@ const remoteRequest = (
     return yield* reachable(client, id).pipe(
       Effect.zipRight(
         Effect.flatMap(currentTrace, (trace) =>
-          client.workers(id).Request(payloadOf(id, operation, args, timeoutMs, requestOptions, call, supersedes, trace))
+          client
+            .workers(id)
+            .Request(
+              payloadOf(id, operation, args, timeoutMs, prepared.right.idleMs, requestOptions, call, supersedes, trace)
+            )
         ).pipe(
           Effect.onExit((exit) =>
             Effect.sync(() => {
@@ -210,7 +217,15 @@ const remoteRequest = (
       // Interrupted or out of budget first: this call ends at the runner before this process's next one there begins.
       Effect.onExit(() => Effect.sync(() => answered || noteUnanswered(client, id, call, false)))
     )
-  }).pipe(Effect.withSpan(operation.span, { attributes: { workerId: id, cluster: true } }))
+  }).pipe(spanned(operation.span, { workerId: id, cluster: true }))
+
+// A span of its own only where a tracer records it (C83): else the caller's own span, if any, is what travels.
+const spanned =
+  (name: string, attributes: Record<string, unknown>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime<A, E, R>((fiber) =>
+      OwnerProtocol.isTracing(fiber) ? Effect.withSpan(effect, name, { attributes }) : effect
+    )
 
 // The requests of the operation table: to the local registry under its local id, or to the worker's runner.
 const requestsOf = (client: Client) =>

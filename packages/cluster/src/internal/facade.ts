@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
 import { RequestRecord, type RequestRecordService } from "./requestRecord.js"
@@ -64,6 +65,26 @@ const operations: Record<string, Operations.Any> = Operations.requests
 const padded = (args: ReadonlyArray<unknown>, arity: number): Array<unknown> =>
   Array.from({ length: arity }, (_, i) => (i < args.length ? args[i] : undefined))
 
+/**
+ * C83: a runner that traces runs the request below its rpc server's span of it (a child of the caller's), with what
+ * the caller's trace carries besides the ids; one that does not runs it below the caller's own span, or none: the rpc
+ * machinery's spans, which no tracer records, are not the caller's.
+ */
+const callerTraced = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  trace: OwnerProtocol.TraceContext | undefined
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) =>
+    OwnerProtocol.isTracing(fiber)
+      ? OwnerProtocol.withCarried(effect, trace)
+      : trace === undefined
+        ? Effect.mapInputContext(
+            effect,
+            (context: Context.Context<R>) => Context.omit(Tracer.ParentSpan)(context) as Context.Context<R>
+          )
+        : Effect.withParentSpan(effect, OwnerProtocol.externalSpanOf(trace))
+  )
+
 export const request = (
   workers: McpWorkers.McpWorkersService,
   self: Self,
@@ -72,6 +93,7 @@ export const request = (
     readonly operation: string
     readonly args: ReadonlyArray<unknown>
     readonly timeoutMs: number
+    readonly idleMs?: number | undefined
     readonly spill?: false | undefined
     readonly trace?: OwnerProtocol.TraceContext | undefined
   }
@@ -92,10 +114,13 @@ export const request = (
       payload.operation
     ]
     const timeout = Duration.millis(payload.timeoutMs)
-    const options = payload.spill === false ? { timeout, onTooLarge: "fail" } : { timeout }
+    // C121: checked against the caller's own timeout; against a default one, the whole budget ends it first anyway.
+    const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.timeoutMs)
+    const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
+    const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
     // A spilled result's summary goes back in its wire form; the caller's side reads it (`ResultFile.answerOf`).
     return Effect.map(
-      OwnerProtocol.withCarried(run(local, ...padded(payload.args, operation.arity), options), payload.trace),
+      callerTraced(run(local, ...padded(payload.args, operation.arity), options), payload.trace),
       ResultFile.wireOf
     )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))

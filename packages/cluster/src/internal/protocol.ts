@@ -21,6 +21,8 @@ export const Request = Rpc.make("Request", {
     args: Schema.Array(Schema.Unknown),
     /** The caller's budget: the runner's record keeps the request that long past its stamp (C89). */
     timeoutMs: Schema.Number,
+    /** The caller's idle budget in ms (C121), which the worker's owner runs. */
+    idleMs: Schema.optional(Schema.Number),
     /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
     spill: Schema.optional(Schema.Literal(false)),
     /** The caller's name for this call: random, known to the caller alone. */
@@ -28,8 +30,8 @@ export const Request = Rpc.make("Request", {
     /** The caller's previous call to this worker, answered without the runner's answer: it ends before this begins. */
     supersedes: Schema.optional(Schema.String),
     /**
-     * The caller's trace context when its trace carries a `tracestate` or `baggage` (C84): the envelope carries only
-     * the span's ids.
+     * The caller's span context, when it has a span (C83), with what its trace carries besides the ids (C84): the
+     * envelope's ids are the rpc client's span's, which only a runner that traces records.
      */
     trace: Schema.optional(OwnerProtocol.TraceContext)
   },

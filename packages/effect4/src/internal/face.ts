@@ -133,11 +133,18 @@ export const revealSecrets = (value: unknown): unknown => {
  * @internal
  */
 export const requestOptionsOf = (
-  options: { readonly timeout?: Duration.Input | undefined; readonly ttl?: Duration.Input | undefined } | undefined,
+  options:
+    | {
+        readonly timeout?: Duration.Input | undefined
+        readonly idleTimeout?: Duration.Input | undefined
+        readonly ttl?: Duration.Input | undefined
+      }
+    | undefined,
   signal: AbortSignal
 ): Record<string, unknown> => ({
   ...options,
   timeout: timeoutOf(options?.timeout),
+  ...(options?.idleTimeout === undefined ? {} : { idleTimeout: timeoutOf(options.idleTimeout) }),
   ...(options?.ttl === undefined ? {} : { ttl: timeoutOf(options.ttl) }),
   signal
 })

@@ -228,6 +228,7 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
     id: call.workerId,
     params: call.params,
     ...(call.budgetMs === undefined ? {} : { deadline: Date.now() + call.budgetMs }),
+    ...(call.idleMs === undefined ? {} : { idleMs: call.idleMs }),
     ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
     ...(call.spill === false ? { spill: false } : {}),
     // The envelope carries the span's ids; what its trace carries besides them travels here (C84).

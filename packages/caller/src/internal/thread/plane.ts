@@ -40,13 +40,14 @@ export interface Sent {
 
 /** The host's operation for a checked request; its deadline counts from now. @internal */
 export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.RemoteCall => {
-  const { saveTo, spill, onProgress } = call
+  const { saveTo, spill, onProgress, idleMs } = call
   return {
     _tag: "RemoteCall",
     workerId: call.workerId,
     method: call.method as Protocol.Method,
     params: call.params,
     deadline: call.budgetMs === undefined ? undefined : Date.now() + call.budgetMs,
+    ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
     // Progress comes through the host: a success straight from the owner could overtake its last (C29).
@@ -177,7 +178,7 @@ const sendDirect = (
     ackBy: undefined,
     options
   })
-  const { saveTo, spill } = operation
+  const { saveTo, spill, idleMs } = operation
   const { trace } = options
   const message: Protocol.Direct = {
     _tag: "Direct",
@@ -186,6 +187,7 @@ const sendDirect = (
     method: operation.method,
     params: operation.params,
     deadline,
+    ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
     ...(trace === undefined ? {} : { trace }),

@@ -96,6 +96,7 @@ export interface RemoteCall {
   readonly method: Method
   readonly params: string
   readonly deadline?: number | undefined
+  readonly idleMs?: number | undefined
   readonly progress?: boolean | undefined
   readonly saveTo?: string | undefined
   readonly spill?: Spill | undefined
@@ -172,6 +173,7 @@ export interface Direct {
   readonly method: Method
   readonly params: string
   readonly deadline: number
+  readonly idleMs?: number | undefined
   readonly saveTo?: string | undefined
   readonly spill?: Spill | undefined
   readonly trace?: TraceContext | undefined

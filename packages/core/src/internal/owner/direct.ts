@@ -87,6 +87,8 @@ export interface DirectRequest {
   readonly params: string
   /** The caller's deadline, `Date.now()` epoch ms (one clock for every thread of the process). */
   readonly deadline: number
+  /** The caller's idle budget in ms (C121): this owner ends the request when its server's progress stops that long. */
+  readonly idleMs?: number | undefined
   readonly saveTo?: string | undefined
   /** The call's own spill directory (`onTooLarge`), or `false` for none. */
   readonly spill?: string | false | undefined
@@ -188,6 +190,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
       requestId,
       method: request.method,
       deadline: direct.deadline,
+      idleMs: request.idleMs,
       saveTo: request.saveTo,
       spill: request.spill,
       progress: undefined,

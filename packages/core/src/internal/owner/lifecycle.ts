@@ -122,6 +122,7 @@ export const open = (
       client,
       inflight: new Map(),
       progress: new Map(),
+      idle: new Map(),
       modern,
       spill: request.spill,
       tools: request.tools === undefined ? undefined : ToolFilter.compile(request.tools),

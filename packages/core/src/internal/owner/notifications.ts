@@ -6,6 +6,7 @@ import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import * as Tasks from "./tasks.js"
+import * as Idle from "./idle.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
 // The notifications handed on to the host, which counts them and gives them to whoever listens (`events`). A legacy
@@ -60,6 +61,7 @@ const progressOf = (progress: {
 export const forwardProgress = (machine: Machine, connection: Connection): void => {
   connection.client.setNotificationHandler("notifications/progress", (notification) => {
     const requestId = String(notification.params.progressToken)
+    Idle.progressed(machine, connection, requestId)
     const controller = connection.progress.get(requestId)
     if (controller === undefined || controller.aborted) return
     machine.port.post({ _tag: "Progress", requestId, progress: progressOf(notification.params) })

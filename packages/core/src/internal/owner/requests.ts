@@ -24,6 +24,7 @@ import { maxTimeoutMs } from "../config/normalize.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import * as ToolFilter from "../toolFilter.js"
 import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken, unusableOf } from "./errors.js"
+import * as Idle from "./idle.js"
 import { listen, withProgressToken } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { RequestAbort } from "./requestAbort.js"
@@ -158,14 +159,17 @@ export const send = (
   // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
-  // Only when the caller asked does the request carry a progress token. Progress never extends the budget.
-  const progressed = message.progress === true ? withProgressToken(parsed, requestId) : parsed
+  // Only when the caller asked, or gave an idle budget (C121), does the request carry a progress token. Progress never
+  // extends the whole budget.
+  const progressed =
+    message.progress === true || message.idleMs !== undefined ? withProgressToken(parsed, requestId) : parsed
   // C83: the server's parent is the owner's span of the request, else the caller's.
   const params =
     message.trace === undefined
       ? progressed
       : withTraceContext(progressed, machine.port.spanOf?.(requestId) ?? message.trace)
   if (message.progress === true) connection.progress.set(requestId, controller)
+  if (message.idleMs !== undefined) Idle.watch(machine, connection, requestId, message.idleMs, controller)
   const requestOptions = {
     signal: controller.signal,
     timeout: sdkTimeoutOf(message),
@@ -278,6 +282,7 @@ const onSettled = (
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
+  Idle.ended(connection, requestId)
   if (Either.isLeft(exit)) file?.discard()
   // A cancelled request has already been answered by the host; its late outcome is dropped here.
   if (controller.aborted) return

@@ -43,6 +43,8 @@ export interface Connection {
   readonly inflight: Map<string, RequestAbort>
   /** The requests that asked for progress, by the progress token they carry (their request id). */
   readonly progress: Map<string, RequestAbort>
+  /** The requests with an idle budget (C121), by request id: their timers, started anew by each progress. */
+  readonly idle: Map<string, IdleWatch>
   /** Set once the client negotiated the 2026-07-28 era: what only that era needs (C56, C57). */
   readonly modern: Modern | undefined
   /** The worker's spill directory (`open`'s `onTooLarge`), for a `callTool` that names no policy of its own. */
@@ -51,6 +53,12 @@ export interface Connection {
   readonly tools: ToolFilter.Compiled | undefined
   /** What the tools listed so far declared about tasks (C72). */
   readonly taskSupport: Tasks.Known
+}
+
+/** A request's idle budget and the timer that ends it (C121). @internal */
+export interface IdleWatch {
+  readonly idleMs: number
+  timer: ReturnType<typeof setTimeout>
 }
 
 /**

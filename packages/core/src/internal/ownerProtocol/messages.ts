@@ -123,6 +123,11 @@ export const RequestMessage = Schema.TaggedStruct("Request", {
    * counts every hop on the way (C9). Every caller's request to an owner carries its budget this way.
    */
   deadline: Schema.Number,
+  /**
+   * How long, in ms, the request may go without the server's progress before the owner ends it as a timeout (C121);
+   * it then carries a progress token, whether the caller reads progress or not.
+   */
+  idleMs: Schema.optional(Schema.Number),
   /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
   progress: Schema.optional(Schema.Boolean),
   /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */

@@ -128,20 +128,29 @@ export const withCarried = <A, E, R>(
             )
       })
 
-// The tracer every fiber has until a real one replaces it: it never exports, so with it nothing is traced.
+// The tracer every fiber has until a real one replaces it: it never exports, so with it no span is recorded.
 const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
 /**
- * The trace context of `fiber`'s current span when it is tracing (a tracer installed, `Effect.withTracerEnabled` not
- * false), else `undefined`.
+ * The trace context a request of `fiber` sends: its current span's, whatever the tracer that made it, unless tracing
+ * is turned off (`Effect.withTracerEnabled(false)`, or a span that disables propagation); else `undefined` (C83).
  *
  * @internal
  */
 export const traceContextOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
-  return span === undefined || !isTracing(fiber) ? undefined : traceContextOf(span)
+  return span === undefined ||
+    !fiber.getFiberRef(FiberRef.currentTracerEnabled) ||
+    Context.get(span.context, Tracer.DisablePropagation)
+    ? undefined
+    : traceContextOf(span)
 }
 
-/** Whether `fiber` records spans: a tracer other than Effect's default one, `Effect.withTracerEnabled` not false. @internal */
+/**
+ * Whether `fiber` records spans: a tracer other than Effect's default one, `Effect.withTracerEnabled` not false. Only
+ * then does a surface open spans of its own; a span the caller opened is sent either way (`traceContextOfFiber`).
+ *
+ * @internal
+ */
 export const isTracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean =>
   fiber.currentTracer !== defaultTracer && fiber.getFiberRef(FiberRef.currentTracerEnabled)

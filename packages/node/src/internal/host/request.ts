@@ -22,7 +22,7 @@ import { types } from "node:util"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../wire/remoteProtocol.js"
-import { contextOf, isTracing } from "../shared/traced.js"
+import { tracedWith } from "../shared/traced.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
 import type * as Metrics from "../metrics/metrics.js"
@@ -135,6 +135,8 @@ export interface Relayed {
   /** The caller's budget in ms, counted from `started`; `undefined`: the worker's default. */
   readonly budgetMs: number | undefined
   readonly started: number
+  /** The caller's idle budget in ms (C121), which the owner runs. */
+  readonly idleMs?: number | undefined
   readonly onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
   readonly saveTo?: string | undefined
   /** The call's own `onTooLarge`: a directory, or `false` for none; absent, the worker's. */
@@ -217,7 +219,7 @@ export const begin = (
   request: Relayed,
   callerResume: (exit: Exit.Exit<unknown, RequestError>) => void
 ): Sent | undefined => {
-  const { id, method, saveTo, spill, onProgress, trace } = request
+  const { id, method, saveTo, spill, onProgress, trace, idleMs } = request
   const refusedNow = refused(registry, id, method, request.surface)
   if (refusedNow !== undefined) return void callerResume(Exit.fail(refusedNow))
   const entry = registry.entries.get(id)!
@@ -244,7 +246,11 @@ export const begin = (
   observation?.sent()
   const deadline = Date.now() + left
   entry.port.postMessage(
-    onProgress === undefined && saveTo === undefined && spill === undefined && trace === undefined
+    onProgress === undefined &&
+      saveTo === undefined &&
+      spill === undefined &&
+      trace === undefined &&
+      idleMs === undefined
       ? { _tag: "Request", requestId, method, params: request.params, deadline }
       : {
           _tag: "Request",
@@ -252,6 +258,7 @@ export const begin = (
           method,
           params: request.params,
           deadline,
+          ...(idleMs === undefined ? {} : { idleMs }),
           ...(onProgress === undefined ? {} : { progress: true }),
           ...(saveTo === undefined ? {} : { saveTo }),
           ...(spill === undefined ? {} : { spill }),
@@ -290,15 +297,9 @@ export const relayTo = (registry: Registry) => ({
  */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests, SignalOption> =>
   Operations.derive<SignalOption>((operation, id, args, options) => {
-    const traced = Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
-      isTracing(fiber)
-        ? Effect.withSpan(
-            // The span's context goes to the owner with the request: its span of it is a child of this one.
-            Effect.withFiberRuntime((inner) => request(registry, operation, id, args, options, contextOf(inner))),
-            operation.span,
-            { attributes: { workerId: id, ...operation.attributes?.(args) }, captureStackTrace: false }
-          )
-        : request(registry, operation, id, args, options, undefined)
+    // The span's context goes to the owner with the request: its span of it is a child of this one.
+    const traced = tracedWith(operation.span, { workerId: id, ...operation.attributes?.(args) }, (trace) =>
+      request(registry, operation, id, args, options, trace)
     )
     return operation.answer === undefined ? traced : Effect.map(traced, operation.answer)
   })
@@ -329,7 +330,7 @@ const request = (
     if (Either.isLeft(prepared)) {
       return resume(Exit.fail(refusedBefore(registry, id, operation.method, "host", prepared.left)))
     }
-    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+    const { budgetMs, idleMs, params, saveTo, spill, workerId } = prepared.right
     const sent = begin(
       registry,
       {
@@ -338,6 +339,7 @@ const request = (
         params,
         budgetMs,
         started,
+        idleMs,
         onProgress: options?.onProgress,
         saveTo,
         spill,

@@ -5,7 +5,7 @@
  * @internal
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type { HostRegistry } from "./layer.js"
@@ -35,19 +35,23 @@ const remoteOf = (
       }
     : undefined
 
-/** This host's span of a remote caller's request, as the child of the caller's (`trace`), when the host traces too. */
+/**
+ * This host's span of a remote caller's request when the host traces, the child of the caller's (`trace`) or, for an
+ * untraced caller, a root of the host's trace; the trace the owner is given (C83). Else the caller's, as it came.
+ */
 const traceCall = (
   server: ServerState,
   call: ServedCall,
-  trace: OwnerProtocol.TraceContext,
+  trace: OwnerProtocol.TraceContext | undefined,
   operation: typeof Protocol.RemoteCall.Type
-) => {
-  if (server.tracing === undefined) return
+): OwnerProtocol.TraceContext | undefined => {
+  if (server.tracing === undefined) return trace
   call.span = startSpan(server.tracing, "HostServer.request", trace, {
     workerId: operation.workerId,
     method: operation.method,
     direct: false
   })
+  return OwnerProtocol.traceContextOf(call.span)
 }
 
 /**
@@ -77,7 +81,7 @@ export const runRequest = (
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
 ) => {
-  if (message.trace !== undefined) traceCall(server, call, message.trace, operation)
+  const trace = traceCall(server, call, message.trace, operation)
   // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   const invalid = Either.isLeft(params)
@@ -101,11 +105,12 @@ export const runRequest = (
         method: operation.method,
         params: operation.params,
         budgetMs: remaining(operation.deadline),
+        idleMs: operation.idleMs,
         onProgress,
         saveTo: operation.saveTo,
         spill: operation.spill,
         remote: remoteOf(server, message, operation),
-        trace: message.trace,
+        trace,
         surface: "thread"
       },
       ended(server, call)

@@ -94,7 +94,7 @@ const request = (plane: Plane.Plane) =>
       const started = options?.startedAt ?? Date.now()
       const prepared = Prepare.prepareFor(operation, id, args, options, context)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+      const { budgetMs, idleMs, params, saveTo, spill, workerId } = prepared.right
       const send = (trace: Plane.Call["trace"]) => {
         const sent = fromPlane<unknown, RequestError>(
           (signal) =>
@@ -104,6 +104,7 @@ const request = (plane: Plane.Plane) =>
               operation: names.get(operation)!,
               params,
               budgetMs: budgetMs === undefined ? undefined : Math.max(0, started + budgetMs - Date.now()),
+              idleMs,
               saveTo,
               spill,
               onProgress: options?.onProgress,

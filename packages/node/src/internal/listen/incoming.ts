@@ -18,6 +18,7 @@ import type * as Headers from "@effect/platform/Headers"
 import * as Rpc from "@effect/rpc/Rpc"
 import type * as RpcMessage from "@effect/rpc/RpcMessage"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Either from "effect/Either"
@@ -123,8 +124,9 @@ export const step = (
         Error.stackTraceLimit = 0
         try {
           return operation.streamed
-            ? (refusedNow(listener, message.id, operation, message.payload) ?? toServer(clientId, message))
-            : relayNow(listener, clientId, message.id, operation, message.payload, write)
+            ? (refusedNow(listener, message.id, operation, message.payload) ??
+                toServer(clientId, withPeerTrace(message, message.payload)))
+            : relayNow(listener, clientId, message, operation, message.payload, write)
         } finally {
           Error.stackTraceLimit = stackTraceLimit
         }
@@ -191,14 +193,35 @@ const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step =>
 export const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
+// C83: a listener that does not trace hands on the peer's span, its ids from the envelope, the rest from the payload.
+const peerTrace = (
+  message: RpcMessage.RequestEncoded,
+  payload: typeof RequestPayload.Type
+): OwnerProtocol.TraceContext | undefined =>
+  payload.trace ??
+  (typeof message.traceId === "string" && typeof message.spanId === "string"
+    ? [message.traceId, message.spanId, message.sampled !== false]
+    : undefined)
+
+// C83: a listener that does not trace opens no span of a streamed call: the peer's span goes to its handler in the
+// payload, as what its trace carries besides the ids does.
+const withPeerTrace = (
+  message: RpcMessage.RequestEncoded,
+  payload: typeof RequestPayload.Type
+): RpcMessage.RequestEncoded => {
+  const trace = payload.trace === undefined ? peerTrace(message, payload) : undefined
+  return trace === undefined ? message : { ...message, payload: { ...payload, trace } }
+}
+
 const relayNow = (
   listener: Listener,
   clientId: number,
-  requestId: string,
+  message: RpcMessage.RequestEncoded & { readonly id: string },
   operation: Operation,
   payload: typeof RequestPayload.Type,
   write: (clientId: number, frame: RpcMessage.ResponseExitEncoded) => void
 ): Step => {
+  const requestId = message.id
   const found = admitted(listener, operation.name, operation.method, payload)
   if (Either.isLeft(found)) return refusal(requestId, operation, Exit.fail(Grants.renamed(found.left, payload.id)))
   const { grant, workerId } = found.right
@@ -221,11 +244,12 @@ const relayNow = (
       method: operation.method,
       params: payload.params,
       budgetMs: remaining(payload.deadline),
+      idleMs: payload.idleMs,
       onProgress: undefined,
       saveTo: payload.saveTo,
       // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
       spill: payload.spill,
-      trace: undefined,
+      trace: peerTrace(message, payload),
       surface: "socket"
     },
     answer

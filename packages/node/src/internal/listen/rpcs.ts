@@ -22,6 +22,8 @@ export const RequestPayload = Schema.Struct({
   id: Schema.String,
   params: Schema.String,
   deadline,
+  /** The caller's idle budget in ms (C121), which the owner runs. */
+  idleMs: Schema.optional(Schema.Number),
   saveTo: Schema.optional(Schema.String),
   /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it (a spill of the caller's is refused). */
   spill: Schema.optional(Schema.Literal(false)),

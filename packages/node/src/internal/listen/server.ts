@@ -97,12 +97,13 @@ const request = (
             method: operation.method,
             params: payload.params,
             budgetMs: remaining(payload.deadline),
+            idleMs: payload.idleMs,
             onProgress,
             saveTo: payload.saveTo,
             // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
             spill: payload.spill,
             // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
-            trace: OwnerProtocol.traceContextOfFiber(fiber),
+            trace: OwnerProtocol.traceContextOfFiber(fiber) ?? payload.trace,
             surface: "socket"
           },
           (exit) => {

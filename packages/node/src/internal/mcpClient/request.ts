@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Connection from "../shared/connection.js"
-import { contextOf, isTracing } from "../shared/traced.js"
+import { tracedWith } from "../shared/traced.js"
 import type { Client } from "./record.js"
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -113,7 +113,7 @@ const start = (
   // A spill is the owner threads' (the client reads its results here, within the limit): refused, never ignored.
   const prepared = Prepare.prepare(operation, args, options, paramsContext)
   if (Either.isLeft(prepared)) return resume(Effect.fail(prepared.left))
-  const { budgetMs, params } = prepared.right
+  const { budgetMs, idleMs, params } = prepared.right
   const refused = refusal(client)
   if (refused !== undefined) return resume(Effect.fail(refused))
   const left = (budgetMs ?? client.defaultTimeoutMs) - (Date.now() - started)
@@ -134,6 +134,7 @@ const start = (
     method: operation.method,
     params,
     deadline: Date.now() + left,
+    ...(idleMs === undefined ? {} : { idleMs }),
     ...(onProgress === undefined ? {} : { progress: true }),
     // C83: the call's span goes to the server in `_meta`.
     ...(trace === undefined ? {} : { trace })
@@ -152,18 +153,7 @@ export const run = (
 ): Effect.Effect<unknown, RequestError> => {
   const request = (trace: OwnerProtocol.TraceContext | undefined) =>
     Effect.async<unknown, RequestError>((resume) => start(client, operation, args, options, trace, resume))
-  return Effect.withFiberRuntime((fiber) =>
-    isTracing(fiber)
-      ? Effect.withSpan(
-          Effect.withFiberRuntime((inner) => request(contextOf(inner))),
-          operation.span,
-          {
-            attributes: { workerId: client.workerId, ...operation.attributes?.(args) },
-            captureStackTrace: false
-          }
-        )
-      : request(undefined)
-  )
+  return tracedWith(operation.span, { workerId: client.workerId, ...operation.attributes?.(args) }, request)
 }
 
 /** Cancels exactly the request in flight named (C12). @internal */

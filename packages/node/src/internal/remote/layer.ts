@@ -40,7 +40,7 @@ import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js
 import * as HostEvents from "../host/events.js"
 import type * as Protocol from "../wire/remoteProtocol.js"
 import { openRequest } from "./openRequest.js"
-import { contextOf, isTracing, traced } from "../shared/traced.js"
+import { traced, tracedWith } from "../shared/traced.js"
 
 /**
  * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
@@ -188,7 +188,7 @@ const call = <A>(
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-    const { budgetMs, params, saveTo, spill, workerId } = prepared.right
+    const { budgetMs, idleMs, params, saveTo, spill, workerId } = prepared.right
     return answerOf<A, RequestError>(
       caller,
       () =>
@@ -197,6 +197,7 @@ const call = <A>(
           method: operation.method,
           params,
           budgetMs: budgetMs === undefined ? undefined : Math.max(0, budgetMs - (Date.now() - started)),
+          idleMs,
           saveTo,
           spill,
           onProgress: options?.onProgress,
@@ -244,15 +245,9 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   ): Effect.Effect<A, RequestError> =>
     answered(
       operation,
-      Effect.withFiberRuntime<A, RequestError>((fiber) =>
-        isTracing(fiber)
-          ? Effect.withSpan(
-              // The span's context goes with the request: the host's span and the owner's are its children.
-              Effect.withFiberRuntime((inner) => call(caller, operation, id, args, options, contextOf(inner))),
-              operation.span,
-              { attributes: { workerId: id, ...operation.attributes?.(args), remote: true }, captureStackTrace: false }
-            )
-          : call(caller, operation, id, args, options, undefined)
+      // The span's context goes with the request: the host's span and the owner's are its children.
+      tracedWith(operation.span, { workerId: id, ...operation.attributes?.(args), remote: true }, (trace) =>
+        call(caller, operation, id, args, options, trace)
       )
     )
   const requests = Operations.derive<RemoteExtra>(request)

@@ -2,11 +2,11 @@
  * Spans for the request path, opened only when tracing is on: a tracer other than Effect's default one is installed
  * and `Effect.withTracerEnabled(false)` is not in force. The default tracer never exports spans, yet each one draws
  * random ids for ~10 µs — a tenth of what a whole thread hop adds to a call — so without a real tracer no span work
- * is done at all.
+ * is done at all. A span the caller opened is still sent, whatever its tracer (C83): its ids are already drawn.
  *
  * A span's context crosses threads with the message that carries its work (`OwnerProtocol.TraceContext`:
  * `[traceId, spanId, sampled]`, as `@effect/platform`'s Worker sends it), so that one call is one trace. A call made
- * while tracing is off carries none, and the other side then opens no span for it.
+ * outside any span, or with tracing off, carries none.
  */
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
@@ -36,8 +36,9 @@ export const traced =
     )
 
 /**
- * `traced`, with the trace context of its span handed to `f` (`undefined` when tracing is off, at no cost beyond
- * `traced`'s own): for a request that carries its span in its message.
+ * `traced`, with the trace context a request sends handed to `f`: its own span's when tracing is on, else the
+ * caller's span's whatever its tracer (C83), `undefined` outside any span — one read of the fiber, so an untraced call
+ * costs nothing more.
  *
  * @internal
  */
@@ -46,28 +47,21 @@ export const tracedWith = <A, E, R>(
   attributes: Record<string, unknown>,
   f: (trace: TraceContext | undefined) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
-  Effect.tracerWith((tracer) =>
-    tracer === defaultTracer
-      ? f(undefined)
-      : FiberRef.getWith(FiberRef.currentTracerEnabled, (enabled) =>
-          enabled
-            ? Effect.withSpan(
-                Effect.withFiberRuntime((fiber) => f(contextOf(fiber))),
-                name,
-                { attributes, captureStackTrace: false }
-              )
-            : f(undefined)
+  Effect.withFiberRuntime((fiber) =>
+    isTracing(fiber)
+      ? Effect.withSpan(
+          Effect.withFiberRuntime((inner) => f(contextOf(inner))),
+          name,
+          { attributes, captureStackTrace: false }
         )
+      : f(contextOf(fiber))
   )
 
 /** Whether `fiber` records spans, by the same rule as `traced`: for code that reads its fiber anyway. @internal */
 export const isTracing = OwnerProtocol.isTracing
 
-/** The context of `fiber`'s current span, to send with a message that carries its work on. @internal */
-export const contextOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
-  const span = fiber.currentSpan
-  return span === undefined ? undefined : OwnerProtocol.traceContextOf(span)
-}
+/** The context of `fiber`'s current span, to send with a message that carries its work on (C83). @internal */
+export const contextOf = OwnerProtocol.traceContextOfFiber
 
 /**
  * Runs `effect` as part of the span of another thread, when a message carried one: its spans become children of it.
@@ -115,20 +109,20 @@ export const currentTracing: Effect.Effect<Tracing | undefined> = Effect.withFib
 )
 
 /**
- * Opens a span outside any fiber, as the child of a span of another thread. The attributes name things, never
- * values that may be secret.
+ * Opens a span outside any fiber, as the child of a span of another thread (`undefined`: a root). The attributes name
+ * things, never values that may be secret.
  *
  * @internal
  */
 export const startSpan = (
   tracing: Tracing,
   name: string,
-  parent: TraceContext,
+  parent: TraceContext | undefined,
   attributes: Record<string, unknown>
 ): Tracer.Span => {
   const span = tracing.tracer.span(
     name,
-    Option.some(externalOf(parent)),
+    parent === undefined ? Option.none() : Option.some(externalOf(parent)),
     Context.empty(),
     [],
     tracing.clock.unsafeCurrentTimeNanos(),

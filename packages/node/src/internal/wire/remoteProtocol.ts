@@ -85,6 +85,8 @@ export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline,
+  /** The caller's idle budget in ms (C121), which the owner runs. */
+  idleMs: Schema.optional(Schema.Number),
   /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `RemoteProgress` replies. */
   progress: Schema.optional(Schema.Boolean),
   /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
@@ -209,6 +211,8 @@ export const Direct = Schema.TaggedStruct("Direct", {
   method: OwnerProtocol.Method,
   params: Schema.String,
   deadline: Schema.Number,
+  /** The caller's idle budget in ms (C121): the owner ends the request when its server's progress stops that long. */
+  idleMs: Schema.optional(Schema.Number),
   saveTo: Schema.optional(Schema.String),
   spill: Schema.optional(OwnerProtocol.Spill),
   /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
