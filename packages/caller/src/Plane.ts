@@ -8,6 +8,7 @@
 // `AsyncDisposable` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { CleanupSummary } from "./McpWorkerError.js"
+import type * as Protocol from "./internal/thread/protocol.js"
 
 /**
  * One progress notification of a request, as the server counts it.
@@ -144,16 +145,7 @@ export interface OpenOptions {
  * @category models
  */
 export interface PreparedOpen {
-  readonly open: {
-    readonly config: string
-    readonly isolation?: "thread" | "process" | undefined
-    readonly maxOldGenerationSizeMb?: number | undefined
-    readonly spill?: string | undefined
-    readonly tools?:
-      | { readonly allow?: ReadonlyArray<string> | undefined; readonly deny?: ReadonlyArray<string> | undefined }
-      | undefined
-    readonly name?: string | undefined
-  }
+  readonly open: Omit<Protocol.RemoteOpen, "_tag" | "deadline">
   readonly budgetMs: number | undefined
 }
 

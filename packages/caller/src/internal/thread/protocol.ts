@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import type * as Operations from "../../Operations.js"
 
 const version = "v1"
 
@@ -44,23 +45,8 @@ export const remoteGoneAfterMs = 3 * pingEveryMs
 /** A caller stops waiting on its own this long after a request's deadline, should no answer have come. @internal */
 export const graceMs = 250
 
-/** The MCP methods of the operation table, as the owner protocol names them. @internal */
-export type Method =
-  | "tools/list"
-  | "tools/call"
-  | "resources/list"
-  | "resources/templates/list"
-  | "resources/read"
-  | "resources/subscribe"
-  | "resources/unsubscribe"
-  | "prompts/list"
-  | "prompts/get"
-  | "completion/complete"
-  | "ping"
-  | "tasks/get"
-  | "tasks/result"
-  | "tasks/cancel"
-  | "tasks/list"
+/** The MCP methods of the operation table. @internal */
+export type Method = Operations.Method
 
 /** A caller's span: trace id, span id, sampled, and the W3C `tracestate` and `baggage` it carries. @internal */
 export type TraceContext = readonly [string, string, boolean, (string | undefined)?, (string | undefined)?]
