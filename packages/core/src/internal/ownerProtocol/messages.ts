@@ -12,6 +12,7 @@ import {
   InvalidInput,
   OpenFailed,
   PreflightFailed,
+  TaskEnded,
   ResultTooLarge,
   ServerError,
   UnusableResult,
@@ -218,7 +219,8 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
     DeliveryUnknown,
     InputRoundsExceeded,
     UnusableResult,
-    PreflightFailed
+    PreflightFailed,
+    TaskEnded
   )
 })
 
@@ -243,7 +245,8 @@ export const ObservedOutcome = Schema.Literal(
   "DeadlineExceeded",
   "InputRoundsExceeded",
   "UnusableResult",
-  "PreflightFailed"
+  "PreflightFailed",
+  "TaskEnded"
 )
 
 /** @internal */
