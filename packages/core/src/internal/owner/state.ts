@@ -12,6 +12,7 @@ import {
   type InvalidInput,
   type ResultTooLarge,
   type PreflightFailed,
+  type TaskEnded,
   type UnusableResult,
   type ServerError,
   type WorkerBusy,
@@ -237,6 +238,7 @@ export const postFailure = (
     | InputRoundsExceeded
     | UnusableResult
     | PreflightFailed
+    | TaskEnded
 ): void => {
   const direct = takeDirect(machine, requestId)
   if (direct !== undefined) {

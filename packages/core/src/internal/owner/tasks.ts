@@ -6,7 +6,7 @@ import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcon
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
-import { errorText, isSchemaError, schemaErrorSummary } from "./errors.js"
+import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
 import { RequestAbort } from "./requestAbort.js"
 import { type Connection, connectionGone, type Machine } from "./state.js"
 import * as Extension from "./tasksExtension.js"
@@ -186,6 +186,36 @@ export const refusal = (
 }
 
 /**
+ * A task request that failed, as the caller gets it: a `tasks/result` the server refused on a 2025-11-25 connection
+ * is followed by a `tasks/get` within the same budget, and a task that ended `cancelled` or `failed` is told as such
+ * (C123); anything else stands as it came, the task's id taken out (C71).
+ *
+ * @internal
+ */
+export const failedWait = async (
+  connection: Connection,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>,
+  error: unknown,
+  options: { readonly signal: AbortSignal; readonly timeout: number }
+): Promise<never> => {
+  const taskId = params.taskId
+  if (method !== "tasks/result" || connection.modern !== undefined || !(error instanceof ProtocolError)) {
+    throw withoutTaskId(params, error)
+  }
+  const task = await connection.client
+    .request({ method: "tasks/get", params: { taskId } }, specTypeSchemas.GetTaskResult, options)
+    .catch(() => undefined)
+    .finally(() => connection.transport.takeResponse?.())
+  if (task === undefined || (task.status !== "cancelled" && task.status !== "failed")) {
+    throw withoutTaskId(params, error)
+  }
+  // A failed task's own error is the code of the refused `tasks/result`; a cancelled one has none.
+  const code = task.status === "failed" ? error.code : undefined
+  throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage), code)
+}
+
+/**
  * A server's error about a task, its id taken out of the message and its data left behind: whoever reads the error
  * may not hold the task (C71).
  *
@@ -194,5 +224,5 @@ export const refusal = (
 export const withoutTaskId = (params: Record<string, unknown>, error: unknown): unknown => {
   const taskId = params.taskId
   if (typeof taskId !== "string" || !(error instanceof ProtocolError)) return error
-  return new ProtocolError(error.code, error.message.split(taskId).join("[task]"))
+  return new ProtocolError(error.code, without(taskId, error.message)!)
 }

@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import { TaskEndedWithout, without } from "./errors.js"
 import { askHost } from "./serverRequests.js"
 import type { Connection, Machine } from "./state.js"
 
@@ -186,6 +187,18 @@ const answerInputs = async (
   if (Object.keys(inputResponses).length > 0) await byId(client, "tasks/update", taskId, { inputResponses }, options)
 }
 
+// C123: a task that ended without a result says which end it met; a failure's words are its status message, else its
+// error's, the task's id taken out (C71).
+const endedWithout = (taskId: string, task: Json): TaskEndedWithout => {
+  const error = isObject(task.error) ? task.error : {}
+  const words = typeof task.statusMessage === "string" ? task.statusMessage : error.message
+  return new TaskEndedWithout(
+    task.status,
+    without(taskId, typeof words === "string" ? words : undefined),
+    task.status === "failed" && typeof error.code === "number" ? error.code : undefined
+  )
+}
+
 /**
  * `taskResult` on this revision: `tasks/get` until the task ends, within the request's budget (its signal), answering
  * its input requests on the way; the result of a completed task, the error of a failed one (C73, C75b).
@@ -200,14 +213,7 @@ const awaitResult = async (
   for (;;) {
     const task = await detailed(client, taskId, options)
     if (task.status === "completed") return toolResult(task.result)
-    if (task.status === "failed") {
-      const error = isObject(task.error) ? task.error : {}
-      throw new ProtocolError(
-        typeof error.code === "number" ? error.code : ProtocolErrorCode.InternalError,
-        typeof error.message === "string" ? error.message : "the task failed"
-      )
-    }
-    if (task.status === "cancelled") throw new ProtocolError(ProtocolErrorCode.InternalError, "the task was cancelled")
+    if (task.status === "failed" || task.status === "cancelled") throw endedWithout(taskId, task)
     if (task.status === "input_required" && isObject(task.inputRequests)) {
       await answerInputs(machine, client, taskId, task.inputRequests, answered, options)
     }
