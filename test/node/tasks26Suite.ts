@@ -76,6 +76,8 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
   const unknownId = "no-such-task-4f1c"
   const unknown = await failure(mcp.getTask(id, unknownId))
   const unknownMessage = (await messageOf(mcp.getTask(id, unknownId))).includes(unknownId)
+  // C124: the reads the caller asked for and no others, long after its start (the cancel's state, the wait's one look at an ended task).
+  const doomedGets = text(await mcp.callTool(id, "gets", { taskId: doomed.task.taskId }))
   const status = JSON.stringify(await mcp.status(id))
   const secret = [taskId, asking.task.taskId, doomed.task.taskId].some((one) => status.includes(one))
   return {
@@ -94,6 +96,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
     failed,
     cancelled,
     cancelledWait,
+    doomedGets,
     optional: [optional.task.status, optionalResult],
     atOnce: [atOnce.task, text(atOnce)],
     unknown,
@@ -132,6 +135,7 @@ export const expectedTasks26 = {
     statusMessage: "cancelled by the client",
     startTask: false
   },
+  doomedGets: "2",
   optional: ["working", "quick: both"],
   atOnce: [undefined, "quick: now"],
   unknown: { _tag: "ServerError", delivery: "delivered", code: -32602, startTask: false },
