@@ -35,6 +35,8 @@ const framed = (framing: Framing, params: Json): Json => {
   })
 }
 
+const idPrefix = "mcpw-task-"
+
 interface Waiting {
   readonly answer: (response: JsonRpcResponse) => void
 }
@@ -54,12 +56,14 @@ class RawRequests {
     }
   }
 
-  // The client numbers its requests; a string id of ours is never one of them.
+  // The client numbers its requests; an id of ours is never one of them. The late answer to one that ended is dropped
+  // here, not handed to the client, which knows no such request.
   private take(message: JSONRPCMessage): boolean {
     const id = (message as { readonly id?: unknown }).id
-    const waiting = typeof id === "string" ? this.waiting.get(id) : undefined
-    if (waiting === undefined || !("result" in message || "error" in message)) return false
-    this.waiting.delete(id as string)
+    if (typeof id !== "string" || !id.startsWith(idPrefix) || !("result" in message || "error" in message)) return false
+    const waiting = this.waiting.get(id)
+    if (waiting === undefined) return true
+    this.waiting.delete(id)
     waiting.answer(
       "error" in message
         ? { kind: "error", error: message.error as never }
@@ -73,7 +77,7 @@ class RawRequests {
    * The owner's signal is its own light abort, not a DOM `AbortSignal`: each is listened to, never combined.
    */
   send(method: string, params: Json, signals: ReadonlyArray<AbortSignal>, timeoutMs: number, headers: Json) {
-    const id = `mcpw-task-${++this.next}`
+    const id = `${idPrefix}${++this.next}`
     return new Promise<JsonRpcResponse>((resolve, reject) => {
       // Over HTTP the request's own stream ends with it (the transport wants a DOM signal).
       const stream = new AbortController()
