@@ -72,22 +72,26 @@ class RawRequests {
     return true
   }
 
+  private cancelled(requestId: string, why: unknown): JSONRPCMessage {
+    const reason = why instanceof Error ? why.message : String(why)
+    const params = framed(this.framing, { requestId, reason })
+    return { jsonrpc: "2.0", method: "notifications/cancelled", params } as JSONRPCMessage
+  }
+
   /**
-   * Sends one request; its budget or either signal ends it with an exact `notifications/cancelled`, as the SDK's.
-   * The owner's signal is its own light abort, not a DOM `AbortSignal`: each is listened to, never combined.
+   * Sends one request; its budget or either signal ends it exactly, as the SDK's client ends its own (C10, C55): a
+   * transport with a stream per request closes that stream, any other is told with `notifications/cancelled`. The
+   * owner's signal is its own light abort, not a DOM `AbortSignal`: each is listened to, never combined.
    */
   send(method: string, params: Json, signals: ReadonlyArray<AbortSignal>, timeoutMs: number, headers: Json) {
     const id = `${idPrefix}${++this.next}`
+    const stream = this.transport.hasPerRequestStream === true ? new AbortController() : undefined
     return new Promise<JsonRpcResponse>((resolve, reject) => {
-      // Over HTTP the request's own stream ends with it (the transport wants a DOM signal).
-      const stream = new AbortController()
       const end = (why: unknown) => {
         if (!this.waiting.delete(id)) return
         settle()
-        stream.abort(why)
-        const reason = why instanceof Error ? why.message : String(why)
-        const cancel = { method: "notifications/cancelled", params: framed(this.framing, { requestId: id, reason }) }
-        this.transport.send({ jsonrpc: "2.0", ...cancel } as JSONRPCMessage).catch(() => {})
+        if (stream !== undefined) stream.abort(why)
+        else this.transport.send(this.cancelled(id, why)).catch(() => {})
         reject(why)
       }
       const aborts = signals.map((signal) => [signal, () => end(signal.reason)] as const)
@@ -104,7 +108,8 @@ class RawRequests {
       })
       for (const [signal, onAbort] of aborts) signal.addEventListener("abort", onAbort, { once: true })
       const request = { jsonrpc: "2.0", id, method, params: framed(this.framing, params) } as JSONRPCMessage
-      this.transport.send(request, { requestSignal: stream.signal, headers }).catch((error) => {
+      const sending = stream === undefined ? { headers } : { requestSignal: stream.signal, headers }
+      this.transport.send(request, sending).catch((error) => {
         if (!this.waiting.delete(id)) return
         settle()
         reject(error)
