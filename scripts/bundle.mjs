@@ -53,9 +53,10 @@ const lazyAjv = {
   }
 }
 
-// One zod 4 for the SDK. npm nests the same zod under both @modelcontextprotocol/client and @modelcontextprotocol/core
-// (the root's zod is 3.25, for the 1.x fixtures); bundled as it resolves, every owner would load and build zod twice
-// (100 KB each). Both resolve to the client's copy, and only while the two are the same version.
+// One zod 4 for the SDK and the tasks extension. npm nests zod 4 under @modelcontextprotocol/client, @modelcontextprotocol/core
+// and @modelcontextprotocol/ext-tasks (the root's zod is 3.25, for the 1.x fixtures); bundled as it resolves, every
+// owner would load and build zod once per copy (100 KB each). Each resolves to the client's copy while its own is the
+// same version.
 const clientDir = path.join(root, "node_modules/@modelcontextprotocol/client")
 const zodVersionOf = (dir) => {
   try {
@@ -68,10 +69,12 @@ const oneZod = {
   name: "mcp-worker-one-zod",
   setup(build) {
     const version = zodVersionOf(clientDir)
-    if (version === undefined || zodVersionOf(path.join(root, "node_modules/@modelcontextprotocol/core")) !== version)
-      return
+    if (version === undefined) return
+    const same = ["core", "ext-tasks"]
+      .filter((name) => zodVersionOf(path.join(root, "node_modules/@modelcontextprotocol", name)) === version)
+      .map((name) => `${path.sep}@modelcontextprotocol${path.sep}${name}${path.sep}`)
     build.onResolve({ filter: /^zod(\/.*)?$/ }, (args) =>
-      args.pluginData === oneZod || !args.importer.includes(`${path.sep}@modelcontextprotocol${path.sep}`)
+      args.pluginData === oneZod || !same.some((dir) => args.importer.includes(dir))
         ? undefined
         : build.resolve(args.path, { resolveDir: clientDir, kind: args.kind, pluginData: oneZod })
     )

@@ -164,6 +164,18 @@ export const clusterSuite = (fixture: StorageFixture, failures: ReadonlyArray<Fa
         Effect.flatMap(McpWorkers, (workers) => workers.taskResult(id, taskId, { timeout: "60 seconds" }))
       )
       assert.include((result.content[0] as { text: string }).text, "# Research Report: runners")
+      // C123: a task cancelled through one runner, waited for through another, says how it ended.
+      const doomed = await b.request("startTask", id, ["simulate-research-query", { topic: "moot" }], {
+        timeoutMs: 10_000
+      })
+      const doomedId = (doomed as any).value.task.taskId as string
+      assert.strictEqual(
+        ((await a.request("cancelTask", id, [doomedId], { timeoutMs: 5000 })) as any).value.status,
+        "cancelled"
+      )
+      const ended = await c.request("taskResult", id, [doomedId], { timeoutMs: 10_000 })
+      assert.strictEqual(tagOf(ended), "TaskEnded", JSON.stringify(ended))
+      assert.deepStrictEqual([(ended as any).error.state, (ended as any).error.delivery], ["cancelled", "delivered"])
       const closed = await c.call("close", id)
       assert.strictEqual((closed as any).value.cleanup.activeProcesses, 0)
     })

@@ -229,6 +229,29 @@ describe("C70, C72-C74: tasks against a fixture of ours", () => {
       assert.strictEqual((yield* workers.getTask(id, quick.task.taskId)).status, "completed")
     }).pipe(Effect.provide(layer))
   )
+
+  it.live("C123: a wait on a task that ended without a result says how it ended, its id kept out", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasksFixture)
+      const running = yield* workers.startTask(id, "report", { topic: "long", ms: 60_000 })
+      yield* workers.cancelTask(id, running.task.taskId)
+      const cancelled = yield* failureOf(workers.taskResult(id, running.task.taskId))
+      assert.deepStrictEqual(
+        [cancelled._tag, cancelled.delivery, cancelled.state, cancelled.code],
+        ["TaskEnded", "delivered", "cancelled", undefined]
+      )
+      const failing = yield* workers.startTask(id, "report", { topic: "bad", failWith: "the report broke" })
+      const failed = yield* failureOf(workers.taskResult(id, failing.task.taskId, { timeout: "60 seconds" }))
+      assert.deepStrictEqual(
+        [failed._tag, failed.delivery, failed.state, failed.statusMessage],
+        ["TaskEnded", "delivered", "failed", "the report broke ([task])"]
+      )
+      assert.isNumber(failed.code)
+      assert.notInclude(failed.message, failing.task.taskId)
+      assert.isFalse((yield* workers.status(id)).busy)
+    }).pipe(Effect.provide(layer))
+  )
 })
 
 describe("C75: where the server declares no tasks, they are refused before sending", () => {

@@ -115,3 +115,59 @@ describe("C75c: over Streamable HTTP a task's requests name the task in Mcp-Name
     }).pipe(Effect.provide(layer))
   )
 })
+
+describe("C124: a request of the extension that its budget ends is cancelled exactly", () => {
+  it.live("a wait whose tasks/get is held back past its budget cancels that tasks/get, and the worker goes on", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const id = yield* workers.open(tasks26)
+      // The fixture holds back each tasks/get of this task for a minute: the wait's first read is in flight when its
+      // budget ends.
+      const slow = yield* workers.startTask(id, "research", { topic: "slow", gate: "s1", slowGetMs: 60_000 })
+      const wait = yield* Effect.flip(workers.taskResult(id, slow.task.taskId, { timeout: "300 millis" }))
+      assert.deepStrictEqual(
+        [wait._tag, wait.delivery, (wait as { reason?: string }).reason],
+        ["DeliveryUnknown", "unknown", "timeout"]
+      )
+      const text = (result: { content: Array<any> }) => result.content[0].text as string
+      // The server was told of exactly that request; its late answer, if it comes, reaches nobody.
+      assert.deepStrictEqual(JSON.parse(text(yield* workers.callTool(id, "cancels"))), ["tasks/get"])
+      assert.strictEqual(text(yield* workers.callTool(id, "quick", { topic: "after" })), "quick: after")
+      const closed = yield* workers.close(id)
+      assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("over Streamable HTTP the same wait closes that tasks/get's stream, and tells nothing more", () =>
+    Effect.gen(function* () {
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => startHttpFixture("modern-http", "--tasks")),
+        (fixture) => Effect.promise(() => fixture.stop())
+      )
+      const workers = yield* McpWorkers
+      const id = yield* workers.open({ url: server.url })
+      const slow = yield* workers.startTask(id, "research", { topic: "slow", gate: "h9", slowGetMs: 60_000 })
+      const wait = yield* Effect.flip(workers.taskResult(id, slow.task.taskId, { timeout: "300 millis" }))
+      assert.deepStrictEqual([wait._tag, (wait as { reason?: string }).reason], ["DeliveryUnknown", "timeout"])
+      const after = (yield* workers.callTool(id, "quick", { topic: "after" })) as { content: Array<{ text: string }> }
+      assert.strictEqual(after.content[0]?.text, "quick: after")
+      interface Log {
+        readonly cancelled: ReadonlyArray<{ readonly requestId: unknown; readonly reason: string }>
+        readonly headers: ReadonlyArray<{ readonly mcpMethod: string | null }>
+      }
+      // The fixture records the closed stream when its socket tells it; read before the close, which ends the
+      // connection's own streams too.
+      let log = (yield* Effect.promise(() => server.log())) as unknown as Log
+      while (log.cancelled.length === 0) {
+        yield* Effect.sleep(10)
+        log = (yield* Effect.promise(() => server.log())) as unknown as Log
+      }
+      assert.deepStrictEqual(
+        log.cancelled.map((c) => [String(c.requestId).startsWith("mcpw-task-"), c.reason]),
+        [[true, "response stream closed"]]
+      )
+      assert.isFalse(log.headers.some((h) => h.mcpMethod === "notifications/cancelled"))
+      yield* workers.close(id)
+    }).pipe(Effect.provide(layer))
+  )
+})

@@ -6,11 +6,21 @@ import { clarification, type TaskSurface } from "./tasksSuite.js"
 const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => ({ _tag: "none" }),
-    (error: { _tag?: string; delivery?: string; reason?: string; message?: string; code?: number }) => ({
+    (error: {
+      _tag?: string
+      delivery?: string
+      reason?: string
+      message?: string
+      code?: number
+      state?: string
+      statusMessage?: string
+    }) => ({
       _tag: error._tag ?? "other",
       delivery: error.delivery,
       ...(error.reason === undefined ? {} : { reason: error.reason }),
       ...(error.code === undefined ? {} : { code: error.code }),
+      ...(error.state === undefined ? {} : { state: error.state }),
+      ...(error.statusMessage === undefined ? {} : { statusMessage: error.statusMessage }),
       startTask: (error.message ?? "").includes("startTask")
     })
   )
@@ -49,6 +59,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
   // A result wait takes the worker's one slot: a start meanwhile is refused, not sent (C70).
   const busy = await failure(mcp.startTask(id, "quick", { topic: "later" }))
   const clarified = text(await waiting)
+  // A task that ended without a result says how it ended, its id kept out of its words (C123, C71).
   const failed = await failure(
     mcp.startTask(id, "research", { fail: true }).then((one) => mcp.taskResult(id, one.task.taskId))
   )
@@ -65,6 +76,8 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
   const unknownId = "no-such-task-4f1c"
   const unknown = await failure(mcp.getTask(id, unknownId))
   const unknownMessage = (await messageOf(mcp.getTask(id, unknownId))).includes(unknownId)
+  // C124: the reads the caller asked for and no others, long after its start (the cancel's state, the wait's one look at an ended task).
+  const doomedGets = text(await mcp.callTool(id, "gets", { taskId: doomed.task.taskId }))
   const status = JSON.stringify(await mcp.status(id))
   const secret = [taskId, asking.task.taskId, doomed.task.taskId].some((one) => status.includes(one))
   return {
@@ -83,6 +96,7 @@ export const exerciseTasks26 = async (mcp: TaskSurface, id: string) => {
     failed,
     cancelled,
     cancelledWait,
+    doomedGets,
     optional: [optional.task.status, optionalResult],
     atOnce: [atOnce.task, text(atOnce)],
     unknown,
@@ -105,9 +119,23 @@ export const expectedTasks26 = {
   done: ["completed", "research: tides"],
   busy: { _tag: "WorkerBusy", delivery: "not_sent", startTask: false },
   clarified: `research: python (${clarification.content.interpretation})`,
-  failed: { _tag: "ServerError", delivery: "delivered", code: -32603, startTask: false },
+  failed: {
+    _tag: "TaskEnded",
+    delivery: "delivered",
+    code: -32050,
+    state: "failed",
+    statusMessage: "the research of [task] failed",
+    startTask: false
+  },
   cancelled: "cancelled",
-  cancelledWait: { _tag: "ServerError", delivery: "delivered", code: -32603, startTask: false },
+  cancelledWait: {
+    _tag: "TaskEnded",
+    delivery: "delivered",
+    state: "cancelled",
+    statusMessage: "cancelled by the client",
+    startTask: false
+  },
+  doomedGets: "2",
   optional: ["working", "quick: both"],
   atOnce: [undefined, "quick: now"],
   unknown: { _tag: "ServerError", delivery: "delivered", code: -32602, startTask: false },

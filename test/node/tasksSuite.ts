@@ -25,10 +25,11 @@ export const clarification = { action: "accept", content: { interpretation: "sna
 const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => ({ _tag: "none" }),
-    (error: { _tag?: string; delivery?: string; reason?: string; message?: string }) => ({
+    (error: { _tag?: string; delivery?: string; reason?: string; message?: string; state?: string }) => ({
       _tag: error._tag ?? "other",
       delivery: error.delivery,
       ...(error.reason === undefined ? {} : { reason: error.reason }),
+      ...(error.state === undefined ? {} : { state: error.state }),
       startTask: (error.message ?? "").includes("startTask")
     })
   )
@@ -64,6 +65,8 @@ export const exerciseTasks = async (mcp: TaskSurface, id: string) => {
   // A cancel answers the task's state after it (C74).
   const doomed = await mcp.startTask(id, researchTool, { topic: "moot" })
   const cancelled = await mcp.cancelTask(id, doomed.task.taskId)
+  // Its wait is answered with how it ended, not a bare server error (C123).
+  const cancelledWait = await failure(mcp.taskResult(id, doomed.task.taskId, { timeout: "60 seconds" }))
   const unknown = await failure(mcp.getTask(id, "no-such-task"))
   const emptyId = await failure(mcp.getTask(id, ""))
   // A task id is a secret: no status shows one (C71).
@@ -88,6 +91,7 @@ export const exerciseTasks = async (mcp: TaskSurface, id: string) => {
     busy,
     clarified: text(clarified).includes("python (snake)"),
     cancelled: cancelled.status,
+    cancelledWait,
     unknown: unknown._tag,
     emptyId: emptyId._tag,
     secret
@@ -111,6 +115,7 @@ export const expectedTasks = {
   busy: { _tag: "WorkerBusy", delivery: "not_sent", startTask: false },
   clarified: true,
   cancelled: "cancelled",
+  cancelledWait: { _tag: "TaskEnded", delivery: "delivered", state: "cancelled", startTask: false },
   unknown: "ServerError",
   emptyId: "InvalidInput",
   secret: false

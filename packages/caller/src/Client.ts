@@ -312,12 +312,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
 
   return {
     ...requests,
-    open: (config, openOptions) =>
-      notDisposed(() =>
-        environment.prepareOpen === undefined
-          ? Promise.reject(needsOpenChecks())
-          : environment.prepareOpen(config, openOptions ?? {}).then((prepared) => plane.open(prepared))
-      ),
+    open: (config, openOptions) => notDisposed(() => openOn(plane, environment, config, openOptions)),
     status: (id) => withId(id, "workerId", (workerId) => plane.status(workerId)),
     cancel: (id, requestId) =>
       withId(id, "workerId", (workerId) =>
@@ -404,6 +399,17 @@ const disposedError = (message: string): Error => {
   error.name = "AbortError"
   return error
 }
+
+// `open` checks its config where it is called (C18), with the checks the environment has.
+const openOn = (
+  plane: Plane.Plane,
+  environment: Environment,
+  config: unknown,
+  options: OpenOptions | undefined
+): Promise<string> =>
+  environment.prepareOpen === undefined
+    ? Promise.reject(needsOpenChecks())
+    : environment.prepareOpen(config, options ?? {}).then((prepared) => plane.open(prepared))
 
 const needsOpenChecks = () =>
   new InvalidInput({

@@ -136,6 +136,18 @@ export const specs = {
   PreflightFailed: {
     fields: { workerId: "string", requestId: "string", method: ["tools/list"], detail: "string", delivery: notSent },
     defaults: { delivery: "not_sent" }
+  },
+  TaskEnded: {
+    fields: {
+      workerId: "string",
+      requestId: "string",
+      state: ["cancelled", "failed"],
+      statusMessage: "string",
+      code: "number",
+      delivery: ["delivered"]
+    },
+    optional: ["statusMessage", "code"],
+    defaults: { delivery: "delivered" }
   }
 } as const satisfies { readonly [tag: string]: ErrorSpec }
 
@@ -245,7 +257,10 @@ export const messages = {
   RequestNotPending: (e: Fields<"RequestNotPending">): string =>
     `request ${JSON.stringify(e.requestId.slice(0, 64))} is not in flight on worker ${e.workerId}`,
   DeadlineExceeded: (e: Fields<"DeadlineExceeded">): string =>
-    `the deadline of a request on worker ${e.workerId} passed before it could be sent; nothing was sent`
+    `the deadline of a request on worker ${e.workerId} passed before it could be sent; nothing was sent`,
+  TaskEnded: (e: Fields<"TaskEnded">): string =>
+    `the task awaited by request ${e.requestId} on worker ${e.workerId} ended ${e.state}` +
+    `${e.code === undefined ? "" : ` (error ${e.code})`}: it has no result`
 } satisfies { readonly [T in Tag]?: (e: Fields<T>) => string }
 
 const isBranded = (u: unknown): u is { readonly _tag: string } =>
@@ -440,6 +455,14 @@ export class UnusableResult extends TaggedError("UnusableResult") {}
 export class PreflightFailed extends TaggedError("PreflightFailed") {}
 
 /**
+ * The task whose result was awaited ended `cancelled` or `failed`: the server answered, and there is no result.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskEnded extends TaggedError("TaskEnded") {}
+
+/**
  * Every class, by tag.
  *
  * @since 0.1.0
@@ -460,7 +483,8 @@ export const classes = {
   DeadlineExceeded,
   InputRoundsExceeded,
   UnusableResult,
-  PreflightFailed
+  PreflightFailed,
+  TaskEnded
 } as const satisfies { readonly [T in Tag]: TaggedErrorClass<T> }
 
 /**

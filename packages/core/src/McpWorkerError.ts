@@ -158,6 +158,30 @@ export class PreflightFailed extends TaggedError<PreflightFailed>("@mcp-worker/c
 }
 
 /**
+ * The task a `taskResult` waited for ended `cancelled` or `failed` (C123): the server answered, so the outcome is
+ * known (`delivered`), and there is no result. `statusMessage` is the task's, `code` the failed task's JSON-RPC error
+ * code, each when the server gave one; neither holds the task's id (C71).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskEnded extends TaggedError<TaskEnded>("@mcp-worker/core/TaskEnded")("TaskEnded", {
+  workerId: Schema.String,
+  requestId: Schema.String,
+  state: Schema.Literal("cancelled", "failed"),
+  statusMessage: Schema.optional(Schema.String),
+  code: Schema.optional(Schema.Number),
+  delivery: Schema.Literal("delivered").pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "delivered" as const)
+  )
+}) {
+  override get message(): string {
+    return messages.TaskEnded(this)
+  }
+}
+
+/**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
  * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
  *
@@ -408,7 +432,8 @@ export const RequestError = Schema.Union(
   DeadlineExceeded,
   InputRoundsExceeded,
   UnusableResult,
-  PreflightFailed
+  PreflightFailed,
+  TaskEnded
 )
 
 /**
@@ -432,7 +457,8 @@ export const McpWorkerError = Schema.Union(
   DeadlineExceeded,
   InputRoundsExceeded,
   UnusableResult,
-  PreflightFailed
+  PreflightFailed,
+  TaskEnded
 )
 
 /**

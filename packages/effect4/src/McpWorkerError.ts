@@ -184,6 +184,32 @@ export class PreflightFailed extends ErrorStack.readable(
 }
 
 /**
+ * The task a `taskResult` waited for ended `cancelled` or `failed` (C123): the server answered, so the outcome is
+ * known (`delivered`), and there is no result. `statusMessage` is the task's, `code` the failed task's JSON-RPC error
+ * code, each when the server gave one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TaskEnded extends ErrorStack.readable(
+  Schema.TaggedError<TaskEnded>("@mcp-worker/core/TaskEnded")("TaskEnded", {
+    workerId: Schema.String,
+    requestId: Schema.String,
+    state: Schema.Literals(["cancelled", "failed"]),
+    statusMessage: Schema.optional(Schema.String),
+    code: Schema.optional(Schema.Number),
+    delivery: Schema.Literal("delivered").pipe(Schema.withConstructorDefault(Effect.succeed("delivered" as const)))
+  })
+) {
+  override get message(): string {
+    return (
+      `the task awaited by request ${this.requestId} on worker ${this.workerId} ended ${this.state}` +
+      `${this.code === undefined ? "" : ` (error ${this.code})`}: it has no result`
+    )
+  }
+}
+
+/**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
  * call ends here, nothing more is sent for it, and the worker stays ready. Each round may have had effects.
  *
@@ -424,7 +450,8 @@ export const RequestError = Schema.Union([
   DeadlineExceeded,
   InputRoundsExceeded,
   UnusableResult,
-  PreflightFailed
+  PreflightFailed,
+  TaskEnded
 ])
 
 /**
@@ -456,7 +483,8 @@ export const McpWorkerError = Schema.Union([
   DeadlineExceeded,
   InputRoundsExceeded,
   UnusableResult,
-  PreflightFailed
+  PreflightFailed,
+  TaskEnded
 ])
 
 /**

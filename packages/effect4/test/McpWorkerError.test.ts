@@ -62,6 +62,14 @@ const samples: Record<string, Record<string, unknown>> = {
     detail: "the server answered it with error -32603",
     delivery: "not_sent"
   },
+  TaskEnded: {
+    workerId: "mcpw_a",
+    requestId: "req_1",
+    state: "failed",
+    statusMessage: "the tool threw",
+    code: -32603,
+    delivery: "delivered"
+  },
   UnusableResult: {
     workerId: "mcpw_a",
     requestId: "req_1",

@@ -49,6 +49,11 @@ export const exerciseTasks = (
     const done = yield* workers.getTask(id, taskId)
     const doomed = yield* workers.startTask(id, "survey", { topic: "moot", until: path.join(dir, "never") })
     const cancelled = yield* workers.cancelTask(id, doomed.task.taskId)
+    // Its wait says how it ended, a tag the face's failures name (C123).
+    const ended = yield* workers.taskResult(id, doomed.task.taskId).pipe(
+      Effect.as("answered"),
+      Effect.catchTag("TaskEnded", (error) => Effect.succeed([error._tag, error.state, error.delivery]))
+    )
     const listedTasks = (yield* workers.listTasks(id)).tasks.map((task) => [task.taskId === taskId, task.status])
     const unknown = yield* Effect.flip(workers.getTask(id, "no-such-task"))
     // A task id is a secret: no status shows one (C71).
@@ -66,6 +71,7 @@ export const exerciseTasks = (
       ],
       done: [done.taskId === taskId, done.status],
       cancelled: cancelled.status,
+      ended,
       listed: listedTasks,
       unknown: unknown._tag,
       secret: [taskId, doomed.task.taskId].some((one) => shown.includes(one))
@@ -83,6 +89,7 @@ export const expected = {
   result: ["report on tides", true],
   done: [true, "completed"],
   cancelled: "cancelled",
+  ended: ["TaskEnded", "cancelled", "delivered"],
   listed: [
     [true, "completed"],
     [false, "cancelled"]

@@ -51,6 +51,27 @@ export class StreamBroken extends Error {
   }
 }
 
+/**
+ * A task awaited by `taskResult` that ended without a result, as the owner read its final state: the request ends as
+ * `TaskEnded` (C123). Its words are the server's, the task's id already taken out (C71).
+ *
+ * @internal
+ */
+export class TaskEndedWithout extends Error {
+  override readonly name = "TaskEndedWithout"
+  constructor(
+    readonly state: "cancelled" | "failed",
+    readonly statusMessage: string | undefined,
+    readonly code: number | undefined
+  ) {
+    super(`the task ended ${state}`)
+  }
+}
+
+/** `text` with the task's id taken out (C71). @internal */
+export const without = (taskId: unknown, text: string | undefined): string | undefined =>
+  typeof taskId !== "string" || taskId === "" || text === undefined ? text : text.split(taskId).join("[task]")
+
 /** @internal */
 export const errorText = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === "string" ? error : "unknown error"

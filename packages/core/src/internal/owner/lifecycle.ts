@@ -26,7 +26,17 @@ import { forwardNotifications, forwardProgress, listen } from "./notifications.j
 import * as ParamHeaders from "./paramHeaders.js"
 import { onClientError } from "./requests.js"
 import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
-import { closedFrom, type Connection, endDirect, fail, heldBy, inflightOf, type Machine, State } from "./state.js"
+import {
+  closedFrom,
+  type Connection,
+  endDirect,
+  fail,
+  heldBy,
+  inflightOf,
+  type Machine,
+  type Modern,
+  State
+} from "./state.js"
 
 const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
@@ -76,8 +86,9 @@ export const open = (
     machine.state = State.Opening({ workerId, transport, client: undefined })
     const handlers = request.handlers ?? []
     const budgetMs = Math.min(request.timeoutMs, maxTimeoutMs)
+    const capabilities = capabilitiesOf(handlers)
     const client = new Client(clientInfo, {
-      capabilities: capabilitiesOf(handlers),
+      capabilities,
       // Either era, as the config says (C51): the probe goes over this connection, whose server starts once.
       versionNegotiation: {
         mode: negotiationOf(config.protocol),
@@ -85,7 +96,7 @@ export const open = (
         probe: { timeoutMs: probeMsOf(config, budgetMs) }
       },
       // The rounds of one call are bounded; past them the call fails with InputRoundsExceeded (C53).
-      inputRequired: { maxRounds: config.maxInputRounds ?? defaultMaxInputRounds }
+      inputRequired: { maxRounds: maxInputRoundsOf(config) }
     })
     answerServerRequests(machine, client, handlers)
     forwardNotifications(machine, client)
@@ -107,14 +118,7 @@ export const open = (
       )
     )
     const era = client.getProtocolEra() ?? null
-    const modern =
-      era === "modern"
-        ? {
-            subscribed: new Set<string>(),
-            listening: undefined,
-            params: carriesHeaders(transport) ? ParamHeaders.makeKnown() : undefined
-          }
-        : undefined
+    const modern = era === "modern" ? modernOf(client, transport, capabilities, maxInputRoundsOf(config)) : undefined
     const connection: Connection = {
       workerId,
       secrets,
@@ -228,6 +232,24 @@ const commandName = (command: string): string =>
   (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, "").toLowerCase()
 
 // Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
+// C53: the rounds of one call, the SDK's and a task start's alike.
+const maxInputRoundsOf = (config: ServerConfig.ServerConfig): number => config.maxInputRounds ?? defaultMaxInputRounds
+
+// A modern connection's own state; the envelope is what the client puts on its requests, for those the tasks
+// extension sends beside it (C124).
+const modernOf = (
+  client: Client,
+  transport: Owner.OwnerTransport,
+  clientCapabilities: Record<string, unknown>,
+  maxInputRounds: number
+): Modern => ({
+  subscribed: new Set<string>(),
+  listening: undefined,
+  params: carriesHeaders(transport) ? ParamHeaders.makeKnown() : undefined,
+  framing: { protocolVersion: client.getNegotiatedProtocolVersion() ?? "", clientInfo, clientCapabilities },
+  maxInputRounds
+})
+
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>

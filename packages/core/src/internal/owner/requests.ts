@@ -11,6 +11,7 @@ import {
   InvalidInput,
   ResultTooLarge,
   ServerError,
+  TaskEnded,
   type UnusableResult,
   WorkerBusy,
   WorkerFailed
@@ -23,7 +24,15 @@ import * as ResultFile from "../../ResultFile.js"
 import { maxTimeoutMs } from "../config/normalize.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import * as ToolFilter from "../toolFilter.js"
-import { errorText, isSchemaError, OversizedMessage, schemaErrorSummary, StreamBroken, unusableOf } from "./errors.js"
+import {
+  errorText,
+  isSchemaError,
+  OversizedMessage,
+  schemaErrorSummary,
+  StreamBroken,
+  TaskEndedWithout,
+  unusableOf
+} from "./errors.js"
 import * as Idle from "./idle.js"
 import { listen, withProgressToken } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
@@ -190,7 +199,7 @@ export const send = (
     message.method === "tools/list"
       ? sent.then((result) => (Tasks.learn(connection.taskSupport, result), result))
       : message.method.startsWith("tasks/")
-        ? sent.catch((error) => Promise.reject(Tasks.withoutTaskId(parsed, error)))
+        ? sent.catch((error) => Tasks.failedWait(connection, message.method, parsed, error, requestOptions))
         : connection.modern !== undefined && message.method === "tools/call"
           ? sent.catch((error) => Promise.reject(TasksExtension.needsTask(message.method, parsed, error)))
           : sent
@@ -346,7 +355,7 @@ const requestError = (
   connection: Connection,
   requestId: string,
   error: unknown
-): ServerError | WorkerFailed | InputRoundsExceeded | UnusableResult | DeliveryUnknown => {
+): ServerError | WorkerFailed | InputRoundsExceeded | UnusableResult | DeliveryUnknown | TaskEnded => {
   const { workerId } = connection
   const secrets = connection.secrets()
   const kind = connection.transport.classify?.(error)
@@ -365,6 +374,16 @@ const requestError = (
   // A modern HTTP exchange that broke: the request's outcome is unknown, the worker goes on (C54).
   if (error instanceof StreamBroken) {
     return new DeliveryUnknown({ workerId, requestId, reason: "stream_broken", delivery: "unknown" })
+  }
+  if (error instanceof TaskEndedWithout) {
+    const { state, statusMessage, code } = error
+    return new TaskEnded({
+      workerId,
+      requestId,
+      state,
+      ...(statusMessage === undefined ? {} : { statusMessage: Redact.redact(statusMessage, secrets) }),
+      ...(code === undefined ? {} : { code })
+    })
   }
   if (error instanceof ProtocolError) {
     return new ServerError({

@@ -12,6 +12,7 @@ import {
   type InvalidInput,
   type ResultTooLarge,
   type PreflightFailed,
+  type TaskEnded,
   type UnusableResult,
   type ServerError,
   type WorkerBusy,
@@ -25,6 +26,7 @@ import type * as Direct from "./direct.js"
 import type * as ParamHeaders from "./paramHeaders.js"
 import type { RequestAbort } from "./requestAbort.js"
 import type * as Tasks from "./tasks.js"
+import type * as TasksDispatch from "./tasksDispatch.js"
 
 /** Why the connection is gone, as reported to the host once. @internal */
 export interface Failure {
@@ -72,6 +74,10 @@ export interface Modern {
   listening: { close(): Promise<void> } | undefined
   /** Over Streamable HTTP, whose requests carry headers: the tools' `x-mcp-header` declarations listed (C62). */
   readonly params: ParamHeaders.Known | undefined
+  /** The `_meta` envelope of this era's requests, for those sent beside the client (C75). */
+  readonly framing: TasksDispatch.Framing
+  /** The config's bound on the rounds of one call (C53), for a task's start. */
+  readonly maxInputRounds: number
 }
 
 /**
@@ -245,6 +251,7 @@ export const postFailure = (
     | InputRoundsExceeded
     | UnusableResult
     | PreflightFailed
+    | TaskEnded
 ): void => {
   const direct = takeDirect(machine, requestId)
   if (direct !== undefined) {

@@ -3,16 +3,24 @@
  * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
  */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
+import {
+  hasTaskCancelCapabilityV1,
+  hasTaskListCapabilityV1,
+  hasTaskToolCallCapabilityV1,
+  type ServerTaskCapabilitiesV1,
+  type TaskSupportV1
+} from "@modelcontextprotocol/ext-tasks/core/v1"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import * as Operations from "../../Operations.js"
 import * as Redact from "../../Redact.js"
-import { errorText, isSchemaError, schemaErrorSummary } from "./errors.js"
+import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
 import { RequestAbort } from "./requestAbort.js"
 import { type Connection, connectionGone, type Machine } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
-export type TaskSupport = "required" | "optional" | "forbidden"
+export type TaskSupport = TaskSupportV1
 
 /** What the tools listed so far declared about tasks, by tool name. @internal */
 export type Known = Map<string, TaskSupport>
@@ -21,8 +29,8 @@ export type Known = Map<string, TaskSupport>
 export const isStart = (method: OwnerProtocol.Method, params: Record<string, unknown>): boolean =>
   method === "tools/call" && params.task !== undefined
 
-/** The protocol's schema of a task start's answer. @internal */
-export const createdSchema: StandardSchemaV1 = specTypeSchemas.CreateTaskResult
+/** The schema of a task start's answer: the operation's own. @internal */
+export const createdSchema: StandardSchemaV1 = Operations.requests.startTask.result
 
 /** Learns each listed tool's task support from a `tools/list` result. @internal */
 export const learn = (known: Known, result: unknown): void => {
@@ -61,9 +69,14 @@ export const mustList = (
   typeof params.name === "string" &&
   !connection.taskSupport.has(params.name) &&
   !listedWhole.has(connection.taskSupport) &&
-  (connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
+  hasToolCalls(connection)
 
 const maxListedPages = 100
+
+const hasToolCalls = (connection: Connection): boolean => {
+  const server = serverTasks(connection)
+  return server !== undefined && hasTaskToolCallCapabilityV1(server)
+}
 
 /** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */
 export interface ListingEnd {
@@ -144,11 +157,9 @@ export const preflightFailed = (connection: Connection, requestId: string, detai
 const refused = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-interface ServerTasks {
-  readonly list?: object
-  readonly cancel?: object
-  readonly requests?: { readonly tools?: { readonly call?: object } }
-}
+// What the server's capabilities declare of tasks, read with the tasks package's rules of the revision.
+const serverTasks = (connection: Connection): ServerTaskCapabilitiesV1 | undefined =>
+  connection.client.getServerCapabilities()?.tasks as ServerTaskCapabilitiesV1 | undefined
 
 /**
  * Why a request cannot go to this server as a task request, or `undefined`. A plain call of a tool listed as requiring
@@ -165,7 +176,7 @@ export const refusal = (
   if (connection.modern !== undefined && (isStart(method, params) || method.startsWith("tasks/"))) {
     return Extension.refusal(connection, method, params)
   }
-  const server = connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined
+  const server = serverTasks(connection)
   if (method === "tools/call") {
     const support = typeof params.name === "string" ? connection.taskSupport.get(params.name) : undefined
     if (params.task === undefined) {
@@ -173,16 +184,49 @@ export const refusal = (
         ? refused("name", "that tool runs only as a task: start it with startTask, then read it with taskResult")
         : undefined
     }
-    if (server?.requests?.tools?.call === undefined) {
+    if (!hasToolCalls(connection)) {
       return refused("name", "this server runs no tool calls as tasks (its capabilities declare none)")
     }
     return support === "forbidden" ? refused("name", "the server listed that tool as never run as a task") : undefined
   }
   if (!method.startsWith("tasks/")) return undefined
   if (server === undefined) return refused("taskId", "this server runs no tasks (its capabilities declare none)")
-  if (method === "tasks/list" && server.list === undefined) return refused("cursor", "this server lists no tasks")
-  if (method === "tasks/cancel" && server.cancel === undefined) return refused("taskId", "this server cancels no tasks")
+  if (method === "tasks/list" && !hasTaskListCapabilityV1(server))
+    return refused("cursor", "this server lists no tasks")
+  if (method === "tasks/cancel" && !hasTaskCancelCapabilityV1(server)) {
+    return refused("taskId", "this server cancels no tasks")
+  }
   return undefined
+}
+
+/**
+ * A task request that failed, as the caller gets it: a `tasks/result` the server refused on a 2025-11-25 connection
+ * is followed by a `tasks/get` within the same budget, and a task that ended `cancelled` or `failed` is told as such
+ * (C123); anything else stands as it came, the task's id taken out (C71).
+ *
+ * @internal
+ */
+export const failedWait = async (
+  connection: Connection,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>,
+  error: unknown,
+  options: { readonly signal: AbortSignal; readonly timeout: number }
+): Promise<never> => {
+  const taskId = params.taskId
+  if (method !== "tasks/result" || connection.modern !== undefined || !(error instanceof ProtocolError)) {
+    throw withoutTaskId(params, error)
+  }
+  const task = await connection.client
+    .request({ method: "tasks/get", params: { taskId } }, Operations.requests.getTask.result, options)
+    .catch(() => undefined)
+    .finally(() => connection.transport.takeResponse?.())
+  if (task === undefined || (task.status !== "cancelled" && task.status !== "failed")) {
+    throw withoutTaskId(params, error)
+  }
+  // A failed task's own error is the code of the refused `tasks/result`; a cancelled one has none.
+  const code = task.status === "failed" ? error.code : undefined
+  throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage), code)
 }
 
 /**
@@ -194,5 +238,5 @@ export const refusal = (
 export const withoutTaskId = (params: Record<string, unknown>, error: unknown): unknown => {
   const taskId = params.taskId
   if (typeof taskId !== "string" || !(error instanceof ProtocolError)) return error
-  return new ProtocolError(error.code, error.message.split(taskId).join("[task]"))
+  return new ProtocolError(error.code, without(taskId, error.message)!)
 }

@@ -1,53 +1,34 @@
 /**
  * Tasks on the 2026-07-28 revision, where they are the `io.modelcontextprotocol/tasks` extension (C75, C75a–C75c). The five
- * task operations keep the model of the 2025-11-25 revision (C70–C74); this module is where the eras differ. The
- * client declares the extension in each request's `_meta`; a start's flat task (`resultType: "task"`) is the one
- * answer the SDK's client refuses (`UNSUPPORTED_RESULT_TYPE`), so a start alone goes through its request funnel with
- * a codec that reads that answer too. `taskResult` polls `tasks/get`; input requests go to the host's handlers and
- * their answers back with `tasks/update`.
+ * task operations keep the model of the 2025-11-25 revision (C70–C74); this module is where the eras differ. Each
+ * operation runs on a session of `@modelcontextprotocol/ext-tasks`'s client, over a port that lives as long as the
+ * operation (tasksDispatch.ts): the package frames the requests, reads the flat task, polls `tasks/get`, and brings a
+ * task's input requests to the host's handlers with `tasks/update`.
  */
 import {
-  type Client,
-  ProtocolError,
-  ProtocolErrorCode,
-  specTypeSchemas,
-  type StandardSchemaV1
-} from "@modelcontextprotocol/client"
+  type ApplicationInputRequest,
+  JsonRpcResponseError,
+  type TaskEnabledSession,
+  TaskFailedError,
+  type TaskView,
+  withTasks
+} from "@modelcontextprotocol/ext-tasks/client"
+import { ProtocolDecodeError, taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core"
+import { type Client, ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import { TaskEndedWithout, without } from "./errors.js"
 import { askHost } from "./serverRequests.js"
-import type { Connection, Machine } from "./state.js"
+import type { Connection, Machine, Modern } from "./state.js"
+import { operationPort, type RequestOptions } from "./tasksDispatch.js"
 
 /** The extension's identifier. @internal */
 export const extensionId = "io.modelcontextprotocol/tasks"
-
-const capabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
 
 /** The code of a server that needs a client capability the request did not declare. @internal */
 export const missingCapabilityCode = -32021
 
 type Json = Record<string, any>
-
-interface RequestOptions {
-  readonly signal: AbortSignal
-  readonly timeout: number
-  readonly headers?: Record<string, string>
-}
-
-/** The SDK client's request funnel and the codec of its era: the one way to read a flat task below `request`. */
-interface Funnel {
-  _resolveOutboundCodec(method: string): Codec
-  _requestWithSchemaViaCodec(codec: Codec, request: Json, schema: StandardSchemaV1, options: RequestOptions): any
-  _outboundMetaEnvelope(): Json | undefined
-}
-
-interface Codec {
-  decodeResult(method: string, raw: unknown): Json
-}
-
-const anything: StandardSchemaV1 = {
-  "~standard": { version: 1, vendor: "mcp-worker", validate: (value) => ({ value }) }
-}
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -79,24 +60,7 @@ export const refusal = (
   if (!serverDeclares(connection.client)) {
     return refused(isStart ? "name" : "taskId", `this server does not declare the ${extensionId} extension`)
   }
-  // The funnel is the SDK's own, not its public face: a client without it could not read the task it would start.
-  const funnel = connection.client as unknown as Partial<Funnel>
-  if (isStart && (typeof funnel._requestWithSchemaViaCodec !== "function" || !funnel._resolveOutboundCodec)) {
-    return refused("name", "this MCP client cannot read a task answer (its request funnel is not there)")
-  }
   return undefined
-}
-
-// The request's `_meta` with the extension declared beside the client's own capabilities, which it would replace.
-const declared = (client: Client, params: Json): Json => {
-  const envelope = (client as unknown as Funnel)._outboundMetaEnvelope?.() ?? {}
-  const capabilities = isObject(envelope[capabilitiesKey]) ? envelope[capabilitiesKey] : {}
-  const extensions = isObject(capabilities.extensions) ? capabilities.extensions : {}
-  const meta = isObject(params._meta) ? params._meta : {}
-  return {
-    ...params,
-    _meta: { ...meta, [capabilitiesKey]: { ...capabilities, extensions: { ...extensions, [extensionId]: {} } } }
-  }
 }
 
 /** The 2025-11-25 shape of a task (`ttl`, `pollInterval`), from the extension's (`ttlMs`, `pollIntervalMs`). */
@@ -105,120 +69,102 @@ const toTask = (flat: Json): Json => {
   return { ...rest, ttl: ttlMs ?? null, ...(pollIntervalMs === undefined ? {} : { pollInterval: pollIntervalMs }) }
 }
 
-const isTask = (value: unknown): value is Json =>
-  isObject(value) &&
-  typeof value.taskId === "string" &&
-  typeof value.status === "string" &&
-  typeof value.createdAt === "string" &&
-  typeof value.lastUpdatedAt === "string"
-
-const malformed = (what: string) =>
-  new ProtocolError(ProtocolErrorCode.InternalError, `the server's ${what} is no task`)
-
-/** `tools/call` with the extension declared: a flat task becomes `{ task }`; a complete result stands. */
-const start = (client: Client, params: Json, options: RequestOptions): Promise<unknown> => {
-  const { task: _task, ...call } = params
-  const funnel = client as unknown as Funnel
-  const codec = funnel._resolveOutboundCodec("tools/call")
-  const readsTasks: Codec = {
-    ...codec,
-    decodeResult: (method, raw) =>
-      isObject(raw) && raw.resultType === "task" ? { kind: "complete", result: raw } : codec.decodeResult(method, raw)
-  }
-  const request = { method: "tools/call", params: declared(client, call) }
-  return Promise.resolve(funnel._requestWithSchemaViaCodec(readsTasks, request, anything, options)).then((result) => {
-    if (!isObject(result) || result.resultType !== "task") return result
-    if (!isTask(result)) throw malformed("answer to the start")
-    return { task: toTask(result) }
-  })
-}
-
-// C75c: over Streamable HTTP the client's transport routes each of these by its `params.taskId` (`Mcp-Name`).
-// A completed task's result is the tool's: checked against the protocol's schema, as any result (C25).
-const toolResult = async (result: unknown): Promise<unknown> => {
-  const checked = await specTypeSchemas.CallToolResult["~standard"].validate(result)
-  if (checked.issues !== undefined) throw malformed("completed task's result")
-  return result
-}
-
-const byId = (client: Client, method: string, taskId: string, extra: Json, options: RequestOptions) =>
-  client.request({ method, params: declared(client, { taskId, ...extra }) } as never, anything, options)
-
-const detailed = (client: Client, taskId: string, options: RequestOptions): Promise<Json> =>
-  byId(client, "tasks/get", taskId, {}, options).then((result) => {
-    if (!isTask(result)) throw malformed("tasks/get answer")
-    return result
-  })
-
-const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener("abort", done)
-      resolve()
-    }
-    signal.addEventListener("abort", done, { once: true })
-  })
-
-const askable = new Set<string>(["elicitation/create", "sampling/createMessage", "roots/list"])
-
-/** Each input request not answered yet, to the host's handlers; their answers go back in one `tasks/update` (C75b). */
-const answerInputs = async (
-  machine: Machine,
-  client: Client,
-  taskId: string,
-  requests: Json,
-  answered: Set<string>,
-  options: RequestOptions
-): Promise<void> => {
-  const inputResponses: Json = {}
-  for (const [key, request] of Object.entries(requests)) {
-    if (answered.has(key) || !isObject(request) || !askable.has(request.method)) continue
-    answered.add(key)
-    inputResponses[key] = await askHost(
-      machine,
-      request.method as OwnerProtocol.ServerMethod,
-      request.params,
-      options.signal
-    )
-  }
-  if (Object.keys(inputResponses).length > 0) await byId(client, "tasks/update", taskId, { inputResponses }, options)
-}
+const methods = {
+  elicitation: "elicitation/create",
+  sampling: "sampling/createMessage",
+  roots: "roots/list"
+} as const satisfies Record<ApplicationInputRequest["kind"], OwnerProtocol.ServerMethod>
 
 /**
- * `taskResult` on this revision: `tasks/get` until the task ends, within the request's budget (its signal), answering
- * its input requests on the way; the result of a completed task, the error of a failed one (C73, C75b).
+ * Runs one operation on a session whose port dies with it; a task's or a call's questions go to the host's handlers
+ * as any server request (C31), and the package's errors become the ones the owner tells (`fromPackage`).
  */
-const awaitResult = async (
+const operate = async <A>(
   machine: Machine,
-  client: Client,
-  taskId: string,
-  options: RequestOptions
-): Promise<unknown> => {
-  const answered = new Set<string>()
-  for (;;) {
-    const task = await detailed(client, taskId, options)
-    if (task.status === "completed") return toolResult(task.result)
-    if (task.status === "failed") {
-      const error = isObject(task.error) ? task.error : {}
-      throw new ProtocolError(
-        typeof error.code === "number" ? error.code : ProtocolErrorCode.InternalError,
-        typeof error.message === "string" ? error.message : "the task failed"
-      )
-    }
-    if (task.status === "cancelled") throw new ProtocolError(ProtocolErrorCode.InternalError, "the task was cancelled")
-    if (task.status === "input_required" && isObject(task.inputRequests)) {
-      await answerInputs(machine, client, taskId, task.inputRequests, answered, options)
-    }
-    if (options.signal.aborted) throw new ProtocolError(ProtocolErrorCode.InternalError, "the wait was cancelled")
-    await pause(typeof task.pollIntervalMs === "number" ? Math.max(10, task.pollIntervalMs) : 1_000, options.signal)
+  connection: Connection,
+  modern: Modern,
+  options: RequestOptions,
+  run: (session: TaskEnabledSession) => Promise<A>
+): Promise<A> => {
+  const port = operationPort(connection, modern.framing, options)
+  const session = withTasks(port, {
+    // The server decides which call becomes a task (C75a): the package lists no tools of its own accord.
+    tools: { currentTool: () => undefined },
+    maxInputRounds: modern.maxInputRounds,
+    onInputRequest: (request, context) =>
+      askHost(machine, methods[request.kind], request.params ?? {}, context.signal ?? options.signal)
+  })
+  try {
+    return await run(session).catch((error: unknown) => Promise.reject(fromPackage(error)))
+  } finally {
+    port.end()
   }
+}
+
+// The package's words for a server's answer, a schema's refusal and a bound, as the SDK's client says them.
+const fromPackage = (error: unknown): unknown => {
+  if (error instanceof JsonRpcResponseError) return new ProtocolError(error.code, error.message, error.data)
+  if (error instanceof ProtocolDecodeError) return { issues: [{ message: "the answer does not match the schema" }] }
+  const words = error instanceof Error ? error.message : ""
+  const rounds = /exceeded (\d+) input-required rounds/.exec(words)
+  if (rounds !== null)
+    return new SdkError(SdkErrorCode.InputRequiredRoundsExceeded, words, { rounds: Number(rounds[1]) })
+  return error
+}
+
+// The tool's `CallToolResult`, as a plain call answers it: the revision's `resultType` is the wire's, not the tool's.
+const complete = (result: unknown): Json => {
+  const { resultType: _resultType, ...rest } = result as Json
+  return rest
+}
+
+/** `tools/call` with the extension declared: a flat task becomes `{ task }`; a complete result stands (C75a). */
+const start = (session: TaskEnabledSession, params: Json, options: RequestOptions): Promise<unknown> =>
+  session
+    .callTool(params.name, params.arguments, {
+      signal: options.signal,
+      requestTimeoutMs: options.timeout,
+      ...(isObject(params._meta) ? { metadata: params._meta } : {}),
+      ...(options.headers === undefined ? {} : { headers: options.headers })
+    })
+    .then(async (execution) => {
+      if (execution.kind === "immediate") {
+        const outcome = await execution.result()
+        if (outcome.status !== "completed") throw (outcome as { error?: unknown }).error
+        return complete(outcome.result)
+      }
+      // The start's own task, read before the package could poll: the task is the caller's to wait for (C70).
+      const events = execution.updates()[Symbol.asyncIterator]()
+      await execution.detach()
+      const first = await events.next()
+      return { task: toTask((first.value as { readonly task: TaskView }).task.raw) }
+    })
+
+// C123: a task that ended without a result says which end it met; a failure's words are its status message, else its
+// error's, the task's id taken out (C71). Only a terminal state read from the server counts.
+const resultOf = async (session: TaskEnabledSession, taskId: string, options: RequestOptions): Promise<unknown> => {
+  const reference = {
+    endpointId: session.endpointId,
+    generation: "v2",
+    taskId: asTaskId(taskId),
+    originalOperation: "tools/call"
+  } as const
+  const execution = await session.resumeTask(reference, { signal: options.signal, requestTimeoutMs: options.timeout })
+  const outcome = await execution.result()
+  if (outcome.status === "completed") return complete(outcome.result)
+  const task = outcome.task
+  if (task === undefined || (task.status !== "failed" && task.status !== "cancelled")) {
+    const error = (outcome as { error?: TaskFailedError }).error
+    throw error?.cause ?? error
+  }
+  const error = outcome.status === "failed" ? outcome.error : undefined
+  const code = error instanceof TaskFailedError ? error.code : undefined
+  throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage ?? error?.message), code)
 }
 
 /**
  * A task operation on a 2026-07-28 connection, or `undefined` when the request is no task operation. Every request it
- * sends passes the SDK client's funnel (its timeout, its exact cancel on abort).
+ * sends is bounded by the owner's request (its budget, its exact cancel on abort).
  *
  * @internal
  */
@@ -229,24 +175,32 @@ export const send = (
   params: Json,
   options: RequestOptions
 ): Promise<unknown> | undefined => {
-  const { client } = connection
+  const modern = connection.modern
+  if (modern === undefined) return undefined
   // The stdio transport keeps each raw response for the request it answers; these answers are mapped, not raw.
-  const mapped = (promise: Promise<unknown>) =>
-    promise.finally(() => {
+  const mapped = (run: (session: TaskEnabledSession) => Promise<unknown>) =>
+    operate(machine, connection, modern, options, run).finally(() => {
       connection.transport.takeResponse?.()
     })
-  if (method === "tools/call" && params.task !== undefined) return mapped(start(client, params, options))
+  if (method === "tools/call" && params.task !== undefined) {
+    const { task: _task, ...call } = params
+    return mapped((session) => start(session, call, options))
+  }
   const taskId = typeof params.taskId === "string" ? params.taskId : undefined
   if (taskId === undefined) return undefined
+  const task = (session: TaskEnabledSession) => session.task(asTaskId(taskId), { requestTimeoutMs: options.timeout })
+  const snapshot = (session: TaskEnabledSession) => task(session).snapshot(options.signal)
   switch (method) {
     case "tasks/get":
-      return mapped(detailed(client, taskId, options).then(toTask))
+      return mapped((session) => snapshot(session).then((view) => toTask(view.raw)))
     case "tasks/result":
-      return mapped(awaitResult(machine, client, taskId, options))
+      return mapped((session) => resultOf(session, taskId, options))
     case "tasks/cancel":
-      // C74 on this revision: the cancel is an ack; the state after it is read with the next tasks/get.
-      return mapped(
-        byId(client, "tasks/cancel", taskId, {}, options).then(() => detailed(client, taskId, options).then(toTask))
+      // C74 on this revision: the cancel is an ack; the state after it is read with the next tasks/get (C75c).
+      return mapped((session) =>
+        task(session)
+          .cancel(options.signal)
+          .then(() => snapshot(session).then((view) => toTask(view.raw)))
       )
     default:
       return undefined

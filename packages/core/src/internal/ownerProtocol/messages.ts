@@ -12,6 +12,7 @@ import {
   InvalidInput,
   OpenFailed,
   PreflightFailed,
+  TaskEnded,
   ResultTooLarge,
   ServerError,
   UnusableResult,
@@ -228,7 +229,8 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
     DeliveryUnknown,
     InputRoundsExceeded,
     UnusableResult,
-    PreflightFailed
+    PreflightFailed,
+    TaskEnded
   )
 })
 
@@ -253,7 +255,8 @@ export const ObservedOutcome = Schema.Literal(
   "DeadlineExceeded",
   "InputRoundsExceeded",
   "UnusableResult",
-  "PreflightFailed"
+  "PreflightFailed",
+  "TaskEnded"
 )
 
 /** @internal */
