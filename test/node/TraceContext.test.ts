@@ -236,7 +236,7 @@ describe("C83: a span of any tracer is sent; a host that traces continues its ca
   )
 
   it.live(
-    "a remote thread: its span reaches the server; a host that traces roots its untraced relayed call",
+    "a remote thread: its span reaches the server; a host that traces roots each of its untraced calls",
     () =>
       Effect.gen(function* () {
         const host: Array<RecordedSpan> = []
@@ -255,14 +255,20 @@ describe("C83: a span of any tracer is sent; a host that traces continues its ca
               return { metas, span: spannedOf(remote.value) }
             })
           )
-        // The untraced call is relayed by the host, the spanned one goes straight to the owner thread.
+        // The first untraced call is relayed by the host; the spanned one goes straight to the owner thread, and so
+        // does the last untraced one, unless the host traces: then the host relays it too, and roots it.
         const untracedHost = yield* run(false)
-        assert.deepStrictEqual(untracedHost.metas, [null, parentOf(untracedHost.span), null])
+        assert.deepStrictEqual(untracedHost.metas, [null, parentOf(untracedHost.span), null, null])
         const tracingHost = yield* run(true)
         const relayed = host.filter((span) => span.name === "HostServer.request")
-        assert.strictEqual(relayed.length, 1)
-        assert.isUndefined(relayed[0]!.parent, "the untraced caller's call is a root of the host's trace")
-        assert.deepStrictEqual(tracingHost.metas, [traceparent(relayed[0]!), parentOf(tracingHost.span), null])
+        assert.strictEqual(relayed.length, 2)
+        for (const root of relayed) assert.isUndefined(root.parent, "an untraced caller's call is a root of the host's")
+        assert.deepStrictEqual(tracingHost.metas, [
+          traceparent(relayed[0]!),
+          parentOf(tracingHost.span),
+          traceparent(relayed[1]!),
+          null
+        ])
       }).pipe(Effect.timeout("90 seconds")),
     120_000
   )

@@ -225,6 +225,8 @@ const scenarios: Record<ScenarioName, Scenario> = {
         Effect.tap(() => workers.callTool(data.id, "echo", { token: "d" })),
         Effect.withSpan("test.spanned")
       )
+      // Outside any span again, with the route known: straight to the owner, unless the host traces (C83).
+      yield* workers.callTool(data.id, "echo", { token: "u2" })
       return { traceId: span.traceId, spanId: span.spanId }
     }),
 

@@ -124,7 +124,9 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
     now - client.lastHeard <= Protocol.staleAfterMs
   ) {
     const route = client.routes.get(operation.workerId)
-    if (route !== undefined) return sendDirect(client, callId, operation, route, options)
+    // C83: outside any span, a call goes through a host that traces, whose span then roots it.
+    const direct = route !== undefined && (!route.traced || options.trace !== undefined)
+    if (direct) return sendDirect(client, callId, operation, route, options)
   }
   // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined

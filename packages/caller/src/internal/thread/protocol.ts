@@ -213,12 +213,18 @@ export interface RemoteProgress {
   readonly progress: Progress
 }
 
-/** Host → caller: requests to `workerId` may go straight to its owner on `channel` (default budget `timeoutMs`). @internal */
+/**
+ * Host → caller: requests to `workerId` may go straight to its owner on `channel` (default budget `timeoutMs`);
+ * `traced`: the host traces, so a request made outside any span still goes through it (C83).
+ *
+ * @internal
+ */
 export interface Route {
   readonly _tag: "Route"
   readonly workerId: string
   readonly channel: string
   readonly timeoutMs: number
+  readonly traced?: boolean | undefined
 }
 
 /** Host → caller: the worker's owner thread has ended, and its channel with it (C22a). @internal */

@@ -41,7 +41,7 @@ export interface ThreadClient {
   readonly announcements: Channel
   readonly pending: Map<number, Waiting>
   /** The owner threads this caller's requests may reach directly, by worker id (`Route`). */
-  readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number }>
+  readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number; readonly traced: boolean }>
   nextCallId: number
   lastHeard: number
   lastSent: number
@@ -188,7 +188,11 @@ export const onReply = (client: ThreadClient, data: unknown): void => {
       if (typeof data.workerId !== "string" || typeof data.channel !== "string" || typeof data.timeoutMs !== "number")
         return
       heard(client)
-      client.routes.set(data.workerId, { channel: data.channel, timeoutMs: data.timeoutMs })
+      client.routes.set(data.workerId, {
+        channel: data.channel,
+        timeoutMs: data.timeoutMs,
+        traced: data.traced === true
+      })
       return
     case "Unrouted":
       if (typeof data.workerId !== "string") return

@@ -29,7 +29,10 @@ const remoteOf = (
         channel: message.from,
         onRoute: (route) => {
           const { workerId } = operation
-          reply(server, message.from, { _tag: "Route", workerId, channel: route.channel, timeoutMs: route.timeoutMs })
+          const { channel, timeoutMs } = route
+          // C83: a host that traces keeps the untraced calls it would root on its own path.
+          const traced = server.tracing === undefined ? {} : { traced: true }
+          reply(server, message.from, { _tag: "Route", workerId, channel, timeoutMs, ...traced })
           if (route.evicted !== undefined) reply(server, route.evicted, { _tag: "Unrouted", workerId })
         }
       }

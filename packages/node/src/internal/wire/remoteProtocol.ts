@@ -279,7 +279,8 @@ export const RemoteProgress = Schema.TaggedStruct("RemoteProgress", {
 export const Route = Schema.TaggedStruct("Route", {
   workerId: Schema.String,
   channel: Schema.String,
-  timeoutMs: Schema.Number
+  timeoutMs: Schema.Number,
+  traced: Schema.optional(Schema.Boolean)
 })
 
 /**
