@@ -84,7 +84,8 @@ interface Sample {
 const inThread = (file: string, id: string) =>
   new Promise<Sample>((resolve, reject) => {
     const started = performance.now()
-    const worker = new Worker(file, { workerData: { id } })
+    // A plain Node thread, as a host's runner starts one: not one with this bench's TypeScript loader (tsx).
+    const worker = new Worker(file, { workerData: { id }, execArgv: [] })
     worker.once("message", (message: { ok?: boolean }) => {
       const ms = performance.now() - started
       if (message.ok === false) reject(new Error(`${file}: wrong result`))
