@@ -79,7 +79,6 @@ interface NodeProcess {
 }
 
 const nodeProcess = (globalThis as { readonly process?: NodeProcess }).process
-const workerThreads = nodeProcess?.getBuiltinModule?.("node:worker_threads") as WorkerThreads | undefined
 
 /** The ports a caller takes replies on, and its thread id for the parties that send them. @internal */
 export interface ReplyPorts {
@@ -95,6 +94,8 @@ export interface ReplyPorts {
  * @internal
  */
 export const takeReplyPorts = (to: string, onReply: (data: unknown) => void): ReplyPorts | undefined => {
+  // Looked up when a thread caller is made, not on import: a process that only connects to a socket loads none of it.
+  const workerThreads = nodeProcess?.getBuiltinModule?.("node:worker_threads") as WorkerThreads | undefined
   if (nodeProcess === undefined || typeof workerThreads?.postMessageToThread !== "function") return undefined
   const ports: Array<ReplyPortHandle> = []
   const onWorkerMessage = (value: unknown) => {
