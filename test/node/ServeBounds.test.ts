@@ -1,0 +1,128 @@
+// What the gateway lets a peer cost, what it refuses when a grant is made, and the trace context it carries through.
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as http from "node:http"
+import { statefulConfig } from "../fixtures/servers.js"
+
+const maxBodyBytes = 64 * 1024
+const layer = McpServe.layerServe({ http: {}, maxBodyBytes }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+
+/**
+ * A POST whose body is written in 16 KiB chunks and never ended: the gateway's answer, and how many bytes had been
+ * written when it came. The request is destroyed with the scope.
+ */
+const endlessPost = (url: string, headers: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      http.request(url, { method: "POST", headers: { "content-type": "application/json", ...headers } })
+    ),
+    (request) => Effect.sync(() => request.destroy())
+  ).pipe(
+    Effect.flatMap((request) =>
+      Effect.async<{ status: number; written: number; closed: Promise<void> }>((resume) => {
+        let written = 0
+        const chunk = Buffer.alloc(16 * 1024, " ")
+        const timer = setInterval(() => {
+          if (request.writableNeedDrain) return
+          request.write(chunk)
+          written += chunk.length
+        }, 2)
+        request.on("error", () => undefined)
+        request.once("response", (response) => {
+          clearInterval(timer)
+          const closed = new Promise<void>((resolve) => response.socket.once("close", () => resolve()))
+          response.resume()
+          resume(Effect.succeed({ status: response.statusCode ?? 0, written, closed }))
+        })
+        return Effect.sync(() => clearInterval(timer))
+      })
+    )
+  )
+
+describe("McpServe bounds", () => {
+  it.scopedLive("C133: without a grant the answer is 401 before any body is read, and the connection closes", () =>
+    Effect.gen(function* () {
+      const serve = yield* McpServe.McpServe
+      const answer = yield* endlessPost(serve.url!, {})
+      assert.strictEqual(answer.status, 401)
+      yield* Effect.promise(() => answer.closed)
+      // A head past the header bound is refused by the HTTP parser itself.
+      const big = yield* Effect.promise(() =>
+        fetch(serve.url!, { method: "POST", headers: { "x-pad": "x".repeat(16 * 1024) }, body: "{}" })
+      )
+      assert.strictEqual(big.status, 431)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C133: a granted body past the bound is refused while it is still being written", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const grant = yield* serve.grant({ w: yield* workers.open(statefulConfig()) })
+      const answer = yield* endlessPost(serve.url!, { authorization: `Bearer ${grant}` })
+      assert.strictEqual(answer.status, 413)
+      assert.isAtLeast(answer.written, maxBodyBytes)
+      yield* Effect.promise(() => answer.closed)
+      const declared = yield* Effect.promise(() =>
+        fetch(serve.url!, {
+          method: "POST",
+          headers: { authorization: `Bearer ${grant}`, "content-type": "application/json" },
+          body: JSON.stringify({ pad: "x".repeat(maxBodyBytes) })
+        })
+      )
+      assert.strictEqual(declared.status, 413)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C131: a worker name that holds the separator, or is no tool-name part, is refused when granted", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      for (const name of ["a__b", "has space", ""]) {
+        const error = yield* Effect.flip(serve.grant({ [name]: id }))
+        assert.deepStrictEqual([error._tag, error.delivery], ["InvalidInput", "not_sent"])
+        assert.strictEqual((error as { path?: string }).path, `workers.${name}`)
+      }
+      const unknown = yield* Effect.flip(serve.grant({ ok: id, other: "mcpw_nothing" }))
+      assert.strictEqual(unknown._tag, "UnknownWorker")
+      const separator = yield* Effect.flip(
+        Layer.build(McpServe.layerServe({ separator: "/" })).pipe(Effect.provide(NodeMcpWorkers.layerWithView()))
+      )
+      assert.deepStrictEqual(
+        [separator._tag, (separator as { path?: string }).path],
+        ["InvalidInput", "options.separator"]
+      )
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C136: the client's trace context in _meta reaches the worker's server unchanged", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* serve.grant({ w: id })
+      const client = new Client({ name: "traced", version: "1.0.0" })
+      const headers = { Authorization: `Bearer ${grant}` }
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          client.connect(new StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } }))
+        ),
+        () => Effect.promise(() => client.close())
+      )
+      const meta = {
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        tracestate: "vendor=value",
+        baggage: "user=alice"
+      }
+      yield* Effect.promise(() => client.callTool({ name: "w__echo", arguments: { token: "t" }, _meta: meta }))
+      const metas = (yield* workers.callTool(id, "metas")).structuredContent as { metas: Array<unknown> }
+      assert.deepStrictEqual(metas.metas[0], meta)
+    }).pipe(Effect.provide(layer))
+  )
+})
