@@ -139,4 +139,34 @@ describe("mcp-worker serve", () => {
       assert.isFalse(fs.existsSync(grantFile))
     })
   )
+
+  it.live(
+    "C137: examples/serve (npm run example:serve): a desktop-app client calls a worker through the built command",
+    () =>
+      Effect.gen(function* () {
+        // As the npm script does: the command is the package's built `bin`.
+        const build = yield* Effect.promise(
+          () =>
+            new Promise<number | null>((resolve) =>
+              spawn(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-b", "packages/node"], {
+                cwd: root,
+                stdio: "inherit"
+              }).on("close", resolve)
+            )
+        )
+        assert.strictEqual(build, 0)
+        const example = yield* Effect.promise(
+          () =>
+            new Promise<{ code: number | null; stdout: string }>((resolve) => {
+              const child = spawn(process.execPath, ["--import", "tsx", "examples/serve/main.ts"], { cwd: root })
+              let stdout = ""
+              child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+              child.on("close", (code) => resolve({ code, stdout }))
+            })
+        )
+        assert.strictEqual(example.code, 0)
+        assert.match(example.stdout, /notebook__increment: \{"count":1\}\nnotebook__increment: \{"count":2\}/)
+      }),
+    120_000
+  )
 })
