@@ -153,7 +153,7 @@ describe("McpServe", () => {
   )
 
   it.scopedLive(
-    "C135, C136: a client's cancel reaches the server; busy and unknown arrive with their delivery; progress flows",
+    "C132, C135, C136: a client's cancel reaches the server; busy and unknown arrive with their delivery; progress flows",
     () =>
       Effect.gen(function* () {
         const workers = yield* McpWorkers
