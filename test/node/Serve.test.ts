@@ -4,9 +4,10 @@ import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { McpError } from "@modelcontextprotocol/sdk/types.js"
+import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import { statefulConfig } from "../fixtures/servers.js"
 
@@ -195,5 +196,26 @@ describe("McpServe", () => {
         assert.deepStrictEqual(progress, [1, 2, 3])
         assert.deepStrictEqual(done.structuredContent, { steps: 3, hadToken: true })
       }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C139: a worker's changed list, and a worker that ends, are announced as tools/list_changed", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const other = yield* workers.open(statefulConfig())
+      const client = yield* connect(serve.url!, yield* serve.grant({ w: id, v: other }))
+      const changes = yield* Queue.unbounded<void>()
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void Queue.unsafeOffer(changes, undefined))
+      assert.notInclude(yield* toolNames(client), "w__fresh")
+      yield* Effect.promise(() => client.callTool({ name: "w__add_tools", arguments: { names: ["fresh"] } }))
+      yield* Queue.take(changes)
+      assert.include(yield* toolNames(client), "w__fresh")
+      yield* workers.close(other)
+      yield* Queue.take(changes)
+      const names = yield* toolNames(client)
+      assert.isFalse(names.some((name) => name.startsWith("v__")))
+      assert.include(names, "w__fresh")
+    }).pipe(Effect.provide(layer))
   )
 })

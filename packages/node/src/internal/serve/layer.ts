@@ -6,6 +6,7 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
@@ -51,6 +52,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
       const separator = yield* Gateway.checkSeparator(options.separator ?? "__")
       const gateway = Gateway.make(registry, separator)
       const runtime = yield* Effect.runtime<never>()
+      const fork = yield* FiberSet.makeRuntime<never>()
       const Server = yield* loadServer
       // Runs first on shutdown: what arrives while the host closes is refused unsent.
       yield* Effect.addFinalizer(() => Effect.sync(() => (gateway.closing = true)))
@@ -61,7 +63,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
               Http.listen(gateway, {
                 port: options.http?.port ?? 0,
                 maxBodyBytes: options.maxBodyBytes ?? SocketCaller.defaultMaxFrameBytes,
-                serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime))
+                serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork)
               })
             )
       return McpServe.of({
@@ -71,7 +73,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
         serveStdio: (grant, io) =>
           Gateway.bundleOf(gateway, grant) === undefined
             ? Effect.fail(new UnknownWorker({ workerId: grant, delivery: "not_sent" }))
-            : Server.serveStdio(Server.make(gateway, grant, Runtime.runPromise(runtime)), io)
+            : Server.serveStdio(Server.make(gateway, grant, Runtime.runPromise(runtime), fork), io)
       })
     })
   )

@@ -17,6 +17,8 @@ import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
@@ -51,9 +53,36 @@ const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string
   return Object.keys(rest).length === 0 ? undefined : rest
 }
 
+/** Starts an effect in the layer's scope: it is interrupted when the gateway closes, if it has not ended before. */
+export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+
+/**
+ * C139: the client hears `tools/list_changed` when one of its workers announces a changed list, and when one ends
+ * (its tools are gone). Each worker's notifications are one `events` subscription of the session (C30).
+ */
+const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, server: Server): Effect.Effect<void> => {
+  const announce = Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+  return Effect.forEach(
+    bundle.entries.values(),
+    (entry) =>
+      gateway.registry.service.events(entry.workerId).pipe(
+        Stream.filter((notification) => notification.method === "notifications/tools/list_changed"),
+        Stream.runForEach(() => announce),
+        Effect.ignore,
+        Effect.zipRight(announce)
+      ),
+    { concurrency: "unbounded", discard: true }
+  )
+}
+
 /** An MCP server of the bundle `bearer` names. @internal */
-export const make = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: {} } })
+export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
+  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: { listChanged: true } } })
+  const bundle = Gateway.bundleOf(gateway, bearer)
+  if (bundle !== undefined) {
+    const watching = fork(announceListChanges(gateway, bundle, server))
+    server.onclose = () => void fork(Fiber.interruptFork(watching))
+  }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [...(await run(Gateway.listTools(gateway, bundleOf(gateway, bearer))))]
   }))
