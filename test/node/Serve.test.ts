@@ -2,6 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import * as V2 from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -216,6 +217,37 @@ describe("McpServe", () => {
       const names = yield* toolNames(client)
       assert.isFalse(names.some((name) => name.startsWith("v__")))
       assert.include(names, "w__fresh")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C130: the 2.x client (@modelcontextprotocol/client) negotiates, lists, calls and reads delivery", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* serve.grant({ w: { id, tools: ["inc", "structured"] } })
+      const client = new V2.Client({ name: "v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } })
+      const headers = { Authorization: `Bearer ${grant}` }
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          client.connect(new V2.StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } }))
+        ),
+        () => Effect.promise(() => client.close())
+      )
+      const listed = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(listed.tools.map((tool) => tool.name).sort(), ["w__inc", "w__structured"])
+      const served = yield* Effect.promise(() => client.callTool({ name: "w__structured", arguments: {} }))
+      assert.deepStrictEqual<unknown>(served, yield* workers.callTool(id, "structured"))
+      const refused = yield* Effect.promise(() =>
+        client.callTool({ name: "w__sleep", arguments: { ms: 1 } }).then(
+          () => assert.fail("the call succeeded"),
+          (error: { code?: number; data?: Record<string, unknown> }) => error
+        )
+      )
+      assert.deepStrictEqual(
+        [refused.code, refused.data?._tag, refused.data?.delivery],
+        [-32602, "InvalidInput", "not_sent"]
+      )
     }).pipe(Effect.provide(layer))
   )
 })
