@@ -234,6 +234,7 @@ describe("McpServe", () => {
         ),
         () => Effect.promise(() => client.close())
       )
+      assert.strictEqual(client.getProtocolEra(), "legacy")
       const listed = yield* Effect.promise(() => client.listTools())
       assert.deepStrictEqual(listed.tools.map((tool) => tool.name).sort(), ["w__inc", "w__structured"])
       const served = yield* Effect.promise(() => client.callTool({ name: "w__structured", arguments: {} }))

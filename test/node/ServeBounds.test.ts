@@ -10,7 +10,10 @@ import * as http from "node:http"
 import { statefulConfig } from "../fixtures/servers.js"
 
 const maxBodyBytes = 64 * 1024
-const layer = McpServe.layerServe({ http: {}, maxBodyBytes }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+const maxSessions = 2
+const layer = McpServe.layerServe({ http: {}, maxBodyBytes, maxSessions }).pipe(
+  Layer.provideMerge(NodeMcpWorkers.layerWithView())
+)
 
 /**
  * A POST whose body is written in 16 KiB chunks and never ended: the gateway's answer, and how many bytes had been
@@ -43,6 +46,17 @@ const endlessPost = (url: string, headers: Record<string, string>) =>
       })
     )
   )
+
+/** An MCP SDK client of the gateway presenting `grant`, or the error its connect failed with. */
+const connected = (url: string, grant: string) =>
+  Effect.promise(async () => {
+    const client = new Client({ name: "bounds", version: "1.0.0" })
+    const headers = { Authorization: `Bearer ${grant}` }
+    return client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })).then(
+      () => client,
+      (error: Error & { code?: number }) => error
+    )
+  })
 
 describe("McpServe bounds", () => {
   it.scopedLive("C133: without a grant the answer is 401 before any body is read, and the connection closes", () =>
@@ -123,6 +137,30 @@ describe("McpServe bounds", () => {
       yield* Effect.promise(() => client.callTool({ name: "w__echo", arguments: { token: "t" }, _meta: meta }))
       const metas = (yield* workers.callTool(id, "metas")).structuredContent as { metas: Array<unknown> }
       assert.deepStrictEqual(metas.metas[0], meta)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C133: at most maxSessions sessions; a revoked grant's sessions make room for another's", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const first = yield* serve.grant({ w: id })
+      const clients: Array<Client> = []
+      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(clients.map((client) => client.close()))))
+      for (let i = 0; i < maxSessions; i++) {
+        const client = yield* connected(serve.url!, first)
+        assert.instanceOf(client, Client)
+        clients.push(client as Client)
+      }
+      const second = yield* serve.grant({ w: id })
+      const refused = yield* connected(serve.url!, second)
+      assert.notInstanceOf(refused, Client)
+      assert.strictEqual((refused as { code?: number }).code, 503)
+      yield* serve.revoke(first)
+      const admitted = yield* connected(serve.url!, second)
+      assert.instanceOf(admitted, Client)
+      clients.push(admitted as Client)
     }).pipe(Effect.provide(layer))
   )
 })

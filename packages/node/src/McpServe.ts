@@ -67,6 +67,8 @@ export interface ServeOptions {
   readonly separator?: string | undefined
   /** The largest request body read (default: the socket plane's frame bound, 16 MiB). */
   readonly maxBodyBytes?: number | undefined
+  /** The most HTTP sessions open at once (default 256); a session of a revoked grant is closed to make room. */
+  readonly maxSessions?: number | undefined
 }
 
 /**

@@ -28,6 +28,7 @@ interface Session {
 
 interface Options {
   readonly port: number
+  readonly maxSessions: number
   readonly maxBodyBytes: number
   readonly serverOf: (bearer: string) => Server
 }
@@ -99,22 +100,33 @@ async function handle(
     if (read._tag === "Refused") return refuse(res, read.status, "the request body was refused; nothing was sent")
     body = read.value
   }
-  const session =
-    known ?? (req.method === "POST" && isInitializeRequest(body) ? await open(sessions, options, bearer) : undefined)
-  if (session === undefined) return refuse(res, 400, "no session: the first request must be initialize")
-  await session.transport.handleRequest(req, res, body)
+  if (known !== undefined) return known.transport.handleRequest(req, res, body)
+  if (req.method !== "POST" || !isInitializeRequest(body)) {
+    return refuse(res, 400, "no session: the first request must be initialize")
+  }
+  await closeRevoked(gateway, sessions)
+  if (sessions.size >= options.maxSessions) return refuse(res, 503, "too many sessions; nothing was sent")
+  return (await open(sessions, options, bearer)).transport.handleRequest(req, res, body)
 }
+
+// C133: a session lives while its grant holds; what a revoked grant opened is closed before another session opens.
+const closeRevoked = (gateway: Gateway.Gateway, sessions: Map<string, Session>): Promise<unknown> =>
+  Promise.all(
+    [...sessions.values()]
+      .filter((session) => Gateway.bundleOf(gateway, session.bearer) === undefined)
+      .map((session) => session.server.close())
+  )
 
 async function open(sessions: Map<string, Session>, options: Options, bearer: string): Promise<Session> {
   const server = options.serverOf(bearer)
+  // Counted from its start (its id is its own from the first answer), so concurrent opens cannot pass the bound.
+  const sessionId = randomUUID()
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-    sessionIdGenerator: () => randomUUID(),
-    onsessioninitialized: (sessionId) => void sessions.set(sessionId, session)
+    sessionIdGenerator: () => sessionId
   })
   const session: Session = { bearer, server, transport }
-  transport.onclose = () => {
-    if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-  }
+  sessions.set(sessionId, session)
+  transport.onclose = () => void sessions.delete(sessionId)
   await server.connect(transport)
   return session
 }

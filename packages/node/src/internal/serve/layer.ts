@@ -38,6 +38,8 @@ export class ServeError extends Schema.TaggedError<ServeError>("@mcp-worker/node
   }
 }
 
+const defaultMaxSessions = 256
+
 const loadServer = Effect.promise(() => import("./mcpServer.js"))
 const loadHttp = Effect.promise(() => import("./http.js"))
 
@@ -62,6 +64,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
           : yield* Effect.flatMap(loadHttp, (Http) =>
               Http.listen(gateway, {
                 port: options.http?.port ?? 0,
+                maxSessions: options.maxSessions ?? defaultMaxSessions,
                 maxBodyBytes: options.maxBodyBytes ?? SocketCaller.defaultMaxFrameBytes,
                 serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork)
               })
