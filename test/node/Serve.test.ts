@@ -5,7 +5,7 @@ import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import * as V2 from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -98,6 +98,14 @@ describe("McpServe", () => {
         assert.strictEqual(refused.code, -32602)
         assert.strictEqual(refused.data._tag, "InvalidInput")
         assert.strictEqual(refused.data.delivery, "not_sent")
+        const task = yield* rejection(() =>
+          a.request(
+            { method: "tools/call", params: { name: "counter__inc", arguments: {}, task: { ttl: 60_000 } } },
+            CallToolResultSchema
+          )
+        )
+        // The gateway declares no tasks: the SDK's server refuses a task-augmented call before any handler runs.
+        assert.strictEqual(task.code, -32603)
         const unknown = yield* rejection(() => a.callTool({ name: "other__inc", arguments: {} }))
         assert.deepStrictEqual(
           [unknown.data._tag, unknown.data.path, unknown.data.delivery],
