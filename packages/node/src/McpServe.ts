@@ -4,17 +4,6 @@
  * 127.0.0.1 (`Authorization: Bearer <grant>`) or on stdio. A call goes to its worker once; a call that did not
  * complete says over MCP whether it was sent (`data.delivery`), and nothing is retried or replayed.
  *
- * ```ts
- * const program = Effect.gen(function* () {
- *   const workers = yield* McpWorkers.McpWorkers
- *   const serve = yield* McpServe.McpServe
- *   const id = yield* workers.open({ command: "node", args: ["server.js"] })
- *   const grant = yield* serve.grant({ notes: id })
- *   // an MCP client at serve.url with `Authorization: Bearer ${grant}` sees `notes__<tool>`
- * })
- * program.pipe(Effect.provide(McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))))
- * ```
- *
  * @since 0.1.0
  */
 import type { InvalidInput, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
@@ -114,6 +103,26 @@ export type ServeError = internal.ServeError
 /**
  * The gateway of the host whose view it is given (`NodeMcpWorkers.layerWithView` or `layerListen`): one registry,
  * whatever other planes it serves (C118).
+ *
+ * @example
+ * ```ts
+ * import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+ * import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+ * import { Effect, Layer } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const workers = yield* McpWorkers
+ *   const serve = yield* McpServe.McpServe
+ *   const id = yield* workers.open({ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] })
+ *   // `everything__echo` and every other tool, for any MCP client at serve.url with this bearer grant
+ *   const grant = yield* serve.grant({ everything: id }, { ttl: "1 hour" })
+ *   yield* Effect.log(`${serve.url} Authorization: Bearer ${grant.slice(0, 8)}…`)
+ *   yield* Effect.never
+ * })
+ *
+ * const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+ * export const main = () => Effect.runPromise(program.pipe(Effect.provide(layer)))
+ * ```
  *
  * @since 0.1.0
  * @category layers
