@@ -132,7 +132,7 @@ describe("McpServe", () => {
     }).pipe(Effect.provide(layer))
   )
 
-  it.scopedLive("C134: no grant, a forged one and a revoked one are 401, and nothing is listed", () =>
+  it.scopedLive("C134: no grant, a forged one, a revoked one and an expired one are 401, and nothing is listed", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const serve = yield* McpServe.McpServe
@@ -159,6 +159,15 @@ describe("McpServe", () => {
       const fresh = yield* post(serve.url!, { authorization: `Bearer ${grant}` }, body)
       assert.strictEqual(fresh.status, 401)
       yield* Effect.promise(() => fresh.text())
+      // A grant past its ttl is refused as a revoked one is.
+      const brief = yield* serve.grant({ w: id }, { ttl: "1 second" })
+      const early = yield* post(serve.url!, { authorization: `Bearer ${brief}` }, body)
+      assert.strictEqual(early.status, 200)
+      yield* Effect.promise(() => early.text())
+      yield* Effect.sleep("1100 millis")
+      const expired = yield* post(serve.url!, { authorization: `Bearer ${brief}` }, body)
+      assert.strictEqual(expired.status, 401)
+      yield* Effect.promise(() => expired.text())
     }).pipe(Effect.provide(layer))
   )
 

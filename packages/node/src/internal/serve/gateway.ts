@@ -30,6 +30,8 @@ export interface Entry {
 /** What a bearer grant names. */
 export interface Bundle {
   readonly entries: ReadonlyMap<string, Entry>
+  /** `Date.now()` past which its bearer grant is over (`Infinity` without a ttl). */
+  readonly expiresAt: number
 }
 
 /** One gateway's state, passed to the functions below. */
@@ -95,16 +97,11 @@ const entryOf = (value: unknown, path: string): Either.Either<McpServeFace.Serve
   return Either.left(invalid("arguments", path, "a worker is its id, or { id, tools? }"))
 }
 
-/**
- * A new bearer grant of the open workers `workers` names (C131). Nothing is issued unless every entry is acceptable.
- *
- * @internal
- */
-export const grant = (
+/** The workers a grant names, each checked: its name, and the worker it names (an id, or `{ id, tools? }`). */
+const servedOf = (
   gateway: Gateway,
-  workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>,
-  options: McpServeFace.ServeGrantOptions | undefined
-): Effect.Effect<string, UnknownWorker | InvalidInput> =>
+  workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>
+): Effect.Effect<ReadonlyArray<[string, McpServeFace.ServedWorker]>, UnknownWorker | InvalidInput> =>
   Effect.gen(function* () {
     if (typeof workers !== "object" || workers === null || Object.keys(workers).length === 0) {
       return yield* invalid("arguments", "workers", "a grant names at least one worker")
@@ -120,9 +117,37 @@ export const grant = (
         .status(worker.id)
         .pipe(Effect.catchTag("HostUnavailable", (error) => Effect.die(error)))
     }
+    return served
+  })
+
+/** Forgets what no longer holds: expired bearers and their workers' grants, closed workers' grants and tool lists. */
+const sweep = (gateway: Gateway, now: number): void => {
+  for (const [key, bundle] of gateway.bundles) {
+    if (now <= bundle.expiresAt) continue
+    for (const entry of bundle.entries.values()) Grants.revoke(gateway.inner, entry.grant)
+    gateway.bundles.delete(key)
+  }
+  Grants.sweep(gateway.inner, gateway.registry.isOpen, now)
+  Grants.sweep(gateway.bearers, (key) => gateway.bundles.has(key), now)
+  for (const workerId of gateway.lastTools.keys()) {
+    if (!gateway.registry.isOpen(workerId)) gateway.lastTools.delete(workerId)
+  }
+}
+
+/**
+ * A new bearer grant of the open workers `workers` names (C131). Nothing is issued unless every entry is acceptable.
+ *
+ * @internal
+ */
+export const grant = (
+  gateway: Gateway,
+  workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>,
+  options: McpServeFace.ServeGrantOptions | undefined
+): Effect.Effect<string, UnknownWorker | InvalidInput> =>
+  Effect.gen(function* () {
+    const served = yield* servedOf(gateway, workers)
     const now = Date.now()
-    Grants.sweep(gateway.inner, gateway.registry.isOpen, now)
-    Grants.sweep(gateway.bearers, (key) => gateway.bundles.has(key), now)
+    sweep(gateway, now)
     const key = randomBytes(16).toString("base64url")
     const bearer = yield* Grants.issue(gateway.bearers, key, { operations: [], ttl: options?.ttl }, now)
     const entries = new Map<string, Entry>()
@@ -135,7 +160,8 @@ export const grant = (
       }
       entries.set(name, { name, workerId: worker.id, grant: issued.right })
     }
-    gateway.bundles.set(key, { entries })
+    const expiresAt = Grants.resolve(gateway.bearers, bearer, now)?.expiresAt ?? now
+    gateway.bundles.set(key, { entries, expiresAt })
     return bearer
   })
 
