@@ -1,7 +1,7 @@
 // The gateway: real MCP SDK clients over streamable HTTP reach one stateful fixture worker through bearer grants.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import { makePromiseClient, McpGrants, McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import * as V2 from "@modelcontextprotocol/client"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -10,7 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
 import { statefulConfig } from "../fixtures/servers.js"
+import { socketPath } from "./listenSandbox.js"
 
 const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 
@@ -268,4 +270,28 @@ describe("McpServe", () => {
       )
     }).pipe(Effect.provide(layer))
   )
+
+  it.scopedLive("C130: on a listening host the gateway and the socket plane reach the same worker (C118)", () => {
+    const socket = socketPath()
+    return Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const grants = yield* McpGrants.McpGrants
+      const id = yield* workers.open(statefulConfig())
+      const client = yield* connect(serve.url!, yield* serve.grant({ w: id }))
+      const mcp = yield* Effect.acquireRelease(
+        Effect.sync(() => makePromiseClient({ connect: socket.path })),
+        (mcp) => Effect.promise(() => mcp.dispose())
+      )
+      const served = yield* Effect.promise(() => client.callTool({ name: "w__inc", arguments: {} }))
+      const grant = yield* grants.grant(id)
+      const bySocket = yield* Effect.promise(() => mcp.callTool(grant, "inc"))
+      assert.deepStrictEqual([served.structuredContent, bySocket.structuredContent], [{ count: 1 }, { count: 2 }])
+    }).pipe(
+      Effect.provide(
+        McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerListen({ path: socket.path })))
+      ),
+      Effect.ensuring(Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+    )
+  })
 })
