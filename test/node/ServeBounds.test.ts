@@ -140,27 +140,43 @@ describe("McpServe bounds", () => {
     }).pipe(Effect.provide(layer))
   )
 
-  it.scopedLive("C133: at most maxSessions sessions; a revoked grant's sessions make room for another's", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const serve = yield* McpServe.McpServe
-      const id = yield* workers.open(statefulConfig())
-      const first = yield* serve.grant({ w: id })
-      const clients: Array<Client> = []
-      yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(clients.map((client) => client.close()))))
-      for (let i = 0; i < maxSessions; i++) {
-        const client = yield* connected(serve.url!, first)
-        assert.instanceOf(client, Client)
-        clients.push(client as Client)
-      }
-      const second = yield* serve.grant({ w: id })
-      const refused = yield* connected(serve.url!, second)
-      assert.notInstanceOf(refused, Client)
-      assert.strictEqual((refused as { code?: number }).code, 503)
-      yield* serve.revoke(first)
-      const admitted = yield* connected(serve.url!, second)
-      assert.instanceOf(admitted, Client)
-      clients.push(admitted as Client)
-    }).pipe(Effect.provide(layer))
+  it.scopedLive(
+    "C133: at most maxSessions sessions: a revoked grant's close first, then the one idle the longest",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const serve = yield* McpServe.McpServe
+        const id = yield* workers.open(statefulConfig())
+        const clients: Array<Client> = []
+        yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(clients.map((client) => client.close()))))
+        const open = (grant: string) =>
+          Effect.map(connected(serve.url!, grant), (client) => {
+            assert.instanceOf(client, Client)
+            clients.push(client as Client)
+            return client as Client
+          })
+        const call = (client: Client) =>
+          Effect.promise(() =>
+            client.callTool({ name: "w__inc", arguments: {} }).then(
+              () => "called",
+              (error: Error & { code?: number }) => error.code
+            )
+          )
+        const grant = yield* serve.grant({ w: id })
+        const idle = yield* open(grant)
+        const busy = yield* open(grant)
+        assert.strictEqual(yield* call(busy), "called")
+        // The bound reached: the session idle the longest is closed, the others go on.
+        const third = yield* open(grant)
+        assert.strictEqual(yield* call(idle), 404)
+        assert.deepStrictEqual([yield* call(busy), yield* call(third)], ["called", "called"])
+        // A revoked grant's sessions are closed first, however recent.
+        const other = yield* serve.grant({ w: id })
+        yield* serve.revoke(grant)
+        const fresh = yield* open(other)
+        const again = yield* open(other)
+        assert.deepStrictEqual([yield* call(fresh), yield* call(again)], ["called", "called"])
+        assert.strictEqual(yield* call(third), 401)
+      }).pipe(Effect.provide(layer))
   )
 })

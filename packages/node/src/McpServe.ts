@@ -56,7 +56,7 @@ export interface ServeOptions {
   readonly separator?: string | undefined
   /** The largest request body read (default: the socket plane's frame bound, 16 MiB). */
   readonly maxBodyBytes?: number | undefined
-  /** The most HTTP sessions open at once (default 256); a session of a revoked grant is closed to make room. */
+  /** The most HTTP sessions open at once (default 256): past it, the one idle the longest is closed. */
   readonly maxSessions?: number | undefined
 }
 

@@ -21,7 +21,10 @@ import { ServeError } from "./layer.js"
 export const maxHeaderBytes = 8 * 1024
 
 interface Session {
+  readonly id: string
   readonly bearer: string
+  /** When its last request arrived: the least recent makes room when the bound is reached. */
+  lastActive: number
   readonly server: Server
   readonly transport: StreamableHTTPServerTransport
 }
@@ -100,22 +103,31 @@ async function handle(
     if (read._tag === "Refused") return refuse(res, read.status, "the request body was refused; nothing was sent")
     body = read.value
   }
-  if (known !== undefined) return known.transport.handleRequest(req, res, body)
+  if (known !== undefined) {
+    known.lastActive = performance.now()
+    return known.transport.handleRequest(req, res, body)
+  }
   if (req.method !== "POST" || !isInitializeRequest(body)) {
     return refuse(res, 400, "no session: the first request must be initialize")
   }
-  await closeRevoked(gateway, sessions)
-  if (sessions.size >= options.maxSessions) return refuse(res, 503, "too many sessions; nothing was sent")
+  await makeRoom(gateway, sessions, options.maxSessions)
   return (await open(sessions, options, bearer)).transport.handleRequest(req, res, body)
 }
 
-// C133: a session lives while its grant holds; what a revoked grant opened is closed before another session opens.
-const closeRevoked = (gateway: Gateway.Gateway, sessions: Map<string, Session>): Promise<unknown> =>
-  Promise.all(
-    [...sessions.values()]
-      .filter((session) => Gateway.bundleOf(gateway, session.bearer) === undefined)
-      .map((session) => session.server.close())
-  )
+// C133: a session lives while its grant holds; at the bound, the one idle the longest is closed (clients that go away
+// rarely end their session, and a client told 404 opens a new one).
+async function makeRoom(gateway: Gateway.Gateway, sessions: Map<string, Session>, max: number): Promise<void> {
+  const revoked = [...sessions.values()].filter((session) => Gateway.bundleOf(gateway, session.bearer) === undefined)
+  await Promise.all(revoked.map((session) => session.server.close()))
+  while (sessions.size >= max) {
+    let idlest: Session | undefined
+    for (const session of sessions.values()) {
+      if (idlest === undefined || session.lastActive < idlest.lastActive) idlest = session
+    }
+    await idlest!.server.close()
+    sessions.delete(idlest!.id)
+  }
+}
 
 async function open(sessions: Map<string, Session>, options: Options, bearer: string): Promise<Session> {
   const server = options.serverOf(bearer)
@@ -124,7 +136,7 @@ async function open(sessions: Map<string, Session>, options: Options, bearer: st
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => sessionId
   })
-  const session: Session = { bearer, server, transport }
+  const session: Session = { id: sessionId, bearer, server, transport, lastActive: performance.now() }
   sessions.set(sessionId, session)
   transport.onclose = () => void sessions.delete(sessionId)
   await server.connect(transport)
