@@ -6,7 +6,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
 import { statefulConfig } from "../fixtures/servers.js"
 
 const maxBodyBytes = 64 * 1024
@@ -178,5 +181,65 @@ describe("McpServe bounds", () => {
         assert.deepStrictEqual([yield* call(fresh), yield* call(again)], ["called", "called"])
         assert.strictEqual(yield* call(third), 401)
       }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive(
+    "C140: on a private Unix socket: 0600 in a 0700 directory, the same bearer check, removed at the end",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "mcpw-serve-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const socket = path.join(dir, "private", "gateway.sock")
+        const post = (headers: Record<string, string>) =>
+          Effect.promise(
+            () =>
+              new Promise<number>((resolve, reject) => {
+                const request = http.request(
+                  {
+                    socketPath: socket,
+                    path: "/mcp",
+                    method: "POST",
+                    headers: {
+                      "content-type": "application/json",
+                      accept: "application/json, text/event-stream",
+                      ...headers
+                    }
+                  },
+                  (response) => {
+                    response.resume()
+                    resolve(response.statusCode ?? 0)
+                  }
+                )
+                request.on("error", reject)
+                request.end(
+                  JSON.stringify({
+                    jsonrpc: "2.0",
+                    id: 1,
+                    method: "initialize",
+                    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "u", version: "1" } }
+                  })
+                )
+              })
+          )
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const serve = yield* McpServe.McpServe
+            const grant = yield* serve.grant({ w: yield* workers.open(statefulConfig()) })
+            assert.strictEqual(serve.url, `http+unix://${encodeURIComponent(socket)}/mcp`)
+            assert.strictEqual(fs.statSync(socket).mode & 0o777, 0o600)
+            assert.strictEqual(fs.statSync(path.dirname(socket)).mode & 0o777, 0o700)
+            assert.strictEqual(yield* post({}), 401)
+            assert.strictEqual(yield* post({ authorization: `Bearer ${grant}` }), 200)
+          }).pipe(
+            Effect.provide(
+              McpServe.layerServe({ http: { path: socket } }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+            )
+          )
+        )
+        assert.isFalse(fs.existsSync(socket))
+      })
   )
 })

@@ -12,6 +12,7 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type * as HostView from "./HostView.js"
+import type { ListenError } from "./NodeMcpWorkers.js"
 import * as internal from "./internal/serve/layer.js"
 
 /**
@@ -50,8 +51,11 @@ export interface ServeGrantOptions {
  * @category models
  */
 export interface ServeOptions {
-  /** Serve streamable HTTP on 127.0.0.1 (`port` 0 or absent: a free port). Absent: stdio only (`serveStdio`). */
-  readonly http?: { readonly port?: number | undefined } | undefined
+  /**
+   * Serve streamable HTTP on 127.0.0.1 (`port` 0 or absent: a free port), or with `path` on a Unix domain socket there
+   * (its directory this user's, 0700; the socket 0600; removed when the layer ends). Absent: stdio only (`serveStdio`).
+   */
+  readonly http?: { readonly port?: number | undefined; readonly path?: string | undefined } | undefined
   /** Between a worker's name and its tool's (default `"__"`): 1 to 64 of `A-Z a-z 0-9 _ . -`. */
   readonly separator?: string | undefined
   /** The largest request body read (default: the socket plane's frame bound, 16 MiB). */
@@ -77,7 +81,7 @@ export interface McpServeService {
   ) => Effect.Effect<string, UnknownWorker | InvalidInput>
   /** Ends a grant at once: its next HTTP request is 401; its calls in flight run on. */
   readonly revoke: (grant: string) => Effect.Effect<void, UnknownWorker>
-  /** The streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`), when serving HTTP. */
+  /** The streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`, or `http+unix://<path>/mcp`), when serving HTTP. */
   readonly url: string | undefined
   /** Serves one MCP client with `grant` on `io` (default: this process's stdin and stdout) until its input ends. */
   readonly serveStdio: (
@@ -129,7 +133,7 @@ export type ServeError = internal.ServeError
  */
 export const layerServe: (
   options?: ServeOptions
-) => Layer.Layer<internal.McpServe, ServeError | InvalidInput, HostView.HostView> = internal.layerServe
+) => Layer.Layer<internal.McpServe, ServeError | ListenError | InvalidInput, HostView.HostView> = internal.layerServe
 
 export {
   /**

@@ -14,6 +14,8 @@ import type * as Scope from "effect/Scope"
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import * as SocketFile from "../listen/socketFile.js"
+import type { ListenError } from "../listen/socketFile.js"
 import * as Gateway from "./gateway.js"
 import { ServeError } from "./layer.js"
 
@@ -31,6 +33,8 @@ interface Session {
 
 interface Options {
   readonly port: number
+  /** A Unix domain socket to listen on instead of 127.0.0.1, private as a listener's (C45). */
+  readonly path: string | undefined
   readonly maxSessions: number
   readonly maxBodyBytes: number
   readonly serverOf: (bearer: string) => Server
@@ -143,12 +147,30 @@ async function open(sessions: Map<string, Session>, options: Options, bearer: st
   return session
 }
 
+/** Binds `server` to 127.0.0.1 or, with `path`, to a private Unix socket removed with the scope. Gives the endpoint. */
+const bind = (server: http.Server, options: Options): Effect.Effect<string, ServeError | ListenError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const prepared = options.path === undefined ? undefined : yield* SocketFile.prepare(options.path)
+    const bound = Effect.async<void, ServeError>((resume) => {
+      server.once("error", (error) => resume(Effect.fail(new ServeError({ reason: "listen", detail: error.message }))))
+      if (prepared === undefined) server.listen(options.port, "127.0.0.1", () => resume(Effect.void))
+      else server.listen(prepared.path, () => resume(Effect.void))
+    })
+    yield* Effect.acquireRelease(bound, () => (prepared === undefined ? Effect.void : SocketFile.remove(prepared)))
+    if (prepared === undefined) return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`
+    yield* SocketFile.restrict(prepared)
+    return `http+unix://${encodeURIComponent(prepared.path)}/mcp`
+  })
+
 /**
- * Serves the gateway on 127.0.0.1 until the scope ends, then closes every session and connection. Gives the endpoint.
+ * Serves the gateway until the scope ends, then closes every session and connection. Gives the endpoint.
  *
  * @internal
  */
-export const listen = (gateway: Gateway.Gateway, options: Options): Effect.Effect<string, ServeError, Scope.Scope> =>
+export const listen = (
+  gateway: Gateway.Gateway,
+  options: Options
+): Effect.Effect<string, ServeError | ListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const sessions = new Map<string, Session>()
     const server = http.createServer({ maxHeaderSize: maxHeaderBytes }, (req, res) => {
@@ -158,19 +180,12 @@ export const listen = (gateway: Gateway.Gateway, options: Options): Effect.Effec
       })
     })
     server.headersTimeout = 10_000
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number, ServeError>((resume) => {
-        server.once("error", (error) =>
-          resume(Effect.fail(new ServeError({ reason: "listen", detail: error.message })))
-        )
-        server.listen(options.port, "127.0.0.1", () => resume(Effect.succeed((server.address() as AddressInfo).port)))
-      }),
-      () =>
-        Effect.promise(async () => {
-          await Promise.all([...sessions.values()].map((session) => session.server.close()))
-          server.closeAllConnections()
-          await new Promise((resolve) => server.close(resolve))
-        })
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        await Promise.all([...sessions.values()].map((session) => session.server.close()))
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+      })
     )
-    return `http://127.0.0.1:${port}/mcp`
+    return yield* bind(server, options)
   })

@@ -64,6 +64,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
           : yield* Effect.flatMap(loadHttp, (Http) =>
               Http.listen(gateway, {
                 port: options.http?.port ?? 0,
+                path: options.http?.path,
                 maxSessions: options.maxSessions ?? defaultMaxSessions,
                 maxBodyBytes: options.maxBodyBytes ?? SocketCaller.defaultMaxFrameBytes,
                 serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork)
