@@ -70,26 +70,30 @@ const naiveProxy = async (upstream: Client): Promise<{ url: string; close: () =>
   }
 }
 
-/** The median latency of `perBlock` echo calls of `client`, in µs. */
-const block = async (client: Client, tool: string): Promise<number> => {
+/** The median latency of `perBlock` calls, in µs. */
+const timed = async (call: () => Promise<unknown>): Promise<number> => {
   const times: Array<number> = []
   for (let i = 0; i < perBlock; i++) {
     const started = performance.now()
-    await client.callTool({ name: tool, arguments: { token: "x" } })
+    await call()
     times.push((performance.now() - started) * 1000)
   }
   return median(times)
 }
 
+const block = (client: Client, tool: string): Promise<number> =>
+  timed(() => client.callTool({ name: tool, arguments: { token: "x" } }))
+
 const runtime = ManagedRuntime.make(
   McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 )
-const { grant, url } = await runtime.runPromise(
+const { grant, hostCall, url } = await runtime.runPromise(
   Effect.gen(function* () {
     const workers = yield* McpWorkers
     const serve = yield* McpServe.McpServe
     const id = yield* workers.open(fixture)
-    return { grant: yield* serve.grant({ w: id }), url: serve.url! }
+    const hostCall = () => runtime.runPromise(workers.callTool(id, "echo", { token: "x" }))
+    return { grant: yield* serve.grant({ w: id }), hostCall, url: serve.url! }
   })
 )
 const direct = await stdioClient()
@@ -98,7 +102,12 @@ const proxy = await naiveProxy(upstream)
 const viaGateway = await httpClient(url, { Authorization: `Bearer ${grant}` })
 const viaProxy = await httpClient(proxy.url)
 
-const results = { gateway: [] as Array<number>, proxy: [] as Array<number>, direct: [] as Array<number> }
+const results = {
+  gateway: [] as Array<number>,
+  proxy: [] as Array<number>,
+  direct: [] as Array<number>,
+  host: [] as Array<number>
+}
 await block(viaGateway, "w__echo")
 await block(viaProxy, "echo")
 await block(direct, "echo")
@@ -106,6 +115,7 @@ for (let b = 0; b < blocks; b++) {
   results.gateway.push(await block(viaGateway, "w__echo"))
   results.proxy.push(await block(viaProxy, "echo"))
   results.direct.push(await block(direct, "echo"))
+  results.host.push(await timed(hostCall))
 }
 
 const gateway = median(results.gateway)
@@ -117,6 +127,7 @@ console.log(
   `  naive SDK proxy (HTTP → SDK client → stdio)   ${naive.toFixed(0)} µs  (gateway ${(gateway / naive).toFixed(2)}×)`
 )
 console.log(`  SDK client over stdio, directly               ${stdio.toFixed(0)} µs`)
+console.log(`  the host's own callTool (owner thread → stdio) ${median(results.host).toFixed(0)} µs`)
 
 await Promise.all([viaGateway.close(), viaProxy.close(), direct.close()])
 await proxy.close()
