@@ -20,6 +20,11 @@ export * as McpGrants from "./McpGrants.js"
 /**
  * @since 0.1.0
  */
+export * as McpServe from "./McpServe.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 
 /**

@@ -20,6 +20,7 @@ import * as Grants from "./listen/grants.js"
 import type { ListenError } from "./listen/socketFile.js"
 import * as Remote from "./remote/layer.js"
 import * as HostView from "./metrics/view.js"
+import * as ServeHosts from "./serve/hosts.js"
 
 /** @internal */
 export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
@@ -48,8 +49,10 @@ export const layerWithView = (options?: Options): Layer.Layer<McpWorkers.McpWork
   )
 
 // C118: every layer of a host hands out its view beside its service: one registry, whatever planes it serves.
-const withView = (registry: Host.HostRegistry) =>
-  Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
+const withView = (registry: Host.HostRegistry) => {
+  ServeHosts.remember(registry)
+  return Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
+}
 
 /** @internal */
 export const layerConfig = (

@@ -1,0 +1,318 @@
+/**
+ * The gateway's record: who may enter (a bearer grant naming a set of workers, each by the name its tools carry), and
+ * how a request of one enters the host. Every worker of a bearer is reached through a listener grant of its own
+ * (`listen/grants.ts`), so the gateway admits, filters and projects exactly as the socket plane does (C44, C119), and
+ * a request is begun on the host registry as a socket peer's is: once, never retried (C3).
+ *
+ * @internal
+ */
+import * as AgentHost from "@mcp-worker/core/AgentHost"
+import type { Tool } from "@modelcontextprotocol/client"
+import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import type * as Operations from "@mcp-worker/core/Operations"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import { randomBytes } from "node:crypto"
+import type * as McpServeFace from "../../McpServe.js"
+import type { HostRegistry } from "../host/layer.js"
+import * as Grants from "../listen/grants.js"
+
+/** One worker of a bearer grant: the name its tools carry, and the listener grant that reaches it. */
+export interface Entry {
+  readonly name: string
+  readonly workerId: string
+  readonly grant: string
+}
+
+/** What a bearer grant names. */
+export interface Bundle {
+  readonly entries: ReadonlyMap<string, Entry>
+  /** `Date.now()` past which its bearer grant is over (`Infinity` without a ttl). */
+  readonly expiresAt: number
+}
+
+/** One gateway's state, passed to the functions below. */
+export interface Gateway {
+  readonly registry: HostRegistry
+  /** The listener grants of every bearer's workers: never handed out, so only the gateway presents them. */
+  readonly inner: Grants.Grants
+  /** The bearer grants: each one's `workerId` is the key of its bundle. */
+  readonly bearers: Grants.Grants
+  readonly bundles: Map<string, Bundle>
+  readonly separator: string
+  /** Each worker's last full tool list, shown while the worker is busy with a call (C8 lets one request in). */
+  readonly lastTools: Map<string, ReadonlyArray<Tool>>
+  closing: boolean
+}
+
+/** The rights a worker's listener grant carries: what the gateway serves of it. */
+const operations: ReadonlyArray<McpServeFace.ServedOperation> = ["listTools", "callTool"]
+
+const namePattern = /^[A-Za-z0-9_.-]{1,64}$/
+
+const invalid = (where: "config" | "arguments", path: string, message: string) =>
+  new InvalidInput({ where, path, message, delivery: "not_sent" })
+
+/** A separator is the characters MCP allows in a tool name, so every served name stays one. @internal */
+export const checkSeparator = (separator: unknown): Either.Either<string, InvalidInput> =>
+  typeof separator === "string" && namePattern.test(separator)
+    ? Either.right(separator)
+    : Either.left(invalid("config", "options.separator", "separator must be 1 to 64 of A-Z a-z 0-9 _ . -"))
+
+/** @internal */
+export const make = (registry: HostRegistry, separator: string): Gateway => ({
+  registry,
+  inner: Grants.make(),
+  bearers: Grants.make(),
+  bundles: new Map(),
+  separator,
+  lastTools: new Map(),
+  closing: false
+})
+
+/** The name a worker's tool is served under. @internal */
+export const servedName = (gateway: Gateway, entry: string, tool: string): string =>
+  `${entry}${gateway.separator}${tool}`
+
+// C131: a worker name holds no separator, so a served name splits one way only and no two tools share one.
+const checkedName = (gateway: Gateway, name: string): InvalidInput | undefined =>
+  !namePattern.test(name)
+    ? invalid("arguments", `workers.${name}`, "a worker name must be 1 to 64 of A-Z a-z 0-9 _ . -")
+    : name.includes(gateway.separator)
+      ? invalid(
+          "arguments",
+          `workers.${name}`,
+          `a worker name must not hold the separator ${JSON.stringify(gateway.separator)}: two tools could share a name`
+        )
+      : undefined
+
+const entryOf = (value: unknown, path: string): Either.Either<McpServeFace.ServedWorker, InvalidInput> => {
+  if (typeof value === "string") return Either.right({ id: value })
+  if (typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string") {
+    return Either.right(value as McpServeFace.ServedWorker)
+  }
+  return Either.left(invalid("arguments", path, "a worker is its id, or { id, tools? }"))
+}
+
+/** The workers a grant names, each checked: its name, and the worker it names (an id, or `{ id, tools? }`). */
+const servedOf = (
+  gateway: Gateway,
+  workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>
+): Effect.Effect<ReadonlyArray<[string, McpServeFace.ServedWorker]>, UnknownWorker | InvalidInput> =>
+  Effect.gen(function* () {
+    if (typeof workers !== "object" || workers === null || Object.keys(workers).length === 0) {
+      return yield* invalid("arguments", "workers", "a grant names at least one worker")
+    }
+    const served: Array<[string, McpServeFace.ServedWorker]> = []
+    for (const [name, value] of Object.entries(workers)) {
+      const refused = checkedName(gateway, name)
+      if (refused !== undefined) return yield* refused
+      served.push([name, yield* entryOf(value, `workers.${name}`)])
+    }
+    for (const [, worker] of served) {
+      yield* gateway.registry.service
+        .status(worker.id)
+        .pipe(Effect.catchTag("HostUnavailable", (error) => Effect.die(error)))
+    }
+    return served
+  })
+
+/** Forgets what no longer holds: expired bearers and their workers' grants, closed workers' grants and tool lists. */
+const sweep = (gateway: Gateway, now: number): void => {
+  for (const [key, bundle] of gateway.bundles) {
+    if (now <= bundle.expiresAt) continue
+    for (const entry of bundle.entries.values()) Grants.revoke(gateway.inner, entry.grant)
+    gateway.bundles.delete(key)
+  }
+  Grants.sweep(gateway.inner, gateway.registry.isOpen, now)
+  Grants.sweep(gateway.bearers, (key) => gateway.bundles.has(key), now)
+  for (const workerId of gateway.lastTools.keys()) {
+    if (!gateway.registry.isOpen(workerId)) gateway.lastTools.delete(workerId)
+  }
+}
+
+/**
+ * A new bearer grant of the open workers `workers` names (C131). Nothing is issued unless every entry is acceptable.
+ *
+ * @internal
+ */
+export const grant = (
+  gateway: Gateway,
+  workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>,
+  options: McpServeFace.ServeGrantOptions | undefined
+): Effect.Effect<string, UnknownWorker | InvalidInput> =>
+  Effect.gen(function* () {
+    const served = yield* servedOf(gateway, workers)
+    const now = Date.now()
+    sweep(gateway, now)
+    const key = randomBytes(16).toString("base64url")
+    const bearer = yield* Grants.issue(gateway.bearers, key, { operations: [], ttl: options?.ttl }, now)
+    const entries = new Map<string, Entry>()
+    for (const [name, worker] of served) {
+      const issued = Grants.issue(gateway.inner, worker.id, { operations, tools: worker.tools }, now)
+      if (Either.isLeft(issued)) {
+        for (const entry of entries.values()) Grants.revoke(gateway.inner, entry.grant)
+        Grants.revoke(gateway.bearers, bearer)
+        return yield* Either.left(reRooted(issued.left, `workers.${name}`))
+      }
+      entries.set(name, { name, workerId: worker.id, grant: issued.right })
+    }
+    const expiresAt = Grants.resolve(gateway.bearers, bearer, now)?.expiresAt ?? now
+    gateway.bundles.set(key, { entries, expiresAt })
+    return bearer
+  })
+
+const reRooted = (error: InvalidInput, root: string): InvalidInput =>
+  invalid("arguments", `${root}.${error.path.replace(/^options\./, "")}`, error.message)
+
+/** The bundle a bearer grant names while it holds: `undefined` for an unknown, expired, revoked or forged one. */
+export const bundleOf = (gateway: Gateway, bearer: string): Bundle | undefined => {
+  const found = Grants.resolve(gateway.bearers, bearer, Date.now())
+  return found === undefined ? undefined : gateway.bundles.get(found.workerId)
+}
+
+/** Ends a bearer grant and its workers' listener grants; calls in flight run on (C44). */
+export const revoke = (gateway: Gateway, bearer: string): Effect.Effect<void, UnknownWorker> =>
+  Effect.suspend(() => {
+    const found = Grants.resolve(gateway.bearers, bearer, Date.now())
+    const bundle = found === undefined ? undefined : gateway.bundles.get(found.workerId)
+    if (found === undefined || bundle === undefined) {
+      return Effect.fail(new UnknownWorker({ workerId: bearer, delivery: "not_sent" }))
+    }
+    for (const entry of bundle.entries.values()) Grants.revoke(gateway.inner, entry.grant)
+    Grants.revoke(gateway.bearers, bearer)
+    gateway.bundles.delete(found.workerId)
+    return Effect.void
+  })
+
+/** The entries of a bundle whose worker is still open and whose grant still holds. */
+export const liveEntries = (gateway: Gateway, bundle: Bundle): ReadonlyArray<[Entry, Grants.Grant]> => {
+  const now = Date.now()
+  const live: Array<[Entry, Grants.Grant]> = []
+  for (const entry of bundle.entries.values()) {
+    const found = Grants.resolve(gateway.inner, entry.grant, now)
+    if (found !== undefined && gateway.registry.isOpen(entry.workerId)) live.push([entry, found])
+  }
+  return live
+}
+
+/** What one served request needs besides its params. */
+export interface Extra {
+  readonly onProgress?: ((progress: Operations.Progress) => void) | undefined
+  readonly trace?: OwnerProtocol.TraceContext | undefined
+}
+
+/**
+ * One request through a worker's listener grant: admitted as the socket plane admits it, begun on the host registry,
+ * ended exactly at the server when interrupted (C11). Its errors name the worker by its served name.
+ */
+export const request = (
+  gateway: Gateway,
+  entry: Entry,
+  name: keyof Operations.Requests,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>,
+  extra: Extra = {}
+): Effect.Effect<unknown, RequestError> =>
+  Effect.suspend(() => {
+    const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing }
+    const payload = { id: entry.grant, params: JSON.stringify(params) }
+    const found = Grants.admitted(listener, name, payload)
+    if (Either.isLeft(found)) {
+      const error = gateway.registry.refusedBefore(entry.workerId, method, "socket", found.left)
+      return Effect.fail(Grants.renamed(error, entry.name))
+    }
+    const { grant } = found.right
+    return Effect.async<unknown, RequestError>((resume) => {
+      let sent: ReturnType<HostRegistry["begin"]> = undefined
+      sent = gateway.registry.begin(
+        {
+          id: entry.workerId,
+          method,
+          params: payload.params,
+          budgetMs: undefined,
+          onProgress: extra.onProgress,
+          trace: extra.trace,
+          surface: "socket"
+        },
+        (exit) => {
+          if (sent !== undefined) grant?.requests.delete(sent.requestId)
+          resume(Exit.mapError(exit, (error) => Grants.renamed(error, entry.name, grant)))
+        }
+      )
+      if (sent === undefined) return undefined
+      const begun = sent
+      grant?.requests.add(begun.requestId)
+      return Effect.sync(() => {
+        begun.end("interrupted")
+      })
+    }).pipe(Effect.map((value) => Grants.shown(grant, name, value)))
+  })
+
+/**
+ * Every tool a bundle serves, named `<worker><separator><tool>`, each worker's list read page by page through its
+ * grant. A busy worker's tools are its last list (C8: its one request in flight is a call).
+ */
+export const listTools = (gateway: Gateway, bundle: Bundle): Effect.Effect<ReadonlyArray<Tool>> =>
+  Effect.map(
+    Effect.forEach(liveEntries(gateway, bundle), ([entry, grant]) =>
+      AgentHost.listAllTools(
+        (_id, options) =>
+          request(
+            gateway,
+            entry,
+            "listTools",
+            "tools/list",
+            options?.cursor === undefined ? {} : { cursor: options.cursor }
+          ) as Effect.Effect<{
+            readonly tools: ReadonlyArray<Tool>
+            readonly nextCursor?: string | undefined
+          }>,
+        entry.name
+      ).pipe(
+        Effect.tap((tools) => Effect.sync(() => gateway.lastTools.set(entry.workerId, tools))),
+        Effect.orElseSucceed(() => shownLast(gateway, entry, grant)),
+        Effect.map((tools) => tools.map((tool) => ({ ...tool, name: servedName(gateway, entry.name, tool.name) })))
+      )
+    ),
+    (lists) => lists.flat()
+  )
+
+const shownLast = (gateway: Gateway, entry: Entry, grant: Grants.Grant): ReadonlyArray<Tool> => {
+  const last = gateway.lastTools.get(entry.workerId) ?? []
+  return (Grants.shown(grant, "listTools", { tools: last }) as { tools: ReadonlyArray<Tool> }).tools
+}
+
+/** The worker entry and tool a served name names, if any. */
+export const routeOf = (gateway: Gateway, bundle: Bundle, served: string): [Entry, string] | undefined => {
+  const at = served.indexOf(gateway.separator)
+  if (at <= 0) return undefined
+  const entry = bundle.entries.get(served.slice(0, at))
+  return entry === undefined ? undefined : [entry, served.slice(at + gateway.separator.length)]
+}
+
+/** The call a served name names is refused unsent when it names no worker of the bundle. */
+export const unknownTool = (served: string): InvalidInput =>
+  invalid("arguments", "name", `this grant serves no tool named ${JSON.stringify(served)}`)
+
+const encodeError = Schema.encodeSync(McpWorkerError)
+
+/** JSON-RPC codes: the server's own for its answer; invalid params for what was refused as input. */
+const codeOf = (error: RequestError): number =>
+  error._tag === "ServerError"
+    ? error.code
+    : error._tag === "InvalidInput" || error._tag === "UnknownWorker"
+      ? -32602
+      : -32603
+
+/** An error as an MCP client reads it: a JSON-RPC error whose `data` is the error, its `delivery` included (C132). */
+export const mcpErrorOf = (
+  error: RequestError
+): { readonly code: number; readonly message: string; readonly data: Record<string, unknown> } => ({
+  code: codeOf(error),
+  message: error.message,
+  data: encodeError(error) as unknown as Record<string, unknown>
+})

@@ -1,0 +1,127 @@
+/**
+ * The gateway's MCP server, on the MCP SDK's server: one per HTTP session or stdio client, bound to the bearer grant
+ * that opened it. Each request runs as an effect of the host's runtime; the client's `notifications/cancelled` aborts
+ * it, which ends exactly its request at the worker's server (C11).
+ *
+ * @internal
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  McpError
+} from "@modelcontextprotocol/sdk/types.js"
+import type { RequestError } from "@mcp-worker/core/McpWorkerError"
+import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
+import { createRequire } from "node:module"
+import type { Readable, Writable } from "node:stream"
+import * as Gateway from "./gateway.js"
+
+const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string }
+
+/** Runs an effect of the host's runtime; aborting `signal` interrupts it. */
+export type Run = <A, E>(effect: Effect.Effect<A, E>, options?: { readonly signal?: AbortSignal }) => Promise<A>
+
+const thrown = (error: RequestError): McpError => {
+  const { code, data, message } = Gateway.mcpErrorOf(error)
+  return new McpError(code, message, data)
+}
+
+const answered = async <A>(run: Run, effect: Effect.Effect<A, RequestError>, signal?: AbortSignal): Promise<A> => {
+  const outcome = await run(Effect.either(effect), signal === undefined ? undefined : { signal })
+  if (Either.isLeft(outcome)) throw thrown(outcome.left)
+  return outcome.right
+}
+
+const bundleOf = (gateway: Gateway.Gateway, bearer: string): Gateway.Bundle => {
+  const bundle = Gateway.bundleOf(gateway, bearer)
+  if (bundle === undefined) throw thrown(new UnknownWorker({ workerId: bearer, delivery: "not_sent" }))
+  return bundle
+}
+
+// The worker's server gets the client's `_meta` (its trace context, C83) but the gateway's own progress token.
+const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
+  if (meta === undefined) return undefined
+  const { progressToken: _, ...rest } = meta
+  return Object.keys(rest).length === 0 ? undefined : rest
+}
+
+/** Starts an effect in the layer's scope: it is interrupted when the gateway closes, if it has not ended before. */
+export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+
+/**
+ * C139: the client hears `tools/list_changed` when one of its workers announces a changed list, and when one ends
+ * (its tools are gone). Each worker's notifications are one `events` subscription of the session (C30).
+ */
+const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, server: Server): Effect.Effect<void> => {
+  const announce = Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+  return Effect.forEach(
+    bundle.entries.values(),
+    (entry) =>
+      gateway.registry.service.events(entry.workerId).pipe(
+        Stream.filter((notification) => notification.method === "notifications/tools/list_changed"),
+        Stream.runForEach(() => announce),
+        Effect.ignore,
+        Effect.zipRight(announce)
+      ),
+    { concurrency: "unbounded", discard: true }
+  )
+}
+
+/** An MCP server of the bundle `bearer` names. @internal */
+export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
+  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: { listChanged: true } } })
+  const bundle = Gateway.bundleOf(gateway, bearer)
+  if (bundle !== undefined) {
+    const watching = fork(announceListChanges(gateway, bundle, server))
+    server.onclose = () => void fork(Fiber.interruptFork(watching))
+  }
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [...(await run(Gateway.listTools(gateway, bundleOf(gateway, bearer))))]
+  }))
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const route = Gateway.routeOf(gateway, bundleOf(gateway, bearer), request.params.name)
+    if (route === undefined) throw thrown(Gateway.unknownTool(request.params.name))
+    const [entry, tool] = route
+    const meta = forwardedMeta(request.params._meta)
+    const progressToken = request.params._meta?.progressToken
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (progress: { progress: number; total?: number | undefined; message?: string | undefined }) =>
+            void extra
+              .sendNotification({ method: "notifications/progress", params: { progressToken, ...progress } })
+              .catch(() => undefined)
+    const params = { name: tool, arguments: request.params.arguments ?? {}, ...(meta && { _meta: meta }) }
+    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
+    return (await answered(run, effect, extra.signal)) as CallToolResult
+  })
+  return server
+}
+
+/** Serves `server` on `io` (default: this process's stdin and stdout) until the input ends. @internal */
+export const serveStdio = (
+  server: Server,
+  io?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream }
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const input = (io?.input ?? process.stdin) as Readable
+    const transport = new StdioServerTransport(input, (io?.output ?? process.stdout) as Writable)
+    yield* Effect.acquireRelease(
+      Effect.promise(() => server.connect(transport)),
+      () => Effect.promise(() => server.close())
+    )
+    yield* Effect.async<void>((resume) => {
+      const done = () => resume(Effect.void)
+      if (input.readableEnded || input.destroyed) return done()
+      input.once("end", done).once("close", done)
+      return Effect.sync(() => input.off("end", done).off("close", done))
+    })
+  })
