@@ -2,7 +2,9 @@
 // outcomes are known, and the host's view of its workers. The fixture server runs as a real process.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { HostView, McpGrants, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import { HostView, McpGrants, McpServe, NodeMcpWorkers, WorkerMetrics } from "@mcp-worker/node"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as McpConfig from "@mcp-worker/core/McpConfig"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
@@ -470,6 +472,50 @@ describe("C118: one host, any set of planes", () => {
           requests: { results: 2, isError: 0, errors: 0, notSent: 1, unknown: 0 },
           socketResults: 1
         }
+      )
+    })
+  )
+})
+
+describe("C80, C117: the gateway is a surface of its own", () => {
+  it.scopedLive("a gateway client's call and the gateway's refusal, counted once each under gateway", () =>
+    Effect.gen(function* () {
+      const { endpoint, layer } = yield* prometheus("mcp-worker-test")
+      yield* Layer.build(layer)
+      const count = (samples: ReturnType<typeof samplesOf>, outcome: string) =>
+        valueOf(samples, "mcp_worker_requests_total", {
+          mcp_worker_server: server,
+          mcp_worker_surface: "gateway",
+          mcp_worker_outcome: outcome
+        })
+      const before = samplesOf(yield* endpoint.scrape)
+      const host = yield* Layer.build(
+        McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+      )
+      const workers = Context.get(host, McpWorkers)
+      const serve = Context.get(host, McpServe.McpServe)
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* serve.grant({ counter: { id, tools: ["echo"] } })
+      const client = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = new Client({ name: "metrics-test", version: "1.0.0" })
+          const headers = { Authorization: `Bearer ${grant}` }
+          await client.connect(new StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } }))
+          return client
+        }),
+        (client) => Effect.promise(() => client.close())
+      )
+      yield* Effect.promise(() => client.callTool({ name: "counter__echo", arguments: { token: "g" } }))
+      // A tool outside the grant: refused by the gateway itself, before the worker is asked.
+      yield* Effect.promise(() => client.callTool({ name: "counter__inc", arguments: {} }).catch(() => undefined))
+      const after = samplesOf(yield* endpoint.scrape)
+      yield* workers.close(id)
+      assert.deepStrictEqual(
+        {
+          results: count(after, "result") - count(before, "result"),
+          refused: count(after, "InvalidInput") - count(before, "InvalidInput")
+        },
+        { results: 1, refused: 1 }
       )
     })
   )

@@ -14,8 +14,11 @@ import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 
-/** Where a request came from: the host's own fibers, a remote thread, a peer of the listener's socket. @internal */
-export type Surface = "host" | "thread" | "socket"
+/**
+ * Where a request came from: the host's own fibers, a remote thread, a peer of the listener's socket, a client of
+ * the gateway. @internal
+ */
+export type Surface = "host" | "thread" | "socket" | "gateway"
 
 /** How a request ended: its result, a result with `isError`, or the tag of the error its caller got. @internal */
 export type Outcome = "result" | "is_error" | McpWorkerError["_tag"]

@@ -222,7 +222,7 @@ export const request = (
     const payload = { id: entry.grant, params: JSON.stringify(params) }
     const found = Grants.admitted(listener, name, payload)
     if (Either.isLeft(found)) {
-      const error = gateway.registry.refusedBefore(entry.workerId, method, "socket", found.left)
+      const error = gateway.registry.refusedBefore(entry.workerId, method, "gateway", found.left)
       return Effect.fail(Grants.renamed(error, entry.name))
     }
     const { grant } = found.right
@@ -236,7 +236,7 @@ export const request = (
           budgetMs: undefined,
           onProgress: extra.onProgress,
           trace: extra.trace,
-          surface: "socket"
+          surface: "gateway"
         },
         (exit) => {
           if (sent !== undefined) grant?.requests.delete(sent.requestId)
