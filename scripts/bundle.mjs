@@ -81,6 +81,24 @@ const oneZod = {
   }
 }
 
+// The owner never switches zod's locale: of zod's locales the runtime bundles English only. A `z` namespace used whole
+// (as `@modelcontextprotocol/ext-tasks` uses it) would otherwise keep every one of them, about 400 KB.
+const zodEnglishOnly = {
+  name: "mcp-worker-zod-english-only",
+  setup(build) {
+    const zodFile = `${path.sep}zod${path.sep}v4${path.sep}`
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      args.importer.includes(zodFile)
+        ? { path: path.join(path.dirname(args.importer), "../locales/en.js"), namespace: "zod-english" }
+        : undefined
+    )
+    build.onLoad({ filter: /.*/, namespace: "zod-english" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)}`,
+      resolveDir: path.dirname(args.path)
+    }))
+  }
+}
+
 /**
  * The owner thread: a tiny CommonJS entry (Node built-ins only: it starts the server first) at
  * packages/node/owner/owner.cjs (owner-process.cjs for an owner process), and the minified CommonJS runtime it loads,
@@ -108,7 +126,7 @@ export const bundleOwner = async () => {
     owner("main.ts", "owner.cjs"),
     // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
     owner("processMain.ts", "owner-process.cjs"),
-    owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod] })
+    owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod, zodEnglishOnly] })
   ])
   fs.mkdirSync(dir, { recursive: true })
   const shipped = sourcesOf(path.join(root, "packages"), ["node", "core", "caller"])
