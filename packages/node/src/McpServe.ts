@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import type * as HostView from "./HostView.js"
 import type { ListenError } from "./NodeMcpWorkers.js"
 import * as internal from "./internal/serve/layer.js"
+import type * as McpServer from "./internal/serve/mcpServer.js"
 
 /**
  * A request of the operation table the gateway serves of a worker.
@@ -65,6 +66,14 @@ export interface ServeOptions {
 }
 
 /**
+ * The streams `serveStdio` serves a client on: a Node `Readable` and `Writable` fit.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StdioStreams = McpServer.StdioStreams
+
+/**
  * The gateway of one host.
  *
  * @since 0.1.0
@@ -84,10 +93,7 @@ export interface McpServeService {
   /** The streamable HTTP endpoint (`http://127.0.0.1:<port>/mcp`, or `http+unix://<path>/mcp`), when serving HTTP. */
   readonly url: string | undefined
   /** Serves one MCP client with `grant` on `io` (default: this process's stdin and stdout) until its input ends. */
-  readonly serveStdio: (
-    grant: string,
-    io?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream }
-  ) => Effect.Effect<void, UnknownWorker, Scope.Scope>
+  readonly serveStdio: (grant: string, io?: StdioStreams) => Effect.Effect<void, UnknownWorker, Scope.Scope>
 }
 
 /**

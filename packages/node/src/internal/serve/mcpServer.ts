@@ -106,11 +106,19 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
   return server
 }
 
+/**
+ * The streams a stdio client is served on, as far as the server reads them: a Node `Readable` and `Writable` fit,
+ * and the declarations name no Node type (C98).
+ *
+ * @internal
+ */
+export interface StdioStreams {
+  readonly input: { on(event: string, listener: (...args: Array<any>) => void): unknown }
+  readonly output: { write(chunk: string): unknown }
+}
+
 /** Serves `server` on `io` (default: this process's stdin and stdout) until the input ends. @internal */
-export const serveStdio = (
-  server: Server,
-  io?: { readonly input: NodeJS.ReadableStream; readonly output: NodeJS.WritableStream }
-): Effect.Effect<void, never, Scope.Scope> =>
+export const serveStdio = (server: Server, io?: StdioStreams): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const input = (io?.input ?? process.stdin) as Readable
     const transport = new StdioServerTransport(input, (io?.output ?? process.stdout) as Writable)
