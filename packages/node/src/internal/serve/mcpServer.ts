@@ -13,6 +13,7 @@ import {
   ListToolsRequestSchema,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
+import * as Beyond from "./resources.js"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
@@ -61,15 +62,17 @@ export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, 
  * (its tools are gone). Each worker's notifications are one `events` subscription of the session (C30).
  */
 const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, server: Server): Effect.Effect<void> => {
-  const announce = Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+  const announce = (method: string) => Effect.promise(() => server.notification({ method }).catch(() => undefined))
+  // C143: a worker's changed resource or prompt list is announced as its tool list is.
+  const announced = new Set(Beyond.listChanged)
   return Effect.forEach(
     bundle.entries.values(),
     (entry) =>
       gateway.registry.service.events(entry.workerId).pipe(
-        Stream.filter((notification) => notification.method === "notifications/tools/list_changed"),
-        Stream.runForEach(() => announce),
+        Stream.filter((notification) => announced.has(notification.method)),
+        Stream.runForEach((notification) => announce(notification.method)),
         Effect.ignore,
-        Effect.zipRight(announce)
+        Effect.zipRight(Effect.forEach(Beyond.listChanged, announce, { discard: true }))
       ),
     { concurrency: "unbounded", discard: true }
   )
@@ -77,7 +80,7 @@ const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, s
 
 /** An MCP server of the bundle `bearer` names. @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: { listChanged: true } } })
+  const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
   const bundle = Gateway.bundleOf(gateway, bearer)
   if (bundle !== undefined) {
     const watching = fork(announceListChanges(gateway, bundle, server))
@@ -103,6 +106,16 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
     return (await answered(run, effect, extra.signal)) as CallToolResult
   })
+  Beyond.register(
+    server,
+    (request, signal) =>
+      answered(
+        run,
+        Effect.suspend(() => request(bundleOf(gateway, bearer))),
+        signal
+      ),
+    gateway
+  )
   return server
 }
 
