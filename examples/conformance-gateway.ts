@@ -31,3 +31,5 @@ const program = Effect.gen(function* () {
 
 const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer)))
+// Every worker is closed and confirmed by now; the input it read must not keep the process alive.
+process.stdin.destroy()
