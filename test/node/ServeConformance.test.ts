@@ -5,8 +5,9 @@ import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { McpError } from "@modelcontextprotocol/sdk/types.js"
+import { McpError, PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import * as Deferred from "effect/Deferred"
 import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
@@ -23,6 +24,18 @@ const listed = JSON.parse(fs.readFileSync(path.join(root, "examples/conformance-
 }
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
 const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+
+/** An MCP SDK client of the gateway at `url`, presenting `grant`; closed with the scope. */
+const connect = (url: string, grant: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "serve-conformance-test", version: "1.0.0" })
+      const headers = { Authorization: `Bearer ${grant}` }
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
 
 const runConformance = (argv: ReadonlyArray<string>) =>
   Effect.async<string>((resume) => {
@@ -79,15 +92,7 @@ describe("McpServe conformance", { timeout: 120_000 }, () => {
       assert.strictEqual(refused._tag, "InvalidInput")
       assert.strictEqual((refused as { path?: string }).path, "options.unprefixed")
       const grant = yield* serve.grant({ a, b })
-      const client = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const client = new Client({ name: "serve-conformance-test", version: "1.0.0" })
-          const headers = { Authorization: `Bearer ${grant}` }
-          await client.connect(new StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } }))
-          return client
-        }),
-        (client) => Effect.promise(() => client.close())
-      )
+      const client = yield* connect(serve.url!, grant)
       const prompts = yield* Effect.promise(() => client.listPrompts())
       assert.includeMembers(
         prompts.prompts.map((prompt) => prompt.name),
@@ -108,6 +113,41 @@ describe("McpServe conformance", { timeout: 120_000 }, () => {
       const data = error.data as Record<string, unknown>
       assert.deepStrictEqual([data._tag, data.path, data.delivery], ["InvalidInput", "uri", "not_sent"])
       assert.include(String(data.message), "a, b")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C142, C143: a tool filter narrows tools only; a changed prompt list is announced", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open({ ...config, args: [...config.args, "--with-changes"] })
+      const client = yield* connect(serve.url!, yield* serve.grant({ w: { id, tools: ["add_prompt"] } }))
+      const tools = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(
+        tools.tools.map((tool) => tool.name),
+        ["w__add_prompt"]
+      )
+      const before = yield* Effect.promise(() => client.listPrompts())
+      assert.includeMembers(
+        before.prompts.map((prompt) => prompt.name),
+        ["w__test_simple_prompt", "w__test_prompt_with_image"]
+      )
+      const resources = yield* Effect.promise(() => client.listResources())
+      assert.include(
+        resources.resources.map((resource) => resource.uri),
+        "test://static-text"
+      )
+      const announced = yield* Deferred.make<void>()
+      client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+        Effect.runSync(Deferred.succeed(announced, undefined))
+      })
+      yield* Effect.promise(() => client.callTool({ name: "w__add_prompt", arguments: {} }))
+      yield* Deferred.await(announced)
+      const after = yield* Effect.promise(() => client.listPrompts())
+      assert.include(
+        after.prompts.map((prompt) => prompt.name),
+        "w__added_prompt"
+      )
     }).pipe(Effect.provide(layer))
   )
 })

@@ -50,19 +50,20 @@ export interface Gateway {
   closing: boolean
 }
 
-/** The rights a worker's listener grant carries: what the gateway serves of it. */
-const operations: ReadonlyArray<McpServeFace.ServedOperation> = [
-  "listTools",
-  "callTool",
-  "listResources",
-  "listResourceTemplates",
-  "readResource",
-  "subscribeResource",
-  "unsubscribeResource",
-  "listPrompts",
-  "getPrompt",
-  "complete"
-]
+/** The rights a worker's listener grant carries: what the gateway serves of it, each of the face's type once. */
+const served: Record<McpServeFace.ServedOperation, true> = {
+  listTools: true,
+  callTool: true,
+  listResources: true,
+  listResourceTemplates: true,
+  readResource: true,
+  subscribeResource: true,
+  unsubscribeResource: true,
+  listPrompts: true,
+  getPrompt: true,
+  complete: true
+}
+const operations = Object.keys(served) as ReadonlyArray<McpServeFace.ServedOperation>
 
 const namePattern = /^[A-Za-z0-9_.-]{1,64}$/
 
