@@ -58,7 +58,7 @@ const summary = (output: string): Map<string, boolean> =>
   )
 
 describe("McpServe conformance", { timeout: 120_000 }, () => {
-  it.scopedLive("C141, C142, C143: every server scenario that applies to a gateway passes through it", () =>
+  it.scopedLive("C144: every server scenario that applies to a gateway passes through it", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const serve = yield* McpServe.McpServe
