@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Deferred from "effect/Deferred"
 import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
+import * as http from "node:http"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -148,6 +149,49 @@ describe("McpServe conformance", { timeout: 120_000 }, () => {
         after.prompts.map((prompt) => prompt.name),
         "w__added_prompt"
       )
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C145: a request naming another host, or from another origin, is 403 with a grant that holds", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const grant = yield* serve.grant({ w: yield* workers.open(config) })
+      const url = new URL(serve.url!)
+      const status = (headers: Record<string, string>) =>
+        Effect.async<number>((resume) => {
+          const body = JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+          })
+          const req = http.request(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: url.pathname,
+              method: "POST",
+              headers: {
+                authorization: `Bearer ${grant}`,
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream",
+                ...headers
+              }
+            },
+            (res) => {
+              res.resume()
+              resume(Effect.succeed(res.statusCode ?? 0))
+            }
+          )
+          req.on("error", (error) => resume(Effect.die(error)))
+          req.end(body)
+        })
+      assert.strictEqual(yield* status({ host: `evil.example:${url.port}` }), 403)
+      assert.strictEqual(yield* status({ host: `localhost:${url.port}`, origin: "http://evil.example" }), 403)
+      assert.strictEqual(yield* status({ host: `127.0.0.1.evil.example` }), 403)
+      assert.strictEqual(yield* status({ host: `localhost:${url.port}`, origin: `http://localhost:${url.port}` }), 200)
+      assert.strictEqual(yield* status({ host: `[::1]:${url.port}` }), 200)
     }).pipe(Effect.provide(layer))
   )
 })
