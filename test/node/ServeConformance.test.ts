@@ -5,7 +5,11 @@ import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { McpError, PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Deferred from "effect/Deferred"
 import * as Layer from "effect/Layer"
@@ -117,39 +121,51 @@ describe("McpServe conformance", { timeout: 120_000 }, () => {
     }).pipe(Effect.provide(layer))
   )
 
-  it.scopedLive("C142, C143: a tool filter narrows tools only; a changed prompt list is announced", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const serve = yield* McpServe.McpServe
-      const id = yield* workers.open({ ...config, args: [...config.args, "--with-changes"] })
-      const client = yield* connect(serve.url!, yield* serve.grant({ w: { id, tools: ["add_prompt"] } }))
-      const tools = yield* Effect.promise(() => client.listTools())
-      assert.deepStrictEqual(
-        tools.tools.map((tool) => tool.name),
-        ["w__add_prompt"]
-      )
-      const before = yield* Effect.promise(() => client.listPrompts())
-      assert.includeMembers(
-        before.prompts.map((prompt) => prompt.name),
-        ["w__test_simple_prompt", "w__test_prompt_with_image"]
-      )
-      const resources = yield* Effect.promise(() => client.listResources())
-      assert.include(
-        resources.resources.map((resource) => resource.uri),
-        "test://static-text"
-      )
-      const announced = yield* Deferred.make<void>()
-      client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
-        Effect.runSync(Deferred.succeed(announced, undefined))
-      })
-      yield* Effect.promise(() => client.callTool({ name: "w__add_prompt", arguments: {} }))
-      yield* Deferred.await(announced)
-      const after = yield* Effect.promise(() => client.listPrompts())
-      assert.include(
-        after.prompts.map((prompt) => prompt.name),
-        "w__added_prompt"
-      )
-    }).pipe(Effect.provide(layer))
+  it.scopedLive(
+    "C142, C143: a tool filter narrows tools only; a changed prompt list and a subscribed update are announced",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const serve = yield* McpServe.McpServe
+        const id = yield* workers.open({ ...config, args: [...config.args, "--with-changes"] })
+        const client = yield* connect(
+          serve.url!,
+          yield* serve.grant({ w: { id, tools: ["add_prompt", "touch_watched"] } })
+        )
+        const tools = yield* Effect.promise(() => client.listTools())
+        assert.deepStrictEqual(
+          tools.tools.map((tool) => tool.name),
+          ["w__add_prompt", "w__touch_watched"]
+        )
+        const before = yield* Effect.promise(() => client.listPrompts())
+        assert.includeMembers(
+          before.prompts.map((prompt) => prompt.name),
+          ["w__test_simple_prompt", "w__test_prompt_with_image"]
+        )
+        const resources = yield* Effect.promise(() => client.listResources())
+        assert.include(
+          resources.resources.map((resource) => resource.uri),
+          "test://static-text"
+        )
+        const announced = yield* Deferred.make<void>()
+        client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
+          Effect.runSync(Deferred.succeed(announced, undefined))
+        })
+        yield* Effect.promise(() => client.callTool({ name: "w__add_prompt", arguments: {} }))
+        yield* Deferred.await(announced)
+        const after = yield* Effect.promise(() => client.listPrompts())
+        assert.include(
+          after.prompts.map((prompt) => prompt.name),
+          "w__added_prompt"
+        )
+        const updated = yield* Deferred.make<string>()
+        client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+          Effect.runSync(Deferred.succeed(updated, notification.params.uri))
+        })
+        yield* Effect.promise(() => client.subscribeResource({ uri: "test://watched-resource" }))
+        yield* Effect.promise(() => client.callTool({ name: "w__touch_watched", arguments: {} }))
+        assert.strictEqual(yield* Deferred.await(updated), "test://watched-resource")
+      }).pipe(Effect.provide(layer))
   )
 
   it.scopedLive("C145: a request naming another host, or from another origin, is 403 with a grant that holds", () =>

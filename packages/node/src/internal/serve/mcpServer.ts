@@ -58,21 +58,30 @@ const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string
 export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /**
- * C139: the client hears `tools/list_changed` when one of its workers announces a changed list, and when one ends
- * (its tools are gone). Each worker's notifications are one `events` subscription of the session (C30).
+ * C139, C143: the client hears a list change when one of its workers announces one, and all of them when one ends
+ * (its lists are gone); and `resources/updated` of a URI it subscribed to. Each worker's notifications are one
+ * `events` subscription of the session (C30).
  */
-const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, server: Server): Effect.Effect<void> => {
-  const announce = (method: string) => Effect.promise(() => server.notification({ method }).catch(() => undefined))
-  // C143: a worker's changed resource or prompt list is announced as its tool list is.
+const announceChanges = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  server: Server,
+  subscribed: ReadonlySet<string>
+): Effect.Effect<void> => {
+  const announce = (method: string, params?: Record<string, unknown>) =>
+    Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
   const announced = new Set(Beyond.listChanged)
+  const heard = (notification: { readonly method: string; readonly params: Record<string, unknown> }) =>
+    announced.has(notification.method) ||
+    (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri)))
   return Effect.forEach(
     bundle.entries.values(),
     (entry) =>
       gateway.registry.service.events(entry.workerId).pipe(
-        Stream.filter((notification) => announced.has(notification.method)),
-        Stream.runForEach((notification) => announce(notification.method)),
+        Stream.filter(heard),
+        Stream.runForEach((notification) => announce(notification.method, notification.params)),
         Effect.ignore,
-        Effect.zipRight(Effect.forEach(Beyond.listChanged, announce, { discard: true }))
+        Effect.zipRight(Effect.forEach(Beyond.listChanged, (method) => announce(method), { discard: true }))
       ),
     { concurrency: "unbounded", discard: true }
   )
@@ -82,8 +91,9 @@ const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, s
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
   const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
   const bundle = Gateway.bundleOf(gateway, bearer)
+  const subscribed = new Set<string>()
   if (bundle !== undefined) {
-    const watching = fork(announceListChanges(gateway, bundle, server))
+    const watching = fork(announceChanges(gateway, bundle, server, subscribed))
     server.onclose = () => void fork(Fiber.interruptFork(watching))
   }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -114,7 +124,8 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
         Effect.suspend(() => request(bundleOf(gateway, bearer))),
         signal
       ),
-    gateway
+    gateway,
+    subscribed
   )
   return server
 }

@@ -179,7 +179,7 @@ export type Answer = <A>(
 ) => Promise<A>
 
 /** The handlers of resources, prompts and completions on a session's server. */
-export const register = (server: Server, answer: Answer, gateway: Gateway.Gateway): void => {
+export const register = (server: Server, answer: Answer, gateway: Gateway.Gateway, subscribed: Set<string>): void => {
   server.setRequestHandler(ListResourcesRequestSchema, async (_, extra) => ({
     resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), extra.signal)
   }))
@@ -194,8 +194,16 @@ export const register = (server: Server, answer: Answer, gateway: Gateway.Gatewa
     (request: { params: Item }, extra: { signal: AbortSignal }) =>
       answer((bundle) => resourceRequest(gateway, bundle, name, request.params), extra.signal) as Promise<never>
   server.setRequestHandler(ReadResourceRequestSchema, resource("readResource"))
-  server.setRequestHandler(SubscribeRequestSchema, resource("subscribeResource"))
-  server.setRequestHandler(UnsubscribeRequestSchema, resource("unsubscribeResource"))
+  // C143: the session hears `resources/updated` of the URIs it subscribed to, and of no other.
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    const result = await resource("subscribeResource")(request, extra)
+    subscribed.add(request.params.uri)
+    return result
+  })
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
+    subscribed.delete(request.params.uri)
+    return resource("unsubscribeResource")(request, extra)
+  })
   server.setRequestHandler(
     GetPromptRequestSchema,
     (request, extra) => answer((bundle) => getPrompt(gateway, bundle, request.params), extra.signal) as Promise<never>
