@@ -116,14 +116,10 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
     return (await answered(run, effect, extra.signal)) as CallToolResult
   })
+  // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
   Beyond.register(
     server,
-    (request, signal) =>
-      answered(
-        run,
-        Effect.suspend(() => request(bundleOf(gateway, bearer))),
-        signal
-      ),
+    (request, signal) => answered(run, request(bundleOf(gateway, bearer)), signal),
     gateway,
     subscribed
   )
