@@ -5,16 +5,21 @@
 //     the 0.2.0-alpha line, installed into a private prefix under .runtimes/ (its own SDK and zod line would clash
 //     with the root lock), each run with `--spec-version 2026-07-28`, which the runner hands the client as
 //     MCP_CONFORMANCE_PROTOCOL_VERSION.
-// Scenarios left out are listed with why in examples/conformance-scenarios.json (`modernLeftOut`) and printed.
+//   - server: every 2025-11-25 server scenario of 0.1.16 against the gateway, in front of one worker of the conformance
+//     fixture server (examples/conformance-gateway.ts), the runner's client reaching it through a relay that presents
+//     the grant.
+// Scenarios left out are listed with why in examples/conformance-scenarios.json (`modernLeftOut`, `serverLeftOut`,
+// and `serverFailing`: scenarios that apply and fail) and printed.
 // Both runners need Node >= 22 (`fs.globSync`), so they run on the pinned 22 from scripts/node-runtimes.sh; the client
 // under test runs on the Node that runs this script.
 //
 //   npm run conformance                 # both eras
-//   npm run conformance -- legacy       # one era (legacy | modern)
+//   npm run conformance -- legacy       # one mode (legacy | modern | server)
 //   npm run conformance -- sse-retry    # the named scenarios only (of either era)
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -28,8 +33,9 @@ const legacyScenarios = ["initialize", "tools_call", "sse-retry", "elicitation-s
 const leftOut = listed.modernLeftOut ?? {}
 
 const args = process.argv.slice(2)
-const eras = args.filter((arg) => arg === "legacy" || arg === "modern")
-const named = args.filter((arg) => arg !== "legacy" && arg !== "modern")
+const modes = ["legacy", "modern", "server"]
+const eras = args.filter((arg) => modes.includes(arg))
+const named = args.filter((arg) => !modes.includes(arg))
 const runEra = (era) => eras.length === 0 || eras.includes(era)
 
 const run = (command, argv, options = {}) => {
@@ -38,7 +44,9 @@ const run = (command, argv, options = {}) => {
   return result
 }
 
-const bundle = run(process.execPath, ["scripts/bundle.mjs", "owner"], { stdio: "inherit" })
+const bundle = run(process.execPath, ["scripts/bundle.mjs", "owner", ...(runEra("server") ? ["fixtures"] : [])], {
+  stdio: "inherit"
+})
 if (bundle.status !== 0) process.exit(bundle.status ?? 1)
 
 const runtimes = run("bash", ["scripts/node-runtimes.sh", "22"], { stdio: ["ignore", "pipe", "inherit"] })
@@ -136,9 +144,56 @@ if (runEra("modern")) {
   }
 }
 
-const line = (era) => {
-  const of = results.filter((r) => r.era === era)
-  return of.length === 0 ? null : `${era}: ${of.filter((r) => r.passed).length}/${of.length} scenarios passed`
+if (runEra("server")) {
+  // The gateway runs until its input ends; it prints its relay's URL as one JSON line when it serves.
+  const gateway = spawn(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts"], {
+    cwd: root,
+    stdio: ["pipe", "pipe", "inherit"]
+  })
+  const first = await new Promise((resolve) => {
+    createInterface({ input: gateway.stdout }).once("line", resolve)
+    gateway.once("exit", () => resolve(null))
+  })
+  if (first === null) process.exit(1)
+  const { url } = JSON.parse(first)
+  const outOfScope = { ...listed.serverLeftOut, ...listed.serverFailing }
+  const listing = strip(run(node22, [legacyRunner, "list", "--server"]).stdout)
+  const all = [...listing.matchAll(/^\s+- (\S+) \[[^\]]*2025-11-25/gm)].map((match) => match[1])
+  const wanted = named.length > 0 ? all.filter((s) => named.includes(s)) : all
+  console.log(`\nMCP conformance 0.1.16, ${all.length} server scenarios of 2025-11-25, against the gateway at ${url}`)
+  for (const scenario of wanted) {
+    const result = run(node22, [legacyRunner, "server", "--url", url, "--scenario", scenario], {
+      env: { ...process.env, NO_COLOR: "1" }
+    })
+    const output = strip(`${result.stdout}${result.stderr}`)
+    const passed = result.status === 0 && /Passed: \d+\/\d+, 0 failed/.test(output)
+    const why = outOfScope[scenario]
+    if (why !== undefined) {
+      console.log(`${passed ? "PASS" : "SKIP"}  ${scenario}  ${why}`)
+      // A scenario listed as out of scope that passes makes the list stale.
+      results.push({ era: "server", passed: !passed, leftOut: true })
+      continue
+    }
+    if (!passed) console.log(`\n--- ${scenario} ---\n${output.trim()}\n`)
+    console.log(`${passed ? "PASS" : "FAIL"}  ${scenario}`)
+    results.push({ era: "server", passed })
+  }
+  gateway.stdin.end()
+  await new Promise((resolve) => gateway.once("exit", resolve))
 }
-console.log(`\n${[line("legacy"), line("modern")].filter((l) => l !== null).join("; ")}`)
+
+const line = (era) => {
+  const all = results.filter((r) => r.era === era)
+  const of = all.filter((r) => !r.leftOut)
+  const stale = all.filter((r) => r.leftOut && !r.passed).length
+  const out = all.length - of.length
+  const rest = out === 0 ? "" : `, ${out} left out${stale === 0 ? "" : ` (${stale} of them passed: the list is stale)`}`
+  return all.length === 0 ? null : `${era}: ${of.filter((r) => r.passed).length}/${of.length} scenarios passed${rest}`
+}
+console.log(
+  `\n${modes
+    .map(line)
+    .filter((l) => l !== null)
+    .join("; ")}`
+)
 process.exit(results.every((r) => r.passed) ? 0 : 1)

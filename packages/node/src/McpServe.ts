@@ -22,7 +22,17 @@ import type * as McpServer from "./internal/serve/mcpServer.js"
  * @since 0.1.0
  * @category models
  */
-export type ServedOperation = "listTools" | "callTool"
+export type ServedOperation =
+  | "listTools"
+  | "callTool"
+  | "listResources"
+  | "listResourceTemplates"
+  | "readResource"
+  | "subscribeResource"
+  | "unsubscribeResource"
+  | "listPrompts"
+  | "getPrompt"
+  | "complete"
 
 /**
  * A worker of a grant: its id, and the tools it serves (default: every tool its filter offers).
@@ -43,6 +53,11 @@ export interface ServedWorker {
  */
 export interface ServeGrantOptions {
   readonly ttl?: Duration.DurationInput | undefined
+  /**
+   * With exactly one worker: its tools and prompts keep their own names, unprefixed (C141). Default `false`; with any
+   * other number of workers, `InvalidInput` at `options.unprefixed`.
+   */
+  readonly unprefixed?: boolean | undefined
 }
 
 /**

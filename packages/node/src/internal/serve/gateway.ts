@@ -32,6 +32,8 @@ export interface Bundle {
   readonly entries: ReadonlyMap<string, Entry>
   /** `Date.now()` past which its bearer grant is over (`Infinity` without a ttl). */
   readonly expiresAt: number
+  /** The one entry whose tools and prompts keep their own names (`unprefixed`, C141). */
+  readonly bare?: Entry | undefined
 }
 
 /** One gateway's state, passed to the functions below. */
@@ -48,8 +50,20 @@ export interface Gateway {
   closing: boolean
 }
 
-/** The rights a worker's listener grant carries: what the gateway serves of it. */
-const operations: ReadonlyArray<McpServeFace.ServedOperation> = ["listTools", "callTool"]
+/** The rights a worker's listener grant carries: what the gateway serves of it, each of the face's type once. */
+const served: Record<McpServeFace.ServedOperation, true> = {
+  listTools: true,
+  callTool: true,
+  listResources: true,
+  listResourceTemplates: true,
+  readResource: true,
+  subscribeResource: true,
+  unsubscribeResource: true,
+  listPrompts: true,
+  getPrompt: true,
+  complete: true
+}
+const operations = Object.keys(served) as ReadonlyArray<McpServeFace.ServedOperation>
 
 const namePattern = /^[A-Za-z0-9_.-]{1,64}$/
 
@@ -76,6 +90,10 @@ export const make = (registry: HostRegistry, separator: string): Gateway => ({
 /** The name a worker's tool is served under. @internal */
 export const servedName = (gateway: Gateway, entry: string, tool: string): string =>
   `${entry}${gateway.separator}${tool}`
+
+/** The name a worker's tool or prompt is served under in `bundle`: its own when the bundle is unprefixed (C141). */
+export const nameIn = (gateway: Gateway, bundle: Bundle, entry: Entry, name: string): string =>
+  bundle.bare === undefined ? servedName(gateway, entry.name, name) : name
 
 // C131: a worker name holds no separator, so a served name splits one way only and no two tools share one.
 const checkedName = (gateway: Gateway, name: string): InvalidInput | undefined =>
@@ -146,6 +164,14 @@ export const grant = (
 ): Effect.Effect<string, UnknownWorker | InvalidInput> =>
   Effect.gen(function* () {
     const served = yield* servedOf(gateway, workers)
+    const unprefixed = options?.unprefixed
+    if (unprefixed !== undefined && typeof unprefixed !== "boolean") {
+      return yield* invalid("arguments", "options.unprefixed", "unprefixed must be a boolean")
+    }
+    // C141: a name of its own is unambiguous only when the grant names one worker.
+    if (unprefixed === true && served.length !== 1) {
+      return yield* invalid("arguments", "options.unprefixed", "unprefixed serves exactly one worker")
+    }
     const now = Date.now()
     sweep(gateway, now)
     const key = randomBytes(16).toString("base64url")
@@ -161,7 +187,8 @@ export const grant = (
       entries.set(name, { name, workerId: worker.id, grant: issued.right })
     }
     const expiresAt = Grants.resolve(gateway.bearers, bearer, now)?.expiresAt ?? now
-    gateway.bundles.set(key, { entries, expiresAt })
+    const bare = unprefixed === true ? [...entries.values()][0] : undefined
+    gateway.bundles.set(key, { entries, expiresAt, bare })
     return bearer
   })
 
@@ -275,7 +302,7 @@ export const listTools = (gateway: Gateway, bundle: Bundle): Effect.Effect<Reado
       ).pipe(
         Effect.tap((tools) => Effect.sync(() => gateway.lastTools.set(entry.workerId, tools))),
         Effect.orElseSucceed(() => shownLast(gateway, entry, grant)),
-        Effect.map((tools) => tools.map((tool) => ({ ...tool, name: servedName(gateway, entry.name, tool.name) })))
+        Effect.map((tools) => tools.map((tool) => ({ ...tool, name: nameIn(gateway, bundle, entry, tool.name) })))
       )
     ),
     (lists) => lists.flat()
@@ -288,6 +315,7 @@ const shownLast = (gateway: Gateway, entry: Entry, grant: Grants.Grant): Readonl
 
 /** The worker entry and tool a served name names, if any. */
 export const routeOf = (gateway: Gateway, bundle: Bundle, served: string): [Entry, string] | undefined => {
+  if (bundle.bare !== undefined) return [bundle.bare, served]
   const at = served.indexOf(gateway.separator)
   if (at <= 0) return undefined
   const entry = bundle.entries.get(served.slice(0, at))

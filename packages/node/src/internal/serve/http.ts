@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net"
 import * as SocketFile from "../listen/socketFile.js"
 import type { ListenError } from "../listen/socketFile.js"
 import * as Gateway from "./gateway.js"
+import * as Origin from "./origin.js"
 import { ServeError } from "./layer.js"
 
 /** The largest head a request may have: what an unauthenticated peer can make the gateway hold. */
@@ -92,6 +93,8 @@ async function handle(
   req: http.IncomingMessage,
   res: http.ServerResponse
 ): Promise<void> {
+  const rebound = Origin.foreign(req.headers)
+  if (rebound !== undefined) return refuse(res, 403, rebound)
   const bearer = bearerOf(req.headers.authorization)
   if (bearer === undefined || Gateway.bundleOf(gateway, bearer) === undefined) {
     return refuse(res, 401, "a grant that holds is required (Authorization: Bearer <grant>)")

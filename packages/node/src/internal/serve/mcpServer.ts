@@ -13,6 +13,7 @@ import {
   ListToolsRequestSchema,
   McpError
 } from "@modelcontextprotocol/sdk/types.js"
+import * as Beyond from "./resources.js"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
@@ -57,19 +58,30 @@ const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string
 export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /**
- * C139: the client hears `tools/list_changed` when one of its workers announces a changed list, and when one ends
- * (its tools are gone). Each worker's notifications are one `events` subscription of the session (C30).
+ * C139, C143: the client hears a list change when one of its workers announces one, and all of them when one ends
+ * (its lists are gone); and `resources/updated` of a URI it subscribed to. Each worker's notifications are one
+ * `events` subscription of the session (C30).
  */
-const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, server: Server): Effect.Effect<void> => {
-  const announce = Effect.promise(() => server.sendToolListChanged().catch(() => undefined))
+const announceChanges = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  server: Server,
+  subscribed: ReadonlySet<string>
+): Effect.Effect<void> => {
+  const announce = (method: string, params?: Record<string, unknown>) =>
+    Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
+  const announced = new Set(Beyond.listChanged)
+  const heard = (notification: { readonly method: string; readonly params: Record<string, unknown> }) =>
+    announced.has(notification.method) ||
+    (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri)))
   return Effect.forEach(
     bundle.entries.values(),
     (entry) =>
       gateway.registry.service.events(entry.workerId).pipe(
-        Stream.filter((notification) => notification.method === "notifications/tools/list_changed"),
-        Stream.runForEach(() => announce),
+        Stream.filter(heard),
+        Stream.runForEach((notification) => announce(notification.method, notification.params)),
         Effect.ignore,
-        Effect.zipRight(announce)
+        Effect.zipRight(Effect.forEach(Beyond.listChanged, (method) => announce(method), { discard: true }))
       ),
     { concurrency: "unbounded", discard: true }
   )
@@ -77,10 +89,11 @@ const announceListChanges = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, s
 
 /** An MCP server of the bundle `bearer` names. @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: { listChanged: true } } })
+  const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
   const bundle = Gateway.bundleOf(gateway, bearer)
+  const subscribed = new Set<string>()
   if (bundle !== undefined) {
-    const watching = fork(announceListChanges(gateway, bundle, server))
+    const watching = fork(announceChanges(gateway, bundle, server, subscribed))
     server.onclose = () => void fork(Fiber.interruptFork(watching))
   }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -103,6 +116,13 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
     return (await answered(run, effect, extra.signal)) as CallToolResult
   })
+  // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
+  Beyond.register(
+    server,
+    (request, signal) => answered(run, request(bundleOf(gateway, bearer)), signal),
+    gateway,
+    subscribed
+  )
   return server
 }
 

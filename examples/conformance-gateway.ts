@@ -1,0 +1,35 @@
+// The gateway in front of one worker, the conformance fixture server (test/fixtures/dist/conformance.mjs), granted
+// unprefixed (C141) so its tools, prompts and resources keep the names the server scenarios call. Prints one JSON line,
+// `{"url"}` (the relay that presents the grant), and serves until its input ends or SIGTERM.
+//   node --import tsx examples/conformance-gateway.ts
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { relay } from "./conformance-relay.js"
+
+const fixture = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test/fixtures/dist/conformance.mjs")
+
+const program = Effect.gen(function* () {
+  const workers = yield* McpWorkers
+  const serve = yield* McpServe.McpServe
+  const id = yield* workers.open({ command: process.execPath, args: [fixture] })
+  const grant = yield* serve.grant({ conformance: id }, { unprefixed: true })
+  const relayed = yield* Effect.acquireRelease(
+    Effect.promise(() => relay(serve.url!, grant)),
+    (r) => Effect.promise(() => r.close())
+  )
+  process.stdout.write(`${JSON.stringify({ url: relayed.url })}\n`)
+  yield* Effect.async<void>((resume) => {
+    const done = () => resume(Effect.void)
+    process.stdin.once("end", done).once("close", done).resume()
+    process.once("SIGTERM", done)
+  })
+})
+
+const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer)))
+// Every worker is closed and confirmed by now; the input it read must not keep the process alive.
+process.stdin.destroy()

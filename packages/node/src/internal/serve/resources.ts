@@ -1,0 +1,215 @@
+/**
+ * What the gateway serves of its workers besides tools: resources and their templates, prompts, and completions
+ * (C141, C142). Each request to a worker goes through `Gateway.request` once: the same admission, counting and errors
+ * as a tool call. Prompts are named as tools are; a resource keeps its URI, and a URI is routed to the one worker
+ * that serves it.
+ *
+ * @internal
+ */
+import * as AgentHost from "@mcp-worker/core/AgentHost"
+import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
+import * as Operations from "@mcp-worker/core/Operations"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import {
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Gateway from "./gateway.js"
+
+/** What the gateway's server declares (C130, C141, C143). */
+export const capabilities = {
+  tools: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  prompts: { listChanged: true },
+  completions: {}
+}
+
+/** The list changes a session hears of its workers, and of a worker that ends (C139, C143). */
+export const listChanged: ReadonlyArray<string> = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/prompts/list_changed"
+]
+
+type Listing = "listResources" | "listResourceTemplates" | "listPrompts"
+type Item = Record<string, unknown>
+
+const keyOf = {
+  listResources: "resources",
+  listResourceTemplates: "resourceTemplates",
+  listPrompts: "prompts"
+} as const
+
+const invalid = (path: string, message: string) =>
+  new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
+
+/** One request of the operation table through an entry's grant, its method the table's. */
+const send = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: keyof Operations.Requests, params: Item) =>
+  Gateway.request(gateway, entry, name, Operations.requests[name].method, params) as Effect.Effect<Item, RequestError>
+
+/** Every item of one worker's list, page by page (at most `AgentHost.maxPages`; a cursor seen before ends it). */
+const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) =>
+  Effect.gen(function* () {
+    const items: Array<Item> = []
+    const seen = new Set<string>()
+    let cursor: string | undefined = undefined
+    for (let page = 0; page < AgentHost.maxPages; page++) {
+      const result: Item = yield* send(gateway, entry, name, cursor === undefined ? {} : { cursor })
+      items.push(...((result[keyOf[name]] as ReadonlyArray<Item> | undefined) ?? []))
+      const next = result.nextCursor
+      if (typeof next !== "string" || seen.has(next)) break
+      seen.add(next)
+      cursor = next
+    }
+    return items
+  })
+
+/** Each live worker's whole list; a worker that does not answer it (it serves none, or is busy, C8) lists nothing. */
+const listEach = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, name: Listing) =>
+  Effect.forEach(Gateway.liveEntries(gateway, bundle), ([entry]) =>
+    listOne(gateway, entry, name).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<Item> => []),
+      Effect.map((items) => [entry, items] as const)
+    )
+  )
+
+/** `prompts/list`: every prompt of the bundle, named as its tools are (C141). */
+export const listPrompts = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): Effect.Effect<ReadonlyArray<Item>> =>
+  Effect.map(listEach(gateway, bundle, "listPrompts"), (lists) =>
+    lists.flatMap(([entry, prompts]) =>
+      prompts.map((prompt) => ({ ...prompt, name: Gateway.nameIn(gateway, bundle, entry, String(prompt.name)) }))
+    )
+  )
+
+/** `resources/list` and `resources/templates/list`: every worker's, URIs unchanged (C142). */
+export const listResources = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  name: "listResources" | "listResourceTemplates"
+): Effect.Effect<ReadonlyArray<Item>> =>
+  Effect.map(listEach(gateway, bundle, name), (lists) => lists.flatMap(([, items]) => items))
+
+/** Whether `uri` is one a template's URI template (level 1: `{name}` is one path segment or more) can expand to. */
+const expands = (template: string, uri: string): boolean => {
+  const pattern = template
+    .split(/\{[^}]*\}/)
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+    .join("[^/]+")
+  return new RegExp(`^${pattern}$`).test(uri)
+}
+
+/**
+ * C142: the worker that serves `uri`: the bundle's only one, or else the one whose resources list it or whose
+ * templates expand to it. None, or more than one, is refused unsent: a URI is never guessed.
+ */
+export const resourceRoute = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  uri: unknown
+): Effect.Effect<Gateway.Entry, InvalidInput> =>
+  Effect.gen(function* () {
+    if (typeof uri !== "string") return yield* invalid("uri", "a resource is named by its uri, a string")
+    const live = Gateway.liveEntries(gateway, bundle)
+    if (live.length === 1) return live[0]![0]
+    const listed = yield* listEach(gateway, bundle, "listResources")
+    const templated = yield* listEach(gateway, bundle, "listResourceTemplates")
+    const owners = new Set<Gateway.Entry>()
+    for (const [entry, items] of listed) if (items.some((item) => item.uri === uri)) owners.add(entry)
+    for (const [entry, items] of templated) {
+      if (items.some((item) => typeof item.uriTemplate === "string" && expands(item.uriTemplate, uri)))
+        owners.add(entry)
+    }
+    const [first, ...others] = [...owners]
+    if (first === undefined) return yield* invalid("uri", "no worker of this grant serves that resource")
+    if (others.length > 0) {
+      const names = [first, ...others].map((entry) => entry.name).join(", ")
+      return yield* invalid("uri", `more than one worker of this grant serves that resource: ${names}`)
+    }
+    return first
+  })
+
+/** `resources/read`, `resources/subscribe` and `resources/unsubscribe` of the worker that serves the URI. */
+export const resourceRequest = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  name: "readResource" | "subscribeResource" | "unsubscribeResource",
+  params: Item
+): Effect.Effect<Item, RequestError> =>
+  Effect.flatMap(resourceRoute(gateway, bundle, params.uri), (entry) => send(gateway, entry, name, params))
+
+/** `prompts/get` of the prompt a served name names; unknown names are refused unsent. */
+export const getPrompt = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  params: Item
+): Effect.Effect<Item, RequestError> =>
+  Effect.suspend(() => {
+    const route = Gateway.routeOf(gateway, bundle, String(params.name))
+    if (route === undefined) return Effect.fail(invalid("name", "this grant serves no prompt of that name"))
+    return send(gateway, route[0], "getPrompt", { ...params, name: route[1] })
+  })
+
+/** `completion/complete`: a prompt's argument goes to the prompt's worker, a template's to the URI's (C142). */
+export const complete = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  params: Item
+): Effect.Effect<Item, RequestError> =>
+  Effect.suspend(() => {
+    const ref = (params.ref ?? {}) as Item
+    if (ref.type === "ref/prompt") {
+      const route = Gateway.routeOf(gateway, bundle, String(ref.name))
+      if (route === undefined) return Effect.fail(invalid("ref.name", "this grant serves no prompt of that name"))
+      return send(gateway, route[0], "complete", { ...params, ref: { ...ref, name: route[1] } })
+    }
+    return Effect.flatMap(resourceRoute(gateway, bundle, ref.uri), (entry) => send(gateway, entry, "complete", params))
+  })
+
+/** Answers one request of the session's bundle as an effect of the host's runtime, its errors as MCP errors. */
+export type Answer = <A>(
+  request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>,
+  signal: AbortSignal
+) => Promise<A>
+
+/** The handlers of resources, prompts and completions on a session's server. */
+export const register = (server: Server, answer: Answer, gateway: Gateway.Gateway, subscribed: Set<string>): void => {
+  server.setRequestHandler(ListResourcesRequestSchema, async (_, extra) => ({
+    resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), extra.signal)
+  }))
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_, extra) => ({
+    resourceTemplates: await answer((bundle) => listResources(gateway, bundle, "listResourceTemplates"), extra.signal)
+  }))
+  server.setRequestHandler(ListPromptsRequestSchema, async (_, extra) => ({
+    prompts: await answer((bundle) => listPrompts(gateway, bundle), extra.signal)
+  }))
+  const resource =
+    (name: "readResource" | "subscribeResource" | "unsubscribeResource") =>
+    (request: { params: Item }, extra: { signal: AbortSignal }) =>
+      answer((bundle) => resourceRequest(gateway, bundle, name, request.params), extra.signal) as Promise<never>
+  server.setRequestHandler(ReadResourceRequestSchema, resource("readResource"))
+  // C143: the session hears `resources/updated` of the URIs it subscribed to, and of no other.
+  server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+    const result = await resource("subscribeResource")(request, extra)
+    subscribed.add(request.params.uri)
+    return result
+  })
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request, extra) => {
+    subscribed.delete(request.params.uri)
+    return resource("unsubscribeResource")(request, extra)
+  })
+  server.setRequestHandler(
+    GetPromptRequestSchema,
+    (request, extra) => answer((bundle) => getPrompt(gateway, bundle, request.params), extra.signal) as Promise<never>
+  )
+  server.setRequestHandler(
+    CompleteRequestSchema,
+    (request, extra) => answer((bundle) => complete(gateway, bundle, request.params), extra.signal) as Promise<never>
+  )
+}
