@@ -19,7 +19,9 @@ export interface Modern {
   readonly close: () => Promise<void>
 }
 
-const webRequest = (req: http.IncomingMessage, body: unknown, signal?: AbortSignal): Request => {
+// The body was read and parsed under the gateway's bound (C133); the SDK is handed it as `parsedBody`, so the Request
+// carries none and a 2025-11-25 request is classified without serializing it again.
+const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value)
@@ -27,7 +29,6 @@ const webRequest = (req: http.IncomingMessage, body: unknown, signal?: AbortSign
   return new Request(`http://127.0.0.1${req.url ?? "/mcp"}`, {
     method: req.method ?? "POST",
     headers,
-    body: JSON.stringify(body),
     ...(signal && { signal })
   })
 }
@@ -38,6 +39,7 @@ const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server =>
   const raise = ({ code, data, message }: { code: number; message: string; data: unknown }) =>
     new ProtocolError(code, message, data)
   const { callTool, listTools } = handlers(gateway, bearer, run, raise)
+  // The same JSON under both SDKs' result types, which TypeScript sees as unrelated.
   server.setRequestHandler("tools/list", () => listTools() as never)
   server.setRequestHandler(
     "tools/call",
@@ -56,13 +58,13 @@ export const make = (gateway: Gateway.Gateway, run: Run): Modern => {
     legacy: "reject"
   })
   return {
-    claims: async (req, body) => req.method === "POST" && !(await isLegacyRequest(webRequest(req, body), body)),
+    claims: async (req, body) => req.method === "POST" && !(await isLegacyRequest(webRequest(req), body)),
     serve: async (req, res, body, bearer) => {
       // C148: the 2026-07-28 cancel is the client closing its response stream; it aborts the exchange.
       const abort = new AbortController()
       res.once("close", () => abort.abort())
       const authInfo = { token: bearer, clientId: "mcp-worker-gateway", scopes: [] }
-      const response = await handler.fetch(webRequest(req, body, abort.signal), { authInfo, parsedBody: body })
+      const response = await handler.fetch(webRequest(req, abort.signal), { authInfo, parsedBody: body })
       res.writeHead(response.status, Object.fromEntries(response.headers.entries()))
       if (response.body === null) return void res.end()
       Readable.fromWeb(response.body as never)
