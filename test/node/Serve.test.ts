@@ -245,7 +245,8 @@ describe("McpServe", () => {
       const serve = yield* McpServe.McpServe
       const id = yield* workers.open(statefulConfig())
       const grant = yield* serve.grant({ w: { id, tools: ["inc", "structured"] } })
-      const client = new V2.Client({ name: "v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } })
+      // Its 2025-11-25 face: negotiating, it would settle on 2026-07-28 (C148, ServeModern.test.ts).
+      const client = new V2.Client({ name: "v2", version: "1.0.0" }, { versionNegotiation: { mode: "legacy" } })
       const headers = { Authorization: `Bearer ${grant}` }
       yield* Effect.acquireRelease(
         Effect.promise(() =>

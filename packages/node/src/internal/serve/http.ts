@@ -19,6 +19,7 @@ import type { ListenError } from "../listen/socketFile.js"
 import * as Gateway from "./gateway.js"
 import * as Origin from "./origin.js"
 import { ServeError } from "./layer.js"
+import type { Modern } from "./modern.js"
 
 /** The largest head a request may have: what an unauthenticated peer can make the gateway hold. */
 export const maxHeaderBytes = 8 * 1024
@@ -39,6 +40,8 @@ interface Options {
   readonly maxSessions: number
   readonly maxBodyBytes: number
   readonly serverOf: (bearer: string) => Server
+  /** C148: the 2026-07-28 requests, stateless, beside the sessions. */
+  readonly modern: Modern
 }
 
 const bearerOf = (header: string | undefined): string | undefined => {
@@ -109,6 +112,7 @@ async function handle(
     const read = await readBody(req, options.maxBodyBytes)
     if (read._tag === "Refused") return refuse(res, read.status, "the request body was refused; nothing was sent")
     body = read.value
+    if (await options.modern.claims(req, body)) return options.modern.serve(req, res, body, bearer)
   }
   if (known !== undefined) {
     known.lastActive = performance.now()
@@ -186,6 +190,7 @@ export const listen = (
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
         await Promise.all([...sessions.values()].map((session) => session.server.close()))
+        await options.modern.close()
         server.closeAllConnections()
         await new Promise((resolve) => server.close(resolve))
       })

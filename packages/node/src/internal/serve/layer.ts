@@ -41,7 +41,7 @@ export class ServeError extends Schema.TaggedError<ServeError>("@mcp-worker/node
 const defaultMaxSessions = 256
 
 const loadServer = Effect.promise(() => import("./mcpServer.js"))
-const loadHttp = Effect.promise(() => import("./http.js"))
+const loadHttp = Effect.promise(() => Promise.all([import("./http.js"), import("./modern.js")]))
 
 /** @internal */
 export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
@@ -61,13 +61,14 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
       const url =
         options.http === undefined
           ? undefined
-          : yield* Effect.flatMap(loadHttp, (Http) =>
+          : yield* Effect.flatMap(loadHttp, ([Http, Modern]) =>
               Http.listen(gateway, {
                 port: options.http?.port ?? 0,
                 path: options.http?.path,
                 maxSessions: options.maxSessions ?? defaultMaxSessions,
                 maxBodyBytes: options.maxBodyBytes ?? SocketCaller.defaultMaxFrameBytes,
-                serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork)
+                serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork),
+                modern: Modern.make(gateway, Runtime.runPromise(runtime))
               })
             )
       return McpServe.of({

@@ -35,7 +35,8 @@ as a live worker and serves them as one MCP server, each tool as <server>__<tool
                        else mcp-json)
   --help               this text
 
-SIGINT or SIGTERM (or the end of stdin, on stdio) closes every worker and confirms its processes are gone.`
+SIGINT or SIGTERM (or the end of stdin, on stdio) closes every worker and confirms its processes are gone. After a
+SIGKILL the host's reaper ends every server; the grant file is left, holding a grant nothing honours.`
 
 /** The command's arguments. @internal */
 export interface Args {
@@ -85,7 +86,7 @@ const readDocument = (args: Args) =>
     return yield* Either.mapLeft(McpConfig.read(text, format), (error) => `${args.config}: ${error.message}`)
   })
 
-/** Writes the grant where only this user reads it; removed with the scope. */
+/** Writes the grant where only this user reads it; removed with the scope, overwritten by the next run (C146). */
 const grantFileOf = (args: Args, grant: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {

@@ -25,27 +25,11 @@ import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
 import * as Gateway from "./gateway.js"
 
-const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string }
+/** The gateway's version, as both eras' servers announce it. @internal */
+export const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string }
 
 /** Runs an effect of the host's runtime; aborting `signal` interrupts it. */
 export type Run = <A, E>(effect: Effect.Effect<A, E>, options?: { readonly signal?: AbortSignal }) => Promise<A>
-
-const thrown = (error: RequestError): McpError => {
-  const { code, data, message } = Gateway.mcpErrorOf(error)
-  return new McpError(code, message, data)
-}
-
-const answered = async <A>(run: Run, effect: Effect.Effect<A, RequestError>, signal?: AbortSignal): Promise<A> => {
-  const outcome = await run(Effect.either(effect), signal === undefined ? undefined : { signal })
-  if (Either.isLeft(outcome)) throw thrown(outcome.left)
-  return outcome.right
-}
-
-const bundleOf = (gateway: Gateway.Gateway, bearer: string): Gateway.Bundle => {
-  const bundle = Gateway.bundleOf(gateway, bearer)
-  if (bundle === undefined) throw thrown(new UnknownWorker({ workerId: bearer, delivery: "not_sent" }))
-  return bundle
-}
 
 // The worker's server gets the client's `_meta` (its trace context, C83) but the gateway's own progress token.
 const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
@@ -87,6 +71,67 @@ const announceChanges = (
   )
 }
 
+/** How a handler's failure is raised: as the JSON-RPC error of the SDK that serves it. */
+export type Raise = (error: { readonly code: number; readonly message: string; readonly data: unknown }) => Error
+
+/** What a `tools/call` handler is given by the SDK that serves it. */
+export interface CallContext {
+  readonly signal: AbortSignal
+  readonly notify: (notification: {
+    method: "notifications/progress"
+    params: Record<string, unknown>
+  }) => Promise<void>
+}
+
+/**
+ * The gateway's `tools/list` and `tools/call` for the bundle `bearer` names, whichever SDK serves them: the 2025-11-25
+ * sessions here and the 2026-07-28 requests in `modern.ts` answer alike.
+ *
+ * @internal
+ */
+export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, raise: Raise) => {
+  const fail = (error: RequestError) => raise(Gateway.mcpErrorOf(error))
+  const bundle = (): Gateway.Bundle => {
+    const found = Gateway.bundleOf(gateway, bearer)
+    if (found === undefined) throw fail(new UnknownWorker({ workerId: bearer, delivery: "not_sent" }))
+    return found
+  }
+  const answered = async <A>(effect: Effect.Effect<A, RequestError>, signal: AbortSignal): Promise<A> => {
+    const outcome = await run(Effect.either(effect), { signal })
+    if (Either.isLeft(outcome)) throw fail(outcome.left)
+    return outcome.right
+  }
+  const listTools = async () => ({ tools: [...(await run(Gateway.listTools(gateway, bundle())))] })
+  const callTool = async (
+    request: {
+      readonly name: string
+      readonly arguments?: Record<string, unknown> | undefined
+      readonly _meta?: Record<string, unknown> | undefined
+    },
+    context: CallContext
+  ): Promise<CallToolResult> => {
+    const route = Gateway.routeOf(gateway, bundle(), request.name)
+    if (route === undefined) throw fail(Gateway.unknownTool(request.name))
+    const [entry, tool] = route
+    const meta = forwardedMeta(request._meta)
+    const progressToken = request._meta?.progressToken
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (progress: { progress: number; total?: number | undefined; message?: string | undefined }) =>
+            void context
+              .notify({ method: "notifications/progress", params: { progressToken, ...progress } })
+              .catch(() => undefined)
+    const params = { name: tool, arguments: request.arguments ?? {}, ...(meta && { _meta: meta }) }
+    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
+    return (await answered(effect, context.signal)) as CallToolResult
+  }
+  /** Any other request of the bundle, answered as a tool call is. */
+  const answer = <A>(request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>, signal: AbortSignal) =>
+    answered(request(bundle()), signal)
+  return { answer, listTools, callTool }
+}
+
 /** An MCP server of the bundle `bearer` names. @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
   const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
@@ -96,33 +141,18 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     const watching = fork(announceChanges(gateway, bundle, server, subscribed))
     server.onclose = () => void fork(Fiber.interruptFork(watching))
   }
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [...(await run(Gateway.listTools(gateway, bundleOf(gateway, bearer))))]
-  }))
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const route = Gateway.routeOf(gateway, bundleOf(gateway, bearer), request.params.name)
-    if (route === undefined) throw thrown(Gateway.unknownTool(request.params.name))
-    const [entry, tool] = route
-    const meta = forwardedMeta(request.params._meta)
-    const progressToken = request.params._meta?.progressToken
-    const onProgress =
-      progressToken === undefined
-        ? undefined
-        : (progress: { progress: number; total?: number | undefined; message?: string | undefined }) =>
-            void extra
-              .sendNotification({ method: "notifications/progress", params: { progressToken, ...progress } })
-              .catch(() => undefined)
-    const params = { name: tool, arguments: request.params.arguments ?? {}, ...(meta && { _meta: meta }) }
-    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
-    return (await answered(run, effect, extra.signal)) as CallToolResult
-  })
-  // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
-  Beyond.register(
-    server,
-    (request, signal) => answered(run, request(bundleOf(gateway, bearer)), signal),
+  const { answer, callTool, listTools } = handlers(
     gateway,
-    subscribed
+    bearer,
+    run,
+    ({ code, data, message }) => new McpError(code, message, data)
   )
+  server.setRequestHandler(ListToolsRequestSchema, listTools)
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+    callTool(request.params, { signal: extra.signal, notify: (notification) => extra.sendNotification(notification) })
+  )
+  // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
+  Beyond.register(server, (request, signal) => answer(request, signal), gateway, subscribed)
   return server
 }
 

@@ -1,0 +1,144 @@
+// The gateway to MCP 2026-07-28 clients: the v2 client, negotiating, reaches the same workers statelessly on the
+// endpoint where 2025-11-25 clients hold sessions; the same tools, errors, cancels and progress.
+import { assert, describe, it } from "@effect/vitest"
+import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import * as V2 from "@modelcontextprotocol/client"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as fs from "node:fs"
+import { fileURLToPath } from "node:url"
+import { statefulConfig } from "../fixtures/servers.js"
+
+const { version } = JSON.parse(
+  fs.readFileSync(fileURLToPath(new URL("../../packages/node/package.json", import.meta.url)), "utf8")
+) as { version: string }
+
+const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
+
+/** A v2 client of the gateway that settled on 2026-07-28; closed with the scope. */
+const modernClient = (url: string, grant: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new V2.Client({ name: "modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } })
+      const headers = { Authorization: `Bearer ${grant}` }
+      await client.connect(new V2.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+const rejected = (call: Promise<unknown>) =>
+  Effect.promise(() =>
+    call.then(
+      () => assert.fail("the call succeeded"),
+      (error: { code?: number; data?: Record<string, unknown> }) => error
+    )
+  )
+
+describe("McpServe on 2026-07-28", () => {
+  it.scopedLive("C148: a 2026-07-28 client and a 2025-11-25 session share one worker on one endpoint", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* serve.grant({ w: { id, tools: ["inc", "structured", "sleep"] } })
+      const modern = yield* modernClient(serve.url!, grant)
+      assert.strictEqual(modern.getProtocolEra(), "modern")
+      const legacy = new Client({ name: "legacy", version: "1.0.0" })
+      const headers = { Authorization: `Bearer ${grant}` }
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          legacy.connect(new StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } }))
+        ),
+        () => Effect.promise(() => legacy.close())
+      )
+      const listed = yield* Effect.promise(() => modern.listTools())
+      assert.deepStrictEqual(listed.tools.map((tool) => tool.name).sort(), ["w__inc", "w__sleep", "w__structured"])
+      // The same tools; `execution` is a 2025-11-25 member, which the 2026-07-28 schema does not carry.
+      const sessionTools = (yield* Effect.promise(() => legacy.listTools())).tools.map(
+        ({ execution: _, ...tool }) => tool
+      )
+      assert.deepStrictEqual(listed.tools, sessionTools as never)
+      const first = yield* Effect.promise(() => modern.callTool({ name: "w__inc", arguments: {} }))
+      const second = yield* Effect.promise(() => legacy.callTool({ name: "w__inc", arguments: {} }))
+      assert.deepStrictEqual([first.structuredContent, second.structuredContent], [{ count: 1 }, { count: 2 }])
+      const served = yield* Effect.promise(() => modern.callTool({ name: "w__structured", arguments: {} }))
+      // The result unchanged (C132); the 2026-07-28 SDK names the server answering in every result's `_meta`.
+      const { "io.modelcontextprotocol/serverInfo": serverInfo, ...meta } = served._meta ?? {}
+      assert.deepStrictEqual(serverInfo, { name: "mcp-worker", version: version })
+      assert.deepStrictEqual<unknown>({ ...served, _meta: meta }, yield* workers.callTool(id, "structured"))
+      // C132: the same typed error, with its delivery, as a session gets.
+      const refused = yield* rejected(modern.callTool({ name: "w__info", arguments: {} }))
+      assert.deepStrictEqual(
+        [refused.code, refused.data?._tag, refused.data?.delivery],
+        [-32602, "InvalidInput", "not_sent"]
+      )
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C148: without a grant that holds, a 2026-07-28 request is 401 and reaches nothing", () =>
+    Effect.gen(function* () {
+      const serve = yield* McpServe.McpServe
+      const client = new V2.Client({ name: "modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } })
+      const headers = { Authorization: "Bearer forged" }
+      const failed = yield* Effect.promise(() =>
+        client.connect(new V2.StreamableHTTPClientTransport(new URL(serve.url!), { requestInit: { headers } })).then(
+          () => assert.fail("connected"),
+          (error: Error) => error
+        )
+      )
+      const data = (failed as { data?: { status?: number; text?: string } }).data
+      assert.strictEqual(data?.status, 401)
+      assert.include(data?.text, "a grant that holds is required")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C148: a 2026-07-28 client's abort ends its request at the worker's server, and progress flows", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(statefulConfig())
+      const grant = yield* serve.grant({ w: id })
+      const modern = yield* modernClient(serve.url!, grant)
+      const abort = new AbortController()
+      const call = rejected(
+        modern.callTool({ name: "w__sleep", arguments: { ms: 60_000 } }, { signal: abort.signal, timeout: 120_000 })
+      )
+      const fork = yield* Effect.fork(call)
+      yield* workers
+        .status(id)
+        .pipe(
+          Effect.repeat({ until: (status) => status.busy, schedule: Schedule.spaced("10 millis") }),
+          Effect.timeout("20 seconds")
+        )
+      abort.abort()
+      yield* fork.await
+      yield* workers
+        .status(id)
+        .pipe(
+          Effect.repeat({ until: (status) => !status.busy, schedule: Schedule.spaced("10 millis") }),
+          Effect.timeout("20 seconds")
+        )
+      // C135: the worker's server saw its request aborted.
+      const abortedAt = (result: { structuredContent?: unknown }) =>
+        (result.structuredContent as { aborted: Array<unknown> }).aborted.length
+      yield* workers.callTool(id, "cancelled").pipe(
+        Effect.filterOrFail((result) => abortedAt(result) === 1),
+        Effect.retry({ schedule: Schedule.spaced("20 millis") }),
+        Effect.timeout("20 seconds")
+      )
+      const steps: Array<number> = []
+      yield* Effect.promise(() =>
+        modern.callTool(
+          { name: "w__progress", arguments: { steps: 3 } },
+          { onprogress: (progress: { progress: number }) => void steps.push(progress.progress) }
+        )
+      )
+      assert.deepStrictEqual(steps, [1, 2, 3])
+    }).pipe(Effect.provide(layer))
+  )
+})
