@@ -14,10 +14,9 @@
  * @since 0.1.0
  */
 import * as Mcp from "@modelcontextprotocol/client"
-import * as V1 from "@modelcontextprotocol/ext-tasks/core/v1"
 import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
-import type { ListOptions, Operation, RequestOptions, ResultSchema } from "./Operations.js"
+import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
 import { fromCaller } from "./OperationParams.js"
 
 /**
@@ -39,20 +38,6 @@ export interface StartTaskOptions extends RequestOptions {
  */
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
-// The tasks package's schemas of the 2025-11-25 revision judge a task answer; the answer goes on as it came (C17).
-const judgedBy = <A>(schema: Mcp.StandardSchemaV1): ResultSchema<A> => ({
-  "~standard": {
-    version: 1,
-    vendor: "mcp-worker",
-    validate: (value) => {
-      const keep = (judged: Mcp.StandardSchemaV1.Result<unknown>) =>
-        judged.issues === undefined ? { value: value as A } : { issues: judged.issues }
-      const judged = schema["~standard"].validate(value)
-      return judged instanceof Promise ? judged.then(keep) : keep(judged)
-    }
-  }
-})
-
 /**
  * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
  * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
@@ -61,7 +46,7 @@ const judgedBy = <A>(schema: Mcp.StandardSchemaV1): ResultSchema<A> => ({
  * @category operations
  */
 export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult> =
-  fromCaller("startTask", judgedBy(V1.CreateTaskResultV1Schema), ([name]) => ({ tool: name }))
+  fromCaller("startTask", Mcp.specTypeSchemas.CreateTaskResult, ([name]) => ({ tool: name }))
 
 /**
  * `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`).
@@ -71,7 +56,7 @@ export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], S
  */
 export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult> = fromCaller(
   "getTask",
-  judgedBy(V1.GetTaskResultV1Schema)
+  Mcp.specTypeSchemas.GetTaskResult
 )
 
 /**
@@ -98,7 +83,7 @@ export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToo
  */
 export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult> = fromCaller(
   "cancelTask",
-  judgedBy(V1.CancelTaskResultV1Schema)
+  Mcp.specTypeSchemas.CancelTaskResult
 )
 
 /**
@@ -110,7 +95,7 @@ export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelT
  */
 export const listTasks: Operation<[], ListOptions, Mcp.ListTasksResult> = fromCaller(
   "listTasks",
-  judgedBy(V1.ListTasksResultV1Schema)
+  Mcp.specTypeSchemas.ListTasksResult
 )
 
 /**

@@ -3,16 +3,8 @@
  * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
  */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
-import {
-  hasTaskCancelCapabilityV1,
-  hasTaskListCapabilityV1,
-  hasTaskToolCallCapabilityV1,
-  type ServerTaskCapabilitiesV1,
-  type TaskSupportV1
-} from "@modelcontextprotocol/ext-tasks/core/v1"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
-import * as Operations from "../../Operations.js"
 import * as Redact from "../../Redact.js"
 import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
 import { RequestAbort } from "./requestAbort.js"
@@ -20,7 +12,7 @@ import { type Connection, connectionGone, type Machine } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
-export type TaskSupport = TaskSupportV1
+export type TaskSupport = "required" | "optional" | "forbidden"
 
 /** What the tools listed so far declared about tasks, by tool name. @internal */
 export type Known = Map<string, TaskSupport>
@@ -29,8 +21,8 @@ export type Known = Map<string, TaskSupport>
 export const isStart = (method: OwnerProtocol.Method, params: Record<string, unknown>): boolean =>
   method === "tools/call" && params.task !== undefined
 
-/** The schema of a task start's answer: the operation's own. @internal */
-export const createdSchema: StandardSchemaV1 = Operations.requests.startTask.result
+/** The protocol's schema of a task start's answer. @internal */
+export const createdSchema: StandardSchemaV1 = specTypeSchemas.CreateTaskResult
 
 /** Learns each listed tool's task support from a `tools/list` result. @internal */
 export const learn = (known: Known, result: unknown): void => {
@@ -69,14 +61,9 @@ export const mustList = (
   typeof params.name === "string" &&
   !connection.taskSupport.has(params.name) &&
   !listedWhole.has(connection.taskSupport) &&
-  hasToolCalls(connection)
+  (connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
 
 const maxListedPages = 100
-
-const hasToolCalls = (connection: Connection): boolean => {
-  const server = serverTasks(connection)
-  return server !== undefined && hasTaskToolCallCapabilityV1(server)
-}
 
 /** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */
 export interface ListingEnd {
@@ -157,9 +144,11 @@ export const preflightFailed = (connection: Connection, requestId: string, detai
 const refused = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// What the server's capabilities declare of tasks, read with the tasks package's rules of the revision.
-const serverTasks = (connection: Connection): ServerTaskCapabilitiesV1 | undefined =>
-  connection.client.getServerCapabilities()?.tasks as ServerTaskCapabilitiesV1 | undefined
+interface ServerTasks {
+  readonly list?: object
+  readonly cancel?: object
+  readonly requests?: { readonly tools?: { readonly call?: object } }
+}
 
 /**
  * Why a request cannot go to this server as a task request, or `undefined`. A plain call of a tool listed as requiring
@@ -176,7 +165,7 @@ export const refusal = (
   if (connection.modern !== undefined && (isStart(method, params) || method.startsWith("tasks/"))) {
     return Extension.refusal(connection, method, params)
   }
-  const server = serverTasks(connection)
+  const server = connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined
   if (method === "tools/call") {
     const support = typeof params.name === "string" ? connection.taskSupport.get(params.name) : undefined
     if (params.task === undefined) {
@@ -184,18 +173,15 @@ export const refusal = (
         ? refused("name", "that tool runs only as a task: start it with startTask, then read it with taskResult")
         : undefined
     }
-    if (!hasToolCalls(connection)) {
+    if (server?.requests?.tools?.call === undefined) {
       return refused("name", "this server runs no tool calls as tasks (its capabilities declare none)")
     }
     return support === "forbidden" ? refused("name", "the server listed that tool as never run as a task") : undefined
   }
   if (!method.startsWith("tasks/")) return undefined
   if (server === undefined) return refused("taskId", "this server runs no tasks (its capabilities declare none)")
-  if (method === "tasks/list" && !hasTaskListCapabilityV1(server))
-    return refused("cursor", "this server lists no tasks")
-  if (method === "tasks/cancel" && !hasTaskCancelCapabilityV1(server)) {
-    return refused("taskId", "this server cancels no tasks")
-  }
+  if (method === "tasks/list" && server.list === undefined) return refused("cursor", "this server lists no tasks")
+  if (method === "tasks/cancel" && server.cancel === undefined) return refused("taskId", "this server cancels no tasks")
   return undefined
 }
 
@@ -218,7 +204,7 @@ export const failedWait = async (
     throw withoutTaskId(params, error)
   }
   const task = await connection.client
-    .request({ method: "tasks/get", params: { taskId } }, Operations.requests.getTask.result, options)
+    .request({ method: "tasks/get", params: { taskId } }, specTypeSchemas.GetTaskResult, options)
     .catch(() => undefined)
     .finally(() => connection.transport.takeResponse?.())
   if (task === undefined || (task.status !== "cancelled" && task.status !== "failed")) {

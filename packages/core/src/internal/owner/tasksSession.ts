@@ -1,0 +1,169 @@
+/**
+ * The sessions of `@modelcontextprotocol/ext-tasks` that run the task operations of a 2026-07-28 connection (C75,
+ * C75a–C75c): loaded with the first one (tasksExtension.ts `send`), so an owner that runs none never evaluates the
+ * package (its schemas cost an owner thread ≈ 12 ms of start and 4 MiB).
+ *
+ * @internal
+ */
+import {
+  type ApplicationInputRequest,
+  JsonRpcResponseError,
+  type TaskEnabledSession,
+  TaskFailedError,
+  type TaskView,
+  withTasks
+} from "@modelcontextprotocol/ext-tasks/client"
+import { ProtocolDecodeError, taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core"
+import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
+import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import { TaskEndedWithout, without } from "./errors.js"
+import { askHost } from "./serverRequests.js"
+import type { Connection, Machine, Modern } from "./state.js"
+import { operationPort, type RequestOptions } from "./tasksDispatch.js"
+
+type Json = Record<string, any>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The 2025-11-25 shape of a task (`ttl`, `pollInterval`), from the extension's (`ttlMs`, `pollIntervalMs`). */
+const toTask = (flat: Json): Json => {
+  const { resultType: _resultType, ttlMs, pollIntervalMs, ...rest } = flat
+  return { ...rest, ttl: ttlMs ?? null, ...(pollIntervalMs === undefined ? {} : { pollInterval: pollIntervalMs }) }
+}
+
+const methods = {
+  elicitation: "elicitation/create",
+  sampling: "sampling/createMessage",
+  roots: "roots/list"
+} as const satisfies Record<ApplicationInputRequest["kind"], OwnerProtocol.ServerMethod>
+
+/**
+ * Runs one operation on a session whose port dies with it; a task's or a call's questions go to the host's handlers
+ * as any server request (C31), and the package's errors become the ones the owner tells (`fromPackage`).
+ */
+const operate = async <A>(
+  machine: Machine,
+  connection: Connection,
+  modern: Modern,
+  options: RequestOptions,
+  run: (session: TaskEnabledSession) => Promise<A>
+): Promise<A> => {
+  const port = operationPort(connection, modern.framing, options)
+  const session = withTasks(port, {
+    // The server decides which call becomes a task (C75a): the package lists no tools of its own accord.
+    tools: { currentTool: () => undefined },
+    maxInputRounds: modern.maxInputRounds,
+    onInputRequest: (request, context) =>
+      askHost(machine, methods[request.kind], request.params ?? {}, context.signal ?? options.signal)
+  })
+  try {
+    return await run(session).catch((error: unknown) => Promise.reject(fromPackage(error)))
+  } finally {
+    port.end()
+  }
+}
+
+// The package's words for a server's answer, a schema's refusal and a bound, as the SDK's client says them.
+const fromPackage = (error: unknown): unknown => {
+  if (error instanceof JsonRpcResponseError) return new ProtocolError(error.code, error.message, error.data)
+  if (error instanceof ProtocolDecodeError) return { issues: [{ message: "the answer does not match the schema" }] }
+  const words = error instanceof Error ? error.message : ""
+  const rounds = /exceeded (\d+) input-required rounds/.exec(words)
+  if (rounds !== null)
+    return new SdkError(SdkErrorCode.InputRequiredRoundsExceeded, words, { rounds: Number(rounds[1]) })
+  return error
+}
+
+// The tool's `CallToolResult`, as a plain call answers it: the revision's `resultType` is the wire's, not the tool's.
+const complete = (result: unknown): Json => {
+  const { resultType: _resultType, ...rest } = result as Json
+  return rest
+}
+
+/** `tools/call` with the extension declared: a flat task becomes `{ task }`; a complete result stands (C75a). */
+const start = (session: TaskEnabledSession, params: Json, options: RequestOptions): Promise<unknown> =>
+  session
+    .callTool(params.name, params.arguments, {
+      signal: options.signal,
+      requestTimeoutMs: options.timeout,
+      ...(isObject(params._meta) ? { metadata: params._meta } : {}),
+      ...(options.headers === undefined ? {} : { headers: options.headers })
+    })
+    .then(async (execution) => {
+      if (execution.kind === "immediate") {
+        const outcome = await execution.result()
+        if (outcome.status !== "completed") throw (outcome as { error?: unknown }).error
+        return complete(outcome.result)
+      }
+      // The start's own task, read before the package could poll: the task is the caller's to wait for (C70).
+      const events = execution.updates()[Symbol.asyncIterator]()
+      await execution.detach()
+      const first = await events.next()
+      return { task: toTask((first.value as { readonly task: TaskView }).task.raw) }
+    })
+
+// C123: a task that ended without a result says which end it met; a failure's words are its status message, else its
+// error's, the task's id taken out (C71). Only a terminal state read from the server counts.
+const resultOf = async (session: TaskEnabledSession, taskId: string, options: RequestOptions): Promise<unknown> => {
+  const reference = {
+    endpointId: session.endpointId,
+    generation: "v2",
+    taskId: asTaskId(taskId),
+    originalOperation: "tools/call"
+  } as const
+  const execution = await session.resumeTask(reference, { signal: options.signal, requestTimeoutMs: options.timeout })
+  const outcome = await execution.result()
+  if (outcome.status === "completed") return complete(outcome.result)
+  const task = outcome.task
+  if (task === undefined || (task.status !== "failed" && task.status !== "cancelled")) {
+    const error = (outcome as { error?: TaskFailedError }).error
+    throw error?.cause ?? error
+  }
+  const error = outcome.status === "failed" ? outcome.error : undefined
+  const code = error instanceof TaskFailedError ? error.code : undefined
+  throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage ?? error?.message), code)
+}
+
+/**
+ * A task operation on a 2026-07-28 connection, or `undefined` when the request is no task operation. Every request it
+ * sends is bounded by the owner's request (its budget, its exact cancel on abort).
+ *
+ * @internal
+ */
+export const send = (
+  machine: Machine,
+  connection: Connection,
+  modern: Modern,
+  method: OwnerProtocol.Method,
+  params: Json,
+  options: RequestOptions
+): Promise<unknown> | undefined => {
+  // The stdio transport keeps each raw response for the request it answers; these answers are mapped, not raw.
+  const mapped = (run: (session: TaskEnabledSession) => Promise<unknown>) =>
+    operate(machine, connection, modern, options, run).finally(() => {
+      connection.transport.takeResponse?.()
+    })
+  if (method === "tools/call" && params.task !== undefined) {
+    const { task: _task, ...call } = params
+    return mapped((session) => start(session, call, options))
+  }
+  const taskId = typeof params.taskId === "string" ? params.taskId : undefined
+  if (taskId === undefined) return undefined
+  const task = (session: TaskEnabledSession) => session.task(asTaskId(taskId), { requestTimeoutMs: options.timeout })
+  const snapshot = (session: TaskEnabledSession) => task(session).snapshot(options.signal)
+  switch (method) {
+    case "tasks/get":
+      return mapped((session) => snapshot(session).then((view) => toTask(view.raw)))
+    case "tasks/result":
+      return mapped((session) => resultOf(session, taskId, options))
+    case "tasks/cancel":
+      // C74 on this revision: the cancel is an ack; the state after it is read with the next tasks/get (C75c).
+      return mapped((session) =>
+        task(session)
+          .cancel(options.signal)
+          .then(() => snapshot(session).then((view) => toTask(view.raw)))
+      )
+    default:
+      return undefined
+  }
+}
