@@ -1,8 +1,8 @@
 /**
  * Tasks on the 2026-07-28 revision, where they are the `io.modelcontextprotocol/tasks` extension (C75, C75a–C75c). The five
  * task operations keep the model of the 2025-11-25 revision (C70–C74); this module is where the eras differ. Each
- * operation runs on a session of `@modelcontextprotocol/ext-tasks`'s client, over a port that lives as long as the
- * operation (tasksDispatch.ts): the package frames the requests, reads the flat task, polls `tasks/get`, and brings a
+ * operation runs on a session of `@modelcontextprotocol/ext-tasks`'s client (tasksSession.ts, loaded with the first
+ * one), over a port that lives as long as the operation (tasksDispatch.ts): the package frames the requests, reads the flat task, polls `tasks/get`, and brings a
  * task's input requests to the host's handlers with `tasks/update`.
  */
 import { type Client, ProtocolError } from "@modelcontextprotocol/client"
