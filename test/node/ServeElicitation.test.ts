@@ -1,6 +1,6 @@
 // A worker's elicitation and sampling during a gateway call go to the MCP client that made the call when it declared
 // the capability, else to the host's handlers; one host and gateway for the file, real conformance fixture workers.
-import { assert, layer } from "@effect/vitest"
+import { assert, it as plain, layer } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import * as V2 from "@modelcontextprotocol/client"
@@ -194,3 +194,35 @@ layer(hostLayer, { timeout: 60_000, excludeTestServices: true })("McpServe quest
     })
   )
 })
+
+// A host of its own, whose server-request timeout is short and whose worker's call budget is not: only the question
+// can run out.
+const briefHost = McpServe.layerServe({ http: {} }).pipe(
+  Layer.provideMerge(NodeMcpWorkers.layerWithView({ handlers, requestTimeout: "1 second" }))
+)
+
+plain.scopedLive("C153: a client that does not answer within the host's timeout answers the server with an error", () =>
+  Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const serve = yield* McpServe.McpServe
+    const grant = yield* serve.grant({ w: yield* workers.open({ ...config, timeoutMs: 60_000 }) })
+    const withdrawn = yield* Deferred.make<void>()
+    const client = yield* connect(
+      serve.url!,
+      grant,
+      (_request, extra) =>
+        new Promise((_resolve, reject) =>
+          extra.signal.addEventListener("abort", () => {
+            Effect.runSync(Deferred.succeed(withdrawn, undefined))
+            reject(extra.signal.reason)
+          })
+        )
+    )
+    // The SDK 1.x client cancels no request whose id is 0; the second question is the one watched.
+    yield* sample(client)
+    const result = (yield* elicit(client, "nobody answers")) as CallToolResult
+    assert.isTrue(result.isError)
+    assert.include(textOf(result), "elicitation/create")
+    yield* Deferred.await(withdrawn)
+  }).pipe(Effect.provide(briefHost))
+)
