@@ -69,7 +69,9 @@ const served = Effect.gen(function* () {
 
 const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text
 const elicit = (client: { callTool: Client["callTool"] }, message: string, signal?: AbortSignal) =>
-  Effect.promise(() => client.callTool({ name: "w__test_elicitation", arguments: { message } }, undefined, { signal }))
+  Effect.promise(() =>
+    client.callTool({ name: "w__test_elicitation", arguments: { message } }, undefined, signal && { signal })
+  )
 const sample = (client: { callTool: Client["callTool"] }) =>
   Effect.promise(() => client.callTool({ name: "w__test_sampling", arguments: { prompt: "hello" } }))
 
