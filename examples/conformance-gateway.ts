@@ -3,11 +3,11 @@
 // `{"url"}` (the relay that presents the grant), and serves until its input ends or SIGTERM.
 //   node --import tsx examples/conformance-gateway.ts
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpServe } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { layer } from "./conformance-host.js"
 import { relay } from "./conformance-relay.js"
 
 const fixture = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test/fixtures/dist/conformance.mjs")
@@ -29,7 +29,6 @@ const program = Effect.gen(function* () {
   })
 })
 
-const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 await Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer)))
 // Every worker is closed and confirmed by now; the input it read must not keep the process alive.
 process.stdin.destroy()

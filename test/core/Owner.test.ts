@@ -303,8 +303,10 @@ describe("Owner", () => {
       h.owner.onMessage(callTool("r1", "roots"))
       const asked = yield* h.next
       assert.strictEqual(asked._tag, "ServerRequest")
-      const { serverRequestId, method } = asked as typeof OwnerProtocol.ServerRequestMessage.Encoded
+      const { method, requestId, serverRequestId } = asked as typeof OwnerProtocol.ServerRequestMessage.Encoded
       assert.strictEqual(method, "roots/list")
+      // C151: the question names the request in flight it was asked during.
+      assert.strictEqual(requestId, "r1")
       h.owner.onMessage({
         _tag: "ServerReply",
         serverRequestId,

@@ -2,7 +2,7 @@
 // in front of one real fixture worker; and what routing by name and by URI refuses when a grant names two workers.
 import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpServe } from "@mcp-worker/node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import {
@@ -12,12 +12,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Deferred from "effect/Deferred"
-import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
 import * as http from "node:http"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { layer } from "../../examples/conformance-host.js"
 import { relay } from "../../examples/conformance-relay.js"
 import { fixturePath } from "../fixtures/servers.js"
 
@@ -28,7 +28,6 @@ const listed = JSON.parse(fs.readFileSync(path.join(root, "examples/conformance-
   serverFailing: Record<string, string>
 }
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
-const layer = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 
 /** An MCP SDK client of the gateway at `url`, presenting `grant`; closed with the scope. */
 const connect = (url: string, grant: string) =>

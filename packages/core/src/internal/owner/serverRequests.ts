@@ -5,7 +5,7 @@
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
-import type { Machine } from "./state.js"
+import { busyWith, type Machine } from "./state.js"
 
 /**
  * The capabilities the client declares: only those the host has a handler for, so a server is never told of a
@@ -53,7 +53,16 @@ export const askHost = (
         reject(error)
       }
     })
-    machine.port.post({ _tag: "ServerRequest", serverRequestId, method, params: JSON.stringify(params ?? {}) })
+    const state = machine.state
+    // C151: a worker runs one request at a time (C8), so the request in flight is the one the server asks for.
+    const requestId = state._tag === "Ready" ? busyWith(state.connection) : undefined
+    machine.port.post({
+      _tag: "ServerRequest",
+      serverRequestId,
+      method,
+      params: JSON.stringify(params ?? {}),
+      ...(requestId === undefined ? {} : { requestId })
+    })
   })
 
 /** @internal */

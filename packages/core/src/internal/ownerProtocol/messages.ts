@@ -199,7 +199,9 @@ export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Sche
 export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
   serverRequestId: Schema.String,
   method: ServerMethod,
-  params: Schema.String
+  params: Schema.String,
+  /** The owner's request in flight when the server asked, if any: the question is taken to be part of it (C151). */
+  requestId: Schema.optional(Schema.String)
 })
 
 /** @internal */

@@ -158,6 +158,10 @@ export const syncWithOwner = (entry: Entry): Effect.Effect<void> => {
   }).pipe(Effect.timeoutTo({ duration: syncWaitMs, onSuccess: () => undefined, onTimeout: () => undefined }))
 }
 
+// The request the owner names is still this host's in flight (not ended, not a remote caller's taken directly).
+const askerOf = (entry: Entry, requestId: string) =>
+  entry.pending?.requestId === requestId ? entry.pending.ask : undefined
+
 /** Handles one data-plane message of a worker's owner. @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
@@ -217,7 +221,9 @@ export const onOwnerMessage =
                 ? Math.max(registry.defaults.openMs, registry.defaults.requestMs)
                 : registry.defaults.requestMs,
             reply: (answer) => entry.port.postMessage(answer),
-            runFork: registry.runFork
+            runFork: registry.runFork,
+            // C151: the owner names the request the server asked during; only the caller of that one is asked.
+            ask: message.requestId !== undefined ? askerOf(entry, message.requestId) : undefined
           },
           message
         )

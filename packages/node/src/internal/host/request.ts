@@ -46,7 +46,8 @@ class RequestInFlight implements Connection.Pending {
     readonly entry: Entry,
     readonly requestId: string,
     readonly resume: (exit: Exit.Exit<unknown, RequestError>) => void,
-    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    readonly ask: Connection.Asker | undefined
   ) {}
 
   /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
@@ -138,6 +139,8 @@ export interface Relayed {
   /** The caller's idle budget in ms (C121), which the owner runs. */
   readonly idleMs?: number | undefined
   readonly onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
+  /** Who answers the server's questions during the request instead of the host's handlers (C151). */
+  readonly ask?: Connection.Asker | undefined
   readonly saveTo?: string | undefined
   /** The call's own `onTooLarge`: a directory, or `false` for none; absent, the worker's. */
   readonly spill?: string | false | undefined
@@ -241,7 +244,7 @@ export const begin = (
   const remote = request.remote !== undefined && isThread(entry) ? request.remote : undefined
   const route = remote === undefined ? undefined : routeFor(entry, remote.channel)
   if (route !== undefined) remote!.onRoute(route)
-  const inflight = new RequestInFlight(entry, requestId, resume, onProgress)
+  const inflight = new RequestInFlight(entry, requestId, resume, onProgress, request.ask)
   entry.pending = inflight
   observation?.sent()
   const deadline = Date.now() + left

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
 import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
+import type { Asker } from "../shared/connection.js"
 
 /** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
 type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>
@@ -84,6 +85,8 @@ export const answer = (
     readonly timeoutMs: number
     readonly reply: (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => void
     readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
+    /** The caller of the request the server asked during, when it takes questions itself (C151). */
+    readonly ask?: Asker | undefined
   },
   message: typeof OwnerProtocol.ServerRequestMessage.Type
 ): void => {
@@ -91,7 +94,9 @@ export const answer = (
   const { reply, workerId } = holder
   const refuse = (text: string) =>
     Effect.sync(() => reply({ _tag: "ServerReply", serverRequestId, error: { code: -32603, message: text } }))
-  const handler = handlerOf(holder.handlers, holder.oauth, method)
+  const asked = holder.ask?.(method)
+  const handler: Answerer | undefined =
+    asked !== undefined ? (_workerId, params) => asked(params) : handlerOf(holder.handlers, holder.oauth, method)
   if (handler === undefined) {
     holder.runFork(refuse(`the client has no handler for ${method}`))
     return

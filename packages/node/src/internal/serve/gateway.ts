@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import type * as McpServeFace from "../../McpServe.js"
 import type { HostRegistry } from "../host/layer.js"
+import type { Asker } from "../shared/connection.js"
 import * as Grants from "../listen/grants.js"
 
 /** One worker of a bearer grant: the name its tools carry, and the listener grant that reaches it. */
@@ -230,6 +231,8 @@ export const liveEntries = (gateway: Gateway, bundle: Bundle): ReadonlyArray<[En
 export interface Extra {
   readonly onProgress?: ((progress: Operations.Progress) => void) | undefined
   readonly trace?: OwnerProtocol.TraceContext | undefined
+  /** Who the server's questions during the request go to (C151). */
+  readonly ask?: Asker | undefined
 }
 
 /**
@@ -263,6 +266,7 @@ export const request = (
           budgetMs: undefined,
           onProgress: extra.onProgress,
           trace: extra.trace,
+          ask: extra.ask,
           surface: "gateway"
         },
         (exit) => {

@@ -11,7 +11,8 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
-  McpError
+  McpError,
+  ResultSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Beyond from "./resources.js"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
@@ -24,6 +25,10 @@ import type * as Scope from "effect/Scope"
 import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
 import * as Gateway from "./gateway.js"
+import * as Questions from "./questions.js"
+
+// The longest delay a Node timer takes: an SDK request that waits on the host's own bound instead.
+const maxTimer = 2 ** 31 - 1
 
 /** The gateway's version, as both eras' servers announce it. @internal */
 export const { version } = createRequire(import.meta.url)("../../../package.json") as { version: string }
@@ -81,6 +86,8 @@ export interface CallContext {
     method: "notifications/progress"
     params: Record<string, unknown>
   }) => Promise<void>
+  /** The client's side of the call's questions, where the SDK can ask its client during a request (C151, C155). */
+  readonly questions?: Omit<Questions.Caller, "ended"> | undefined
 }
 
 /**
@@ -123,8 +130,14 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
               .notify({ method: "notifications/progress", params: { progressToken, ...progress } })
               .catch(() => undefined)
     const params = { name: tool, arguments: request.arguments ?? {}, ...(meta && { _meta: meta }) }
-    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress })
-    return (await answered(effect, context.signal)) as CallToolResult
+    const ended = new AbortController()
+    const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended.signal })
+    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress, ask })
+    try {
+      return (await answered(effect, context.signal)) as CallToolResult
+    } finally {
+      ended.abort()
+    }
   }
   /** Any other request of the bundle, answered as a tool call is. */
   const answer = <A>(request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>, signal: AbortSignal) =>
@@ -149,7 +162,16 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
   )
   server.setRequestHandler(ListToolsRequestSchema, listTools)
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request.params, { signal: extra.signal, notify: (notification) => extra.sendNotification(notification) })
+    callTool(request.params, {
+      signal: extra.signal,
+      notify: (notification) => extra.sendNotification(notification),
+      questions: {
+        declared: () => server.getClientCapabilities(),
+        // On the call's own stream (`relatedRequestId`), so it reaches the client that made the call; the host's
+        // timeout bounds it, not the SDK's default.
+        send: (question, signal) => extra.sendRequest(question as never, ResultSchema, { signal, timeout: maxTimer })
+      }
+    })
   )
   // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
   Beyond.register(server, (request, signal) => answer(request, signal), gateway, subscribed)

@@ -95,7 +95,17 @@ export interface Pending {
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
   /** The caller's progress callback, when it asked for progress. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
+  /** Who the server's questions during this request go to instead of the host's handlers (C151). */
+  readonly ask?: Asker | undefined
 }
+
+/**
+ * The answerer of a kind of server question asked during a request, `undefined` for a kind the caller does not take
+ * (the host's handlers answer it). @internal
+ */
+export type Asker = (
+  method: OwnerProtocol.ServerMethod
+) => ((params: unknown) => Effect.Effect<unknown, unknown>) | undefined
 
 /** Who holds a request in flight: a worker's record in the host, or an `McpClient`. @internal */
 export interface Holder {
