@@ -183,6 +183,17 @@ export const resolve = (grants: Grants, id: string, now: number): Grant | undefi
   return grant
 }
 
+/**
+ * The grant `id` names when its holder issued it to itself and never handed it out (the gateway's grant of each of its
+ * workers): no one else can present it, so its record is looked up without the tag check a presented grant needs.
+ *
+ * @internal
+ */
+export const resolveOwn = (grants: Grants, id: string, now: number): Grant | undefined => {
+  const grant = grants.byNonce.get(id.slice(prefix.length, prefix.length + nonceChars))
+  return grant !== undefined && now <= grant.expiresAt ? grant : undefined
+}
+
 /** Ends the grant `id` names; `false` when it names none of this host's. @internal */
 export const revoke = (grants: Grants, id: string): boolean => {
   if (resolve(grants, id, Date.now()) === undefined) return false
@@ -258,11 +269,11 @@ export interface Target {
  * an operation the grant does not allow, and a plain id where only grants are accepted all look alike.
  */
 export const target = (
-  listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean },
+  listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean; readonly ownIds?: boolean },
   id: string,
   operation: string
 ): Either.Either<Target, UnknownWorker> => {
-  const grant = resolve(listener.grants, id, Date.now())
+  const grant = (listener.ownIds === true ? resolveOwn : resolve)(listener.grants, id, Date.now())
   if (grant !== undefined && grant.operations.has(operation)) return Either.right({ workerId: grant.workerId, grant })
   if (grant === undefined && listener.acceptWorkerIds) return Either.right({ workerId: id, grant: undefined })
   return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
@@ -325,16 +336,19 @@ export const statusShown = (grant: Grant | undefined, presented: string, status:
 export const checked = (
   target: Target,
   name: string,
-  payload: typeof RequestPayload.Type
+  payload: typeof RequestPayload.Type,
+  parsed?: JsonValue.JsonObject
 ): InvalidInput | undefined => {
-  const params = JsonValue.decode(payload.params, { where: "arguments", root: "params" })
-  if (Either.isLeft(params)) return params.left
-  if (!JsonValue.isJsonObject(params.right)) return invalid("params", "the request params must be a plain object")
+  const params =
+    parsed === undefined ? JsonValue.decode(payload.params, { where: "arguments", root: "params" }) : undefined
+  if (params !== undefined && Either.isLeft(params)) return params.left
+  const object = parsed ?? params?.right
+  if (!JsonValue.isJsonObject(object)) return invalid("params", "the request params must be a plain object")
   const grant = target.grant
-  const taskRefused = grant === undefined ? undefined : taskRefusal(grant, name, params.right)
+  const taskRefused = grant === undefined ? undefined : taskRefusal(grant, name, object)
   if (taskRefused !== undefined) return taskRefused
   if (grant?.tools !== undefined && (name === "callTool" || name === "startTask")) {
-    const tool = params.right.name
+    const tool = object.name
     if (typeof tool !== "string" || !grant.tools.has(tool))
       return invalid("name", "this grant does not allow that tool")
   }
@@ -355,14 +369,20 @@ export const closingError = (): HostUnavailable =>
  * id names for `name`, and what it sent checked against the grant. Whatever fails here was not sent.
  */
 export const admitted = (
-  listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean; readonly closing: boolean },
+  listener: {
+    readonly grants: Grants
+    readonly acceptWorkerIds: boolean
+    readonly closing: boolean
+    readonly ownIds?: boolean
+  },
   name: string,
-  payload: typeof RequestPayload.Type
+  payload: typeof RequestPayload.Type,
+  parsed?: JsonValue.JsonObject
 ): Either.Either<Target, RequestError> => {
   if (listener.closing) return Either.left(closingError())
   const found = target(listener, payload.id, name)
   if (Either.isLeft(found)) return found
-  const refused = checked(found.right, name, payload)
+  const refused = checked(found.right, name, payload, parsed)
   return refused === undefined ? found : Either.left(refused)
 }
 

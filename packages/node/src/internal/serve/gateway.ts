@@ -12,6 +12,7 @@ import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "
 import type * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
+import type * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
@@ -198,8 +199,21 @@ const reRooted = (error: InvalidInput, root: string): InvalidInput =>
 
 /** The bundle a bearer grant names while it holds: `undefined` for an unknown, expired, revoked or forged one. */
 export const bundleOf = (gateway: Gateway, bearer: string): Bundle | undefined => {
-  const found = Grants.resolve(gateway.bearers, bearer, Date.now())
-  return found === undefined ? undefined : gateway.bundles.get(found.workerId)
+  const key = bundleKeyOf(gateway, bearer)
+  return key === undefined ? undefined : heldBundle(gateway, key)
+}
+
+/**
+ * The key of the bundle a bearer grant names, its tag checked (C134): a session's server checks it once, then finds
+ * its bundle by key on each request while the grant holds (`heldBundle`).
+ */
+export const bundleKeyOf = (gateway: Gateway, bearer: string): string | undefined =>
+  Grants.resolve(gateway.bearers, bearer, Date.now())?.workerId
+
+/** The bundle `key` names while its grant holds: revoking deletes it, and its expiry is the grant's. */
+export const heldBundle = (gateway: Gateway, key: string): Bundle | undefined => {
+  const bundle = gateway.bundles.get(key)
+  return bundle !== undefined && Date.now() <= bundle.expiresAt ? bundle : undefined
 }
 
 /** Ends a bearer grant and its workers' listener grants; calls in flight run on (C44). */
@@ -248,9 +262,11 @@ export const request = (
   extra: Extra = {}
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
-    const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing }
+    // The worker grants are the gateway's own, and the params are what an MCP SDK parsed from JSON: checked as the
+    // socket plane checks them, without the tag check and the second parse that a peer's bytes need.
+    const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
     const payload = { id: entry.grant, params: JSON.stringify(params) }
-    const found = Grants.admitted(listener, name, payload)
+    const found = Grants.admitted(listener, name, payload, params as JsonValue.JsonObject)
     if (Either.isLeft(found)) {
       const error = gateway.registry.refusedBefore(entry.workerId, method, "gateway", found.left)
       return Effect.fail(Grants.renamed(error, entry.name))

@@ -98,8 +98,9 @@ export interface CallContext {
  */
 export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, raise: Raise) => {
   const fail = (error: RequestError) => raise(Gateway.mcpErrorOf(error))
+  const key = Gateway.bundleKeyOf(gateway, bearer)
   const bundle = (): Gateway.Bundle => {
-    const found = Gateway.bundleOf(gateway, bearer)
+    const found = key === undefined ? undefined : Gateway.heldBundle(gateway, key)
     if (found === undefined) throw fail(new UnknownWorker({ workerId: bearer, delivery: "not_sent" }))
     return found
   }

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { createMcpHandler, isLegacyRequest, ProtocolError, Server } from "@modelcontextprotocol/server"
+import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
 import type * as http from "node:http"
 import { Readable } from "node:stream"
 import type * as Gateway from "./gateway.js"
@@ -33,6 +33,26 @@ const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request =>
   })
 }
 
+// The SDK's own classification (what `isLegacyRequest` runs on a parsed body), fed the headers it reads from the
+// Node request: no web Request is built for a 2025-11-25 request, which never needs one.
+const isLegacy = (req: http.IncomingMessage, body: unknown): boolean => {
+  const header = (name: string) => {
+    const value = req.headers[name]
+    return Array.isArray(value) ? value.join(", ") : value
+  }
+  const outcome = classifyInboundRequest({
+    httpMethod: "POST",
+    ...optional("protocolVersionHeader", header("mcp-protocol-version")),
+    ...optional("mcpMethodHeader", header("mcp-method")),
+    ...optional("mcpNameHeader", header("mcp-name")),
+    body
+  })
+  return outcome.kind === "legacy"
+}
+
+const optional = <K extends string>(key: K, value: string | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as { [P in K]?: string }
+
 /** A server of the grant the request bears: the same `tools/list` and `tools/call` as a 2025-11-25 session's. */
 const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
   const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: {} } })
@@ -58,7 +78,7 @@ export const make = (gateway: Gateway.Gateway, run: Run): Modern => {
     legacy: "reject"
   })
   return {
-    claims: async (req, body) => req.method === "POST" && !(await isLegacyRequest(webRequest(req), body)),
+    claims: async (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
     serve: async (req, res, body, bearer) => {
       // C148: the 2026-07-28 cancel is the client closing its response stream; it aborts the exchange.
       const abort = new AbortController()
