@@ -23,6 +23,7 @@ import * as path from "node:path"
 import { fixturePath, statefulConfig } from "../fixtures/servers.js"
 
 const tasksFixture = { command: process.execPath, args: [fixturePath("tasks")] }
+const tasks26Fixture = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
 
 const gateway = McpServe.layerServe({ http: {} }).pipe(Layer.provideMerge(NodeMcpWorkers.layerWithView()))
 
@@ -167,5 +168,48 @@ layer(gateway, { timeout: "60 seconds", excludeTestServices: true })("McpServe: 
       assert.deepStrictEqual([gone.data._tag, gone.data.delivery], ["UnknownWorker", "not_sent"])
       assert.deepStrictEqual((yield* Effect.promise(() => tasksOf(a).list())).tasks, [])
     })
+  )
+
+  it.scoped(
+    "C160: a 2026-07-28 client (ext-tasks) runs tasks of either revision's worker; another grant cannot reach them",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const serve = yield* McpServe.McpServe
+        const served = { tasks: yield* workers.open(tasksFixture), tasks26: yield* workers.open(tasks26Fixture) }
+        // The host's own 2026-07-28 client, which runs tasks on ext-tasks (C124), is the gateway's client here.
+        const client = (grant: string) =>
+          workers.open({ url: serve.url!, headers: { Authorization: `Bearer ${grant}` }, protocol: "2026-07-28" })
+        const a = yield* client(yield* serve.grant(served))
+        const b = yield* client(yield* serve.grant(served))
+        assert.strictEqual((yield* workers.status(a)).era, "modern")
+
+        const until = gateFile()
+        const report = (yield* workers.startTask(a, "tasks__report", { topic: "tides", until })).task.taskId
+        const research = (yield* workers.startTask(a, "tasks26__research", { topic: "x", gate: "never" })).task.taskId
+        assert.strictEqual((yield* workers.getTask(a, report)).status, "working")
+        assert.strictEqual((yield* workers.getTask(a, research)).status, "working")
+
+        const refusal = (taskId: string) =>
+          Effect.flip(workers.getTask(b, taskId)).pipe(
+            Effect.map((error) => [error._tag, (error as { code?: number }).code, error.message])
+          )
+        const never = yield* refusal("00000000-0000-4000-8000-000000000000")
+        assert.deepStrictEqual(never.slice(0, 2), ["ServerError", -32602])
+        assert.deepStrictEqual(yield* refusal(report), never)
+        assert.deepStrictEqual(yield* refusal(research), never)
+        const cancelled = yield* Effect.flip(workers.cancelTask(b, research))
+        assert.strictEqual((cancelled as { code?: number }).code, -32602)
+        assert.strictEqual((yield* workers.getTask(served.tasks26, research)).status, "working")
+
+        fs.writeFileSync(until, "")
+        const result = yield* workers.taskResult(a, report, { timeout: "30 seconds" })
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "report on tides" }])
+        // A cancel reaches the worker's server; the wait then says how the task ended (C123).
+        assert.strictEqual((yield* workers.cancelTask(a, research)).status, "cancelled")
+        assert.strictEqual((yield* workers.getTask(served.tasks26, research)).status, "cancelled")
+        const ended = yield* Effect.flip(workers.taskResult(a, research, { timeout: "30 seconds" }))
+        assert.deepStrictEqual([ended._tag, (ended as { state?: string }).state], ["TaskEnded", "cancelled"])
+      })
   )
 })
