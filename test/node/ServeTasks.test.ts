@@ -3,6 +3,7 @@
 // serve the whole file.
 import { assert, layer } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
+import * as Tasks from "@mcp-worker/core/Tasks"
 import { McpServe, NodeMcpWorkers } from "@mcp-worker/node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -63,6 +64,30 @@ const rejection = (promise: () => Promise<unknown>) =>
       }
     )
   )
+
+/** A raw 2026-07-28 `tasks/update` of `taskId`, declaring the tasks extension: its JSON-RPC answer. */
+const updateOf = (url: string, grant: string, taskId: string) =>
+  Effect.promise(async () => {
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": { extensions: { [Tasks.extensionId]: {} } }
+    }
+    const body = { jsonrpc: "2.0", id: 1, method: "tasks/update", params: { taskId, inputResponses: {}, _meta: meta } }
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${grant}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tasks/update",
+        "mcp-name": taskId
+      },
+      body: JSON.stringify(body)
+    })
+    return (await response.json()) as { error?: { data?: Record<string, unknown> } }
+  })
 
 /** A file whose creation ends a fixture task started with `until` (a test's word, not a time a busy machine overruns). */
 const gateFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "serve-tasks-")), "done")
@@ -180,7 +205,8 @@ layer(gateway, { timeout: "60 seconds", excludeTestServices: true })("McpServe: 
         // The host's own 2026-07-28 client, which runs tasks on ext-tasks (C124), is the gateway's client here.
         const client = (grant: string) =>
           workers.open({ url: serve.url!, headers: { Authorization: `Bearer ${grant}` }, protocol: "2026-07-28" })
-        const a = yield* client(yield* serve.grant(served))
+        const grantA = yield* serve.grant(served)
+        const a = yield* client(grantA)
         const b = yield* client(yield* serve.grant(served))
         assert.strictEqual((yield* workers.status(a)).era, "modern")
 
@@ -210,6 +236,22 @@ layer(gateway, { timeout: "60 seconds", excludeTestServices: true })("McpServe: 
         assert.strictEqual((yield* workers.getTask(served.tasks26, research)).status, "cancelled")
         const ended = yield* Effect.flip(workers.taskResult(a, research, { timeout: "30 seconds" }))
         assert.deepStrictEqual([ended._tag, (ended as { state?: string }).state], ["TaskEnded", "cancelled"])
+
+        // A 2025-11-25 worker's failed task is read whole: its error, without its id (C71).
+        const doomed = (yield* workers.startTask(a, "tasks__report", { topic: "x", failWith: "broke" })).task.taskId
+        const failed = yield* Effect.flip(workers.taskResult(a, doomed, { timeout: "30 seconds" }))
+        assert.deepStrictEqual([failed._tag, (failed as { state?: string }).state], ["TaskEnded", "failed"])
+        assert.include((failed as { statusMessage?: string }).statusMessage, "broke")
+        assert.notInclude(JSON.stringify(failed), doomed)
+        // A 2026-07-28 worker that answers at once is answered as it came.
+        const now = yield* workers.startTask(a, "tasks26__quick", { topic: "now", now: true })
+        assert.deepStrictEqual((now as { content?: unknown }).content, [{ type: "text", text: "quick: now" }])
+        // tasks/update is the host's to send, not a client's through the gateway.
+        const update = yield* updateOf(serve.url!, grantA, report)
+        assert.deepStrictEqual(
+          [update.error?.data?._tag, update.error?.data?.path, update.error?.data?.delivery],
+          ["InvalidInput", "method", "not_sent"]
+        )
       })
   )
 })
