@@ -252,6 +252,9 @@ layer(gateway, { timeout: "60 seconds", excludeTestServices: true })("McpServe: 
           [update.error?.data?._tag, update.error?.data?.path, update.error?.data?.delivery],
           ["InvalidInput", "method", "not_sent"]
         )
+        // The gateway's own clients end before the gateway does (C130 closes it first).
+        yield* workers.close(a)
+        yield* workers.close(b)
       })
   )
 })
