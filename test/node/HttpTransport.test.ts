@@ -112,7 +112,9 @@ const openExit = (input: object) =>
       exit,
       owner,
       worker: {
-        info: Exit.isSuccess(exit) ? exit.value : { pid: null, era: null, protocolVersion: null, server: null },
+        info: Exit.isSuccess(exit)
+          ? exit.value
+          : { pid: null, era: null, protocolVersion: null, server: null, tasks: false },
         posted,
         sent,
         start,

@@ -18,6 +18,7 @@ import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
 import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
 import { fromCaller } from "./OperationParams.js"
+import * as Extension from "./internal/owner/tasksExtension.js"
 
 /**
  * The options of `startTask`.
@@ -37,6 +38,15 @@ export interface StartTaskOptions extends RequestOptions {
  * @category constants
  */
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+/**
+ * The extension that carries tasks on the 2026-07-28 revision (C75): a server declares it in its capabilities'
+ * `extensions`, a client in each request's `_meta` client capabilities.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const extensionId: string = Extension.extensionId
 
 /**
  * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from

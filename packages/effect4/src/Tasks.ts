@@ -30,6 +30,15 @@ export interface StartTaskOptions extends McpWorkers.RequestOptions {
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 /**
+ * The extension that carries tasks on the 2026-07-28 revision: a server declares it in its capabilities'
+ * `extensions`, a client in each request's `_meta` client capabilities.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const extensionId = "io.modelcontextprotocol/tasks"
+
+/**
  * Where a task is: running, waiting for an answer of the client (`input_required`), or ended.
  *
  * @since 0.1.0

@@ -212,6 +212,7 @@ describe("the Effect 4 face against core (C69)", () => {
       assert.deepStrictEqual(attributesOf(own, "mcpw_x", args), { workerId: "mcpw_x", ...operation.attributes?.(args) })
     }
     assert.strictEqual(Tasks.relatedTaskKey, CoreTasks.relatedTaskKey)
+    assert.strictEqual(Tasks.extensionId, CoreTasks.extensionId)
   })
 
   it.effect("compile-time checks hold (this file type-checks only when the types agree)", () =>

@@ -33,6 +33,11 @@ export type ServedOperation =
   | "listPrompts"
   | "getPrompt"
   | "complete"
+  | "startTask"
+  | "getTask"
+  | "taskResult"
+  | "cancelTask"
+  | "listTasks"
 
 /**
  * A worker of a grant: its id, and the tools it serves (default: every tool its filter offers).

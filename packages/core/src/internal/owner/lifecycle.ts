@@ -37,6 +37,7 @@ import {
   type Modern,
   State
 } from "./state.js"
+import { runsTasks } from "./tasks.js"
 
 const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
@@ -142,7 +143,8 @@ export const open = (
       pid: transport.pid,
       era,
       protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
-      server: server ? { name: displayString(server.name), version: displayString(server.version) } : null
+      server: server ? { name: displayString(server.name), version: displayString(server.version) } : null,
+      tasks: runsTasks(client, modern !== undefined)
     }
   }).pipe(
     // On failure and on interruption alike (the host gives up on an open that outlives its budget): a failed open

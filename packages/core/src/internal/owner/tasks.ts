@@ -63,6 +63,17 @@ export const mustList = (
   !listedWhole.has(connection.taskSupport) &&
   (connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
 
+/**
+ * Whether the server runs tool calls as tasks: a 2025-11-25 server declares `tasks.requests.tools.call`, a 2026-07-28
+ * one the tasks extension (C72, C75).
+ *
+ * @internal
+ */
+export const runsTasks = (client: Connection["client"], modern: boolean): boolean =>
+  modern
+    ? Extension.serverDeclares(client)
+    : (client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
+
 const maxListedPages = 100
 
 /** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */

@@ -26,7 +26,9 @@ export const OpenInfo = Schema.Struct({
   /** The protocol era the worker's client negotiated: `initialize` (legacy) or `server/discover` (modern). */
   era: Schema.NullOr(Schema.Literal("legacy", "modern")),
   protocolVersion: Schema.NullOr(Schema.String),
-  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String }))
+  server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
+  /** Whether the server runs tool calls as tasks (C72, C75), what a gateway of it declares (C156). */
+  tasks: Schema.Boolean
 })
 
 /** A worker's tool filter as it travels to the owner, checked by the caller (`ToolFilter.check`). @internal */

@@ -50,6 +50,8 @@ export interface Entry extends Connection.Connection {
   counts?: Observe.Counts | undefined
   /** The server tree's last sample (Linux), for the host's view. */
   tree?: Tree.TreeUsage | undefined
+  /** Whether its server runs tool calls as tasks, as the owner found when it opened (C156). */
+  tasks?: boolean | undefined
 }
 
 /**

@@ -216,10 +216,11 @@ export const sweep = (grants: Grants, isOpen: (workerId: string) => boolean, now
 export const taskRefusal = (grant: Grant, name: string, params: JsonValue.JsonObject): InvalidInput | undefined => {
   if (!Tasks.byId.has(name)) return undefined
   const taskId = params.taskId
-  return typeof taskId === "string" && grant.tasks.has(taskId)
-    ? undefined
-    : invalid("taskId", "this grant started no task of that id")
+  return typeof taskId === "string" && grant.tasks.has(taskId) ? undefined : notItsTask()
 }
+
+/** The one answer to a task id a grant did not start, whether or not the task exists (C71). @internal */
+export const notItsTask = (): InvalidInput => invalid("taskId", "this grant started no task of that id")
 
 /**
  * A result as a caller through `grant` sees it: a task it started is remembered as its own, and `listTasks` shows only

@@ -63,7 +63,12 @@ const served: Record<McpServeFace.ServedOperation, true> = {
   unsubscribeResource: true,
   listPrompts: true,
   getPrompt: true,
-  complete: true
+  complete: true,
+  startTask: true,
+  getTask: true,
+  taskResult: true,
+  cancelTask: true,
+  listTasks: true
 }
 const operations = Object.keys(served) as ReadonlyArray<McpServeFace.ServedOperation>
 

@@ -26,6 +26,7 @@ import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
 import * as Gateway from "./gateway.js"
 import * as Questions from "./questions.js"
+import * as ServeTasks from "./tasks.js"
 
 // The longest delay a Node timer takes: an SDK request that waits on the host's own bound instead.
 const maxTimer = 2 ** 31 - 1
@@ -115,6 +116,7 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
       readonly name: string
       readonly arguments?: Record<string, unknown> | undefined
       readonly _meta?: Record<string, unknown> | undefined
+      readonly task?: Record<string, unknown> | undefined
     },
     context: CallContext
   ): Promise<CallToolResult> => {
@@ -130,10 +132,18 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
             void context
               .notify({ method: "notifications/progress", params: { progressToken, ...progress } })
               .catch(() => undefined)
-    const params = { name: tool, arguments: request.arguments ?? {}, ...(meta && { _meta: meta }) }
+    const { task } = request
+    const params = {
+      name: tool,
+      arguments: request.arguments ?? {},
+      ...(task && { task }),
+      ...(meta && { _meta: meta })
+    }
+    // C156: a task-augmented call starts the task through the grant, which keeps it as its own (C71).
+    const operation = task === undefined ? "callTool" : "startTask"
     const ended = new AbortController()
     const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended.signal })
-    const effect = Gateway.request(gateway, entry, "callTool", "tools/call", params, { onProgress, ask })
+    const effect = Gateway.request(gateway, entry, operation, "tools/call", params, { onProgress, ask })
     try {
       return (await answered(effect, context.signal)) as CallToolResult
     } finally {
@@ -148,8 +158,10 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
 
 /** An MCP server of the bundle `bearer` names. @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
   const bundle = Gateway.bundleOf(gateway, bearer)
+  const tasks = bundle !== undefined && ServeTasks.runsTasks(gateway, bundle)
+  const capabilities = tasks ? { ...Beyond.capabilities, ...ServeTasks.capabilities } : Beyond.capabilities
+  const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const subscribed = new Set<string>()
   if (bundle !== undefined) {
     const watching = fork(announceChanges(gateway, bundle, server, subscribed))
@@ -176,6 +188,7 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
   )
   // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
   Beyond.register(server, (request, signal) => answer(request, signal), gateway, subscribed)
+  if (tasks) ServeTasks.register(server, answer, gateway)
   return server
 }
 

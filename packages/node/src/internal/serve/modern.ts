@@ -8,8 +8,10 @@
 import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
 import type * as http from "node:http"
 import { Readable } from "node:stream"
-import type * as Gateway from "./gateway.js"
+import * as Gateway from "./gateway.js"
 import { handlers, type Run, version } from "./mcpServer.js"
+import * as ModernTasks from "./modernTasks.js"
+import * as ServeTasks from "./tasks.js"
 
 /** The 2026-07-28 face of the gateway. @internal */
 export interface Modern {
@@ -55,7 +57,10 @@ const optional = <K extends string>(key: K, value: string | undefined) =>
 
 /** A server of the grant the request bears: the same `tools/list` and `tools/call` as a 2025-11-25 session's. */
 const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: { tools: {} } })
+  const bundle = Gateway.bundleOf(gateway, bearer)
+  const tasks = bundle !== undefined && ServeTasks.runsTasks(gateway, bundle)
+  const capabilities = tasks ? { tools: {}, ...ModernTasks.capabilities } : { tools: {} }
+  const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const raise = ({ code, data, message }: { code: number; message: string; data: unknown }) =>
     new ProtocolError(code, message, data)
   const { callTool, listTools } = handlers(gateway, bearer, run, raise)
@@ -83,6 +88,10 @@ export const make = (gateway: Gateway.Gateway, run: Run): Modern => {
       // C148: the 2026-07-28 cancel is the client closing its response stream; it aborts the exchange.
       const abort = new AbortController()
       res.once("close", () => abort.abort())
+      // C160: the SDK has no task runtime, so a task request is answered before it.
+      const task = await ModernTasks.answer(gateway, bearer, run, body, abort.signal)
+      if (task !== undefined)
+        return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(task))
       const authInfo = { token: bearer, clientId: "mcp-worker-gateway", scopes: [] }
       const response = await handler.fetch(webRequest(req, abort.signal), { authInfo, parsedBody: body })
       res.writeHead(response.status, Object.fromEntries(response.headers.entries()))

@@ -1,0 +1,140 @@
+/**
+ * Tasks to MCP 2026-07-28 clients, the `io.modelcontextprotocol/tasks` extension (C160). The v2 server SDK has no task
+ * runtime, so a task request is answered here, at the JSON-RPC level, before the SDK's handler: a `tools/call` whose
+ * client declares the extension starts a task where its worker would run one, and `tasks/get` and `tasks/cancel` reach
+ * the task through the grant that started it (`tasks.ts`), in the revision's flat shapes.
+ *
+ * @internal
+ */
+import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
+import * as Tasks from "@mcp-worker/core/Tasks"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Gateway from "./gateway.js"
+import type { Run } from "./mcpServer.js"
+import * as ServeTasks from "./tasks.js"
+
+type Json = Record<string, any>
+
+/** What the gateway's `server/discover` adds for a bundle that runs tasks (C160). @internal */
+export const capabilities = { extensions: { [Tasks.extensionId]: {} } }
+
+const declares = (params: Json | undefined): boolean =>
+  params?._meta?.["io.modelcontextprotocol/clientCapabilities"]?.extensions?.[Tasks.extensionId] !== undefined
+
+// The revision's flat task: `ttlMs` and `pollIntervalMs` where C70's shape has `ttl` and `pollInterval`.
+const flat = ({ ttl, pollInterval, ...task }: Json): Json => ({
+  ...task,
+  ttlMs: ttl ?? null,
+  ...(pollInterval === undefined ? {} : { pollIntervalMs: pollInterval })
+})
+
+// The client's `_meta` without the revision's envelope, which is the gateway's to read, not the worker's.
+const forwarded = (meta: Json | undefined): Json | undefined => {
+  const kept = Object.entries(meta ?? {}).filter(
+    ([key]) => key !== "progressToken" && !key.startsWith("io.modelcontextprotocol/")
+  )
+  return kept.length === 0 ? undefined : Object.fromEntries(kept)
+}
+
+/**
+ * Whether the worker would run this call as a task: a 2026-07-28 one decides itself; a 2025-11-25 one runs the tools it
+ * listed as `required` or `optional` as tasks (C72), its list read first when the gateway has none of it yet.
+ */
+const runsAsTask = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, entry: Gateway.Entry, tool: string) =>
+  Effect.gen(function* () {
+    const status = yield* Effect.either(gateway.registry.service.status(entry.workerId))
+    if (Either.isLeft(status) || !gateway.registry.runsTasks(entry.workerId)) return false
+    if (status.right.era === "modern") return true
+    if (!gateway.lastTools.has(entry.workerId)) yield* Gateway.listTools(gateway, bundle)
+    const listed = gateway.lastTools.get(entry.workerId)?.find((item) => item.name === tool) as Json | undefined
+    const support = listed?.execution?.taskSupport
+    return support === "required" || support === "optional"
+  })
+
+const start = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, params: Json) =>
+  Effect.gen(function* () {
+    const route = Gateway.routeOf(gateway, bundle, String(params.name))
+    if (route === undefined || !(yield* runsAsTask(gateway, bundle, route[0], route[1]))) return undefined
+    const [entry, tool] = route
+    const meta = forwarded(params._meta)
+    const sent = { name: tool, arguments: params.arguments ?? {}, task: {}, ...(meta && { _meta: meta }) }
+    const answer = (yield* Gateway.request(gateway, entry, "startTask", "tools/call", sent)) as Json
+    // C75a: the worker may answer at once; the answer goes as it came.
+    return answer.task === undefined
+      ? { resultType: "complete", ...answer }
+      : { resultType: "task", ...flat(answer.task) }
+  })
+
+/** C75b's detailed task: a 2025-11-25 worker's completed or failed task is read whole with `tasks/result`. */
+const detailed = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, taskId: string) =>
+  Effect.gen(function* () {
+    const task = (yield* ServeTasks.byId(gateway, bundle, "getTask", { taskId })) as Json
+    const { _meta: _, ...shown } = flat(task)
+    // The revision's input requests are answered with tasks/update, which the gateway does not send (C160).
+    if (task.status === "input_required") return { ...shown, inputRequests: task.inputRequests ?? {} }
+    const read = task.status === "completed" ? task.result === undefined : task.status === "failed" && !task.error
+    if (!read) return shown
+    const outcome = yield* Effect.either(ServeTasks.byId(gateway, bundle, "taskResult", { taskId }))
+    if (Either.isRight(outcome)) {
+      const { _meta: __, ...result } = outcome.right
+      return task.status === "completed"
+        ? { ...shown, result: { resultType: "complete", ...result } }
+        : { ...shown, error: { code: -32603, message: task.statusMessage ?? "the task failed", data: result } }
+    }
+    const ended = outcome.left
+    if (ended._tag !== "TaskEnded") return yield* Effect.fail(ended)
+    return { ...shown, error: { code: ended.code ?? -32603, message: ended.statusMessage ?? "the task failed" } }
+  })
+
+const noUpdate = () =>
+  new InvalidInput({
+    where: "arguments",
+    path: "method",
+    message: "the gateway sends no tasks/update: a task's questions are answered by its host",
+    delivery: "not_sent"
+  })
+
+/** The answer of a task request, or `undefined` when the request is none: then the SDK's handler answers it. */
+const answerOf = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  method: string,
+  params: Json
+): Effect.Effect<Json | undefined, RequestError> => {
+  if (!declares(params) || !ServeTasks.runsTasks(gateway, bundle)) return Effect.succeed(undefined)
+  const taskId = String(params.taskId)
+  switch (method) {
+    case "tools/call":
+      return start(gateway, bundle, params)
+    case "tasks/get":
+      return Effect.map(detailed(gateway, bundle, taskId), (task) => ({ resultType: "complete", ...task }))
+    case "tasks/cancel":
+      return Effect.as(ServeTasks.byId(gateway, bundle, "cancelTask", { taskId }), { resultType: "complete" })
+    case "tasks/update":
+      return Effect.fail(noUpdate())
+    default:
+      return Effect.succeed(undefined)
+  }
+}
+
+/**
+ * The JSON-RPC answer of a 2026-07-28 task request of the grant `bearer`, or `undefined` for any other request (or a
+ * grant that does not hold: the SDK's path refuses it as any request). Aborting `signal` ends the request at the worker.
+ *
+ * @internal
+ */
+export const answer = async (
+  gateway: Gateway.Gateway,
+  bearer: string,
+  run: Run,
+  body: unknown,
+  signal: AbortSignal
+): Promise<Json | undefined> => {
+  const message = body as Json | undefined
+  const bundle = Gateway.bundleOf(gateway, bearer)
+  if (bundle === undefined || typeof message?.method !== "string" || message.id === undefined) return undefined
+  const outcome = await run(Effect.either(answerOf(gateway, bundle, message.method, message.params ?? {})), { signal })
+  if (Either.isLeft(outcome)) return { jsonrpc: "2.0", id: message.id, error: Gateway.mcpErrorOf(outcome.left) }
+  return outcome.right === undefined ? undefined : { jsonrpc: "2.0", id: message.id, result: outcome.right }
+}
