@@ -84,6 +84,8 @@ export interface HostRegistry {
   readonly view: HostViewFace.HostViewService
   /** Whether `id` names an open worker (a listener forgets the grants of closed ones). */
   readonly isOpen: (id: string) => boolean
+  /** What the open worker `id`'s server declares it serves (C161); `undefined` when it is not open. */
+  readonly servesOf: (id: string) => OwnerProtocol.Serves | undefined
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
@@ -209,6 +211,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       openConfig,
       ...HostRequest.relayTo(registry),
       isOpen: (id) => registry.entries.has(id),
+      servesOf: (id) => registry.entries.get(id)?.serves,
       view: HostViewImpl.make(registry),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {

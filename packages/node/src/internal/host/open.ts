@@ -312,6 +312,7 @@ export const open = (
     entry.era = info.era
     entry.protocolVersion = info.protocolVersion
     entry.server = info.server
+    entry.serves = info.serves
     entry.life = Connection.ready
     registry.opening.delete(entry)
     registry.entries.set(entry.workerId, entry)
