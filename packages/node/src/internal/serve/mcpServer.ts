@@ -19,7 +19,6 @@ import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
@@ -43,8 +42,7 @@ export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, 
 
 /**
  * C139, C143: the client hears a list change when one of its workers announces one, and all of them when one ends
- * (its lists are gone); and `resources/updated` of a URI it subscribed to. Each worker's notifications are one
- * `events` subscription of the session (C30).
+ * (its lists are gone); and `resources/updated` of a URI it subscribed to.
  */
 const announceChanges = (
   gateway: Gateway.Gateway,
@@ -52,22 +50,15 @@ const announceChanges = (
   server: Server,
   subscribed: ReadonlySet<string>
 ): Effect.Effect<void> => {
-  const announce = (method: string, params?: Record<string, unknown>) =>
-    Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
   const announced = new Set(Beyond.listChanged)
-  const heard = (notification: { readonly method: string; readonly params: Record<string, unknown> }) =>
-    announced.has(notification.method) ||
-    (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri)))
-  return Effect.forEach(
-    bundle.entries.values(),
-    (entry) =>
-      gateway.registry.service.events(entry.workerId).pipe(
-        Stream.filter(heard),
-        Stream.runForEach((notification) => announce(notification.method, notification.params)),
-        Effect.ignore,
-        Effect.zipRight(Effect.forEach(Beyond.listChanged, (method) => announce(method), { discard: true }))
-      ),
-    { concurrency: "unbounded", discard: true }
+  return Beyond.watch(
+    gateway,
+    bundle,
+    (notification) =>
+      announced.has(notification.method) ||
+      (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri))),
+    (method, params) =>
+      Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
   )
 }
 
@@ -134,8 +125,9 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
 
 /** An MCP server of the bundle `bearer` names. @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
-  const server = new Server({ name: "mcp-worker", version }, { capabilities: Beyond.capabilities })
   const bundle = Gateway.bundleOf(gateway, bearer)
+  const capabilities = Beyond.capabilitiesOf(gateway, bundle)
+  const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const subscribed = new Set<string>()
   if (bundle !== undefined) {
     const watching = fork(announceChanges(gateway, bundle, server, subscribed))
@@ -147,12 +139,14 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     run,
     ({ code, data, message }) => new McpError(code, message, data)
   )
-  server.setRequestHandler(ListToolsRequestSchema, listTools)
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request.params, { signal: extra.signal, notify: (notification) => extra.sendNotification(notification) })
-  )
+  if (capabilities.tools !== undefined) {
+    server.setRequestHandler(ListToolsRequestSchema, listTools)
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      callTool(request.params, { signal: extra.signal, notify: (notification) => extra.sendNotification(notification) })
+    )
+  }
   // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
-  Beyond.register(server, (request, signal) => answer(request, signal), gateway, subscribed)
+  Beyond.register(server, (request, signal) => answer(request, signal), gateway, capabilities, subscribed)
   return server
 }
 
