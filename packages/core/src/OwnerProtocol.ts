@@ -37,14 +37,6 @@ export const OpenInfo: typeof internal.OpenInfo = internal.OpenInfo
 export type OpenInfo = typeof OpenInfo.Type
 
 /**
- * What a worker's server declares it serves of tools, resources, prompts and completions.
- *
- * @since 0.1.0
- * @category models
- */
-export type Serves = typeof internal.Serves.Type
-
-/**
  * A worker's tool filter as plain data, as it travels with an open (checked by `ToolFilter.check` where it was given).
  *
  * @since 0.1.0

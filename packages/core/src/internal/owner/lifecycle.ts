@@ -160,7 +160,7 @@ export const open = (
 type Declared = Record<string, unknown> | undefined
 
 /** C161: what the server declares of what a gateway re-serves, as booleans whatever the server sent. */
-const servesOf = (capabilities: Declared): OwnerProtocol.Serves => {
+const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["serves"]> => {
   const member = (name: string): Declared => {
     const value = capabilities?.[name]
     return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined

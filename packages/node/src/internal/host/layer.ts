@@ -85,7 +85,7 @@ export interface HostRegistry {
   /** Whether `id` names an open worker (a listener forgets the grants of closed ones). */
   readonly isOpen: (id: string) => boolean
   /** What the open worker `id`'s server declares it serves (C161); `undefined` when it is not open. */
-  readonly servesOf: (id: string) => OwnerProtocol.Serves | undefined
+  readonly servesOf: (id: string) => OwnerProtocol.OpenInfo["serves"]
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,

@@ -40,7 +40,7 @@ export interface Capabilities {
 export const capabilitiesOf = (gateway: Gateway.Gateway, bundle: Gateway.Bundle | undefined): Capabilities => {
   const declared = bundle === undefined ? [] : Gateway.liveEntries(gateway, bundle)
   const serves = declared.flatMap(([entry]) => gateway.registry.servesOf(entry.workerId) ?? [])
-  const some = (declares: (serves: OwnerProtocol.Serves) => unknown) => serves.some(declares)
+  const some = (declares: (serves: NonNullable<OwnerProtocol.OpenInfo["serves"]>) => unknown) => serves.some(declares)
   return {
     ...(some((s) => s.tools) && { tools: { listChanged: true } }),
     ...(some((s) => s.resources) && {
