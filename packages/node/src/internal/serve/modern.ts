@@ -149,7 +149,11 @@ const subscribeListened = async (
       signal
     ).then(
       () => undefined,
-      (error: ProtocolError) => error
+      // A refusal is a ProtocolError with its delivery (C132); anything else is no answer of ours to give.
+      (error: unknown) => {
+        if (error instanceof ProtocolError) return error
+        throw error
+      }
     )
     if (failed !== undefined) {
       const error = { code: failed.code, message: failed.message, data: failed.data }
