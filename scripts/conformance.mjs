@@ -8,32 +8,37 @@
 //   - server: every 2025-11-25 server scenario of 0.1.16 against the gateway, in front of one worker of the conformance
 //     fixture server (examples/conformance-gateway.ts), the runner's client reaching it through a relay that presents
 //     the grant.
+//   - modern-server: the server scenarios 2026-07-28 requires (`list --server --requirements 2026-07-28`) of the
+//     0.2.0-alpha line, against the same gateway, run at that revision's wire.
 // Scenarios left out are listed with why in examples/conformance-scenarios.json (`modernLeftOut`, `serverLeftOut`,
-// and `serverFailing`: scenarios that apply and fail) and printed.
+// `modernServerLeftOut`, and `serverFailing`: scenarios that apply and fail) and printed.
 // Both runners need Node >= 22 (`fs.globSync`), so they run on the pinned 22 from scripts/node-runtimes.sh; the client
 // under test runs on the Node that runs this script.
 //
 //   npm run conformance                 # both eras
-//   npm run conformance -- legacy       # one mode (legacy | modern | server)
+//   npm run conformance -- legacy       # one mode (legacy | modern | server | modern-server)
 //   npm run conformance -- sse-retry    # the named scenarios only (of either era)
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
+import {
+  installModernRunner,
+  modernRevision,
+  modernVersion,
+  requiredScenarios,
+  summaryOf
+} from "./modernConformance.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-// The line that tracks 2026-07-28; bump with a full run.
-const modernVersion = "0.2.0-alpha.12"
-const modernRevision = "2026-07-28"
-
 // The client auth scenarios examples/conformance-client.ts answers, listed once for both.
 const listed = JSON.parse(fs.readFileSync(path.join(root, "examples/conformance-scenarios.json"), "utf8"))
 const legacyScenarios = ["initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults", ...listed.auth]
 const leftOut = listed.modernLeftOut ?? {}
 
 const args = process.argv.slice(2)
-const modes = ["legacy", "modern", "server"]
+const modes = ["legacy", "modern", "server", "modern-server"]
 const eras = args.filter((arg) => modes.includes(arg))
 const named = args.filter((arg) => !modes.includes(arg))
 const runEra = (era) => eras.length === 0 || eras.includes(era)
@@ -44,7 +49,8 @@ const run = (command, argv, options = {}) => {
   return result
 }
 
-const bundle = run(process.execPath, ["scripts/bundle.mjs", "owner", ...(runEra("server") ? ["fixtures"] : [])], {
+const gatewayWanted = runEra("server") || runEra("modern-server")
+const bundle = run(process.execPath, ["scripts/bundle.mjs", "owner", ...(gatewayWanted ? ["fixtures"] : [])], {
   stdio: "inherit"
 })
 if (bundle.status !== 0) process.exit(bundle.status ?? 1)
@@ -55,31 +61,12 @@ const node22 = path.join(runtimes.stdout.trim().split("\n").at(-1), "node")
 
 const legacyRunner = path.join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
 const modernRunner = () => {
-  const prefix = path.join(root, ".runtimes", `conformance-${modernVersion}`)
-  const entry = path.join(prefix, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
-  const installed = path.join(prefix, "node_modules/@modelcontextprotocol/conformance/package.json")
-  const version = fs.existsSync(installed) ? JSON.parse(fs.readFileSync(installed, "utf8")).version : null
-  if (version !== modernVersion) {
-    // No lock file and no scripts: this prefix holds one tool, not a project.
-    const npm = run(
-      "npm",
-      [
-        "install",
-        "--prefix",
-        prefix,
-        "--no-save",
-        "--no-package-lock",
-        "--ignore-scripts",
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        `@modelcontextprotocol/conformance@${modernVersion}`
-      ],
-      { stdio: ["ignore", "inherit", "inherit"] }
-    )
-    if (npm.status !== 0) process.exit(npm.status ?? 1)
+  try {
+    return installModernRunner(root)
+  } catch (error) {
+    console.error(String(error))
+    process.exit(1)
   }
-  return entry
 }
 
 // The runner spawns this through a shell and appends the server's URL.
@@ -123,9 +110,10 @@ if (runEra("legacy")) {
 if (runEra("modern")) {
   const runner = modernRunner()
   // The client scenarios of the frozen requirement set: the lines between "Client scenarios" and the next heading.
-  const listing = strip(run(node22, [runner, "list", "--client", "--requirements", modernRevision]).stdout)
-  const section = listing.split(/\n\s*\n/).find((block) => block.trim().startsWith("Client scenarios")) ?? ""
-  const required = [...section.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1])
+  const required = requiredScenarios(
+    strip(run(node22, [runner, "list", "--client", "--requirements", modernRevision]).stdout),
+    "Client"
+  )
   const all = named.length > 0 ? required.filter((s) => named.includes(s)) : required
   const wanted = all.filter((s) => leftOut[s] === undefined)
   if (all.length > 0) {
@@ -144,18 +132,23 @@ if (runEra("modern")) {
   }
 }
 
-if (runEra("server")) {
-  // The gateway runs until its input ends; it prints its relay's URL as one JSON line when it serves.
-  const gateway = spawn(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts"], {
-    cwd: root,
-    stdio: ["pipe", "pipe", "inherit"]
-  })
-  const first = await new Promise((resolve) => {
+// The gateway runs until its input ends; it prints its relay's URL as one JSON line when it serves.
+const gateway = gatewayWanted
+  ? spawn(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts"], {
+      cwd: root,
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+  : undefined
+const first =
+  gateway &&
+  (await new Promise((resolve) => {
     createInterface({ input: gateway.stdout }).once("line", resolve)
     gateway.once("exit", () => resolve(null))
-  })
-  if (first === null) process.exit(1)
-  const { url } = JSON.parse(first)
+  }))
+if (first === null) process.exit(1)
+const url = first && JSON.parse(first).url
+
+if (runEra("server")) {
   const outOfScope = { ...listed.serverLeftOut, ...listed.serverFailing }
   const listing = strip(run(node22, [legacyRunner, "list", "--server"]).stdout)
   const all = [...listing.matchAll(/^\s+- (\S+) \[[^\]]*2025-11-25/gm)].map((match) => match[1])
@@ -178,6 +171,39 @@ if (runEra("server")) {
     console.log(`${passed ? "PASS" : "FAIL"}  ${scenario}`)
     results.push({ era: "server", passed })
   }
+}
+
+if (runEra("modern-server")) {
+  const runner = modernRunner()
+  const required = requiredScenarios(
+    strip(run(node22, [runner, "list", "--server", "--requirements", modernRevision]).stdout),
+    "Server"
+  )
+  const outOfScope = listed.modernServerLeftOut ?? {}
+  // One run of the frozen set (it runs in seconds); the never-scored scenarios it adds are not read.
+  const result = run(node22, [runner, "server", "--url", url, "--requirements", modernRevision], {
+    env: { ...process.env, NO_COLOR: "1" }
+  })
+  const output = strip(`${result.stdout}${result.stderr}`)
+  const scenarios = summaryOf(output)
+  console.log(
+    `\nMCP conformance ${modernVersion}, the ${required.length} server scenarios ${modernRevision} requires, against the gateway at ${url}`
+  )
+  for (const scenario of required.filter((s) => named.length === 0 || named.includes(s))) {
+    const passed = scenarios.get(scenario) === true
+    const why = outOfScope[scenario]
+    if (why !== undefined) {
+      console.log(`${passed ? "PASS" : "SKIP"}  ${scenario}  ${why}`)
+      results.push({ era: "modern-server", passed: !passed, leftOut: true })
+      continue
+    }
+    console.log(`${passed ? "PASS" : scenarios.has(scenario) ? "FAIL" : "MISSING"}  ${scenario}`)
+    results.push({ era: "modern-server", passed })
+  }
+  if (results.some((r) => r.era === "modern-server" && !r.passed)) console.log(`\n${output.trim()}\n`)
+}
+
+if (gateway) {
   gateway.stdin.end()
   await new Promise((resolve) => gateway.once("exit", resolve))
 }

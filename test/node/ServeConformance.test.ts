@@ -20,12 +20,15 @@ import { fileURLToPath } from "node:url"
 import { layer } from "../../examples/conformance-host.js"
 import { relay } from "../../examples/conformance-relay.js"
 import { fixturePath } from "../fixtures/servers.js"
+// @ts-expect-error plain ESM script without types
+import * as Conformance from "../../scripts/modernConformance.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const runner = path.join(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js")
 const listed = JSON.parse(fs.readFileSync(path.join(root, "examples/conformance-scenarios.json"), "utf8")) as {
   serverLeftOut: Record<string, string>
   serverFailing: Record<string, string>
+  modernServerLeftOut: Record<string, string>
 }
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
 
@@ -41,25 +44,18 @@ const connect = (url: string, grant: string) =>
     (client) => Effect.promise(() => client.close())
   )
 
-const runConformance = (argv: ReadonlyArray<string>) =>
+const runConformance = (argv: ReadonlyArray<string>, entry = runner) =>
   Effect.async<string>((resume) => {
     const child = execFile(
       process.execPath,
-      [runner, ...argv],
+      [entry, ...argv],
       { env: { ...process.env, NO_COLOR: "1" } },
       (_, out, err) => resume(Effect.succeed(`${out}${err}`))
     )
     return Effect.sync(() => child.kill())
   })
 
-/** Each scenario of the runner's summary, and whether all its checks passed. */
-const summary = (output: string): Map<string, boolean> =>
-  new Map(
-    [...output.split("=== SUMMARY ===")[1]!.matchAll(/^([✓✗]) (\S+): (\d+) passed, (\d+) failed/gm)].map((m) => [
-      m[2]!,
-      m[1] === "✓"
-    ])
-  )
+const summary = (output: string): Map<string, boolean> => Conformance.summaryOf(output)
 
 describe("McpServe conformance", { timeout: 120_000 }, () => {
   it.scopedLive("C144: every server scenario that applies to a gateway passes through it", () =>
@@ -83,6 +79,31 @@ describe("McpServe conformance", { timeout: 120_000 }, () => {
         assert.strictEqual(scenarios.get(name), outOfScope[name] === undefined, name)
       }
       for (const name of Object.keys(outOfScope)) assert.isTrue(scenarios.has(name), `${name} is a scenario`)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C165: every 2026-07-28 server scenario of the 0.2.0-alpha line that applies passes through it", () =>
+    Effect.gen(function* () {
+      // Installed into .runtimes/ as `npm run conformance` installs it: at most once per version.
+      const modernRunner: string = yield* Effect.sync(() => Conformance.installModernRunner(root))
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const grant = yield* serve.grant({ conformance: yield* workers.open(config) }, { unprefixed: true })
+      const relayed = yield* Effect.acquireRelease(
+        Effect.promise(() => relay(serve.url!, grant)),
+        (r) => Effect.promise(() => r.close())
+      )
+      const revision: string = Conformance.modernRevision
+      const listing = yield* runConformance(["list", "--server", "--requirements", revision], modernRunner)
+      const required: Array<string> = Conformance.requiredScenarios(listing, "Server")
+      assert.isAbove(required.length, 30)
+      const ran = yield* runConformance(["server", "--url", relayed.url, "--requirements", revision], modernRunner)
+      const scenarios = summary(ran)
+      for (const name of required) {
+        // As for 2025-11-25: one left out that starts to pass makes the list stale; one that applies must pass.
+        assert.strictEqual(scenarios.get(name), listed.modernServerLeftOut[name] === undefined, name)
+      }
+      for (const name of Object.keys(listed.modernServerLeftOut)) assert.include(required, name)
     }).pipe(Effect.provide(layer))
   )
 

@@ -8,10 +8,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
-import { statefulConfig } from "../fixtures/servers.js"
+import { fixturePath, statefulConfig } from "../fixtures/servers.js"
 
 const { version } = JSON.parse(
   fs.readFileSync(fileURLToPath(new URL("../../packages/node/package.json", import.meta.url)), "utf8")
@@ -26,6 +27,18 @@ const modernClient = (url: string, grant: string) =>
       const client = new V2.Client({ name: "modern", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } })
       const headers = { Authorization: `Bearer ${grant}` }
       await client.connect(new V2.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+/** A 2025-11-25 session of the gateway; closed with the scope. */
+const legacyClient = (url: string, grant: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "legacy", version: "1.0.0" })
+      const headers = { Authorization: `Bearer ${grant}` }
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
       return client
     }),
     (client) => Effect.promise(() => client.close())
@@ -140,5 +153,144 @@ describe("McpServe on 2026-07-28", () => {
       )
       assert.deepStrictEqual(steps, [1, 2, 3])
     }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive("C161: what the gateway declares is what its grant's workers serve, in either era", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const toolsOnly = yield* workers.open(statefulConfig("--tools-only"))
+      const everything = yield* workers.open(statefulConfig())
+      const capabilitiesOf = (grant: string) =>
+        Effect.gen(function* () {
+          const modern = yield* modernClient(serve.url!, grant)
+          const legacy = yield* legacyClient(serve.url!, grant)
+          return [modern.getServerCapabilities(), legacy.getServerCapabilities(), legacy] as const
+        })
+      const [modernTools, legacyTools, legacy] = yield* capabilitiesOf(yield* serve.grant({ t: toolsOnly }))
+      assert.deepStrictEqual(modernTools, { tools: { listChanged: true } })
+      assert.deepStrictEqual(legacyTools, modernTools)
+      // What is not declared has no handler: the SDK's own "method not found", and no worker reached.
+      const refused = yield* rejected(legacy.listPrompts())
+      assert.strictEqual(refused.code, -32601)
+      const [modernAll, legacyAll] = yield* capabilitiesOf(yield* serve.grant({ t: toolsOnly, e: everything }))
+      assert.deepStrictEqual(modernAll, {
+        tools: { listChanged: true },
+        resources: { listChanged: true, subscribe: true },
+        prompts: { listChanged: true },
+        completions: {}
+      })
+      assert.deepStrictEqual(legacyAll, modernAll)
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive(
+    "C162, C164: a 2026-07-28 client reads, gets and completes as a session does; a listened URI is subscribed",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const serve = yield* McpServe.McpServe
+        const id = yield* workers.open(statefulConfig())
+        const toolsOnly = yield* workers.open(statefulConfig("--tools-only"))
+        const grant = yield* serve.grant({ w: id, t: toolsOnly })
+        const modern = yield* modernClient(serve.url!, grant)
+        const legacy = yield* legacyClient(serve.url!, grant)
+        // The same handlers: the same answers, but for what the 2026-07-28 SDK adds (C148): serverInfo in every result,
+        // and to a list or a read the caching hints that say it is the grant's own and not to be kept.
+        const same = <A>(request: (client: V2.Client | Client) => Promise<A>) =>
+          Effect.promise(async () => {
+            const { _meta, cacheScope, ttlMs, ...answer } = (await request(modern)) as Record<string, unknown>
+            const { "io.modelcontextprotocol/serverInfo": _, ...meta } = (_meta ?? {}) as Record<string, unknown>
+            const expected = (await request(legacy)) as Record<string, unknown>
+            assert.deepStrictEqual({ ...answer, ...(Object.keys(meta).length > 0 && { _meta: meta }) }, expected)
+            // A list and a read carry them; the rest carry none.
+            const cached = ["resources", "resourceTemplates", "prompts", "contents"].some((key) => key in expected)
+            assert.deepStrictEqual([cacheScope, ttlMs], cached ? ["private", 0] : [undefined, undefined])
+            return expected
+          })
+        const listed = yield* same((client) => client.listResources())
+        assert.include(JSON.stringify(listed), "memo://count")
+        yield* same((client) => client.listResourceTemplates())
+        yield* same((client) => client.readResource({ uri: "note://alpha" }))
+        yield* same((client) => client.listPrompts())
+        yield* same((client) => client.getPrompt({ name: "w__greet", arguments: { name: "Ada" } }))
+        const completed = yield* same((client) =>
+          client.complete({ ref: { type: "ref/prompt", name: "w__greet" }, argument: { name: "name", value: "A" } })
+        )
+        assert.deepStrictEqual((completed as { completion: { values: Array<string> } }).completion.values, [
+          "Ada",
+          "Alan"
+        ])
+        // C164: a URI a listen names is subscribed at the worker that serves it before the stream opens.
+        const subscription = yield* Effect.acquireRelease(
+          Effect.promise(() => modern.listen({ resourceSubscriptions: ["memo://count"] })),
+          (subscription) => Effect.promise(() => subscription.close())
+        )
+        assert.deepStrictEqual(subscription.honoredFilter, { resourceSubscriptions: ["memo://count"] })
+        const subscribed = yield* workers.callTool(id, "subscribed")
+        assert.deepStrictEqual(subscribed.structuredContent, { subscribed: ["memo://count"] })
+        // A URI no worker of the grant serves refuses the listen unsent, as a read of it is (C142).
+        const refused = yield* rejected(modern.listen({ resourceSubscriptions: ["nowhere://x"] }))
+        assert.deepStrictEqual(
+          [refused.code, refused.data?._tag, refused.data?.path, refused.data?.delivery],
+          [-32602, "InvalidInput", "uri", "not_sent"]
+        )
+      }).pipe(Effect.provide(layer))
+  )
+
+  it.scopedLive(
+    "C163: a listen hears its own grant's changes and updates, and all three lists of a worker that ends",
+    () =>
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const serve = yield* McpServe.McpServe
+        const changing = { command: process.execPath, args: [fixturePath("conformance"), "--with-changes"] }
+        const first = yield* workers.open(changing)
+        const second = yield* workers.open(changing)
+        const listening = (grant: string) =>
+          Effect.gen(function* () {
+            const client = yield* modernClient(serve.url!, grant)
+            const heard = yield* Queue.unbounded<string>()
+            for (const method of [
+              "notifications/tools/list_changed",
+              "notifications/prompts/list_changed",
+              "notifications/resources/list_changed",
+              "notifications/resources/updated"
+            ] as const) {
+              client.setNotificationHandler(method, () => void Queue.unsafeOffer(heard, method))
+            }
+            yield* Effect.acquireRelease(
+              Effect.promise(() =>
+                client.listen({
+                  toolsListChanged: true,
+                  promptsListChanged: true,
+                  resourcesListChanged: true,
+                  resourceSubscriptions: ["test://watched-resource"]
+                })
+              ),
+              (subscription) => Effect.promise(() => subscription.close())
+            )
+            return [client, heard] as const
+          })
+        const [one, heardOne] = yield* listening(yield* serve.grant({ w: first }))
+        const [two, heardTwo] = yield* listening(yield* serve.grant({ v: second }))
+        yield* Effect.promise(() => one.callTool({ name: "w__add_prompt", arguments: {} }))
+        assert.strictEqual(yield* Queue.take(heardOne), "notifications/prompts/list_changed")
+        const prompts = yield* Effect.promise(() => one.listPrompts())
+        assert.include(
+          prompts.prompts.map((prompt) => prompt.name),
+          "w__added_prompt"
+        )
+        // The first change was published before this one was made: a stream of the other grant would have it first.
+        yield* Effect.promise(() => two.callTool({ name: "v__touch_watched", arguments: {} }))
+        assert.strictEqual(yield* Queue.take(heardTwo), "notifications/resources/updated")
+        yield* workers.close(first)
+        const ended = yield* Effect.all([Queue.take(heardOne), Queue.take(heardOne), Queue.take(heardOne)])
+        assert.deepStrictEqual(ended.sort(), [
+          "notifications/prompts/list_changed",
+          "notifications/resources/list_changed",
+          "notifications/tools/list_changed"
+        ])
+      }).pipe(Effect.provide(layer))
   )
 })

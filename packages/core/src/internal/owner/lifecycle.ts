@@ -144,7 +144,8 @@ export const open = (
       era,
       protocolVersion: client.getNegotiatedProtocolVersion() ?? null,
       server: server ? { name: displayString(server.name), version: displayString(server.version) } : null,
-      tasks: runsTasks(client, modern !== undefined)
+      tasks: runsTasks(client, modern !== undefined),
+      serves: servesOf(client.getServerCapabilities())
     }
   }).pipe(
     // On failure and on interruption alike (the host gives up on an open that outlives its budget): a failed open
@@ -157,6 +158,26 @@ export const open = (
       })
     )
   )
+
+type Declared = Record<string, unknown> | undefined
+
+/** C161: what the server declares of what a gateway re-serves, as booleans whatever the server sent. */
+const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["serves"]> => {
+  const member = (name: string): Declared => {
+    const value = capabilities?.[name]
+    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined
+  }
+  const flag = (declared: Declared, name: string) => (declared?.[name] === true ? { [name]: true } : {})
+  const tools = member("tools")
+  const resources = member("resources")
+  const prompts = member("prompts")
+  return {
+    ...(tools && { tools: flag(tools, "listChanged") }),
+    ...(resources && { resources: { ...flag(resources, "subscribe"), ...flag(resources, "listChanged") } }),
+    ...(prompts && { prompts: flag(prompts, "listChanged") }),
+    ...(member("completions") && { completions: {} })
+  }
+}
 
 // A message past `maxResultBytes` during the handshake (its answer, in practice) is skipped by the transport, so the
 // handshake could only wait out its budget: the transport's report ends it at once, naming the limit (C65).

@@ -20,6 +20,19 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 
+/**
+ * What the worker's server declares it serves, of what a gateway re-serves (C161): only these members of its
+ * capabilities cross to the host. @internal
+ */
+export const Serves = Schema.Struct({
+  tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+  resources: Schema.optional(
+    Schema.Struct({ subscribe: Schema.optional(Schema.Boolean), listChanged: Schema.optional(Schema.Boolean) })
+  ),
+  prompts: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
+  completions: Schema.optional(Schema.Struct({}))
+})
+
 /** @internal */
 export const OpenInfo = Schema.Struct({
   pid: Schema.NullOr(Schema.Number),
@@ -28,7 +41,8 @@ export const OpenInfo = Schema.Struct({
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
   /** Whether the server runs tool calls as tasks (C72, C75), what a gateway of it declares (C156). */
-  tasks: Schema.Boolean
+  tasks: Schema.Boolean,
+  serves: Schema.optional(Serves)
 })
 
 /** A worker's tool filter as it travels to the owner, checked by the caller (`ToolFilter.check`). @internal */

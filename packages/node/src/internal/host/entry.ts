@@ -40,6 +40,8 @@ export interface Entry extends Connection.Connection {
   readonly threadFailure: Deferred.Deferred<never, OpenFailed>
   threadId: number | null
   ownerPid: number | null
+  /** What its server declares of tools, resources, prompts and completions, once open (C161). */
+  serves?: OwnerProtocol.OpenInfo["serves"]
   /** Who listens to the server's notifications (`events`). */
   readonly subscribers: Set<HostEvents.Subscriber>
   /** The name its open gave the worker (`OpenOptions.name`, an `openAll` entry's), for its metrics and view. */

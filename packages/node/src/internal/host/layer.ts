@@ -86,6 +86,8 @@ export interface HostRegistry {
   readonly isOpen: (id: string) => boolean
   /** Whether `id` names an open worker whose server runs tool calls as tasks (C156). */
   readonly runsTasks: (id: string) => boolean
+  /** What the open worker `id`'s server declares it serves (C161); `undefined` when it is not open. */
+  readonly servesOf: (id: string) => OwnerProtocol.OpenInfo["serves"]
   /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
@@ -212,6 +214,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
       ...HostRequest.relayTo(registry),
       isOpen: (id) => registry.entries.has(id),
       runsTasks: (id) => registry.entries.get(id)?.tasks === true,
+      servesOf: (id) => registry.entries.get(id)?.serves,
       view: HostViewImpl.make(registry),
       pullEvents: (id, subscription, capacity, end) => HostEvents.pull(registry, id, subscription, capacity, end),
       routeRemotes: (routes) => {

@@ -313,6 +313,7 @@ export const open = (
     entry.protocolVersion = info.protocolVersion
     entry.server = info.server
     entry.tasks = info.tasks
+    entry.serves = info.serves
     entry.life = Connection.ready
     registry.opening.delete(entry)
     registry.entries.set(entry.workerId, entry)

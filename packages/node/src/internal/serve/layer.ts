@@ -68,7 +68,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
                 maxSessions: options.maxSessions ?? defaultMaxSessions,
                 maxBodyBytes: options.maxBodyBytes ?? SocketCaller.defaultMaxFrameBytes,
                 serverOf: (bearer) => Server.make(gateway, bearer, Runtime.runPromise(runtime), fork),
-                modern: Modern.make(gateway, Runtime.runPromise(runtime))
+                modern: Modern.make(gateway, Runtime.runPromise(runtime), fork)
               })
             )
       return McpServe.of({

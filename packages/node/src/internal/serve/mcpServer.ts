@@ -20,7 +20,6 @@ import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
-import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import { createRequire } from "node:module"
 import type { Readable, Writable } from "node:stream"
@@ -49,8 +48,7 @@ export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, 
 
 /**
  * C139, C143: the client hears a list change when one of its workers announces one, and all of them when one ends
- * (its lists are gone); and `resources/updated` of a URI it subscribed to. Each worker's notifications are one
- * `events` subscription of the session (C30).
+ * (its lists are gone); and `resources/updated` of a URI it subscribed to.
  */
 const announceChanges = (
   gateway: Gateway.Gateway,
@@ -58,22 +56,15 @@ const announceChanges = (
   server: Server,
   subscribed: ReadonlySet<string>
 ): Effect.Effect<void> => {
-  const announce = (method: string, params?: Record<string, unknown>) =>
-    Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
   const announced = new Set(Beyond.listChanged)
-  const heard = (notification: { readonly method: string; readonly params: Record<string, unknown> }) =>
-    announced.has(notification.method) ||
-    (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri)))
-  return Effect.forEach(
-    bundle.entries.values(),
-    (entry) =>
-      gateway.registry.service.events(entry.workerId).pipe(
-        Stream.filter(heard),
-        Stream.runForEach((notification) => announce(notification.method, notification.params)),
-        Effect.ignore,
-        Effect.zipRight(Effect.forEach(Beyond.listChanged, (method) => announce(method), { discard: true }))
-      ),
-    { concurrency: "unbounded", discard: true }
+  return Beyond.watch(
+    gateway,
+    bundle,
+    (notification) =>
+      announced.has(notification.method) ||
+      (notification.method === "notifications/resources/updated" && subscribed.has(String(notification.params.uri))),
+    (method, params) =>
+      Effect.promise(() => server.notification({ method, ...(params && { params }) }).catch(() => undefined))
   )
 }
 
@@ -160,7 +151,8 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
   const bundle = Gateway.bundleOf(gateway, bearer)
   const tasks = bundle !== undefined && ServeTasks.runsTasks(gateway, bundle)
-  const capabilities = tasks ? { ...Beyond.capabilities, ...ServeTasks.capabilities } : Beyond.capabilities
+  const served = Beyond.capabilitiesOf(gateway, bundle)
+  const capabilities = tasks ? { ...served, ...ServeTasks.capabilities } : served
   const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const subscribed = new Set<string>()
   if (bundle !== undefined) {
@@ -173,21 +165,23 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
     run,
     ({ code, data, message }) => new McpError(code, message, data)
   )
-  server.setRequestHandler(ListToolsRequestSchema, listTools)
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callTool(request.params, {
-      signal: extra.signal,
-      notify: (notification) => extra.sendNotification(notification),
-      questions: {
-        declared: () => server.getClientCapabilities(),
-        // On the call's own stream (`relatedRequestId`), so it reaches the client that made the call; the host's
-        // timeout bounds it, not the SDK's default.
-        send: (question, signal) => extra.sendRequest(question as never, ResultSchema, { signal, timeout: maxTimer })
-      }
-    })
-  )
+  if (capabilities.tools !== undefined) {
+    server.setRequestHandler(ListToolsRequestSchema, listTools)
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      callTool(request.params, {
+        signal: extra.signal,
+        notify: (notification) => extra.sendNotification(notification),
+        questions: {
+          declared: () => server.getClientCapabilities(),
+          // On the call's own stream (`relatedRequestId`), so it reaches the client that made the call; the host's
+          // timeout bounds it, not the SDK's default.
+          send: (question, signal) => extra.sendRequest(question as never, ResultSchema, { signal, timeout: maxTimer })
+        }
+      })
+    )
+  }
   // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
-  Beyond.register(server, (request, signal) => answer(request, signal), gateway, subscribed)
+  Beyond.register(server, (request, signal) => answer(request, signal), gateway, capabilities, subscribed)
   if (tasks) ServeTasks.register(server, answer, gateway)
   return server
 }

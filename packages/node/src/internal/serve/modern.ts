@@ -1,16 +1,21 @@
 /**
  * The gateway to MCP 2026-07-28 clients: stateless, each request its own exchange on the v2 SDK's handler, beside the
  * 2025-11-25 sessions on the same endpoint. The SDK's own classification decides which era a request is; the bearer
- * check and the body bound before it are the sessions' (C133, C134), and the tools are the same handlers (C148).
+ * check and the body bound before it are the sessions' (C133, C134), and the requests are the same handlers (C148,
+ * C162). Each grant has a handler of its own, so a `subscriptions/listen` stream hears only its grant's workers (C163).
  *
  * @internal
  */
 import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
+import type { McpHttpHandler, ServerEvent, ServerEventBus } from "@modelcontextprotocol/server"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as http from "node:http"
 import { Readable } from "node:stream"
 import * as Gateway from "./gateway.js"
-import { handlers, type Run, version } from "./mcpServer.js"
+import { type Fork, handlers, type Raise, type Run, version } from "./mcpServer.js"
 import * as ModernTasks from "./modernTasks.js"
+import * as Beyond from "./resources.js"
 import * as ServeTasks from "./tasks.js"
 
 /** The 2026-07-28 face of the gateway. @internal */
@@ -55,33 +60,154 @@ const isLegacy = (req: http.IncomingMessage, body: unknown): boolean => {
 const optional = <K extends string>(key: K, value: string | undefined) =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: string }
 
-/** A server of the grant the request bears: the same `tools/list` and `tools/call` as a 2025-11-25 session's. */
+const raise: Raise = ({ code, data, message }) => new ProtocolError(code, message, data)
+
+/**
+ * A server of the grant the request bears: what its workers serve (C161), tasks where one of them runs them (C160), by
+ * the same handlers as a 2025-11-25 session's (C162).
+ */
 const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
   const bundle = Gateway.bundleOf(gateway, bearer)
+  const served = Beyond.capabilitiesOf(gateway, bundle)
   const tasks = bundle !== undefined && ServeTasks.runsTasks(gateway, bundle)
-  const capabilities = tasks ? { tools: {}, ...ModernTasks.capabilities } : { tools: {} }
+  const capabilities = tasks ? { ...served, ...ModernTasks.capabilities } : served
   const server = new Server({ name: "mcp-worker", version }, { capabilities })
-  const raise = ({ code, data, message }: { code: number; message: string; data: unknown }) =>
-    new ProtocolError(code, message, data)
-  const { callTool, listTools } = handlers(gateway, bearer, run, raise)
+  const { answer, callTool, listTools } = handlers(gateway, bearer, run, raise)
   // The same JSON under both SDKs' result types, which TypeScript sees as unrelated.
-  server.setRequestHandler("tools/list", () => listTools() as never)
-  server.setRequestHandler(
-    "tools/call",
-    (request, ctx) =>
-      callTool(request.params, {
-        signal: ctx.mcpReq.signal,
-        notify: (notification) => ctx.mcpReq.notify(notification)
-      }) as never
-  )
+  if (capabilities.tools !== undefined) {
+    server.setRequestHandler("tools/list", () => listTools() as never)
+    server.setRequestHandler(
+      "tools/call",
+      (request, ctx) =>
+        callTool(request.params, {
+          signal: ctx.mcpReq.signal,
+          notify: (notification) => ctx.mcpReq.notify(notification)
+        }) as never
+    )
+  }
+  for (const [method, handle] of Beyond.declaredHandles(gateway, answer, capabilities)) {
+    server.setRequestHandler(
+      method as "prompts/get",
+      (request, ctx) => handle((request.params ?? {}) as Record<string, unknown>, ctx.mcpReq.signal) as never
+    )
+  }
   return server
 }
 
+const eventOf = (method: string, params: Record<string, unknown> | undefined): ServerEvent | undefined => {
+  switch (method) {
+    case "notifications/tools/list_changed":
+      return { kind: "tools_list_changed" }
+    case "notifications/prompts/list_changed":
+      return { kind: "prompts_list_changed" }
+    case "notifications/resources/list_changed":
+      return { kind: "resources_list_changed" }
+    case "notifications/resources/updated":
+      return typeof params?.uri === "string" ? { kind: "resource_updated", uri: params.uri, params } : undefined
+  }
+  return undefined
+}
+
+/**
+ * C163: a grant's change events, watched while one of its `subscriptions/listen` streams is open: one `events`
+ * subscription per worker (C30), ended with the last stream. The SDK's router filters each stream's share.
+ */
+const grantBus = (gateway: Gateway.Gateway, bearer: string, fork: Fork): ServerEventBus => {
+  const listeners = new Set<(event: ServerEvent) => void>()
+  let watching: Fiber.RuntimeFiber<void> | undefined = undefined
+  const publish = (event: ServerEvent) => {
+    for (const listener of [...listeners]) listener(event)
+  }
+  const announce = (method: string, params?: Record<string, unknown>) =>
+    Effect.sync(() => {
+      const event = eventOf(method, params)
+      if (event !== undefined) publish(event)
+    })
+  return {
+    publish,
+    subscribe: (listener) => {
+      listeners.add(listener)
+      const bundle = Gateway.bundleOf(gateway, bearer)
+      if (watching === undefined && bundle !== undefined) {
+        watching = fork(Beyond.watch(gateway, bundle, () => true, announce))
+      }
+      return () => {
+        if (!listeners.delete(listener) || listeners.size > 0 || watching === undefined) return
+        fork(Fiber.interruptFork(watching))
+        watching = undefined
+      }
+    }
+  }
+}
+
+type Listen = { readonly id: unknown; readonly uris: ReadonlyArray<string> }
+
+/** A `subscriptions/listen` request's id and the resource URIs its filter names. */
+const listenOf = (body: unknown): Listen | undefined => {
+  const message = body as {
+    method?: unknown
+    id?: unknown
+    params?: { notifications?: { resourceSubscriptions?: unknown } }
+  }
+  if (typeof body !== "object" || body === null || message.method !== "subscriptions/listen") return undefined
+  const uris = message.params?.notifications?.resourceSubscriptions
+  return { id: message.id, uris: Array.isArray(uris) ? uris.filter((uri) => typeof uri === "string") : [] }
+}
+
+/**
+ * C164: each URI a listen stream names is subscribed to at the worker that serves it (C142), as a session's
+ * `resources/subscribe` is, before the stream opens; the first that fails is the listen's answer.
+ */
+const subscribeListened = async (
+  gateway: Gateway.Gateway,
+  bearer: string,
+  run: Run,
+  listen: Listen,
+  signal: AbortSignal
+): Promise<Response | undefined> => {
+  if (listen.uris.length === 0) return undefined
+  if (Beyond.capabilitiesOf(gateway, Gateway.bundleOf(gateway, bearer)).resources?.subscribe !== true) return undefined
+  const { answer } = handlers(gateway, bearer, run, raise)
+  for (const uri of listen.uris) {
+    const failed = await answer(
+      (bundle) => Beyond.resourceRequest(gateway, bundle, "subscribeResource", { uri }),
+      signal
+    ).then(
+      () => undefined,
+      // A refusal is a ProtocolError with its delivery (C132); anything else is no answer of ours to give.
+      (error: unknown) => {
+        if (error instanceof ProtocolError) return error
+        throw error
+      }
+    )
+    if (failed !== undefined) {
+      const error = { code: failed.code, message: failed.message, data: failed.data }
+      return Response.json({ jsonrpc: "2.0", id: listen.id, error })
+    }
+  }
+  return undefined
+}
+
 /** The 2026-07-28 handler of `gateway`. @internal */
-export const make = (gateway: Gateway.Gateway, run: Run): Modern => {
-  const handler = createMcpHandler(({ authInfo }) => serverOf(gateway, authInfo?.token ?? "", run), {
-    legacy: "reject"
-  })
+export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => {
+  const byGrant = new Map<string, McpHttpHandler>()
+  // Like the sessions (C133), a grant that no longer holds loses its handler, and its streams, when another opens one.
+  const handlerOf = (bearer: string): McpHttpHandler => {
+    const known = byGrant.get(bearer)
+    if (known !== undefined) return known
+    for (const [other, handler] of byGrant) {
+      if (Gateway.bundleOf(gateway, other) === undefined) {
+        byGrant.delete(other)
+        void handler.close()
+      }
+    }
+    const handler = createMcpHandler(() => serverOf(gateway, bearer, run), {
+      legacy: "reject",
+      bus: grantBus(gateway, bearer, fork)
+    })
+    byGrant.set(bearer, handler)
+    return handler
+  }
   return {
     claims: async (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
     serve: async (req, res, body, bearer) => {
@@ -92,14 +218,21 @@ export const make = (gateway: Gateway.Gateway, run: Run): Modern => {
       const task = await ModernTasks.answer(gateway, bearer, run, body, abort.signal)
       if (task !== undefined)
         return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(task))
+      const listen = listenOf(body)
+      const refused = listen && (await subscribeListened(gateway, bearer, run, listen, abort.signal))
       const authInfo = { token: bearer, clientId: "mcp-worker-gateway", scopes: [] }
-      const response = await handler.fetch(webRequest(req, abort.signal), { authInfo, parsedBody: body })
+      const response =
+        refused ?? (await handlerOf(bearer).fetch(webRequest(req, abort.signal), { authInfo, parsedBody: body }))
       res.writeHead(response.status, Object.fromEntries(response.headers.entries()))
       if (response.body === null) return void res.end()
       Readable.fromWeb(response.body as never)
         .on("error", () => res.destroy())
         .pipe(res)
     },
-    close: () => handler.close()
+    close: async () => {
+      const handlers = [...byGrant.values()]
+      byGrant.clear()
+      await Promise.all(handlers.map((handler) => handler.close()))
+    }
   }
 }

@@ -9,6 +9,7 @@
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
+import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CompleteRequestSchema,
@@ -21,14 +22,33 @@ import {
   UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Gateway from "./gateway.js"
 
-/** What the gateway's server declares (C130, C141, C143). */
-export const capabilities = {
-  tools: { listChanged: true },
-  resources: { subscribe: true, listChanged: true },
-  prompts: { listChanged: true },
-  completions: {}
+/** What the gateway's server declares in either era: what its grant's open workers declare, changes announced. */
+export interface Capabilities {
+  readonly tools?: { readonly listChanged: true }
+  readonly resources?: { readonly listChanged: true; readonly subscribe?: true }
+  readonly prompts?: { readonly listChanged: true }
+  readonly completions?: {}
+}
+
+/**
+ * C161: a kind is declared when a worker of the bundle declares it, `subscribe` when one does; `listChanged` always,
+ * as the gateway announces a worker that ends (C139, C143).
+ */
+export const capabilitiesOf = (gateway: Gateway.Gateway, bundle: Gateway.Bundle | undefined): Capabilities => {
+  const declared = bundle === undefined ? [] : Gateway.liveEntries(gateway, bundle)
+  const serves = declared.flatMap(([entry]) => gateway.registry.servesOf(entry.workerId) ?? [])
+  const some = (declares: (serves: NonNullable<OwnerProtocol.OpenInfo["serves"]>) => unknown) => serves.some(declares)
+  return {
+    ...(some((s) => s.tools) && { tools: { listChanged: true } }),
+    ...(some((s) => s.resources) && {
+      resources: { listChanged: true, ...(some((s) => s.resources?.subscribe) && { subscribe: true }) }
+    }),
+    ...(some((s) => s.prompts) && { prompts: { listChanged: true } }),
+    ...(some((s) => s.completions) && { completions: {} })
+  }
 }
 
 /** The list changes a session hears of its workers, and of a worker that ends (C139, C143). */
@@ -37,6 +57,28 @@ export const listChanged: ReadonlyArray<string> = [
   "notifications/resources/list_changed",
   "notifications/prompts/list_changed"
 ]
+
+/**
+ * Each worker's notifications that `heard` keeps, announced, and every list change when a worker ends (its lists are
+ * gone): one `events` subscription per worker (C30), for as long as the effect runs.
+ */
+export const watch = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  heard: (notification: { readonly method: string; readonly params: Record<string, unknown> }) => boolean,
+  announce: (method: string, params?: Record<string, unknown>) => Effect.Effect<void>
+): Effect.Effect<void> =>
+  Effect.forEach(
+    bundle.entries.values(),
+    (entry) =>
+      gateway.registry.service.events(entry.workerId).pipe(
+        Stream.filter(heard),
+        Stream.runForEach((notification) => announce(notification.method, notification.params)),
+        Effect.ignore,
+        Effect.zipRight(Effect.forEach(listChanged, (method) => announce(method), { discard: true }))
+      ),
+    { concurrency: "unbounded", discard: true }
+  )
 
 type Listing = "listResources" | "listResourceTemplates" | "listPrompts"
 type Item = Record<string, unknown>
@@ -178,22 +220,76 @@ export type Answer = <A>(
   signal: AbortSignal
 ) => Promise<A>
 
-/** The handlers of resources, prompts and completions on a session's server. */
-export const register = (server: Server, answer: Answer, gateway: Gateway.Gateway, subscribed: Set<string>): void => {
-  server.setRequestHandler(ListResourcesRequestSchema, async (_, extra) => ({
-    resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), extra.signal)
-  }))
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_, extra) => ({
-    resourceTemplates: await answer((bundle) => listResources(gateway, bundle, "listResourceTemplates"), extra.signal)
-  }))
-  server.setRequestHandler(ListPromptsRequestSchema, async (_, extra) => ({
-    prompts: await answer((bundle) => listPrompts(gateway, bundle), extra.signal)
-  }))
+/** The requests besides tools that both eras serve, each under the capability that declares it (C142, C162). */
+const kindOf = {
+  "resources/list": "resources",
+  "resources/templates/list": "resources",
+  "resources/read": "resources",
+  "prompts/list": "prompts",
+  "prompts/get": "prompts",
+  "completion/complete": "completions"
+} as const satisfies Record<string, keyof Capabilities>
+
+/** A request of `kindOf`. */
+export type Method = keyof typeof kindOf
+
+/** One request's handler, whichever SDK serves it. */
+export type Handle = (params: Item, signal: AbortSignal) => Promise<Item>
+
+/** The handlers of `kindOf`'s requests, one source for both eras. */
+const handlesOf = (gateway: Gateway.Gateway, answer: Answer): Record<Method, Handle> => ({
+  "resources/list": async (_, signal) => ({
+    resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), signal)
+  }),
+  "resources/templates/list": async (_, signal) => ({
+    resourceTemplates: await answer((bundle) => listResources(gateway, bundle, "listResourceTemplates"), signal)
+  }),
+  "resources/read": (params, signal) =>
+    answer((bundle) => resourceRequest(gateway, bundle, "readResource", params), signal),
+  "prompts/list": async (_, signal) => ({ prompts: await answer((bundle) => listPrompts(gateway, bundle), signal) }),
+  "prompts/get": (params, signal) => answer((bundle) => getPrompt(gateway, bundle, params), signal),
+  "completion/complete": (params, signal) => answer((bundle) => complete(gateway, bundle, params), signal)
+})
+
+/** C161: the handlers of what `capabilities` declares, and only those. */
+export const declaredHandles = (
+  gateway: Gateway.Gateway,
+  answer: Answer,
+  capabilities: Capabilities
+): ReadonlyArray<readonly [Method, Handle]> =>
+  (Object.entries(handlesOf(gateway, answer)) as Array<[Method, Handle]>).filter(
+    ([method]) => capabilities[kindOf[method]] !== undefined
+  )
+
+const legacySchemas = {
+  "resources/list": ListResourcesRequestSchema,
+  "resources/templates/list": ListResourceTemplatesRequestSchema,
+  "resources/read": ReadResourceRequestSchema,
+  "prompts/list": ListPromptsRequestSchema,
+  "prompts/get": GetPromptRequestSchema,
+  "completion/complete": CompleteRequestSchema
+} satisfies Record<Method, unknown>
+
+/** The handlers of resources, prompts and completions on a 2025-11-25 session's server, as `capabilities` declares. */
+export const register = (
+  server: Server,
+  answer: Answer,
+  gateway: Gateway.Gateway,
+  capabilities: Capabilities,
+  subscribed: Set<string>
+): void => {
+  for (const [method, handle] of declaredHandles(gateway, answer, capabilities)) {
+    // One handler per method; the SDK's schemas differ per method, which TypeScript cannot follow through the table.
+    server.setRequestHandler(
+      legacySchemas[method] as typeof CompleteRequestSchema,
+      (request, extra) => handle(request.params as Item, extra.signal) as never
+    )
+  }
+  if (capabilities.resources?.subscribe !== true) return
   const resource =
-    (name: "readResource" | "subscribeResource" | "unsubscribeResource") =>
+    (name: "subscribeResource" | "unsubscribeResource") =>
     (request: { params: Item }, extra: { signal: AbortSignal }) =>
       answer((bundle) => resourceRequest(gateway, bundle, name, request.params), extra.signal) as Promise<never>
-  server.setRequestHandler(ReadResourceRequestSchema, resource("readResource"))
   // C143: the session hears `resources/updated` of the URIs it subscribed to, and of no other.
   server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
     const result = await resource("subscribeResource")(request, extra)
@@ -204,12 +300,4 @@ export const register = (server: Server, answer: Answer, gateway: Gateway.Gatewa
     subscribed.delete(request.params.uri)
     return resource("unsubscribeResource")(request, extra)
   })
-  server.setRequestHandler(
-    GetPromptRequestSchema,
-    (request, extra) => answer((bundle) => getPrompt(gateway, bundle, request.params), extra.signal) as Promise<never>
-  )
-  server.setRequestHandler(
-    CompleteRequestSchema,
-    (request, extra) => answer((bundle) => complete(gateway, bundle, request.params), extra.signal) as Promise<never>
-  )
 }

@@ -24,7 +24,7 @@ import * as Gateway from "./gateway.js"
 export const runsTasks = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): boolean =>
   Gateway.liveEntries(gateway, bundle).some(([entry]) => gateway.registry.runsTasks(entry.workerId))
 
-/** What a 2025-11-25 session of such a bundle declares besides `Beyond.capabilities`. @internal */
+/** What a 2025-11-25 session of such a bundle declares besides what its workers serve (`Beyond.capabilitiesOf`). @internal */
 export const capabilities = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
 
 /** The task operations that name one task. */
