@@ -6,6 +6,8 @@
  * @since 0.1.0
  */
 
+import { headerOf } from "./ErrorStack.js"
+
 /**
  * The brand both packages' error classes carry on their prototypes.
  *
@@ -176,6 +178,22 @@ type DefaultedOf<S> = S extends { readonly defaults: infer D } ? keyof D : never
 type Simplify<A> = { [K in keyof A]: A[K] } & {}
 
 /**
+ * The names of the tag `T`'s fields that may be absent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OptionalName<T extends Tag> = OptionalOf<(typeof specs)[T]>
+
+/**
+ * The names of the tag `T`'s fields that its constructor fills in when not given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DefaultedName<T extends Tag> = DefaultedOf<(typeof specs)[T]>
+
+/**
  * The fields of the tag `T`, as its instances hold them (without `_tag`).
  *
  * @since 0.1.0
@@ -289,9 +307,6 @@ export const withSharedInstances = <C>(Base: C, tag: string): C => {
   }
   return Shared as unknown as C
 }
-
-const headerOf = (error: { readonly _tag: string; readonly message: string; readonly delivery?: unknown }): string =>
-  `${error._tag}${typeof error.delivery === "string" ? ` [${error.delivery}]` : ""}: ${error.message}`
 
 /**
  * The class of the tag `T`: built from its fields, its `message` a field or the tag's message function.
