@@ -309,6 +309,56 @@ export const withSharedInstances = <C>(Base: C, tag: string): C => {
 }
 
 /**
+ * `Base`, a class of the tag `tag`, whose `message` is the tag's message function when the tag has one (a tag
+ * without one holds its message as a field). Every face's classes are made with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withMessage = <C>(Base: C, tag: Tag): C => {
+  const message = (messages as { readonly [tag: string]: ((e: never) => string) | undefined })[tag]
+  if (message !== undefined) {
+    Object.defineProperty((Base as unknown as Function).prototype, "message", {
+      get(this: never) {
+        return message(this)
+      },
+      configurable: true
+    })
+  }
+  return Base
+}
+
+/**
+ * A face's schema constructors, for `fieldsWith`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SchemaMaker<S> {
+  readonly field: (spec: FieldSpec) => S
+  readonly optional: (schema: S) => S
+  readonly defaulted: (schema: S, value: string) => S
+}
+
+/**
+ * The fields of the tag `tag` made with a face's schema constructors: each one optional, or given its constructor
+ * default (C116), as the record says.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fieldsWith = <S>(tag: Tag, make: SchemaMaker<S>): { readonly [name: string]: S } => {
+  const spec: ErrorSpec = specs[tag]
+  const fieldOf = (name: string, field: FieldSpec): S => {
+    const schema = make.field(field)
+    const value = spec.defaults?.[name]
+    if (spec.optional?.includes(name)) return make.optional(schema)
+    return value === undefined ? schema : make.defaulted(schema, value)
+  }
+  return Object.fromEntries(Object.entries(spec.fields).map(([name, field]) => [name, fieldOf(name, field)]))
+}
+
+/**
  * The class of the tag `T`: built from its fields, its `message` a field or the tag's message function.
  *
  * @since 0.1.0
@@ -320,7 +370,6 @@ export type TaggedErrorClass<T extends Tag> = (abstract new (
 
 const TaggedError = <T extends Tag>(tag: T): TaggedErrorClass<T> => {
   const spec: ErrorSpec = specs[tag]
-  const message = (messages as { readonly [tag: string]: ((e: never) => string) | undefined })[tag]
   class Base extends Error {
     static readonly _tag = tag
     declare readonly _tag: T
@@ -338,15 +387,7 @@ const TaggedError = <T extends Tag>(tag: T): TaggedErrorClass<T> => {
       return headerOf(this)
     }
   }
-  if (message !== undefined) {
-    Object.defineProperty(Base.prototype, "message", {
-      get(this: never) {
-        return message(this)
-      },
-      configurable: true
-    })
-  }
-  return withSharedInstances(Base, tag) as unknown as TaggedErrorClass<T>
+  return withSharedInstances(withMessage(Base, tag), tag) as unknown as TaggedErrorClass<T>
 }
 
 /**

@@ -7,81 +7,9 @@
  * @since 0.1.0
  */
 import * as Caller from "@mcp-worker/caller/McpWorkerError"
-import * as ErrorStack from "@mcp-worker/caller/ErrorStack"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-
-type Spec<T extends Caller.Tag> = (typeof Caller.specs)[T]
-type Literals = readonly [string, ...Array<string>]
-
-type SchemaOf<F> = F extends "string"
-  ? typeof Schema.String
-  : F extends "number"
-    ? typeof Schema.Number
-    : F extends "unknown"
-      ? typeof Schema.Unknown
-      : F extends "cleanup"
-        ? typeof CleanupSummary
-        : F extends Literals
-          ? Schema.Literal<F>
-          : never
-
-type Defaulted<S extends Schema.Schema.Any> = Schema.PropertySignature<":", S["Type"], never, ":", S["Encoded"], true>
-
-type FieldsOf<T extends Caller.Tag> = {
-  readonly [K in keyof Spec<T>["fields"]]: K extends Caller.OptionalName<T>
-    ? Schema.optional<SchemaOf<Spec<T>["fields"][K]>>
-    : K extends Caller.DefaultedName<T>
-      ? Defaulted<SchemaOf<Spec<T>["fields"][K]>>
-      : SchemaOf<Spec<T>["fields"][K]>
-}
-
-const schemaOf = (field: Caller.FieldSpec): Schema.Schema.Any =>
-  field === "string"
-    ? Schema.String
-    : field === "number"
-      ? Schema.Number
-      : field === "unknown"
-        ? Schema.Unknown
-        : field === "cleanup"
-          ? CleanupSummary
-          : Schema.Literal(...(field as Literals))
-
-// The caller's record of each tag (C103) read as Schema fields: optional ones, and constructor defaults (C116).
-const fieldsOf = <T extends Caller.Tag>(tag: T): FieldsOf<T> => {
-  const spec: Caller.ErrorSpec = Caller.specs[tag]
-  const entries = Object.entries(spec.fields).map(([name, field]) => {
-    const schema = schemaOf(field)
-    const value = spec.defaults?.[name]
-    if (spec.optional?.includes(name)) return [name, Schema.optional(schema)]
-    if (value === undefined) return [name, schema]
-    return [
-      name,
-      schema.pipe(
-        Schema.propertySignature,
-        Schema.withConstructorDefault(() => value as never)
-      )
-    ]
-  })
-  return Object.fromEntries(entries) as never
-}
-
-// C103: a class and `@mcp-worker/caller`'s class of the same tag accept each other's instances; C97: it reads well.
-const TaggedError =
-  <Self = never>() =>
-  <T extends Caller.Tag>(tag: T): Schema.TaggedErrorClass<Self, T, { readonly _tag: Schema.tag<T> } & FieldsOf<T>> => {
-    const Base = Schema.TaggedError<Self>(`@mcp-worker/core/${tag}`)(tag, fieldsOf(tag) as Schema.Struct.Fields)
-    const message = (Caller.messages as { readonly [tag: string]: ((e: never) => string) | undefined })[tag]
-    if (message !== undefined) {
-      Object.defineProperty((Base as unknown as Function).prototype, "message", {
-        get(this: never) {
-          return message(this)
-        },
-        configurable: true
-      })
-    }
-    return Caller.withSharedInstances(ErrorStack.readable(Base), tag) as never
-  }
+import * as ErrorClass from "./ErrorClass.js"
 
 /**
  * What `close` found when it ended the connection.
@@ -105,19 +33,7 @@ export const CleanupSummary = Schema.Struct({
  */
 export type CleanupSummary = typeof CleanupSummary.Type
 
-/**
- * The summary of a close that had nothing to end.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const emptyCleanup: CleanupSummary = {
-  activeProcesses: 0,
-  signalled: { term: 0, kill: 0 },
-  escaped: 0,
-  durationMs: 0,
-  sessionTerminated: null
-}
+const TaggedError = ErrorClass.taggedError(CleanupSummary)
 
 /**
  * A request is already in flight on that worker. Nothing was sent.
@@ -355,6 +271,22 @@ export const McpWorkerError = Schema.Union(
  * @category models
  */
 export type McpWorkerError = typeof McpWorkerError.Type
+
+// The Effect 3 face's own, below: the Effect 4 face's module is this one above this line.
+
+/**
+ * The summary of a close that had nothing to end.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyCleanup: CleanupSummary = {
+  activeProcesses: 0,
+  signalled: { term: 0, kill: 0 },
+  escaped: 0,
+  durationMs: 0,
+  sessionTerminated: null
+}
 
 const classes: { readonly [tag: string]: new (fields: never) => McpWorkerError } = Object.fromEntries(
   McpWorkerError.members.map((member) => [member._tag, member])
