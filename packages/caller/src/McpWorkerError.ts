@@ -329,13 +329,34 @@ export const withMessage = <C>(Base: C, tag: Tag): C => {
 }
 
 /**
- * A face's schema constructors, for `fieldsWith`.
+ * What kind of field a field spec describes: a primitive, the cleanup summary, or a set of literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KindOf<F> = F extends ReadonlyArray<string> ? "literals" : F
+
+/**
+ * How the record gives the field `K` of the tag `T`: may be absent, filled in by the constructor, or plain.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RoleOf<T extends Tag, K> =
+  K extends OptionalName<T> ? "optional" : K extends DefaultedName<T> ? "defaulted" : "plain"
+
+/**
+ * A face's schema constructors, for `fieldsWith`: one for each kind of field, and the two roles that wrap one.
  *
  * @since 0.1.0
  * @category models
  */
 export interface SchemaMaker<S> {
-  readonly field: (spec: FieldSpec) => S
+  readonly string: S
+  readonly number: S
+  readonly unknown: S
+  readonly cleanup: S
+  readonly literals: (literals: readonly [string, ...Array<string>]) => S
   readonly optional: (schema: S) => S
   readonly defaulted: (schema: S, value: string) => S
 }
@@ -350,7 +371,7 @@ export interface SchemaMaker<S> {
 export const fieldsWith = <S>(tag: Tag, make: SchemaMaker<S>): { readonly [name: string]: S } => {
   const spec: ErrorSpec = specs[tag]
   const fieldOf = (name: string, field: FieldSpec): S => {
-    const schema = make.field(field)
+    const schema = typeof field === "string" ? make[field] : make.literals(field as readonly [string, ...Array<string>])
     const value = spec.defaults?.[name]
     if (spec.optional?.includes(name)) return make.optional(schema)
     return value === undefined ? schema : make.defaulted(schema, value)

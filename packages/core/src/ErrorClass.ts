@@ -10,42 +10,33 @@ import * as Schema from "effect/Schema"
 
 type Spec<T extends Caller.Tag> = (typeof Caller.specs)[T]
 
-type SchemaOf<F, Cleanup> = F extends "string"
-  ? typeof Schema.String
-  : F extends "number"
-    ? typeof Schema.Number
-    : F extends "unknown"
-      ? typeof Schema.Unknown
-      : F extends "cleanup"
-        ? Cleanup
-        : F extends readonly [string, ...Array<string>]
-          ? Schema.Literal<F>
-          : never
+type SchemaOf<F, Cleanup> = {
+  string: typeof Schema.String
+  number: typeof Schema.Number
+  unknown: typeof Schema.Unknown
+  cleanup: Cleanup
+  literals: F extends readonly [string, ...Array<string>] ? Schema.Literal<F> : never
+}[Caller.KindOf<F> & ("string" | "number" | "unknown" | "cleanup" | "literals")]
+
+type Wrapped<S, Role> = S extends Schema.Schema.Any
+  ? { plain: S; optional: Schema.optional<S>; defaulted: Defaulted<S> }[Role & ("plain" | "optional" | "defaulted")]
+  : never
 
 type Defaulted<S extends Schema.Schema.Any> = Schema.PropertySignature<":", S["Type"], never, ":", S["Encoded"], true>
 
-type FieldsOf<T extends Caller.Tag, Cleanup extends Schema.Schema.Any> = {
-  readonly [K in keyof Spec<T>["fields"]]: K extends Caller.OptionalName<T>
-    ? Schema.optional<SchemaOf<Spec<T>["fields"][K], Cleanup>>
-    : K extends Caller.DefaultedName<T>
-      ? Defaulted<SchemaOf<Spec<T>["fields"][K], Cleanup>>
-      : SchemaOf<Spec<T>["fields"][K], Cleanup>
+type FieldsOf<T extends Caller.Tag, Cleanup> = {
+  readonly [K in keyof Spec<T>["fields"]]: Wrapped<SchemaOf<Spec<T>["fields"][K], Cleanup>, Caller.RoleOf<T, K>>
 }
 
 type Field = Schema.Schema.All | Schema.PropertySignature.All
 
 const fieldsOf = (tag: Caller.Tag, cleanup: Schema.Schema.Any) =>
   Caller.fieldsWith<Field>(tag, {
-    field: (field) =>
-      field === "string"
-        ? Schema.String
-        : field === "number"
-          ? Schema.Number
-          : field === "unknown"
-            ? Schema.Unknown
-            : field === "cleanup"
-              ? cleanup
-              : Schema.Literal(...(field as readonly [string, ...Array<string>])),
+    string: Schema.String,
+    number: Schema.Number,
+    unknown: Schema.Unknown,
+    cleanup,
+    literals: (literals) => Schema.Literal(...literals),
     optional: (schema) => Schema.optional(schema as Schema.Schema.Any),
     defaulted: (schema, value) =>
       (schema as Schema.Schema.Any).pipe(

@@ -246,22 +246,11 @@ export const RequestError = Schema.Union(
  * @category schemas
  */
 export const McpWorkerError = Schema.Union(
-  UnknownWorker,
-  WorkerBusy,
-  WorkerFailed,
-  DeliveryUnknown,
-  ServerError,
-  InvalidInput,
+  ...RequestError.members,
+  // The life cycle's own: `open`, `close` and `cancel`.
   OpenFailed,
   CloseFailed,
-  RequestNotPending,
-  HostUnavailable,
-  ResultTooLarge,
-  DeadlineExceeded,
-  InputRoundsExceeded,
-  UnusableResult,
-  PreflightFailed,
-  TaskEnded
+  RequestNotPending
 )
 
 /**

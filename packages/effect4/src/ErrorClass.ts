@@ -12,44 +12,43 @@ import * as Caller from "../lib/caller/McpWorkerError.js"
 
 type Spec<T extends Caller.Tag> = (typeof Caller.specs)[T]
 
-type SchemaOf<F, Cleanup> = F extends "string"
-  ? typeof Schema.String
-  : F extends "number"
-    ? typeof Schema.Number
-    : F extends "unknown"
-      ? typeof Schema.Unknown
-      : F extends "cleanup"
-        ? Cleanup
-        : F extends readonly [infer L extends string]
-          ? Schema.Literal<L>
-          : F extends ReadonlyArray<string>
-            ? Schema.Literals<F>
-            : never
-
-type FieldsOf<T extends Caller.Tag, Cleanup extends Schema.Top> = {
-  readonly [K in keyof Spec<T>["fields"]]: K extends Caller.OptionalName<T>
-    ? Schema.optional<SchemaOf<Spec<T>["fields"][K], Cleanup>>
-    : K extends Caller.DefaultedName<T>
-      ? Schema.withConstructorDefault<SchemaOf<Spec<T>["fields"][K], Cleanup>>
-      : SchemaOf<Spec<T>["fields"][K], Cleanup>
-}
-
 // Effect 3's `Schema.Literal("a")` and `Schema.Literal("a", "b")` in Effect 4's words, so both faces encode alike.
+type LiteralsOf<F> = F extends readonly [infer L extends string]
+  ? Schema.Literal<L>
+  : F extends ReadonlyArray<string>
+    ? Schema.Literals<F>
+    : never
+
 const literalsOf = (literals: ReadonlyArray<string>): Schema.Top =>
   literals.length === 1 ? Schema.Literal(literals[0]!) : Schema.Literals(literals)
 
+type SchemaOf<F, Cleanup> = {
+  string: typeof Schema.String
+  number: typeof Schema.Number
+  unknown: typeof Schema.Unknown
+  cleanup: Cleanup
+  literals: LiteralsOf<F>
+}[Caller.KindOf<F> & ("string" | "number" | "unknown" | "cleanup" | "literals")]
+
+type Wrapped<S, Role> = S extends Schema.Top
+  ? {
+      plain: S
+      optional: Schema.optional<S>
+      defaulted: S extends Schema.WithoutConstructorDefault ? Schema.withConstructorDefault<S> : never
+    }[Role & ("plain" | "optional" | "defaulted")]
+  : never
+
+type FieldsOf<T extends Caller.Tag, Cleanup> = {
+  readonly [K in keyof Spec<T>["fields"]]: Wrapped<SchemaOf<Spec<T>["fields"][K], Cleanup>, Caller.RoleOf<T, K>>
+}
+
 const fieldsOf = (tag: Caller.Tag, cleanup: Schema.Top) =>
   Caller.fieldsWith<Schema.Top>(tag, {
-    field: (field) =>
-      field === "string"
-        ? Schema.String
-        : field === "number"
-          ? Schema.Number
-          : field === "unknown"
-            ? Schema.Unknown
-            : field === "cleanup"
-              ? cleanup
-              : literalsOf(field),
+    string: Schema.String,
+    number: Schema.Number,
+    unknown: Schema.Unknown,
+    cleanup,
+    literals: literalsOf,
     optional: (schema) => Schema.optional(schema),
     defaulted: (schema, value) =>
       (schema as Schema.Literal<string>).pipe(Schema.withConstructorDefault(Effect.succeed(value)))
