@@ -1,7 +1,7 @@
 // This package's modules that hold definitions @mcp-worker/core and @mcp-worker/caller already hold, made from them
 // (gitignored): one source, and nothing to install, since this workspace does not hold the repository's packages.
-// - lib/caller/: the caller's Effect-free `McpWorkerError` (each tag's fields, defaults and message) and `ErrorStack`
-//   (C97), as the caller compiles them.
+// - lib/caller/: the caller's Effect-free modules as it compiles them: each error tag's fields, defaults and message,
+//   the stack rule (C97), and the plain types this package's operations share.
 // - src/McpWorkerError.ts, src/WorkerStatus.ts, src/ErrorStack.ts: core's modules in Effect 4's words (the few
 //   calls whose form differs), down to the line where core's own part begins.
 // Run by `build`, `typecheck`, `test`, the root's postinstall and scripts/run.mjs.
@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url"
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const root = path.resolve(here, "../..")
-const callerModules = ["ErrorStack", "McpWorkerError"]
+// The caller's modules this package runs; of the others it takes only the declarations, for their plain types.
+const callerRuntime = ["ErrorStack.js", "McpWorkerError.js"]
 const coreModules = ["ErrorStack", "McpWorkerError", "WorkerStatus"]
 const ownPart = "// The Effect 3 face's own, below"
 
@@ -24,9 +25,13 @@ const copyCaller = () => {
   const lib = path.join(here, "lib/caller")
   fs.rmSync(lib, { recursive: true, force: true })
   fs.mkdirSync(lib, { recursive: true })
-  for (const file of callerModules.flatMap((name) => [`${name}.js`, `${name}.d.ts`])) {
+  const files = fs
+    .readdirSync(dist, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".d.ts") || callerRuntime.includes(f))
+  for (const file of files) {
     // The caller's source maps point into its own tree, which no install of this package holds.
     const text = fs.readFileSync(path.join(dist, file), "utf8").replace(/\n\/\/# sourceMappingURL=.*\n?$/, "\n")
+    fs.mkdirSync(path.dirname(path.join(lib, file)), { recursive: true })
     fs.writeFileSync(path.join(lib, file), text)
   }
 }
