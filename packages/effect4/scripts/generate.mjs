@@ -51,7 +51,9 @@ const writeFromCore = () => {
   for (const name of coreModules) {
     const source = fs.readFileSync(path.join(root, "packages/core/src", `${name}.ts`), "utf8")
     const note = `// Made from @mcp-worker/core's ${name}.ts by scripts/generate.mjs: edit that one.\n`
-    fs.writeFileSync(path.join(here, "src", `${name}.ts`), note + toEffect4(source))
+    // After the module's doc comment, which stays first for docgen.
+    const text = toEffect4(source).replace(/\*\/\n/, (end) => end + note)
+    fs.writeFileSync(path.join(here, "src", `${name}.ts`), text)
   }
 }
 
