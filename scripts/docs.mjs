@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { generate } from "../packages/effect4/scripts/generate.mjs"
 import { run, stage } from "./docgen.mjs"
 import { problemsOf, writeReference } from "./docsHtml.mjs"
 import { missingTags, publicModules } from "./publicApi.mjs"
@@ -18,6 +19,8 @@ const referenceDir = path.join(root, ".docgen", "html")
 const stagingOf = (name) =>
   name === "effect4" ? path.join(packagesDir, name, ".docgen", name) : path.join(root, ".docgen", name)
 
+// effect4's modules made from core's, as they are now.
+generate()
 const staged = packages.map((name) => stage(path.join(packagesDir, name), stagingOf(name)))
 const untagged = missingTags(staged.flatMap(({ files }) => files))
 if (untagged.length > 0) {

@@ -6,6 +6,8 @@
  * @since 0.1.0
  */
 
+import { headerOf } from "./ErrorStack.js"
+
 /**
  * The brand both packages' error classes carry on their prototypes.
  *
@@ -176,6 +178,22 @@ type DefaultedOf<S> = S extends { readonly defaults: infer D } ? keyof D : never
 type Simplify<A> = { [K in keyof A]: A[K] } & {}
 
 /**
+ * The names of the tag `T`'s fields that may be absent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OptionalName<T extends Tag> = OptionalOf<(typeof specs)[T]>
+
+/**
+ * The names of the tag `T`'s fields that its constructor fills in when not given.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type DefaultedName<T extends Tag> = DefaultedOf<(typeof specs)[T]>
+
+/**
  * The fields of the tag `T`, as its instances hold them (without `_tag`).
  *
  * @since 0.1.0
@@ -290,8 +308,76 @@ export const withSharedInstances = <C>(Base: C, tag: string): C => {
   return Shared as unknown as C
 }
 
-const headerOf = (error: { readonly _tag: string; readonly message: string; readonly delivery?: unknown }): string =>
-  `${error._tag}${typeof error.delivery === "string" ? ` [${error.delivery}]` : ""}: ${error.message}`
+/**
+ * `Base`, a class of the tag `tag`, whose `message` is the tag's message function when the tag has one (a tag
+ * without one holds its message as a field). Every face's classes are made with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const withMessage = <C>(Base: C, tag: Tag): C => {
+  const message = (messages as { readonly [tag: string]: ((e: never) => string) | undefined })[tag]
+  if (message !== undefined) {
+    Object.defineProperty((Base as unknown as Function).prototype, "message", {
+      get(this: never) {
+        return message(this)
+      },
+      configurable: true
+    })
+  }
+  return Base
+}
+
+/**
+ * What kind of field a field spec describes: a primitive, the cleanup summary, or a set of literals.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type KindOf<F> = F extends ReadonlyArray<string> ? "literals" : F
+
+/**
+ * How the record gives the field `K` of the tag `T`: may be absent, filled in by the constructor, or plain.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RoleOf<T extends Tag, K> =
+  K extends OptionalName<T> ? "optional" : K extends DefaultedName<T> ? "defaulted" : "plain"
+
+/**
+ * A face's schema constructors, for `fieldsWith`: one for each kind of field, and the two roles that wrap one.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SchemaMaker<S> {
+  readonly string: S
+  readonly number: S
+  readonly unknown: S
+  readonly cleanup: S
+  readonly literals: (literals: readonly [string, ...Array<string>]) => S
+  readonly optional: (schema: S) => S
+  readonly defaulted: (schema: S, value: string) => S
+}
+
+/**
+ * The fields of the tag `tag` made with a face's schema constructors: each one optional, or given its constructor
+ * default (C116), as the record says.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fieldsWith = <S>(tag: Tag, make: SchemaMaker<S>): { readonly [name: string]: S } => {
+  const spec: ErrorSpec = specs[tag]
+  const fieldOf = (name: string, field: FieldSpec): S => {
+    const schema = typeof field === "string" ? make[field] : make.literals(field as readonly [string, ...Array<string>])
+    const value = spec.defaults?.[name]
+    if (spec.optional?.includes(name)) return make.optional(schema)
+    return value === undefined ? schema : make.defaulted(schema, value)
+  }
+  return Object.fromEntries(Object.entries(spec.fields).map(([name, field]) => [name, fieldOf(name, field)]))
+}
 
 /**
  * The class of the tag `T`: built from its fields, its `message` a field or the tag's message function.
@@ -305,7 +391,6 @@ export type TaggedErrorClass<T extends Tag> = (abstract new (
 
 const TaggedError = <T extends Tag>(tag: T): TaggedErrorClass<T> => {
   const spec: ErrorSpec = specs[tag]
-  const message = (messages as { readonly [tag: string]: ((e: never) => string) | undefined })[tag]
   class Base extends Error {
     static readonly _tag = tag
     declare readonly _tag: T
@@ -323,15 +408,7 @@ const TaggedError = <T extends Tag>(tag: T): TaggedErrorClass<T> => {
       return headerOf(this)
     }
   }
-  if (message !== undefined) {
-    Object.defineProperty(Base.prototype, "message", {
-      get(this: never) {
-        return message(this)
-      },
-      configurable: true
-    })
-  }
-  return withSharedInstances(Base, tag) as unknown as TaggedErrorClass<T>
+  return withSharedInstances(withMessage(Base, tag), tag) as unknown as TaggedErrorClass<T>
 }
 
 /**

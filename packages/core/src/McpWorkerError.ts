@@ -9,27 +9,7 @@
 import * as Caller from "@mcp-worker/caller/McpWorkerError"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import * as ErrorStack from "./ErrorStack.js"
-
-// C103: a class and `@mcp-worker/caller`'s class of the same tag accept each other's instances.
-const TaggedError =
-  <Self = never>(identifier: string) =>
-  <Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) =>
-    Caller.withSharedInstances(ErrorStack.readable(Schema.TaggedError<Self>(identifier)(tag, fields)), tag)
-
-const { messages } = Caller
-
-// `delivery: "not_sent"` for errors that can only mean it: given by the constructor, carried across threads.
-const notSent = Schema.Literal("not_sent").pipe(
-  Schema.propertySignature,
-  Schema.withConstructorDefault(() => "not_sent" as const)
-)
-
-// C116: an error that can only mean `unknown` unless told otherwise, given by the constructor.
-const unknownDelivery = Schema.Literal("unknown").pipe(
-  Schema.propertySignature,
-  Schema.withConstructorDefault(() => "unknown" as const)
-)
+import * as ErrorClass from "./ErrorClass.js"
 
 /**
  * What `close` found when it ended the connection.
@@ -53,19 +33,7 @@ export const CleanupSummary = Schema.Struct({
  */
 export type CleanupSummary = typeof CleanupSummary.Type
 
-/**
- * The summary of a close that had nothing to end.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const emptyCleanup: CleanupSummary = {
-  activeProcesses: 0,
-  signalled: { term: 0, kill: 0 },
-  escaped: 0,
-  durationMs: 0,
-  sessionTerminated: null
-}
+const TaggedError = ErrorClass.taggedError(CleanupSummary)
 
 /**
  * A request is already in flight on that worker. Nothing was sent.
@@ -73,15 +41,7 @@ export const emptyCleanup: CleanupSummary = {
  * @since 0.1.0
  * @category errors
  */
-export class WorkerBusy extends TaggedError<WorkerBusy>("@mcp-worker/core/WorkerBusy")("WorkerBusy", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  delivery: Schema.Literal("not_sent")
-}) {
-  override get message(): string {
-    return messages.WorkerBusy(this)
-  }
-}
+export class WorkerBusy extends TaggedError<WorkerBusy>()("WorkerBusy") {}
 
 /**
  * The request was sent, but its outcome is unknown: it timed out, its caller was interrupted, or it was
@@ -90,26 +50,7 @@ export class WorkerBusy extends TaggedError<WorkerBusy>("@mcp-worker/core/Worker
  * @since 0.1.0
  * @category errors
  */
-export class DeliveryUnknown extends TaggedError<DeliveryUnknown>("@mcp-worker/core/DeliveryUnknown")(
-  "DeliveryUnknown",
-  {
-    workerId: Schema.String,
-    requestId: Schema.String,
-    reason: Schema.Literal(
-      "timeout",
-      "interrupted",
-      "cancelled",
-      "host_unresponsive",
-      "connection_lost",
-      "stream_broken"
-    ),
-    delivery: Schema.Literal("unknown")
-  }
-) {
-  override get message(): string {
-    return messages.DeliveryUnknown(this)
-  }
-}
+export class DeliveryUnknown extends TaggedError<DeliveryUnknown>()("DeliveryUnknown") {}
 
 /**
  * The server's answer was larger than the config's `maxResultBytes`. The tool ran (its answer arrived), so the
@@ -119,21 +60,7 @@ export class DeliveryUnknown extends TaggedError<DeliveryUnknown>("@mcp-worker/c
  * @since 0.1.0
  * @category errors
  */
-export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/core/ResultTooLarge")("ResultTooLarge", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  bytes: Schema.Number,
-  limit: Schema.Number,
-  delivery: Schema.Literal("unknown"),
-  /** Which bound it passed: the config's `maxResultBytes` (absent), or a listener's frame limit (`frame`). */
-  bound: Schema.optional(Schema.Literal("frame")),
-  /** Why the result was not spilled although the call asked for it (`onTooLarge`): its file could not be written. */
-  spillFailed: Schema.optional(Schema.String)
-}) {
-  override get message(): string {
-    return messages.ResultTooLarge(this)
-  }
-}
+export class ResultTooLarge extends TaggedError<ResultTooLarge>()("ResultTooLarge") {}
 
 /**
  * The tool listing the owner reads before a call (C72) failed; `detail` says how, in words that hold no data of the
@@ -142,20 +69,7 @@ export class ResultTooLarge extends TaggedError<ResultTooLarge>("@mcp-worker/cor
  * @since 0.1.0
  * @category errors
  */
-export class PreflightFailed extends TaggedError<PreflightFailed>("@mcp-worker/core/PreflightFailed")(
-  "PreflightFailed",
-  {
-    workerId: Schema.String,
-    requestId: Schema.String,
-    method: Schema.Literal("tools/list"),
-    detail: Schema.String,
-    delivery: notSent
-  }
-) {
-  override get message(): string {
-    return messages.PreflightFailed(this)
-  }
-}
+export class PreflightFailed extends TaggedError<PreflightFailed>()("PreflightFailed") {}
 
 /**
  * The task a `taskResult` waited for ended `cancelled` or `failed` (C123): the server answered, so the outcome is
@@ -165,21 +79,7 @@ export class PreflightFailed extends TaggedError<PreflightFailed>("@mcp-worker/c
  * @since 0.1.0
  * @category errors
  */
-export class TaskEnded extends TaggedError<TaskEnded>("@mcp-worker/core/TaskEnded")("TaskEnded", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  state: Schema.Literal("cancelled", "failed"),
-  statusMessage: Schema.optional(Schema.String),
-  code: Schema.optional(Schema.Number),
-  delivery: Schema.Literal("delivered").pipe(
-    Schema.propertySignature,
-    Schema.withConstructorDefault(() => "delivered" as const)
-  )
-}) {
-  override get message(): string {
-    return messages.TaskEnded(this)
-  }
-}
+export class TaskEnded extends TaggedError<TaskEnded>()("TaskEnded") {}
 
 /**
  * A 2026-07-28 server kept answering `input_required` past the config's `maxInputRounds` retries of one call: the
@@ -188,19 +88,7 @@ export class TaskEnded extends TaggedError<TaskEnded>("@mcp-worker/core/TaskEnde
  * @since 0.1.0
  * @category errors
  */
-export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>("@mcp-worker/core/InputRoundsExceeded")(
-  "InputRoundsExceeded",
-  {
-    workerId: Schema.String,
-    requestId: Schema.String,
-    rounds: Schema.Number,
-    delivery: Schema.Literal("unknown")
-  }
-) {
-  override get message(): string {
-    return messages.InputRoundsExceeded(this)
-  }
-}
+export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>()("InputRoundsExceeded") {}
 
 /**
  * Why a server's answer could not be used: a `resultType` no revision the client speaks defines, an `input_required`
@@ -210,12 +98,7 @@ export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>("@mcp-
  * @since 0.1.0
  * @category models
  */
-export const UnusableReason = Schema.Literal(
-  "unknown_result_type",
-  "malformed_input_required",
-  "invalid_result",
-  "no_handler"
-)
+export const UnusableReason = Schema.Literal(...Caller.specs.UnusableResult.fields.reason)
 
 /**
  * The server answered, but with nothing the client can use: the call ends here, is
@@ -224,17 +107,7 @@ export const UnusableReason = Schema.Literal(
  * @since 0.1.0
  * @category errors
  */
-export class UnusableResult extends TaggedError<UnusableResult>("@mcp-worker/core/UnusableResult")("UnusableResult", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  reason: UnusableReason,
-  detail: Schema.String,
-  delivery: Schema.Literal("unknown")
-}) {
-  override get message(): string {
-    return messages.UnusableResult(this)
-  }
-}
+export class UnusableResult extends TaggedError<UnusableResult>()("UnusableResult") {}
 
 /**
  * Why a connection is dead.
@@ -242,14 +115,7 @@ export class UnusableResult extends TaggedError<UnusableResult>("@mcp-worker/cor
  * @since 0.1.0
  * @category models
  */
-export const FailureKind = Schema.Literal(
-  "transport",
-  "protocol",
-  "thread",
-  "closing",
-  "session_expired",
-  "unauthorized"
-)
+export const FailureKind = Schema.Literal(...Caller.specs.WorkerFailed.fields.kind)
 
 /**
  * Why a connection is dead.
@@ -266,12 +132,7 @@ export type FailureKind = typeof FailureKind.Type
  * @since 0.1.0
  * @category errors
  */
-export class WorkerFailed extends TaggedError<WorkerFailed>("@mcp-worker/core/WorkerFailed")("WorkerFailed", {
-  workerId: Schema.String,
-  kind: FailureKind,
-  message: Schema.String,
-  delivery: Schema.Literal("not_sent", "unknown")
-}) {}
+export class WorkerFailed extends TaggedError<WorkerFailed>()("WorkerFailed") {}
 
 /**
  * The server answered with a JSON-RPC error (or a result the protocol rejects). The connection stays ready.
@@ -279,18 +140,7 @@ export class WorkerFailed extends TaggedError<WorkerFailed>("@mcp-worker/core/Wo
  * @since 0.1.0
  * @category errors
  */
-export class ServerError extends TaggedError<ServerError>("@mcp-worker/core/ServerError")("ServerError", {
-  workerId: Schema.String,
-  requestId: Schema.String,
-  code: Schema.Number,
-  message: Schema.String,
-  data: Schema.optional(Schema.Unknown),
-  /** C116: `delivered` — the server received the request and answered it; `unknown` when the client failed it. */
-  delivery: Schema.Literal("delivered", "unknown").pipe(
-    Schema.propertySignature,
-    Schema.withConstructorDefault(() => "delivered" as const)
-  )
-}) {}
+export class ServerError extends TaggedError<ServerError>()("ServerError") {}
 
 /**
  * The id never existed, was closed, or is malformed. These cases are indistinguishable on purpose.
@@ -298,14 +148,7 @@ export class ServerError extends TaggedError<ServerError>("@mcp-worker/core/Serv
  * @since 0.1.0
  * @category errors
  */
-export class UnknownWorker extends TaggedError<UnknownWorker>("@mcp-worker/core/UnknownWorker")("UnknownWorker", {
-  workerId: Schema.String,
-  delivery: notSent
-}) {
-  override get message(): string {
-    return messages.UnknownWorker(this)
-  }
-}
+export class UnknownWorker extends TaggedError<UnknownWorker>()("UnknownWorker") {}
 
 /**
  * A config or arguments are not JSON plain data, or not a valid config. Nothing was sent.
@@ -313,12 +156,7 @@ export class UnknownWorker extends TaggedError<UnknownWorker>("@mcp-worker/core/
  * @since 0.1.0
  * @category errors
  */
-export class InvalidInput extends TaggedError<InvalidInput>("@mcp-worker/core/InvalidInput")("InvalidInput", {
-  where: Schema.Literal("config", "arguments"),
-  path: Schema.String,
-  message: Schema.String,
-  delivery: Schema.Literal("not_sent")
-}) {}
+export class InvalidInput extends TaggedError<InvalidInput>()("InvalidInput") {}
 
 /**
  * Where an `open` failed.
@@ -326,7 +164,7 @@ export class InvalidInput extends TaggedError<InvalidInput>("@mcp-worker/core/In
  * @since 0.1.0
  * @category models
  */
-export const OpenStage = Schema.Literal("thread", "spawn", "connect", "authorization", "initialize", "timeout")
+export const OpenStage = Schema.Literal(...Caller.specs.OpenFailed.fields.stage)
 
 /**
  * The worker could not be started; no thread and no process of the attempt is left.
@@ -334,18 +172,7 @@ export const OpenStage = Schema.Literal("thread", "spawn", "connect", "authoriza
  * @since 0.1.0
  * @category errors
  */
-export class OpenFailed extends TaggedError<OpenFailed>("@mcp-worker/core/OpenFailed")("OpenFailed", {
-  stage: OpenStage,
-  message: Schema.String,
-  exitCode: Schema.optional(Schema.Number),
-  signal: Schema.optional(Schema.String),
-  stderrTail: Schema.optional(Schema.String),
-  // C116: `not_sent` when no server process started; past that its `initialize` may have reached it.
-  delivery: Schema.Literal("not_sent", "unknown").pipe(
-    Schema.propertySignature,
-    Schema.withConstructorDefault(() => "unknown" as const)
-  )
-}) {}
+export class OpenFailed extends TaggedError<OpenFailed>()("OpenFailed") {}
 
 /**
  * Cleanup could not be confirmed. The id and its owner are kept so `close` can be called again.
@@ -353,13 +180,7 @@ export class OpenFailed extends TaggedError<OpenFailed>("@mcp-worker/core/OpenFa
  * @since 0.1.0
  * @category errors
  */
-export class CloseFailed extends TaggedError<CloseFailed>("@mcp-worker/core/CloseFailed")("CloseFailed", {
-  workerId: Schema.String,
-  message: Schema.String,
-  cleanup: CleanupSummary,
-  // C116: the close ran as far as it could; what of the server it ended is unconfirmed.
-  delivery: unknownDelivery
-}) {}
+export class CloseFailed extends TaggedError<CloseFailed>()("CloseFailed") {}
 
 /**
  * `cancel` named a request that is not the one in flight on that worker. The current request is untouched.
@@ -367,15 +188,7 @@ export class CloseFailed extends TaggedError<CloseFailed>("@mcp-worker/core/Clos
  * @since 0.1.0
  * @category errors
  */
-export class RequestNotPending extends TaggedError<RequestNotPending>("@mcp-worker/core/RequestNotPending")(
-  "RequestNotPending",
-  // C116: the cancel sent nothing; the request in flight is untouched.
-  { workerId: Schema.String, requestId: Schema.String, delivery: notSent }
-) {
-  override get message(): string {
-    return messages.RequestNotPending(this)
-  }
-}
+export class RequestNotPending extends TaggedError<RequestNotPending>()("RequestNotPending") {}
 
 /**
  * A remote thread's request was not taken by any host registry (`NodeMcpWorkers.layer()`): none runs in this
@@ -385,10 +198,7 @@ export class RequestNotPending extends TaggedError<RequestNotPending>("@mcp-work
  * @since 0.1.0
  * @category errors
  */
-export class HostUnavailable extends TaggedError<HostUnavailable>("@mcp-worker/core/HostUnavailable")(
-  "HostUnavailable",
-  { message: Schema.String, delivery: notSent }
-) {}
+export class HostUnavailable extends TaggedError<HostUnavailable>()("HostUnavailable") {}
 
 /**
  * The request's deadline had passed before it could be sent (a caller's budget spent waiting for a blocked thread,
@@ -397,14 +207,7 @@ export class HostUnavailable extends TaggedError<HostUnavailable>("@mcp-worker/c
  * @since 0.1.0
  * @category errors
  */
-export class DeadlineExceeded extends TaggedError<DeadlineExceeded>("@mcp-worker/core/DeadlineExceeded")(
-  "DeadlineExceeded",
-  { workerId: Schema.String, delivery: Schema.Literal("not_sent") }
-) {
-  override get message(): string {
-    return messages.DeadlineExceeded(this)
-  }
-}
+export class DeadlineExceeded extends TaggedError<DeadlineExceeded>()("DeadlineExceeded") {}
 
 /**
  * Every failure a request (`listTools`, `callTool`) can end with.
@@ -443,22 +246,11 @@ export const RequestError = Schema.Union(
  * @category schemas
  */
 export const McpWorkerError = Schema.Union(
-  UnknownWorker,
-  WorkerBusy,
-  WorkerFailed,
-  DeliveryUnknown,
-  ServerError,
-  InvalidInput,
+  ...RequestError.members,
+  // The life cycle's own: `open`, `close` and `cancel`.
   OpenFailed,
   CloseFailed,
-  RequestNotPending,
-  HostUnavailable,
-  ResultTooLarge,
-  DeadlineExceeded,
-  InputRoundsExceeded,
-  UnusableResult,
-  PreflightFailed,
-  TaskEnded
+  RequestNotPending
 )
 
 /**
@@ -468,6 +260,22 @@ export const McpWorkerError = Schema.Union(
  * @category models
  */
 export type McpWorkerError = typeof McpWorkerError.Type
+
+// The Effect 3 face's own, below: the Effect 4 face's module is this one above this line.
+
+/**
+ * The summary of a close that had nothing to end.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const emptyCleanup: CleanupSummary = {
+  activeProcesses: 0,
+  signalled: { term: 0, kill: 0 },
+  escaped: 0,
+  durationMs: 0,
+  sessionTerminated: null
+}
 
 const classes: { readonly [tag: string]: new (fields: never) => McpWorkerError } = Object.fromEntries(
   McpWorkerError.members.map((member) => [member._tag, member])

@@ -101,14 +101,7 @@ export interface ListOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ParamsContext {
-  /** Rejects proxies before any trap runs (Node: `util.types.isProxy`). */
-  readonly isProxy?: ((u: unknown) => boolean) | undefined
-  /** Why a `saveTo` path cannot be written, or `undefined`; a surface without it refuses `saveTo`. */
-  readonly checkSavePath?: ResultFile.Check | undefined
-  /** Why a directory cannot take spilled results, or `undefined`; a surface without it refuses `onTooLarge.spill`. */
-  readonly checkSpillDirectory?: ResultFile.Check | undefined
-}
+export type ParamsContext = Caller.ParamsContext
 
 /**
  * The protocol's own schema of a result (the SDK's), whose output is the result type `A`: the owner checks a server's

@@ -67,6 +67,8 @@ export const WorkerStatus = Schema.Struct({
  */
 export interface WorkerStatus extends Schema.Schema.Type<typeof WorkerStatus> {}
 
+// The Effect 3 face's own, below: the Effect 4 face's module is this one above this line.
+
 /**
  * Server names and versions are untrusted display strings: cut to 128 characters.
  *

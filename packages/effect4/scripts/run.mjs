@@ -7,6 +7,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { generate } from "./generate.mjs"
 import { effect4Resolution } from "./resolution.mjs"
 
 const argv = process.argv.slice(2)
@@ -18,6 +19,7 @@ if (entries.length === 0) {
   process.exit(2)
 }
 
+generate()
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-effect4-run-"))
 await esbuild.build({
   entryPoints: entries.map((entry) => ({ in: entry, out: path.basename(entry).replace(/\.ts$/, "") })),

@@ -22,6 +22,8 @@ import type {
 import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
+import type * as Plane from "../lib/caller/Plane.js"
+import type * as ResultFile from "../lib/caller/ResultFile.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
 /**
@@ -174,13 +176,7 @@ export interface CallToolOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface SavedResult {
-  readonly path: string
-  readonly bytes: number
-  readonly sha256: string
-  readonly isError: boolean
-  readonly preview: string | null
-}
+export type SavedResult = ResultFile.SavedResult
 
 /**
  * What `callTool` answers for a result over `maxResultBytes` that was spilled (`onTooLarge`): the file's summary,
@@ -305,12 +301,7 @@ export interface EventsOptions {
  * @since 0.1.0
  * @category models
  */
-export type NotificationMethod =
-  | "notifications/tools/list_changed"
-  | "notifications/resources/list_changed"
-  | "notifications/resources/updated"
-  | "notifications/prompts/list_changed"
-  | "notifications/message"
+export type NotificationMethod = Plane.NotificationMethod
 
 /**
  * One server notification, as the server sent it: `params` is untrusted data the library does not interpret.
@@ -318,10 +309,7 @@ export type NotificationMethod =
  * @since 0.1.0
  * @category models
  */
-export interface ServerNotification {
-  readonly method: NotificationMethod
-  readonly params: { readonly [key: string]: unknown }
-}
+export type ServerNotification = Plane.ServerNotification
 
 type Request<Args extends ReadonlyArray<unknown>, Options, A> = (
   id: string,

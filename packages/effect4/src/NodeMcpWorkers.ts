@@ -23,11 +23,7 @@ import { McpWorkers } from "./McpWorkers.js"
  * @since 0.1.0
  * @category models
  */
-export interface ServerRequest {
-  readonly workerId: string
-  readonly method: "elicitation/create" | "sampling/createMessage" | "roots/list"
-  readonly params: unknown
-}
+export type ServerRequest = Implementation.ServerRequest
 
 /**
  * A handler: the raw result to answer with (JSON plain data), or a failure. It runs in the host's thread with the
@@ -44,10 +40,8 @@ export type Handler = (request: ServerRequest) => Effect.Effect<unknown, unknown
  * @since 0.1.0
  * @category models
  */
-export interface Handlers {
-  readonly elicitation?: Handler | undefined
-  readonly sampling?: Handler | undefined
-  readonly roots?: Handler | undefined
+export type Handlers = {
+  readonly [K in keyof NonNullable<Implementation.HostOptions["handlers"]>]?: Handler | undefined
 }
 
 /**

@@ -26,6 +26,7 @@ import {
 import * as Operations from "@mcp-worker/core/Operations"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Prepare from "@mcp-worker/core/Prepare"
+import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -152,6 +153,20 @@ const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | un
   return Option.isSome(parts) && parts.value.group === client.self.group ? client.local.value : undefined
 }
 
+// A worker of this runner's group goes to the local registry under its local id; its errors name the cluster id.
+const viaLocal = <A, E>(
+  client: Client,
+  id: string,
+  use: (local: McpWorkers.McpWorkersService, localId: WorkerId.WorkerId) => Effect.Effect<A, E>
+): Effect.Effect<A, E | UnknownWorker> | undefined => {
+  const local = localFor(client, id)
+  if (local === undefined) return undefined
+  return localIdOf(client.self, id).pipe(
+    Effect.flatMap((localId) => use(local, localId)),
+    Effect.mapError(renameWorker(id))
+  )
+}
+
 // A group no storage lists is gone, and its worker with it: nothing is sent.
 const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorker> => {
   const parts = ClusterWorkerId.parse(id)
@@ -270,14 +285,10 @@ const open = (
   })
 
 const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["status"]> => {
-  const local = localFor(client, id)
-  if (local !== undefined) {
-    return localIdOf(client.self, id).pipe(
-      Effect.flatMap((localId) => local.status(localId)),
-      Effect.map((status) => withRunner(client.self, id, status)),
-      Effect.mapError(renameWorker(id))
-    )
-  }
+  const local = viaLocal(client, id, (local, localId) =>
+    Effect.map(local.status(localId), (status) => withRunner(client.self, id, status))
+  )
+  if (local !== undefined) return local
   const budgetMs = client.defaults.requestTimeoutMs
   return reachable(client, id).pipe(
     Effect.zipRight(
@@ -297,13 +308,8 @@ const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["st
 }
 
 const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWorkers.Lifecycle["cancel"]> => {
-  const local = localFor(client, id)
-  if (local !== undefined) {
-    return localIdOf(client.self, id).pipe(
-      Effect.flatMap((localId) => local.cancel(localId, requestId)),
-      Effect.mapError(renameWorker(id))
-    )
-  }
+  const local = viaLocal(client, id, (local, localId) => local.cancel(localId, requestId))
+  if (local !== undefined) return local
   const budgetMs = client.defaults.requestTimeoutMs
   return reachable(client, id).pipe(
     Effect.zipRight(
@@ -327,14 +333,10 @@ const close = (
   id: string,
   closeOptions: McpWorkers.CloseOptions | undefined
 ): ReturnType<McpWorkers.Lifecycle["close"]> => {
-  const local = localFor(client, id)
-  if (local !== undefined) {
-    return localIdOf(client.self, id).pipe(
-      Effect.flatMap((localId) => local.close(localId, closeOptions)),
-      Effect.map((status) => withRunner(client.self, id, status)),
-      Effect.mapError(renameWorker(id))
-    )
-  }
+  const local = viaLocal(client, id, (local, localId) =>
+    Effect.map(local.close(localId, closeOptions), (status) => withRunner(client.self, id, status))
+  )
+  if (local !== undefined) return local
   const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
   const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
   // The runner confirms the cleanup on its machine; an answer that does not come in time confirms nothing.

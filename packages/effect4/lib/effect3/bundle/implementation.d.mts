@@ -1,6 +1,7 @@
 // The types of implementation.mjs, the Effect 3 implementation bundled by scripts/bundle.mjs: @mcp-worker/node's
 // Promise host and Promise client, stated here without Effect so that this package compiles against Effect 4 alone.
 // Results, statuses and errors are plain data; the face gives them their types.
+import type * as Operations from "../../caller/Operations.js"
 
 /** A budget: milliseconds, or a duration string such as "5 seconds". */
 export type Timeout = number | string
@@ -14,23 +15,7 @@ export interface RequestOptions {
 }
 
 /** Every request of the operation table, by name: the worker id, its positional arguments, then its options. */
-export type RequestName =
-  | "listTools"
-  | "callTool"
-  | "listResources"
-  | "listResourceTemplates"
-  | "readResource"
-  | "subscribeResource"
-  | "unsubscribeResource"
-  | "listPrompts"
-  | "getPrompt"
-  | "complete"
-  | "ping"
-  | "startTask"
-  | "getTask"
-  | "taskResult"
-  | "cancelTask"
-  | "listTasks"
+export type RequestName = keyof Operations.Requests
 
 /** The options of `open`: a budget, and the rest as `McpWorkers.OpenOptions` has them. */
 export interface OpenOptions {

@@ -2,7 +2,8 @@
  * How a tagged error of mcp-worker reads when Node prints it (uncaught, `console.log`, inside an Effect
  * `FiberFailure`), C97: its tag, delivery and message first, then only the frames outside the Effect libraries. An
  * error decoded from another thread's reply is built by Schema's decoder, whose frames say nothing of the call.
- * Effect-free: `@mcp-worker/core` and `@mcp-worker/effect4` hold the same file, which a test proves equal.
+ * Effect-free, so that this package's classes and both Effect faces' (`@mcp-worker/core`, `@mcp-worker/effect4`) share
+ * the one rule.
  *
  * @since 0.1.0
  */
