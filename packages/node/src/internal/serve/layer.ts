@@ -1,9 +1,4 @@
-/**
- * The gateway as a layer of a host: its grants, and what it serves them on. The MCP SDK's server is loaded when the
- * layer is built, not when the package is imported (C2).
- *
- * @internal
- */
+// C2: the MCP SDK's server loads when the layer is built, not when the package is imported.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -17,18 +12,10 @@ import type * as McpServeFace from "../../McpServe.js"
 import * as Gateway from "./gateway.js"
 import * as Hosts from "./hosts.js"
 
-/**
- * The gateway's service tag.
- *
- * @internal
- */
+/** @internal */
 export class McpServe extends Context.Tag("@mcp-worker/node/McpServe")<McpServe, McpServeFace.McpServeService>() {}
 
-/**
- * The gateway could not start serving: the address could not be bound.
- *
- * @internal
- */
+/** @internal */
 export class ServeError extends Schema.TaggedError<ServeError>("@mcp-worker/node/ServeError")("ServeError", {
   reason: Schema.Literal("listen"),
   detail: Schema.String
