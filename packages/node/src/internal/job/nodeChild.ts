@@ -1,4 +1,4 @@
-// Apart from the modules public declarations reach, so a program type-checks without Node's types.
+// Apart from what public declarations reach, so programs type-check without Node's types.
 import type { ChildProcess as NodeChildProcess } from "node:child_process"
 import type { ChildProcess } from "../../ProcessJob.js"
 

@@ -1,4 +1,4 @@
-// C100: `MCPW_PROCESS_SCAN=posix` takes the `ps` path on Linux, so the macOS path is proven where the suite runs.
+// C100: `MCPW_PROCESS_SCAN=posix` proves the macOS path on Linux.
 
 /** @internal */
 export type Platform = "linux" | "posix" | "win32"
@@ -13,7 +13,7 @@ export const platformOf = (os: NodeJS.Platform, forced: string | undefined): Pla
 /** @internal */
 export const platform: Platform = platformOf(process.platform, process.env[processScanVariable])
 
-/** `marked`: outside the group, found by the marker (`/proc`) or by descent (`ps`). @internal */
+/** `marked`: outside the group, by marker or by descent. @internal */
 export interface JobProcess {
   readonly pid: number
   readonly pgid: number

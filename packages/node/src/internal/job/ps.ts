@@ -1,10 +1,10 @@
-// C100. `ps` cannot read the marker, so a descendant that left the group is found by descent; each seen is
-// remembered until a scan misses it, since the SIGTERM that ends its parent must not hide it from the SIGKILL.
+// C100: `ps` cannot read the marker, so escapees are found by descent and remembered while seen, lest the SIGTERM
+// that ends their parent hide them from the SIGKILL.
 import * as ChildProcess from "node:child_process"
 import * as Effect from "effect/Effect"
 import type { JobProcess } from "./platform.js"
 
-// One `-o` per column: a BSD `ps` reads `-o pid=,ppid=` as one column headed `,ppid=`.
+// A BSD `ps` reads `-o pid=,ppid=` as one column headed `,ppid=`.
 /** @internal */
 export const psArguments: ReadonlyArray<string> = ["-A", "-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "stat="]
 
@@ -61,7 +61,7 @@ export const jobOf = (
   return found
 }
 
-// pid to the group it was seen in, per marker and group
+// marker and group → pid → the group it was seen in
 const remembered = new Map<string, ReadonlyMap<number, number>>()
 
 const fromListing = (output: string, marker: string, pgid: number): Array<JobProcess> => {
@@ -73,8 +73,7 @@ const fromListing = (output: string, marker: string, pgid: number): Array<JobPro
   return found
 }
 
-// `execFile` over `@effect/platform` `Command`: Command cost 3–7 ms more per scan, 7% more owner-thread bundle, and
-// ignores the exit code.
+// `execFile`, not `Command`: measured 3–7 ms less per scan, a 7% smaller owner bundle, and it reports the exit code.
 
 const runPs = (): Promise<string | undefined> =>
   new Promise((resolve) => {
@@ -83,7 +82,7 @@ const runPs = (): Promise<string | undefined> =>
     )
   })
 
-// Scans share listings; a scan joins the next listing, never a running one, so it sees the state after its signal.
+// A scan joins the next listing, never a running one, so it sees the state after its signal.
 let running: Promise<string | undefined> | undefined
 let queued: Promise<string | undefined> | undefined
 
@@ -106,7 +105,7 @@ export const nextListing = (): Promise<string | undefined> => {
   return queued
 }
 
-/** A failing `ps` reports nothing (and forgets nothing). @internal */
+/** A failing `ps` reports and forgets nothing. @internal */
 export const scanPs = (marker: string, pgid: number | undefined): Effect.Effect<Array<JobProcess>> =>
   pgid === undefined
     ? Effect.succeed([])

@@ -1,4 +1,4 @@
-// A process may vanish between two `/proc` reads: every read may fail, and then means "not there".
+// A process may vanish between two reads: a failed read means "not there".
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import { type JobProcess, platform } from "./platform.js"
@@ -20,7 +20,7 @@ export interface StatLine {
   readonly pgid: number
 }
 
-// The command name may itself hold spaces and parentheses: fields are read after the last `)`.
+// The command name may hold spaces and parentheses.
 const fieldsAfterCommand = (text: string, close: number): Array<string> =>
   text
     .slice(close + 1)
@@ -48,7 +48,7 @@ const closeParen = 0x29
 const space = 0x20
 const zero = 0x30
 
-/** A pass over every process asks each only its group, and decodes a member's line alone. @internal */
+/** Decodes nothing but the group, so a pass decodes members alone. @internal */
 export const groupOf = (stat: Uint8Array): number => {
   let field = 0
   let group = 0
@@ -65,7 +65,7 @@ export const groupOf = (stat: Uint8Array): number => {
   return -1
 }
 
-/** `undefined` for a process that is not live or a line that is not whole. @internal */
+/** @internal */
 export const parseUsage = (
   text: string
 ): { readonly pgid: number; readonly ticks: number; readonly pages: number } | undefined => {
@@ -81,8 +81,7 @@ export const parseUsage = (
 /** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// One buffer for every `/proc` read of this thread: `readFileSync` (fstat says 0) allocated and grew one per read,
-// most of a close's CPU time with many workers closing at once.
+// One buffer per thread: `readFileSync` (fstat says 0) grew one per read, most of a busy close's CPU time.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
 /** The view is valid until the next read. @internal */
@@ -220,7 +219,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   }
 }
 
-/** On Linux the marker is re-checked so a recycled pid is never hit; on the `ps` path the caller's listing is that check. @internal */
+/** Linux re-checks the marker against pid reuse; on `ps` the caller's listing is that check. @internal */
 export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
   if (platform === "win32" || !isSignallable(pid)) return false
   if (platform === "linux") {
@@ -235,7 +234,7 @@ export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals
   }
 }
 
-/** `undefined` for a pid never to be signalled. @internal */
+/** @internal */
 export const taskkill = (pid: number, timeoutMs: number): Effect.Effect<Taskkill.TaskkillReport | undefined> =>
   isSignallable(pid) ? Taskkill.runTaskkill(pid, timeoutMs) : Effect.succeed(undefined)
 

@@ -1,4 +1,4 @@
-// Node built-ins only: the owner's entry starts the server before loading anything else.
+// Node built-ins only: the owner's entry runs this before loading anything else.
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import type { Started } from "../../ProcessJob.js"
@@ -22,7 +22,7 @@ export interface StartedProcess extends Started {
   readonly stderrEnded: Promise<void>
 }
 
-/** More than `OpenFailed.stderrTail` shows, so redaction never sees a secret cut in half. @internal */
+/** More than `stderrTail` shows, so redaction never sees a secret cut in half. @internal */
 export const stderrKeepBytes = 8 * 1024
 
 const noStderr = () => Buffer.alloc(0)
@@ -46,7 +46,7 @@ const inheritedVariables =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
 
-/** C18: `npx` and its kin fetch the server's package before it starts; registry credentials are not here. @internal */
+/** C18: `npx` fetches packages before the server starts; no registry credentials. @internal */
 export const networkVariables = [
   "HTTP_PROXY",
   "http_proxy",
@@ -136,7 +136,7 @@ export const start = (options: StartOptions): StartedProcess => {
       stderrEnded: Promise.resolve()
     }
   }
-  // Listeners attach in the spawn's synchronous step: its 'error' comes on a later tick.
+  // Attached in the spawn's synchronous step: its 'error' comes later.
   const started = new Promise<Error | undefined>((resolve) => {
     const onSpawn = () => {
       c.off("error", onError)
@@ -155,7 +155,7 @@ export const start = (options: StartOptions): StartedProcess => {
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     c.once("exit", (code, signal) => resolve({ code, signal }))
   )
-  // C28: Node discards unread stdio at exit, and a server dying at start-up says why on stderr.
+  // C28: Node discards unread stdio at exit, and a dying server says why on stderr.
   let stderr: Buffer = Buffer.alloc(0)
   const stream = c.stderr!
   stream.on("data", (chunk: Buffer) => {
@@ -168,7 +168,7 @@ export const start = (options: StartOptions): StartedProcess => {
   return { command, cwd, child, started, exited, stderr: () => stderr, stderrEnded }
 }
 
-/** `undefined` for a config that is not stdio. @internal */
+/** @internal */
 export const startFromWire = (config: string, marker: string): StartedProcess | undefined => {
   const wire = JSON.parse(config) as {
     command?: unknown

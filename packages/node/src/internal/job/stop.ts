@@ -40,7 +40,7 @@ const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 const rootRunning = (child: ChildProcess | undefined): boolean =>
   child !== undefined && child.exitCode === null && child.signalCode === null
 
-/** An unreaped root keeps its pid (= pgid) from reuse; later, a live unmarked leader means the number was recycled. */
+/** An unreaped root's pid (= pgid) cannot be reused; later, an unmarked live leader means it was. */
 const groupIsOurs = (found: ReadonlyArray<internal.JobProcess>, ctx: StopContext): boolean =>
   rootRunning(ctx.child) ||
   internal.platform !== "linux" ||
@@ -104,15 +104,15 @@ const endStdin = (child: ChildProcess): void => {
   }
 }
 
-/** While the root runs, something is left by definition: wait for its exit before scanning every process. */
+/** While the root runs something is left: wait for its exit before scanning. */
 const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   const { child } = stop.ctx
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
   return Effect.flatMap(nowMs, (start) => {
-    // C100: counted from the stop's start, so the first `ps` listing is spent inside the grace.
+    // C100: the first `ps` listing is spent inside the grace, not added to it.
     const until = Math.min(stop.deadline, stop.deadline - stop.budget + Math.min(200, stop.budget * 0.1))
-    // Interruptible even inside a finalizer, or the timeout would wait for the exit.
+    // Interruptible inside a finalizer, or the timeout would wait for the exit.
     return stop.ctx.exited.pipe(
       Effect.interruptible,
       Effect.timeoutOption(Math.max(0, until - start)),
@@ -185,7 +185,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       scanMs: 0
     }
 
-    // C100: `ps` finds a descendant outside the group by descent, which ends with its parent: seen once, it is kept.
+    // C100: a descendant found by descent is lost with its parent, so it is seen before any signal.
     if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs

@@ -1,4 +1,4 @@
-// C101. The report is read from English output; in another language only the exit code is known.
+// C101. Read from English output; in another language only the exit code is known.
 import * as ChildProcess from "node:child_process"
 import * as Effect from "effect/Effect"
 

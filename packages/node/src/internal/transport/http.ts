@@ -1,4 +1,4 @@
-// Never reconnects on its own (C3); stop DELETEs the session while the connection can carry it, then aborts (C21).
+// C3: never reconnects on its own. C21: stop DELETEs the session, then aborts.
 import * as Owner from "@mcp-worker/core/Owner"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
@@ -36,10 +36,7 @@ import { brokeMidway, type Described, describe, HttpTransportError, toError } fr
 
 export { HttpTransportError } from "./httpErrors.js"
 
-/**
- * The initialize request is the one message ever re-sent: with no configured transport, a 4xx to its POST means the
- * server did not take it as MCP, and it goes once more over HTTP+SSE at the same URL, before any tool call.
- */
+/** With no configured transport, a 4xx to the initialize POST re-sends it once over HTTP+SSE: the only message ever re-sent. */
 class HttpClientTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
@@ -49,12 +46,11 @@ class HttpClientTransport implements Transport {
   /** `stop` closes them too. */
   private readonly dropped: Array<Inner> = []
   private protocolVersion: string | undefined
-  /** Its failure is told by its send, to the client's negotiation, not by closing. */
+  /** Its failure is told by its send, not by closing. */
   private discovering = false
   private modern = false
-  /** See `watched`. */
   private readonly awaiting = new Set<string | number>()
-  /** C95: answers to POSTs made meanwhile are bounded by `ownResultBytes`. */
+  /** C95 */
   private own: { readonly request: Owner.OwnRequest } | undefined
   private deleteStatus: number | undefined
   private readonly fetch: FetchLike
@@ -70,7 +66,7 @@ class HttpClientTransport implements Transport {
   ) {
     // C34
     const send: FetchLike = authorizer === undefined ? fetch : authorizer.wrap(fetch)
-    // Sees statuses the SDK does not report (a DELETE answered 405 resolves like a 200).
+    // Sees what the SDK hides (a DELETE answered 405 resolves like a 200).
     this.fetch = (input, init) =>
       send(input, init).then((response) => {
         if (init?.method === "DELETE") this.deleteStatus = response.status
@@ -118,13 +114,13 @@ class HttpClientTransport implements Transport {
       this.phase = decide(phase, "streamable-http")
     }
     return sendOn(phase.inner, message, this.watched(message, options)).catch((error: unknown) => {
-      // C54: a request whose exchange broke after it may have reached the server is the request's loss, not the connection's.
+      // C54: a request that broke midway is that request's loss, not the connection's.
       if (isModern(message) && requestIdOf(message) !== undefined && brokeMidway(error)) throw new Owner.StreamBroken()
       throw toError(this.describe(error))
     })
   }
 
-  /** C55: the 2026-07-28 client closes a request's own stream to cancel it; the SDK reads this to know it may. */
+  /** C55: the client closes a request's own stream to cancel it. */
   get hasPerRequestStream(): boolean {
     return innerOf(this.phase) instanceof StreamableHTTPClientTransport
   }
@@ -170,7 +166,7 @@ class HttpClientTransport implements Transport {
 
   // internal
 
-  /** C54: nothing resumes a 2026-07-28 request's stream, so one ending early is reported rather than waited out. */
+  /** C54: nothing resumes a 2026-07-28 request's stream, so an early end is reported. */
   private watched(
     message: JSONRPCMessage,
     options: TransportSendOptions | undefined
@@ -188,7 +184,7 @@ class HttpClientTransport implements Transport {
     }
   }
 
-  /** The owner learns first (`OversizedMessage` fails the request at once); the SDK then sees the body fail. */
+  /** The owner hears `OversizedMessage` first; the SDK then sees the body fail. */
   private limited(response: Response): Response {
     const body = response.body
     if (body === null) return response
@@ -218,7 +214,7 @@ class HttpClientTransport implements Transport {
   }
 
   private makeSse(): SSEClientTransport {
-    // The SDK adds these to the stream's GET as well as to every POST.
+    // The SDK adds these to the stream's GET too.
     return new SSEClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
   }
 
@@ -242,7 +238,6 @@ class HttpClientTransport implements Transport {
     return describe(error, this.sessionId !== undefined || activeOf(this.phase) === "sse", this.secretsOf())
   }
 
-  /** Unless the client closed it meanwhile. */
   private settle(): void {
     const phase = this.phase
     if (phase._tag === "Starting" || phase._tag === "Probing") {
@@ -307,8 +302,7 @@ class HttpClientTransport implements Transport {
     const phase = this.phase
     if (phase._tag !== "Open" || phase.inner !== inner) return
     const described = this.describe(error)
-    // The SDK would resume a lost SSE stream as a fresh, uninitialized session; over 2026-07-28 a broken exchange is the
-    // request's loss (C54).
+    // The SDK would resume a lost SSE stream as a fresh uninitialized session; C54 for 2026-07-28.
     const requestLost = (this.modern && brokeMidway(error)) || this.discovering
     const fatal = !requestLost && (described.expired || described.unreachable || error instanceof SseError)
     if (!fatal) return this.onerror?.(new Error(described.message))
@@ -316,7 +310,7 @@ class HttpClientTransport implements Transport {
     const attached = isAttached(this.phase)
     this.phase = Phase.Dead({ inner, active: phase.active })
     if (attached) this.onclose?.()
-    // The event source arms its reconnect timer after reporting.
+    // The event source arms its reconnect after reporting.
     queueMicrotask(() => void inner.close().catch(() => {}))
   }
 
@@ -357,7 +351,7 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
       })
     }
     if (url.username !== "" || url.password !== "") {
-      // fetch refuses such URLs; sending the credentials another way would be a guess.
+      // fetch refuses such URLs; passing credentials otherwise would be a guess.
       return yield* new OpenFailed({
         stage: "connect",
         message: "the server url carries user:password credentials, which fetch does not send; use headers instead"
@@ -366,7 +360,7 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
     return url
   })
 
-/** Nothing is sent before the client starts the transport. @internal */
+/** @internal */
 export const make = (
   config: ServerConfig.HttpConfig,
   context: Parameters<Owner.TransportFactory>[1]

@@ -1,5 +1,4 @@
-// C34. The SDK transports get no `authProvider`: their 401 handling would re-authorize from inside a send with no
-// bound on how often, and report failures untyped.
+// C34. No `authProvider` for the SDK transports: their 401 handling re-authorizes unbounded, untyped.
 import type * as Owner from "@mcp-worker/core/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -25,37 +24,35 @@ export class AuthorizationError extends Error {
 
 /** @internal */
 export interface Authorizer {
-  /** `fetch` with authorization: the token added, refreshed before expiry, one retry after a refusal. */
+  /** The token added and refreshed, one retry after a refusal. */
   readonly wrap: (fetch: FetchLike) => FetchLike
   /** What must never be shown. */
   readonly secrets: () => ReadonlyArray<string>
   readonly stop: () => void
-  /** The host's client is taking the user through an authorization URL right now. */
   readonly waitingForUser: () => boolean
 }
 
 interface Store {
   tokens: OAuthTokens | undefined
-  /** Ms since the epoch, a little before expiry. */
+  /** Epoch ms, a little before expiry. */
   renewAt: number | undefined
   discovery: OAuthDiscoveryState | undefined
   client: OAuthClientInformationMixed | undefined
   resourceMetadataUrl: URL | undefined
   scope: string | undefined
-  /** Its token request's, or its authorization URL's. */
   asked: string | undefined
   readonly secrets: Array<string>
   /** Until the host's client answers with a code. */
   redirect: URL | undefined
   codeVerifier: string | undefined
   loaded: boolean
-  /** A 2025-03-26 server whose own origin serves metadata under another issuer ({@link legacyIssuer}). */
+  /** A 2025-03-26 server ({@link legacyIssuer}). */
   legacyIssuer: boolean
 }
 
 const clientName = "mcp-worker"
 
-// A request never leaves with a token that expires on its way.
+// A request never leaves with a token expiring on its way.
 const renewMargin = (lifetimeMs: number): number => Math.min(60_000, lifetimeMs / 10)
 
 const remember = (store: Store, secret: string | undefined): void => {
@@ -127,7 +124,7 @@ interface InteractiveSettings {
   readonly clientInformation?: OAuthClientInformationMixed
 }
 
-/** Everything but taking the user through the authorization URL stays in the owner. */
+/** Only the user's trip through the authorization URL leaves the owner. */
 const interactiveProvider = (
   settings: InteractiveSettings,
   store: Store,
@@ -154,14 +151,14 @@ const interactiveProvider = (
       store.client = information
       remember(store, information.client_secret)
     },
-    // The host's client may keep tokens across workers: asked once, before the first authorization.
+    // Asked once, before the first authorization: the host's client may keep tokens across workers.
     tokens: async () => {
       if (store.tokens === undefined && !store.loaded) {
         store.loaded = true
         const kept = await host.loadTokens(serverUrl.href)
         if (isTokens(kept)) {
           saveTokens(store, kept)
-          // Their age is unknown: used until refused, then refreshed.
+          // Age unknown: used until refused, then refreshed.
           store.renewAt = undefined
         }
       }
@@ -228,7 +225,6 @@ const emptyStore = (): Store => ({
 
 const maxDetail = 200
 
-/** In words that hold no secret. */
 const failureText = (error: unknown, secrets: ReadonlyArray<string>): string => {
   const text =
     error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : "unknown error"
@@ -245,7 +241,6 @@ const withAuthorization = (init: RequestInit | undefined, token: string | undefi
 const scopeUnion = (...parts: ReadonlyArray<string | undefined>): string =>
   [...new Set(parts.flatMap((part) => (part ?? "").split(" ")).filter((scope) => scope.length > 0))].join(" ")
 
-/** `granted` unknown when absent. */
 const widens = (wanted: string, granted: string | undefined): boolean =>
   granted === undefined || wanted.split(" ").some((scope) => !granted.split(" ").includes(scope))
 
@@ -285,7 +280,7 @@ export const make = (
   return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
-/** C58: the one exception to the RFC 8414 §3.3 issuer check, as SDK 1.x accepted: same origin, no resource metadata. */
+/** C58: same origin, no resource metadata — the one exception to RFC 8414 §3.3, as SDK 1.x allowed. */
 const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike): Promise<boolean> => {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata" || error.received === undefined) return false
   const root = new URL("/", serverUrl)
@@ -306,7 +301,7 @@ const renewing = (
 ): Authorizer => {
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
-  // RFC 9207, C58: the SDK checks the redirect's `iss` before it redeems the code.
+  // C58, RFC 9207
   const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
     auth(provider, {
       serverUrl,
@@ -325,7 +320,7 @@ const renewing = (
       return attempt(authorization, force)
     })
   let waiting = false
-  // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
+  // The host's client takes the user through the redirect and brings the code back.
   const flow = async (force: boolean): Promise<void> => {
     store.redirect = undefined
     const result = await run(undefined, force)
@@ -349,7 +344,7 @@ const renewing = (
     }
   }
   let running: Promise<void> | undefined
-  // One authorization at a time. `force`: a new grant, since a refresh could only bring the old scopes back.
+  // One at a time. `force`: a refresh could only bring back the old scopes.
   const authorize = (force = false): Promise<void> => {
     running ??= flow(force)
       .catch((error: unknown) => {
@@ -372,12 +367,12 @@ const renewing = (
       const first = await fetch(url, withAuthorization(init, await current()))
       const refused = refusal(first)
       if (refused === undefined) return first
-      // C34: the server did not run a refused request; it is sent once more, and only once.
+      // C34: sent once more, and only once.
       await first.body?.cancel().catch(() => {})
       if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
-      // SEP-2352: a token refused outright may come from an authorization server the resource no longer names.
+      // SEP-2352: the resource may name a new authorization server.
       if (first.status === 401) store.discovery = undefined
-      // SEP-2350: a step-up asks for what was asked before too, so it drops none of the scopes already in use.
+      // SEP-2350: a step-up keeps the scopes already asked for.
       if (refused.scope !== undefined) {
         store.scope = scopeUnion(store.scope, store.asked, store.tokens?.scope, refused.scope)
       }

@@ -1,4 +1,4 @@
-// C24: a server may echo a request in its error body, so messages are redacted, short and single-line.
+// C24: a server may echo a request in its error body.
 import type { FailureKind } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
 import { InsufficientScopeError, SdkHttpError, SseError } from "@modelcontextprotocol/client"
@@ -31,7 +31,7 @@ const maxDetail = 200
 
 /** @internal */
 export const clip = (text: string, secrets: ReadonlyArray<string>): string => {
-  // Redact before cutting, so a secret at the edge cannot leak in part.
+  // Redact before cutting, so no secret leaks in part.
   const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
   if (line.length <= maxDetail) return line
   const cut = /[\ud800-\udbff]/.test(line[maxDetail - 1]!) ? maxDetail - 1 : maxDetail
@@ -70,7 +70,7 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
-  // C34: a 403 `insufficient_scope` that stood after the one re-authorization, with no status.
+  // C34: stood after the one re-authorization; it has no status.
   if (error instanceof InsufficientScopeError) return plain(clip(error.message, secrets), 403)
   if (error instanceof SdkHttpError) {
     const status = error.status > 0 ? error.status : undefined
@@ -79,7 +79,7 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     return plain(status === undefined ? detail : answered(status, detail), status)
   }
   if (error instanceof SseError) {
-    // The stream (GET) carries no session id: its failure is a lost connection.
+    // The stream (GET) carries no session id.
     const status = typeof error.code === "number" ? error.code : undefined
     const detail = error.message.replace(/^SSE error: /, "")
     const message =

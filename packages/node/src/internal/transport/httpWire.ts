@@ -33,25 +33,25 @@ export const sendOn = (
 /** @internal */
 export const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
 
-// It decides nothing about the transport: a legacy answer is followed by `initialize`, which may still fall back to SSE.
+// Decides nothing: a legacy answer is followed by `initialize`, which may still fall back to SSE.
 /** @internal */
 export const isDiscover = (message: JSONRPCMessage): boolean =>
   "method" in message && message.method === "server/discover"
 
-// A 2026-07-28 message carries its version in its own `_meta` (no handshake to remember).
+// No handshake to remember: each message carries its version.
 /** @internal */
 export const isModern = (message: JSONRPCMessage): boolean => {
   const params = "params" in message ? (message.params as { _meta?: Record<string, unknown> } | undefined) : undefined
   return typeof params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "string"
 }
 
-// The listen stream, which ends when closed, is no request.
+// The listen stream is no request.
 /** @internal */
 export const requestIdOf = (message: JSONRPCMessage): string | number | undefined =>
   "method" in message && "id" in message && message.method !== "subscriptions/listen" ? message.id : undefined
 
-// `active`: the configured transport, else `undefined` until the initialize POST decides. While `Starting` or
-// `Probing`, inner errors come back as rejections; `Closed` keeps `inner` so `stop` can still end the session.
+// `active` is `undefined` until the initialize POST decides. `Starting`/`Probing` errors come back as rejections;
+// `Closed` keeps `inner` so `stop` can end the session.
 /** @internal */
 export type Phase = Data.TaggedEnum<{
   New: {}

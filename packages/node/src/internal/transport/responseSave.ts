@@ -1,5 +1,5 @@
-// The target is either untouched or complete: a temp file is renamed into place once whole. Synchronous on purpose:
-// the pipe is not read while a piece is written, so nothing piles up in memory.
+// Renamed into place once whole, so the target is untouched or complete. Synchronous: the pipe waits while a piece
+// is written, so nothing piles up.
 import type * as Operations from "@mcp-worker/core/Operations"
 import * as Either from "effect/Either"
 import { createHash, type Hash, randomBytes } from "node:crypto"
@@ -17,7 +17,7 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 
 export { checkSavePath, checkSpillDirectory } from "./resultPaths.js"
 
-// A link fails if the name exists; a file system without links gets a rename.
+// A link refuses an existing name; without links, a rename.
 const placeNew = (temp: string, target: string): void => {
   try {
     fs.linkSync(temp, target)
@@ -49,7 +49,7 @@ export class ResponseSave {
     readonly target: string,
     readonly temp: string,
     private fd: number,
-    /** A spill: the target must not exist, and nobody else may read it. */
+    /** A spill: a new name, readable by this user alone. */
     private readonly exclusive: boolean
   ) {}
 
@@ -65,7 +65,7 @@ export class ResponseSave {
     }
   }
 
-  /** A failed write ends the save; the failure is reported at commit. */
+  /** A failed write is reported at commit. */
   write(bytes: Buffer): void {
     if (!this.live || this.failure !== undefined) return
     try {

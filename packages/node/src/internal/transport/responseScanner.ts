@@ -1,5 +1,5 @@
-// Fed in pieces so a result of any size goes to a file without being held. It does not validate JSON: a line that
-// is not valid never completes its result, so it is never renamed into place.
+// Streams a result of any size to a file without holding it. Not a validator: an invalid line never completes its
+// result, so it is never placed.
 
 const quote = 0x22
 const backslash = 0x5c
@@ -78,7 +78,7 @@ export class ResponseScanner {
           i++
           continue
         }
-        // Long strings (a result's text) are crossed with native searches, not byte by byte.
+        // Strings are crossed with native searches, not byte by byte.
         const end = this.key !== undefined ? i + 1 : this.nextSpecial(piece, i, to)
         if (this.key !== undefined) {
           const byte = piece[i]!
@@ -224,7 +224,7 @@ export class ResponseScanner {
     const room = capture.cap - capture.bytes
     if (room > 0 && to > capture.from) {
       const part = piece.subarray(capture.from, Math.min(to, capture.from + room))
-      // Copied: a capture must not keep the whole piece it came from alive.
+      // Copied, so the piece it came from can be freed.
       capture.parts.push(Buffer.from(part))
       capture.bytes += part.length
     }
@@ -262,14 +262,14 @@ export class ResponseScanner {
 /** What cannot be decoded at the end (a cut UTF-8 sequence or escape) is dropped. @internal */
 export const decodeStringStart = (raw: Buffer, units: number): string => {
   let end = raw.length
-  // Not inside a UTF-8 sequence: back off continuation bytes and the lead byte they belong to.
+  // Back off a cut UTF-8 sequence.
   if (end > 0 && (raw[end - 1]! & 0x80) !== 0) {
     let lead = end - 1
     while (lead > 0 && (raw[lead]! & 0xc0) === 0x80) lead--
     const need = raw[lead]! >= 0xf0 ? 4 : raw[lead]! >= 0xe0 ? 3 : raw[lead]! >= 0xc0 ? 2 : 1
     if (lead + need > end) end = lead
   }
-  // An escape cut short (`\`, `\u12`) fails to parse: drop up to six bytes until it does.
+  // A cut escape (`\`, `\u12`) fails to parse: drop up to six bytes until it does.
   for (let cut = 0; cut <= 6 && cut <= end; cut++) {
     const text = parseString(raw.subarray(0, end - cut))
     if (text !== undefined) return truncateUnits(text, units)

@@ -1,4 +1,4 @@
-// Nothing is written for a result within `maxResultBytes`; past it the line streams to a file as a `saveTo` does.
+// Past `maxResultBytes` the line streams to a file as a `saveTo` does.
 import type * as Operations from "@mcp-worker/core/Operations"
 import * as Either from "effect/Either"
 import * as path from "node:path"
@@ -7,7 +7,6 @@ import { previewBytes, ResponseSave } from "./responseSave.js"
 
 /** @internal */
 export class ResponseSpill {
-  /** Neither given up by the owner nor closed with the transport. */
   live = true
   summary: Operations.SavedResult | undefined
   private save: ResponseSave | undefined
@@ -18,7 +17,7 @@ export class ResponseSpill {
     return new ResponseSpill(path.join(directory, name))
   }
 
-  /** `Left`: the file could not be made, and the line is skipped as any oversized one. */
+  /** `Left`: no file, and the line is skipped as any oversized one. */
   start(pieces: ReadonlyArray<Buffer>): Either.Either<{ save: ResponseSave; scanner: ResponseScanner }, string> {
     this.save?.discard()
     const opened = ResponseSave.open(this.target, true)

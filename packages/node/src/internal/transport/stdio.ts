@@ -1,5 +1,4 @@
-// Our own transport over a `ProcessJob`: the SDK's stdio transport signals the direct child only, and `close` must
-// end and confirm the whole tree.
+// The SDK's stdio transport signals the direct child only; `close` must end and confirm the whole tree.
 import * as Owner from "@mcp-worker/core/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -57,13 +56,13 @@ class ProcessTransport implements Transport {
       dropCarriageReturn: true,
       onLine: (line) => this.onLine(line),
       onOverflow: (held, bytes) => this.overLimit(held, bytes),
-      // While a save is pending no line is held whole nor refused for its size: it goes to the file as it arrives.
+      // While a save is pending no line is held whole nor refused: it goes to the file.
       onLineStart: () =>
         this.save?.live === true ? this.spoolInto(this.startSpool(this.save), spoolKeepBytes) : undefined
     })
   }
 
-  /** C90: the SDK tells a stdio transport by `pid` and `stderr`, and only there does a silent era probe fall back. */
+  /** C90: the SDK tells a stdio transport by `pid` and `stderr`. */
   get pid(): number {
     return this.job.pid
   }
@@ -72,7 +71,7 @@ class ProcessTransport implements Transport {
     return nodeChildOf(this.job.child).stderr
   }
 
-  /** The owner hands this on instead of serializing the parsed result again. */
+  /** Spares serializing the parsed result again. */
   takeResponse(): { readonly line: string; readonly result: unknown } | undefined {
     const answered = this.answered
     this.answered = undefined
@@ -106,7 +105,7 @@ class ProcessTransport implements Transport {
     child.stdout!.on("data", (chunk: Buffer) => this.lines.push(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
-    // Bounded wait for stderr (a grandchild may hold it open) so an exit during initialize reports its last words.
+    // Bounded (a grandchild may hold stderr), so an exit during initialize reports its last words.
     child.once("exit", () => {
       const stderr = child.stderr
       if (stderr === null || stderr.readableEnded || stderr.destroyed) return this.markClosed()
@@ -156,12 +155,11 @@ class ProcessTransport implements Transport {
     scanner.end()
     const id = save.id
     const mine = id !== undefined && scanner.id === JSON.stringify(id)
-    // A round of a multi-round-trip call is not its result: the save waits for the retry, which comes on a fresh id.
+    // A multi-round-trip round is not the result: the save waits for the retry on a fresh id.
     const complete = scanner.resultTypeText === undefined || scanner.resultTypeText === '"complete"'
     if (mine && save.live && !complete) save.id = undefined
     if (mine && save.live && complete && scanner.resultComplete && !scanner.hasError) {
       if (this.save === save) this.save = undefined
-      // The owner answers with the save's summary.
       const committed = save.commit(scanner)
       return this.onmessage?.(
         Either.isRight(committed)
@@ -171,7 +169,7 @@ class ProcessTransport implements Transport {
     }
     save.reset()
     if (line !== undefined) return this.onLine(line)
-    // Too long to have been kept: the request's own answer fails it; anything else is skipped as any oversized line.
+    // Not kept: the request's own answer fails it; anything else is skipped as oversized.
     if (mine && save.live) {
       const message = complete
         ? `the server's ${spool.bytes}-byte answer has no result to save`
@@ -182,7 +180,7 @@ class ProcessTransport implements Transport {
       this.onerror?.(new Error(`a ${spool.bytes}-byte message arrived during a saveTo request and was skipped`))
   }
 
-  /** Anything past the limit that is not the final result is what it would have been without a spill. */
+  /** Past the limit and not the final result: as without a spill. */
   private endSpill(spool: Spool, spill: ResponseSpill) {
     const { scanner } = spool
     scanner.end()
@@ -199,18 +197,18 @@ class ProcessTransport implements Transport {
     this.oversized(spool.bytes)
   }
 
-  /** At once: the caller need not wait for what it cannot get. */
+  /** The caller need not wait for what it cannot get. */
   private oversized(bytes: number, spillFailed?: string) {
     this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes, spillFailed))
   }
 
-  /** Only JSON is read here: the client's dispatch checks every message against the schemas, and twice would be hot. */
+  /** JSON only: the client's dispatch checks the schemas, and twice would be hot. */
   private onLine(line: string) {
     let message: unknown
     try {
       message = JSON.parse(line)
     } catch (error) {
-      // Reported, not fatal, as the SDK's own transport does.
+      // As the SDK's own transport does.
       this.onerror?.(error as Error)
       return
     }
@@ -230,7 +228,7 @@ class ProcessTransport implements Transport {
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
-      // Neither the handshake nor the long-lived listen stream is a caller's request.
+      // Neither the handshake nor the listen stream is a caller's request.
       if (
         "method" in message &&
         "id" in message &&
@@ -328,11 +326,11 @@ export const make = (
           )
         ),
       exitInfo: (waitMs) =>
-        // C28: the exit status and last stderr lines are usually the only account of why it died.
+        // C28: usually the only account of why it died.
         Effect.all([job.exited, stderrEnded], { concurrency: "unbounded", discard: true }).pipe(
           Effect.timeoutOption(waitMs),
           Effect.map(() => {
-            // Off the child, not an `exit` listener: a server that died at once may have exited before this transport was built.
+            // Off the child: a server that died at once may have exited before this transport existed.
             const { exitCode, signalCode } = job.child
             const tail = Redact.redactTail(started.stderr().toString("utf8"), secrets, 2048)
             return {
