@@ -1,5 +1,4 @@
-// The implementation's own operations, so references, paging and method names are exactly core's; errors become
-// this package's (C69).
+// The implementation's own operations, so everything is exactly core's; errors become this package's (C69).
 import * as Effect from "effect/Effect"
 import type * as AgentHost from "../AgentHost.js"
 import type * as McpWorkers from "../McpWorkers.js"
@@ -8,7 +7,7 @@ import type { EntryResult, Surface } from "./implementation.js"
 
 type Entries = Readonly<Record<string, EntryResult>>
 
-// defineProperty keeps a key such as "__proto__" an ordinary entry.
+// defineProperty keeps "__proto__" an ordinary key.
 const fromEntries = <A>(entries: Iterable<readonly [string, A]>): Record<string, A> => {
   const out: Record<string, A> = {}
   for (const [key, value] of entries) {
@@ -17,7 +16,6 @@ const fromEntries = <A>(entries: Iterable<readonly [string, A]>): Record<string,
   return out
 }
 
-// A defect if it is none of this package's errors.
 const entriesOf = <R>(entries: Entries): Effect.Effect<Readonly<Record<string, R>>> =>
   Effect.forEach(Object.entries(entries), ([name, entry]) =>
     entry._tag !== "Failed"
@@ -57,7 +55,7 @@ export const make = (surface: Surface): AgentHost.AgentHost => ({
   openAll: (document, options) =>
     Face.call<Entries, never>(
       () => surface.openAll(Face.revealSecrets(document), openAllOptionsOf(options)),
-      // Interrupted part way: what did open is closed again, so the caller never holds ids it was not given.
+      // The caller never holds ids it was not given.
       (entries) => surface.closeAll(entries)
     ).pipe(
       Effect.orDie,

@@ -1,5 +1,4 @@
-// C69: interruption aborts the call's signal and waits for the implementation to settle, so the exact cancel has
-// reached the owner when the interruption completes.
+// C69: an interrupted call waits for the implementation to settle, so its exact cancel reached the owner.
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +26,7 @@ export const tagOf = (u: unknown): string | undefined => {
   return typeof tag === "string" && tags.has(tag) ? tag : undefined
 }
 
-/** C69: a defect naming the tag and what was wrong, never a throw where no one waits. @internal */
+/** C69: a defect naming what was wrong, never a throw where no one waits. @internal */
 export class UndecodableError extends Error {
   override readonly name = "UndecodableError"
   constructor(
@@ -55,7 +54,7 @@ export const failureOf = <E>(error: unknown): Effect.Effect<never, E> => {
   return Result.isSuccess(decoded) ? Effect.fail(decoded.success as E) : Effect.die(decoded.failure)
 }
 
-/** C69: the effect resumes whatever the implementation does; a value arriving after the caller left goes to `abandoned`. @internal */
+/** C69; a value arriving after the caller left goes to `abandoned`. @internal */
 export const call = <A, E>(
   f: (signal: AbortSignal) => Promise<unknown>,
   abandoned?: (value: unknown) => Promise<unknown>
@@ -74,14 +73,14 @@ export const call = <A, E>(
     })
   })
 
-/** Beyond numbers and strings, what this Effect's `Duration` reads becomes ms; the rest is refused there. @internal */
+/** Other `Duration` inputs become ms; what cannot be read is refused there. @internal */
 export const timeoutOf = (input: Duration.Input | undefined): unknown => {
   if (input === undefined || typeof input === "number" || typeof input === "string") return input
   const duration = Duration.fromInput(input)
   return duration._tag === "Some" ? Duration.toMillis(duration.value) : input
 }
 
-/** Revealed only as it crosses; the implementation wraps each secret in its own `Redacted` again. @internal */
+/** The implementation wraps each secret in its own `Redacted` again. @internal */
 export const revealSecrets = (value: unknown): unknown => {
   if (Redacted.isRedacted(value)) return Redacted.value(value)
   if (Array.isArray(value)) return value.map(revealSecrets)
@@ -93,7 +92,7 @@ export const revealSecrets = (value: unknown): unknown => {
   return value
 }
 
-/** Every option passed on: the implementation checks them. @internal */
+/** The implementation checks every option. @internal */
 export const requestOptionsOf = (
   options:
     | {
@@ -115,7 +114,7 @@ export const requestOptionsOf = (
 export const openOptionsOf = (options: McpWorkers.OpenOptions | undefined): Implementation.OpenOptions | undefined =>
   options === undefined ? undefined : { ...options, timeout: timeoutOf(options.timeout) as Implementation.Timeout }
 
-/** Checked against core's table by the parity test. @internal */
+/** Core's table is checked against it by the parity test. @internal */
 export const arities: Record<RequestName, number> = {
   listTools: 0,
   callTool: 2,
@@ -135,7 +134,7 @@ export const arities: Record<RequestName, number> = {
   listTasks: 0
 }
 
-/** Names only, never values that may be secret. @internal */
+/** Never values that may be secret. @internal */
 export const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown>): Record<string, unknown> =>
   name === "callTool" || name === "startTask"
     ? { workerId: id, tool: args[0] }
@@ -155,7 +154,7 @@ const request = (send: Send, name: RequestName, prefix: string) => {
   const arity = arities[name]
   const span = `${prefix}.${name}`
   return (id: string, ...rest: Array<unknown>) => {
-    // An optional argument left out is `undefined`, so every one keeps its place.
+    // An omitted optional argument is `undefined`, so each keeps its place.
     const args = Array.from({ length: arity }, (_, i) => rest[i])
     const options = rest[arity] as McpWorkers.RequestOptions | undefined
     return call((signal) => send(name, id, args, requestOptionsOf(options, signal))).pipe(

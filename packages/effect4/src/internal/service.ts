@@ -37,7 +37,7 @@ export const make = (surface: Surface): McpWorkers.McpWorkersService => ({
   open: (config, options) =>
     Face.call<string, McpWorkerError.OpenFailed | McpWorkerError.InvalidInput | McpWorkerError.HostUnavailable>(
       () => surface.open(Face.revealSecrets(config), Face.openOptionsOf(options)),
-      // Opened after its caller left: closed, so no worker is left that no one holds.
+      // No worker is left that no one holds.
       (id) => surface.close(id as string)
     ).pipe(Effect.withSpan("McpWorkers.open")),
   status: (id) =>

@@ -30,7 +30,7 @@ export const recount = (registry: Registry): void => {
   for (const entry of registry.opening) count(entry)
   for (const entry of registry.entries.values()) count(entry)
   for (const [server, byState] of counts) {
-    // A closed worker is forgotten: the gauge counts the workers the host holds.
+    // The gauge counts the workers the host holds; closed ones are forgotten.
     for (const state of states) if (state !== "closed") Metrics.workersIn(server, state, byState[state])
   }
 }
@@ -84,7 +84,7 @@ export const sampleOnce = (registry: Registry): void => {
     byServer.set(server, { rss: sum.rss + tree.rssBytes, cpu: sum.cpu + tree.cpuSeconds })
   }
   for (const [server, sum] of byServer) Metrics.treesSampled(server, sum.rss, sum.cpu)
-  // A server whose last worker closed falls to zero rather than keep its last value.
+  // A server whose last worker closed falls to zero.
   for (const server of sampled) if (!byServer.has(server)) Metrics.treesSampled(server, 0, 0)
   sampled.clear()
   for (const server of byServer.keys()) sampled.add(server)

@@ -1,5 +1,4 @@
-// C24, C80: recorded in the host, where a request's end is known; every label value comes from a fixed list or is cut
-// to a fixed length.
+// C24, C80: recorded in the host, where a request's end is known; label values are fixed lists or cut short.
 import { InvalidInput, type McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
@@ -13,7 +12,7 @@ export type Surface = "host" | "thread" | "socket" | "gateway"
 /** @internal */
 export type Outcome = "result" | "is_error" | McpWorkerError["_tag"]
 
-// OpenTelemetry's advice for the MCP operation duration, in seconds.
+// OpenTelemetry's advice for MCP durations, in seconds.
 const durationBoundaries = MetricBoundaries.fromIterable([
   0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300
 ])
@@ -28,7 +27,7 @@ const label = {
 } as const
 const { delivery, method, outcome, server, state, surface } = label
 
-/** The one place each metric is written; MCP semantic-convention names where one exists. @internal */
+/** MCP semantic-convention names where one exists. @internal */
 export const specs = {
   requests: { name: "mcp_worker.requests", unit: undefined, labels: [server, surface, method, outcome, delivery] },
   duration: { name: "mcp.client.operation.duration", unit: "s", labels: [server, surface, method, outcome] },
@@ -50,7 +49,7 @@ export const specs = {
   }
 }
 
-// C120: an Effect metric's unit would reach Prometheus only as a label on every series, so it goes in the name.
+// C120: Prometheus would keep a unit label on every series, so it goes in the name.
 const unitWords = { s: "seconds", By: "bytes" } as const
 
 const exportedName = (spec: { readonly name: string; readonly unit: "s" | "By" | undefined }): string =>
@@ -101,7 +100,7 @@ export const metrics = {
   cpu: Metric.gauge(nameOf.cpu, { description: "CPU time of a worker's server process tree, user and system" })
 } as const
 
-/** Made once per key: Effect caches a metric's hook by the label array itself. */
+/** Effect caches a metric's hook by the label array itself. */
 interface Labels {
   readonly byKey: Map<string, ReadonlyArray<MetricLabel.MetricLabel>>
   readonly server: string
@@ -159,7 +158,7 @@ const tags = (serverName: string, key: string, pairs: ReadonlyArray<readonly [st
   return found
 }
 
-/** Positional, with no object made: this runs on every request. @internal */
+/** Positional, no object made: runs on every request. @internal */
 export const requestEnded = (
   server: string,
   surface: Surface,
@@ -217,7 +216,7 @@ export const notificationDropped = (server: string): void =>
 export const workersIn = (server: string, state: string, count: number): void =>
   metrics.workers.unsafeUpdate(count, tags(server, `w|${state}`, [[label.state, state]]))
 
-/** Summed per server name, so the labels stay as few as the names. @internal */
+/** Summed per server, so labels stay as few as the names. @internal */
 export const treesSampled = (server: string, rssBytes: number, cpuSeconds: number): void => {
   metrics.memory.unsafeUpdate(rssBytes, tags(server, "m", []))
   metrics.cpu.unsafeUpdate(cpuSeconds, tags(server, "u", []))

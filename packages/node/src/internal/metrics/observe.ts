@@ -1,4 +1,4 @@
-// C80: the caller's `resume`, wrapped once, sees every way a request ends, so it is the one place that counts it.
+// C80: the wrapped `resume` sees every way a request ends, so it counts each once.
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Cause from "effect/Cause"
@@ -6,7 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Metrics from "./metrics.js"
 
-// `ResultFile.encodeSpilled`'s wire form, before a surface reads it.
+// `ResultFile.encodeSpilled`'s wire form.
 const spilledTag = "mcp-worker/spilled"
 
 const isSpilledWire = (value: unknown): value is readonly [string, object] =>
@@ -98,7 +98,7 @@ const spilledOf = (value: unknown): number | undefined => {
   return typeof bytes === "number" ? bytes : undefined
 }
 
-/** C80: what an owner thread answered itself, from remote threads, counted once each. @internal */
+/** C80: what an owner thread answered remote threads itself. @internal */
 export const observed = (
   worker: Observed,
   requests: ReadonlyArray<(typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]>
@@ -113,6 +113,6 @@ export const observed = (
   }
 }
 
-// C116: an error that was delivered is the server's answer.
+// C116
 const deliveryKey = (delivery: "delivered" | "not_sent" | "unknown"): keyof Counts =>
   delivery === "delivered" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown"

@@ -1,4 +1,4 @@
-// Runs on the host's event loop, so it reads as the job's scans do: one buffer, no allocation per file.
+// On the host's event loop: one buffer, no allocation per file.
 import * as Fs from "node:fs"
 import { groupOf, parseUsage, readProcFile } from "../job/scan.js"
 
@@ -8,7 +8,7 @@ export interface TreeUsage {
   readonly cpuSeconds: number
 }
 
-// Linux's USER_HZ is 100 on every architecture Node runs on.
+// USER_HZ is 100 on every architecture Node runs on.
 const ticksPerSecond = 100
 const pageBytes = 4096
 

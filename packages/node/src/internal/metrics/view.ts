@@ -10,7 +10,7 @@ import * as Connection from "../shared/connection.js"
 export class HostView extends Context.Tag("@mcp-worker/node/HostView")<HostView, HostViewFace.HostViewService>() {}
 
 const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
-  // Else the request its owner thread took straight from a remote caller.
+  // Else the request its owner thread took from a remote caller.
   const pending = entry.pending ?? heldDirect(entry)
   return {
     workerId: entry.workerId,

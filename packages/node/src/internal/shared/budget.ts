@@ -4,14 +4,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 
-/** The one rule of every surface. @internal */
+/** @internal */
 export const budgetOf: (input: Duration.DurationInput | undefined) => Either.Either<number | undefined, string> =
   Prepare.budgetOf
 
 /** @internal */
 export const invalidTimeout = Prepare.invalidTimeout
 
-/** One thread only: a deadline handed to another thread is a `Date.now()` instant, the one clock all threads share. @internal */
+/** One thread only: across threads a deadline is a `Date.now()` instant. @internal */
 export interface Running {
   readonly budgetMs: number
   readonly startedMs: number
@@ -25,6 +25,6 @@ export const start = (budgetMs: number): Effect.Effect<Running> =>
 export const elapsed = (running: Running): Effect.Effect<number> =>
   Effect.map(Clock.currentTimeMillis, (now) => now - running.startedMs)
 
-/** Never below 1: a spent budget must still bound the next step rather than read as no time at all. @internal */
+/** Never below 1: a spent budget must still bound the next step. @internal */
 export const left = (running: Running): Effect.Effect<number> =>
   Effect.map(elapsed(running), (spent) => Math.max(1, running.budgetMs - spent))

@@ -1,4 +1,4 @@
-// A state that cannot be (closing and closed at once, a failure on a ready connection) has no value here.
+// States that cannot be (closing and closed at once) have no value here.
 import {
   type CleanupSummary,
   type CloseFailed,
@@ -19,7 +19,7 @@ import type { Handlers } from "../../NodeMcpWorkers.js"
 import type * as ProcessJobFace from "../../ProcessJob.js"
 import * as ProcessJob from "../job/processJob.js"
 
-/** Said without any data of the call. @internal */
+/** Holds no data of the call. @internal */
 export interface Failure {
   readonly kind: FailureKind
   readonly message: string
@@ -36,14 +36,14 @@ export interface Ready {
   readonly _tag: "Ready"
 }
 
-/** `close` still ends and confirms its process tree. @internal */
+/** `close` still ends and confirms the tree. @internal */
 export interface Failed {
   readonly _tag: "Failed"
   readonly failure: Failure
   readonly cleanup: CleanupSummary | null
 }
 
-/** A second `close` joins `done`; status shows the state it began in meanwhile. @internal */
+/** A second `close` joins `done`; status shows the prior state. @internal */
 export interface Closing {
   readonly _tag: "Closing"
   readonly from: Ready | Failed
@@ -83,7 +83,7 @@ export const counters = (): Counters => ({
 /** @internal */
 export interface Pending {
   readonly requestId: string
-  /** Epoch ms; absent where nothing shows it. */
+  /** Epoch ms. */
   readonly since?: number | undefined
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
@@ -129,7 +129,7 @@ export const stateOf = (life: Life): WorkerState => {
         : "closed"
 }
 
-/** Kept through the close that follows it. @internal */
+/** Kept through the close that follows. @internal */
 export const failureOf = (life: Life): Failure | null => {
   const shown = settled(life)
   return shown._tag === "Failed" || shown._tag === "Closed" ? shown.failure : null
@@ -147,7 +147,7 @@ export const isEnded = (life: Life): boolean => {
   return shown._tag === "Failed" || shown._tag === "Closed"
 }
 
-/** Also while a `close` runs; only the first failure is recorded. @internal */
+/** Only the first failure is recorded. @internal */
 export const markFailed = (
   connection: Connection,
   kind: FailureKind,
@@ -171,7 +171,7 @@ export const recordCleanup = (connection: Connection, cleanup: CleanupSummary): 
   }
 }
 
-/** `undefined` when one already runs or nothing is left to close. @internal */
+/** `undefined`: one already runs or nothing is left. @internal */
 export const beginClose = (
   connection: Connection,
   done: Deferred.Deferred<WorkerStatus, CloseFailed>
@@ -188,17 +188,17 @@ export const closed = (connection: Connection, cleanup: CleanupSummary | null): 
   connection.life = { _tag: "Closed", failure: failureOf(connection.life), cleanup }
 }
 
-/** The connection is as it was before (failed, by then). @internal */
+/** The connection stays as it was (failed, by then). @internal */
 export const endClose = (connection: Connection): void => {
   const life = connection.life
   if (life._tag === "Closing") connection.life = life.from
 }
 
-/** `undefined` when it may go. @internal */
+/** @internal */
 export const refusalOf = (id: string, connection: Connection | undefined): RequestError | undefined =>
   connection === undefined ? new UnknownWorker({ workerId: id }) : refusal(connection, "the worker is closing")
 
-/** `undefined` when it may go. @internal */
+/** @internal */
 export const refusal = (connection: Connection, closingMessage: string): RequestError | undefined => {
   const { life, pending } = connection
   if (pending !== undefined) {
@@ -248,13 +248,13 @@ export const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unk
 /** @internal */
 export const settle = (holder: Holder, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
   const pending = holder.pending
-  // C13: a late answer never becomes the result of another request.
+  // C13
   if (pending === undefined || pending.requestId !== requestId) return
   holder.pending = undefined
   pending.complete(exit)
 }
 
-/** The callback is the caller's code: what it throws is logged, never let into the owner's message handling. @internal */
+/** The callback's throw is logged, never let into the owner's message handling. @internal */
 export const reportProgress = (
   holder: Holder,
   runFork: <A, E>(effect: Effect.Effect<A, E>) => unknown,
@@ -274,7 +274,7 @@ export const reportProgress = (
   }
 }
 
-/** A `Proxy` is refused wherever inputs are checked. @internal */
+/** @internal */
 export const isProxy = (u: unknown): boolean => types.isProxy(u)
 
 /** @internal */
@@ -301,7 +301,7 @@ export const confirmGone = (
     (left) => Effect.sync(() => left.activeProcesses === 0 && reaper.forget(connection.marker))
   )
 
-/** For an exit that skips finalizers: no server tree may outlive the process. @internal */
+/** For an exit that skips finalizers. @internal */
 export const exitHook = (live: () => Iterable<Pick<Connection, "pid" | "marker" | "life">>) =>
   Effect.acquireRelease(
     Effect.sync(() => {

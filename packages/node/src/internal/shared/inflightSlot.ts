@@ -1,4 +1,4 @@
-// C8: shared memory the owner writes and the host only reads, so no message per request crosses to the host.
+// C8: the owner writes, the host reads: no message per request crosses.
 
 // [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
 const headerBytes = 16
@@ -16,7 +16,7 @@ export interface Held {
   readonly since: number
 }
 
-/** The sequence number is odd while a write runs, so a reader sees a whole write or retries. @internal */
+/** The sequence is odd during a write, so a reader sees a whole write or retries. @internal */
 export const writer = (slot: Slot) => {
   const header = new Int32Array(slot, 0, 2)
   const since = new Float64Array(slot, 8, 1)
@@ -42,7 +42,7 @@ const decoder = new TextDecoder()
 /** @internal */
 export const read = (slot: Slot): Held | undefined => {
   const header = new Int32Array(slot, 0, 2)
-  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  // An owner that died mid-write has nothing in flight.
   for (let tries = 0; tries < 10_000; tries++) {
     const before = Atomics.load(header, 0)
     if ((before & 1) === 1) continue

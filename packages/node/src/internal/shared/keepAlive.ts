@@ -1,5 +1,4 @@
-// C93: one ref'd timer while anything is in flight; every other handle is unref'd, so an undisposed host lets the
-// program end once its work is done.
+// C93: every other handle is unref'd, so an undisposed host lets the program end.
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -7,10 +6,10 @@ import * as Stream from "effect/Stream"
 let inFlight = 0
 let timer: ReturnType<typeof setInterval> | undefined
 
-/** The returned function ends it once, however often called. @internal */
+/** The returned release is idempotent. @internal */
 export const acquire = (): (() => void) => {
   inFlight++
-  // The longest interval a timer takes: it never fires, it only holds the loop.
+  // Never fires; it only holds the loop.
   if (timer === undefined) timer = setInterval(() => {}, 2 ** 31 - 1)
   let released = false
   return () => {
@@ -27,7 +26,7 @@ export const acquire = (): (() => void) => {
 /** @internal */
 export const holding = (): boolean => inFlight > 0
 
-/** Never holds the loop. @internal */
+/** @internal */
 export const sleep = (duration: Duration.DurationInput): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const timer = setTimeout(() => resume(Effect.void), Math.min(Duration.toMillis(duration), 2 ** 31 - 1))

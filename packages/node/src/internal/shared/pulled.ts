@@ -1,5 +1,4 @@
-// The first request starts at once, not forked, so it is written ahead of the caller's next call; ending early ends
-// the subscription at the host too.
+// The first pull starts at once, not forked, so it is sent before the caller's next call.
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -18,7 +17,7 @@ export const pulled = <A, E>(
   pull: (end: boolean) => Effect.Effect<Batch<A>, E>
 ): Effect.Effect<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // Its failure is the first read's, not an unhandled error of this fiber.
+    // Its failure is the first read's, not an unhandled error.
     const first = Runtime.runFork(yield* Effect.runtime<never>())(Effect.exit(pull(false)))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
     let taken = false

@@ -1,5 +1,5 @@
-// Spans only when a real tracer is installed: the default one exports nothing yet draws random ids for ~10 µs, a tenth
-// of a thread hop. A span the caller opened is still sent whatever its tracer (C83): its ids are already drawn.
+// The default tracer exports nothing yet draws ids for ~10 µs, a tenth of a thread hop: no spans without a real
+// tracer. C83: a caller's span is still sent, its ids already drawn.
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
 import * as Clock from "effect/Clock"
@@ -12,7 +12,6 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 
-// Effect's own default service, until `Effect.withTracer` or a tracer layer replaces it.
 const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
 /** @internal */
@@ -27,7 +26,7 @@ export const traced =
           )
     )
 
-/** C83: one read of the fiber, so an untraced call costs nothing more. @internal */
+/** C83: one read of the fiber, so an untraced call costs nothing. @internal */
 export const tracedWith = <A, E, R>(
   name: string,
   attributes: Record<string, unknown>,
@@ -57,7 +56,7 @@ export const withParent = <A, E, R>(
 
 const externalOf = OwnerProtocol.externalSpanOf
 
-/** For work in the step that reads a message, outside any fiber. @internal */
+/** For the step that reads a message, outside any fiber. @internal */
 export interface Tracing {
   readonly tracer: Tracer.Tracer
   readonly clock: Clock.Clock
@@ -72,7 +71,7 @@ export const tracingOf = (fiber: Fiber.RuntimeFiber<unknown, unknown>): Tracing 
       }
     : undefined
 
-/** For a thread whose runtime no caller builds (an owner thread). @internal */
+/** For an owner thread, whose runtime no caller builds. @internal */
 export const threadTracing = (): Tracing | undefined => Effect.runSync(currentTracing)
 
 /** @internal */
@@ -80,7 +79,7 @@ export const currentTracing: Effect.Effect<Tracing | undefined> = Effect.withFib
   Effect.succeed(tracingOf(fiber))
 )
 
-/** Attributes name things, never values that may be secret. @internal */
+/** Attributes never hold values that may be secret. @internal */
 export const startSpan = (
   tracing: Tracing,
   name: string,
