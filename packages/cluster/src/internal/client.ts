@@ -1,5 +1,4 @@
-// `not_sent` is said only where nothing left this process: everything checkable (inputs, budget, a gone group) is
-// checked before the entity is called. Operations are module-level functions of one `Client` record, as in `RpcClient`.
+// `not_sent` only where nothing left this process: all that can be checked is checked before the entity is called.
 import type * as ClusterError from "@effect/cluster/ClusterError"
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as Rpc from "@effect/rpc/Rpc"
@@ -40,7 +39,7 @@ export interface ClientOptions {
   readonly closeTimeoutMs: number
 }
 
-// As `Sharding.makeClient` makes it: the transport's errors beside the entity's own.
+// The transport's errors beside the entity's own.
 type EntityClient<Rpcs extends Rpc.Any> = (
   entityId: string
 ) => RpcClient.RpcClient.From<
@@ -57,11 +56,10 @@ interface Client {
   readonly control: EntityClient<
     typeof Protocol.Status | typeof Protocol.Cancel | typeof Protocol.Close | typeof Protocol.Events
   >
-  /** `Request.supersedes`: the last call answered without the runner's answer. */
+  /** `Request.supersedes` */
   readonly unanswered: Map<string, string>
 }
 
-/** The oldest is forgotten first. */
 const maxUnanswered = 4_096
 
 const nameOf = new Map<Operations.Any, string>(
@@ -71,14 +69,14 @@ const nameOf = new Map<Operations.Any, string>(
 const deliveryUnknown = (workerId: string, reason: "timeout" | "host_unresponsive") =>
   new DeliveryUnknown({ workerId, requestId: "", reason, delivery: "unknown" })
 
-// No answer: the runner may have acted on it.
+// The runner may have acted on it.
 const deliveryUnknownOf = (workerId: string, requestId: string) =>
   new DeliveryUnknown({ workerId, requestId, reason: "host_unresponsive", delivery: "unknown" })
 
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// Only the worker's own runner writes saveTo and spills on its disk and reaches a caller with progress; "fail" travels.
+// Only the worker's own runner can write saveTo and spills and reach a caller with progress.
 const otherRunner: Operations.ParamsContext = {
   isProxy: types.isProxy,
   checkSavePath: () => "saveTo writes on the worker's own runner: call it there",
@@ -93,7 +91,7 @@ const progressRefused = (options: Operations.CallToolOptions | undefined): Inval
 const answered = <A, E>(operation: Operations.Any, effect: Effect.Effect<A, E>): Effect.Effect<unknown, E> =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer)
 
-// msgpack has no `undefined`: trailing ones are dropped, and the runner pads them back.
+// msgpack has no `undefined`: the runner pads trailing ones back.
 const trimmed = (args: ReadonlyArray<unknown>): Array<unknown> => {
   let end = args.length
   while (end > 0 && args[end - 1] === undefined) end--
@@ -119,7 +117,7 @@ const payloadOf = (
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
-  // C83, C84: the envelope's ids are the rpc client's span's, which a non-tracing runner cannot tell from the caller's.
+  // C83, C84: the envelope's ids are the rpc client's span's.
   ...(trace === undefined ? {} : { trace })
 })
 
@@ -139,7 +137,6 @@ const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | un
   return Option.isSome(parts) && parts.value.group === client.self.group ? client.local.value : undefined
 }
 
-// Its worker is gone with it: nothing is sent.
 const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorker> => {
   const parts = ClusterWorkerId.parse(id)
   if (Option.isNone(parts)) return Effect.fail(new UnknownWorker({ workerId: id }))
@@ -148,7 +145,7 @@ const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorke
   )
 }
 
-// Read in the caller's fiber before the request leaves it.
+// In the caller's fiber, before the request leaves it.
 const currentTrace = Effect.withFiberRuntime<OwnerProtocol.TraceContext | undefined>((fiber) =>
   Effect.succeed(OwnerProtocol.traceContextOfFiber(fiber))
 )
@@ -186,9 +183,9 @@ const remoteRequest = (
             })
           ),
           Effect.catchTags({
-            // The one-message mailbox was taken: refused before the owner saw anything.
+            // Refused before the owner saw anything.
             MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
-            // A resend of a request the runner already holds: the first may be running.
+            // The first one may be running.
             AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
             PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
           }),
@@ -196,10 +193,10 @@ const remoteRequest = (
           Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
         )
       ),
-      // Interrupted in the background, so the caller's budget holds even when the runner cannot hear it.
+      // In the background, so the budget holds even when the runner cannot hear it.
       Effect.disconnect,
       Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") }),
-      // C39: this call ends at the runner before this process's next one there begins.
+      // C39
       Effect.onExit(() => Effect.sync(() => answered || noteUnanswered(client, id, call, false)))
     )
   }).pipe(spanned(operation.span, { workerId: id, cluster: true }))
@@ -224,7 +221,7 @@ const requestsOf = (client: Client) =>
     )
   })
 
-// C22a: a status or cancel with no answer may have acted; the service's types omit `DeliveryUnknown`, hence the cast.
+// C22a; the service's types omit `DeliveryUnknown`, hence the cast.
 const controlUnknown = (id: string, requestId: string) => () =>
   deliveryUnknownOf(id, requestId) as unknown as HostUnavailable
 
@@ -234,7 +231,6 @@ const transportUnknown = (id: string, requestId: string) => ({
   PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
 })
 
-// A process that is only a client of the cluster owns none.
 const open = (
   client: Client,
   config: ServerConfig.ServerConfigInput,
@@ -268,7 +264,7 @@ const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["st
         .Status({ workerId: id, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, "")),
-          // C89: a resend of one it may have acted on
+          // C89
           Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, "")())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
         )
@@ -294,7 +290,7 @@ const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWo
         .Cancel({ workerId: id, requestId, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, requestId)),
-          // C89: a resend of one it may have acted on
+          // C89
           Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, requestId)())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
         )
@@ -319,7 +315,7 @@ const close = (
   }
   const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
   const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
-  // An answer that does not come in time confirms nothing.
+  // A late answer confirms nothing.
   const unconfirmed = () =>
     new CloseFailed({
       workerId: id,
@@ -408,6 +404,6 @@ export const make = (options: {
           onRight: (id) => events(client, id, eventsOptions)
         })
     }
-    // A document's entries open on this runner, its references read from this process's environment.
+    // Entries open on this runner, references read from this process's environment.
     return AgentHost.extend(service, { environment: () => process.env })
   })

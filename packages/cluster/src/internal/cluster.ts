@@ -40,20 +40,20 @@ const shardingConfig = (options: McpCluster.Options, group: string) =>
         ? Option.none()
         : Option.some(RunnerAddress.make(runner.listenHost ?? runner.host, runner.listenPort ?? runner.port))
     ),
-    // One group per process start, with one shard: the shard can only ever be this process's.
+    // One shard per process start: it can only ever be this process's.
     availableShardGroups: [group],
     assignedShardGroups: [group],
     shardsPerGroup: 1,
-    // Lock numbers come from each runner's index into its group list, [group] for all: the lock table keys by shard name.
+    // Lock numbers are each runner's index into its group list, the same for all: lock by shard name instead.
     shardLockDisableAdvisory: true,
-    // `Runner` equality is address and weight: the weight tells a restart on the same address apart, and places nothing.
+    // The weight tells a restart on the same address apart (`Runner` equality); it places nothing.
     runnerShardWeight: 1 + Math.floor(Math.random() * 1_000_000) / 1_000_000_000,
     shardLockExpiration: options.runnerExpiration ?? Duration.seconds(20),
     refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
     sendRetryInterval: Duration.millis(100),
     simulateRemoteSerialization: false,
     preemptiveShutdown: true,
-    // C89: it holds at most this long's worth of answered ids.
+    // C89
     entityMessagePollInterval: Duration.seconds(10)
   })
 
@@ -65,12 +65,12 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
       : SocketRunner.layer.pipe(Layer.provide([Transport.layerSocketServer, Transport.layerClientProtocol]))
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
     Layer.provide(config),
-    // Runners started at once on a fresh Postgres race on `CREATE TABLE IF NOT EXISTS`; the tables exist by the next try.
+    // Runners started at once on a fresh Postgres race on `CREATE TABLE`; the next try finds the tables.
     Layer.retry(Schedule.intersect(Schedule.jittered(Schedule.spaced(Duration.millis(200))), Schedule.recurs(5)))
   )
   return transport.pipe(
     Layer.provideMerge(storage),
-    // No peer pings: a partitioned owner's shard could move nowhere, and eviction would cancel its calls.
+    // No pings: a partitioned owner's shard could move nowhere, and eviction would cancel its calls.
     Layer.provide(RunnerHealth.layerNoop),
     // C37
     Layer.provide(MessageStorage.layer),
@@ -79,14 +79,14 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
   )
 }
 
-// C89. Made anew per runner, since a layer value is shared wherever it appears in one build.
+// C89. Per runner: a layer value is shared wherever it appears in one build.
 export const entities = () =>
   Layer.mergeAll(
     WorkerEntity.toLayer(workerHandlers, {
-      // C8: the registry refuses a second request as busy; the entity keeps no record that could outlive its caller's answer.
+      // C8: the registry refuses a second request; the entity keeps no record of its own.
       mailboxCapacity: "unbounded",
       concurrency: "unbounded",
-      // A defect answers its own request and never rebuilds the facade to replay what was in flight.
+      // A defect never rebuilds the facade to replay what was in flight.
       disableFatalDefects: true
     }),
     ControlEntity.toLayer(controlHandlers, {
@@ -115,7 +115,6 @@ export const layer = (
 ): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
   layerWith(options, Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host)))
 
-// Tests wrap the real registry to make its handler die.
 export const layerWith = (
   options: McpCluster.Options,
   localWorkers: Layer.Layer<LocalWorkers>

@@ -1,5 +1,4 @@
-// Stateless: a facade rebuilt after a shard move, defect or idle reap looks the worker up again; it never opens,
-// re-creates or replays anything.
+// Stateless: a rebuilt facade looks the worker up again; it never opens, re-creates or replays anything.
 import type * as Entity from "@effect/cluster/Entity"
 import type * as Snowflake from "@effect/cluster/Snowflake"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -21,13 +20,13 @@ import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
 import { RequestRecord, type RequestRecordService } from "./requestRecord.js"
 
-// The layer's `McpWorkers` is the cluster-wide service.
+// Its own tag: the layer's `McpWorkers` is the cluster-wide service.
 export class LocalWorkers extends Context.Tag("@mcp-worker/cluster/LocalWorkers")<
   LocalWorkers,
   McpWorkers.McpWorkersService
 >() {}
 
-// `null` address: client only.
+// `address` is `null` in a process that is only a client.
 export interface Self {
   readonly group: string
   readonly address: string | null
@@ -35,7 +34,7 @@ export interface Self {
 
 export class SelfRunner extends Context.Tag("@mcp-worker/cluster/McpCluster")<SelfRunner, Self>() {}
 
-// The local registry names the local id; the caller holds the cluster id.
+// The caller holds the cluster id, not the local one.
 export const renameWorker =
   <E>(id: string) =>
   (error: E): E => {
@@ -60,11 +59,10 @@ export const withRunner = (self: Self, id: string, status: WorkerStatus.WorkerSt
 
 const operations: Record<string, Operations.Any> = Operations.requests
 
-// The positional surface needs all of them.
 const padded = (args: ReadonlyArray<unknown>, arity: number): Array<unknown> =>
   Array.from({ length: arity }, (_, i) => (i < args.length ? args[i] : undefined))
 
-/** C83: the rpc machinery's spans, which no tracer records, are not the caller's. */
+/** C83: the rpc machinery's spans are not the caller's. */
 const callerTraced = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   trace: OwnerProtocol.TraceContext | undefined
@@ -109,18 +107,17 @@ export const request = (
       payload.operation
     ]
     const timeout = Duration.millis(payload.timeoutMs)
-    // C121: against a default timeout the whole budget ends it first anyway.
+    // C121: never past the whole budget, which would end it first anyway.
     const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.timeoutMs)
     const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
     const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
-    // `ResultFile.answerOf` reads it on the caller's side.
     return Effect.map(
       callerTraced(run(local, ...padded(payload.args, operation.arity), options), payload.trace),
       ResultFile.wireOf
     )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
-/** C39: a request that `supersedes` ends that call's request first, so the next call finds the worker free however messages raced. */
+/** C39: ends the superseded call's request first, so the next call finds the worker free. */
 const relay = (
   calls: Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>,
   handle: Effect.Effect<unknown, McpWorkerError.RequestError>,
@@ -171,7 +168,7 @@ export const workerHandlers = Effect.gen(function* () {
   })
 }) satisfies Effect.Effect<Entity.HandlersFrom<any>, never, any>
 
-// C89: an events stream has no budget, and a repeat only subscribes again.
+// C89: no budget, and a repeat only subscribes again.
 export const controlHandlers = Effect.gen(function* () {
   const workers = yield* LocalWorkers
   const self = yield* SelfRunner
@@ -193,7 +190,7 @@ export const controlHandlers = Effect.gen(function* () {
   })
 })
 
-// The registry closing is, to a caller on another runner, a worker that is gone.
+// To a caller on another runner, a closing registry's worker is gone.
 const status = (workers: McpWorkers.McpWorkersService, self: Self, workerId: string) =>
   localIdOf(self, workerId).pipe(
     Effect.flatMap((local) => workers.status(local)),
@@ -227,7 +224,7 @@ const close = (
         payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
       )
     ),
-    // The payload's schema made the id a string: the host's id check cannot refuse it.
+    // The payload's schema made the id a string.
     Effect.catchTag("InvalidInput", Effect.die),
     Effect.map((status) => withRunner(self, payload.workerId, status)),
     Effect.mapError(renameWorker(payload.workerId)),

@@ -1,6 +1,5 @@
-// Stores nothing (C37), but is not `MessageStorage.noop` itself: with the noop (compared by identity) `Sharding` never
-// runs its read loop, the only place `@effect/cluster` forgets answered request ids. Repeats are refused by the
-// runner's own record (C89); the test "C89: the cluster forgets the ids it answered …" fails if either internal changes.
+// C37. Not `MessageStorage.noop` itself: with the noop (by identity) `Sharding` never runs the loop that forgets
+// answered ids. Test "C89: the cluster forgets the ids it answered …" guards both internals.
 import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as Layer from "effect/Layer"
 

@@ -1,5 +1,4 @@
-// One `@effect/rpc` table from which the caller's client and the runner's facade are derived. The runner's registry
-// alone decides busy (C8); control reaches a busy worker. Neither is `Persisted`: nothing can replay a call (C37).
+// One table for the client and the facade. C8: the runner's registry alone decides busy. C37: not `Persisted`.
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
@@ -14,24 +13,24 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
-    /** C89: the record keeps the request this long past its stamp. */
+    /** C89 */
     timeoutMs: Schema.Number,
     /** C121 */
     idleMs: Schema.optional(Schema.Number),
-    /** `onTooLarge: "fail"`: the worker's own spill does not apply. */
+    /** `onTooLarge: "fail"` */
     spill: Schema.optional(Schema.Literal(false)),
-    /** Random, known to the caller alone. */
+    /** Known to the caller alone. */
     call: Schema.String,
-    /** Answered without the runner's answer: it ends before this begins. */
+    /** It ends before this begins. */
     supersedes: Schema.optional(Schema.String),
-    /** C83, C84: the envelope's ids are the rpc client's span's, which only a tracing runner records. */
+    /** C83, C84 */
     trace: Schema.optional(OwnerProtocol.TraceContext)
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError
 })
 
-/** C89: a `DeliveryUnknown` is the record's refusal once this has passed. */
+/** C89 */
 const budgetMs = Schema.Number
 
 export const Status = Rpc.make("Status", {

@@ -1,11 +1,10 @@
-// C89, C37: a message is refused once its Snowflake stamp, budget and margin have passed, recorded or not, so the
-// record holds only the last budget and margin's messages.
+// C89, C37: refused once stamp, budget and margin have passed, recorded or not, so the record stays small.
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-/** Clock skew plus a resend's travel time; a stamp further ahead is refused, so no entry outlives its budget by more than twice this. */
+/** Clock skew plus a resend's travel; no entry outlives its budget by more than twice this. */
 export const marginMs = 60_000
 
 const sweepIntervalMs = 1_000
@@ -25,7 +24,7 @@ export class RequestRecord extends Context.Tag("@mcp-worker/cluster/RequestRecor
 
 export const make: Effect.Effect<RequestRecordService> = Effect.map(Effect.clock, (clock) => {
   const deadlines = new Map<bigint, number>()
-  // Time never runs back here: an expired message stays expired if the wall clock is set back.
+  // Never runs back: an expired message stays expired if the wall clock is set back.
   let latest = -Infinity
   let sweptAt = -Infinity
   const now = () => (latest = Math.max(latest, clock.unsafeCurrentTimeMillis()))
@@ -38,7 +37,7 @@ export const make: Effect.Effect<RequestRecordService> = Effect.map(Effect.clock
       const at = now()
       if (at - sweptAt >= sweepIntervalMs) sweep(at)
       const stamp = Snowflake.timestamp(requestId)
-      // Once this holds for an entry it holds for good, so forgetting it is safe.
+      // Once true it stays true, so forgetting the entry is safe.
       const deadline = stamp + budgetMs + marginMs
       if (!(deadline > at)) return "expired"
       if (stamp > at + marginMs) return "ahead"

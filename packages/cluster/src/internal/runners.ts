@@ -1,4 +1,4 @@
-// Only a group the runner storage no longer lists is known gone; a call to one is refused before anything is sent.
+// Only a group the storage no longer lists is known gone.
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
@@ -9,7 +9,7 @@ import type * as Scope from "effect/Scope"
 export type Served = "served" | "gone" | "unknown"
 
 export interface RunnerView {
-  // "unknown": the storage could not be read, so nothing may be concluded from a missing group.
+  // "unknown": the storage could not be read.
   readonly served: (group: string) => Effect.Effect<Served>
   readonly addressOf: (group: string) => string | undefined
 }

@@ -1,5 +1,4 @@
-// Nagle off on both ends: an interrupt then the next request are two small frames, and the second would wait ~40 ms
-// for the delayed acknowledgement of the first.
+// Nagle off: an interrupt and the next request are two small frames; the second would wait ~40 ms for an ACK.
 import * as Runners from "@effect/cluster/Runners"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"

@@ -12,7 +12,7 @@ export type Part =
   | { readonly _tag: "Input"; readonly id: string }
   | { readonly _tag: "Variable"; readonly variable: Variable }
 
-/** Claude Desktop writes none; the document's own form adds `${env:NAME:-default}` and `${$}` for a literal `$`. @internal */
+/** Claude Desktop writes none; the document form adds `${env:NAME:-default}`, and `${$}` for a literal `$`. @internal */
 export type Syntax = "none" | "cursor" | "vscode" | "shell" | "document"
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/

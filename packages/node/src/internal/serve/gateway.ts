@@ -1,5 +1,4 @@
-// C44, C119: each worker of a bearer is reached through a listener grant of its own, so the gateway admits, filters
-// and projects exactly as the socket plane does; a request is begun once, never retried (C3).
+// C44, C119: through a listener grant per worker, so the gateway admits and projects exactly as sockets do; C3.
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type { Tool } from "@modelcontextprotocol/client"
 import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
@@ -32,18 +31,16 @@ export interface Bundle {
 
 export interface Gateway {
   readonly registry: HostRegistry
-  /** Never handed out, so only the gateway presents them. */
+  /** Never handed out. */
   readonly inner: Grants.Grants
-  /** Keyed by each bearer grant's `workerId`. */
   readonly bearers: Grants.Grants
   readonly bundles: Map<string, Bundle>
   readonly separator: string
-  /** C8: shown while the worker is busy with a call. */
+  /** C8 */
   readonly lastTools: Map<string, ReadonlyArray<Tool>>
   closing: boolean
 }
 
-/** Each of the face's types once. */
 const served: Record<McpServeFace.ServedOperation, true> = {
   listTools: true,
   callTool: true,
@@ -68,7 +65,7 @@ const namePattern = /^[A-Za-z0-9_.-]{1,64}$/
 const invalid = (where: "config" | "arguments", path: string, message: string) =>
   new InvalidInput({ where, path, message, delivery: "not_sent" })
 
-/** So every served name stays one MCP tool name. @internal */
+/** @internal */
 export const checkSeparator = (separator: unknown): Either.Either<string, InvalidInput> =>
   typeof separator === "string" && namePattern.test(separator)
     ? Either.right(separator)
@@ -93,7 +90,7 @@ export const servedName = (gateway: Gateway, entry: string, tool: string): strin
 export const nameIn = (gateway: Gateway, bundle: Bundle, entry: Entry, name: string): string =>
   bundle.bare === undefined ? servedName(gateway, entry.name, name) : name
 
-// C131: a worker name holds no separator, so a served name splits one way only and no two tools share one.
+// C131: a worker name holds no separator, so a served name splits one way only.
 const checkedName = (gateway: Gateway, name: string): InvalidInput | undefined =>
   !namePattern.test(name)
     ? invalid("arguments", `workers.${name}`, "a worker name must be 1 to 64 of A-Z a-z 0-9 _ . -")
@@ -148,7 +145,7 @@ const sweep = (gateway: Gateway, now: number): void => {
   }
 }
 
-/** C131: nothing is issued unless every entry is acceptable. @internal */
+/** C131 @internal */
 export const grant = (
   gateway: Gateway,
   workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>,
@@ -160,7 +157,7 @@ export const grant = (
     if (unprefixed !== undefined && typeof unprefixed !== "boolean") {
       return yield* invalid("arguments", "options.unprefixed", "unprefixed must be a boolean")
     }
-    // C141: a name of its own is unambiguous only when the grant names one worker.
+    // C141: only a grant of one worker keeps names unprefixed.
     if (unprefixed === true && served.length !== 1) {
       return yield* invalid("arguments", "options.unprefixed", "unprefixed serves exactly one worker")
     }
@@ -187,23 +184,22 @@ export const grant = (
 const reRooted = (error: InvalidInput, root: string): InvalidInput =>
   invalid("arguments", `${root}.${error.path.replace(/^options\./, "")}`, error.message)
 
-/** `undefined` for an unknown, expired, revoked or forged one. */
+/** `undefined` unless it holds. */
 export const bundleOf = (gateway: Gateway, bearer: string): Bundle | undefined => {
   const key = bundleKeyOf(gateway, bearer)
   return key === undefined ? undefined : heldBundle(gateway, key)
 }
 
-/** C134: the tag is checked once per session; each request then finds its bundle by key (`heldBundle`). */
+/** C134: the tag is checked once per session (`heldBundle`). */
 export const bundleKeyOf = (gateway: Gateway, bearer: string): string | undefined =>
   Grants.resolve(gateway.bearers, bearer, Date.now())?.workerId
 
-/** Revoking deletes it, and its expiry is the grant's. */
 export const heldBundle = (gateway: Gateway, key: string): Bundle | undefined => {
   const bundle = gateway.bundles.get(key)
   return bundle !== undefined && Date.now() <= bundle.expiresAt ? bundle : undefined
 }
 
-/** C44: calls in flight run on. */
+/** C44 */
 export const revoke = (gateway: Gateway, bearer: string): Effect.Effect<void, UnknownWorker> =>
   Effect.suspend(() => {
     const found = Grants.resolve(gateway.bearers, bearer, Date.now())
@@ -234,7 +230,7 @@ export interface Extra {
   readonly ask?: Asker | undefined
 }
 
-/** C11: interrupted, it ends exactly at the server. */
+/** C11 */
 export const request = (
   gateway: Gateway,
   entry: Entry,
@@ -244,7 +240,7 @@ export const request = (
   extra: Extra = {}
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
-    // The SDK parsed these params from JSON: checked as the socket plane checks them, minus the tag check and second parse.
+    // Params the SDK parsed from JSON: no tag check nor second parse.
     const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
     const payload = { id: entry.grant, params: JSON.stringify(params) }
     const found = Grants.admitted(listener, name, payload, params as JsonValue.JsonObject)
@@ -280,7 +276,7 @@ export const request = (
     }).pipe(Effect.map((value) => Grants.shown(grant, name, value)))
   })
 
-/** C8: a busy worker's tools are its last list. */
+/** C8 */
 export const listTools = (gateway: Gateway, bundle: Bundle): Effect.Effect<ReadonlyArray<Tool>> =>
   Effect.map(
     Effect.forEach(liveEntries(gateway, bundle), ([entry, grant]) =>
@@ -324,7 +320,6 @@ export const unknownTool = (served: string): InvalidInput =>
 
 const encodeError = Schema.encodeSync(McpWorkerError)
 
-/** The server's own code for its answer; invalid params for what was refused as input. */
 const codeOf = (error: RequestError): number =>
   error._tag === "ServerError"
     ? error.code

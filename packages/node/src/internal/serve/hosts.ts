@@ -1,4 +1,4 @@
-// C118: a plane built beside a host reaches its workers on one registry, while the public view hands out nothing of it.
+// C118: one registry for every plane; the public view hands out nothing of it.
 import type * as HostViewFace from "../../HostView.js"
 import type { HostRegistry } from "../host/layer.js"
 

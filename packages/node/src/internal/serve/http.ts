@@ -1,4 +1,4 @@
-// C133: admitted on its head alone; no grant, 401 and closed unread; a body past the bound refused before it is whole.
+// C133: admitted on its head; no grant, 401 unread; an oversized body refused before it is whole.
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -20,7 +20,7 @@ export const maxHeaderBytes = 8 * 1024
 interface Session {
   readonly id: string
   readonly bearer: string
-  /** The least recent makes room when the bound is reached. */
+  /** The least recent makes room at the bound. */
   lastActive: number
   readonly server: Server
   readonly transport: StreamableHTTPServerTransport
@@ -96,7 +96,7 @@ async function handle(
   if (gateway.closing) return refuse(res, 503, "the mcp-worker host is closing; the request was not sent")
   const id = req.headers["mcp-session-id"]
   const known = typeof id === "string" ? sessions.get(id) : undefined
-  // Another grant's request to a session looks like one to no session at all.
+  // Another grant's request looks like one to no session.
   if (typeof id === "string" && known?.bearer !== bearer) return refuse(res, 404, "no such session")
   let body: unknown = undefined
   if (req.method === "POST") {
@@ -116,7 +116,7 @@ async function handle(
   return (await open(sessions, options, bearer)).transport.handleRequest(req, res, body)
 }
 
-// C133: clients that go away rarely end their session, and a client told 404 opens a new one.
+// C133: clients rarely end their sessions, and one told 404 opens a new one.
 async function makeRoom(gateway: Gateway.Gateway, sessions: Map<string, Session>, max: number): Promise<void> {
   const revoked = [...sessions.values()].filter((session) => Gateway.bundleOf(gateway, session.bearer) === undefined)
   await Promise.all(revoked.map((session) => session.server.close()))
@@ -144,7 +144,6 @@ async function open(sessions: Map<string, Session>, options: Options, bearer: st
   return session
 }
 
-/** With `path`, a private Unix socket removed with the scope. */
 const bind = (server: http.Server, options: Options): Effect.Effect<string, ServeError | ListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const prepared = options.path === undefined ? undefined : yield* SocketFile.prepare(options.path)

@@ -1,4 +1,4 @@
-// C2: the MCP SDK's server loads when the layer is built, not when the package is imported.
+// C2
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -43,7 +43,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
       const runtime = yield* Effect.runtime<never>()
       const fork = yield* FiberSet.makeRuntime<never>()
       const Server = yield* loadServer
-      // Runs first on shutdown: what arrives while the host closes is refused unsent.
+      // First on shutdown: what arrives while the host closes is refused unsent.
       yield* Effect.addFinalizer(() => Effect.sync(() => (gateway.closing = true)))
       const url =
         options.http === undefined

@@ -145,7 +145,7 @@ const main = (argv: ReadonlyArray<string>) => {
   const layer = layerServe(args.http ? { http: { port: args.port } } : {}).pipe(
     Layer.provideMerge(NodeMcpWorkers.layerWithView())
   )
-  // On stdio, stdout is the MCP channel: everything said to a person goes to stderr.
+  // On stdio, stdout is the MCP channel.
   NodeRuntime.runMain(
     Effect.scoped(program(args)).pipe(
       Effect.provide(layer),

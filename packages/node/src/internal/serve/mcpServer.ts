@@ -1,4 +1,4 @@
-// C11: the client's `notifications/cancelled` aborts its request, which ends exactly that request at the server.
+// C11
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
@@ -21,7 +21,7 @@ import * as Gateway from "./gateway.js"
 import * as Questions from "./questions.js"
 import * as ServeTasks from "./tasks.js"
 
-// Node's longest timer delay: SDK requests wait on the host's own bound instead.
+// Node's longest timer: the host's own bound applies instead.
 const maxTimer = 2 ** 31 - 1
 
 /** @internal */
@@ -29,14 +29,13 @@ export const { version } = createRequire(import.meta.url)("../../../package.json
 
 export type Run = <A, E>(effect: Effect.Effect<A, E>, options?: { readonly signal?: AbortSignal }) => Promise<A>
 
-// C83: the worker's server gets the client's `_meta` but the gateway's own progress token.
+// C83: the client's `_meta`, but the gateway's own progress token.
 const forwardedMeta = (meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined => {
   if (meta === undefined) return undefined
   const { progressToken: _, ...rest } = meta
   return Object.keys(rest).length === 0 ? undefined : rest
 }
 
-/** Interrupted when the gateway closes. */
 export type Fork = <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
 
 /** C139, C143 */
@@ -70,7 +69,7 @@ export interface CallContext {
   readonly questions?: Omit<Questions.Caller, "ended"> | undefined
 }
 
-/** Both eras answer alike through these. @internal */
+/** @internal */
 export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, raise: Raise) => {
   const fail = (error: RequestError) => raise(Gateway.mcpErrorOf(error))
   const key = Gateway.bundleKeyOf(gateway, bearer)
@@ -113,7 +112,7 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
       ...(task && { task }),
       ...(meta && { _meta: meta })
     }
-    // C156; the grant keeps the task as its own (C71).
+    // C156, C71
     const operation = task === undefined ? "callTool" : "startTask"
     const ended = new AbortController()
     const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended.signal })
@@ -155,19 +154,19 @@ export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: F
         notify: (notification) => extra.sendNotification(notification),
         questions: {
           declared: () => server.getClientCapabilities(),
-          // On the call's own stream, so it reaches the calling client; the host's timeout bounds it, not the SDK's.
+          // On the call's own stream, so it reaches the caller; the host's timeout bounds it.
           send: (question, signal) => extra.sendRequest(question as never, ResultSchema, { signal, timeout: maxTimer })
         }
       })
     )
   }
-  // A grant gone since the session opened is refused as a tool call's is: its error, not a defect.
+  // A grant gone since the session opened fails as a tool call does, not as a defect.
   Beyond.register(server, (request, signal) => answer(request, signal), gateway, capabilities, subscribed)
   if (tasks) ServeTasks.register(server, answer, gateway)
   return server
 }
 
-/** C98: the declarations name no Node type. @internal */
+/** C98 @internal */
 export interface StdioStreams {
   readonly input: { on(event: string, listener: (...args: Array<any>) => void): unknown }
   readonly output: { write(chunk: string): unknown }

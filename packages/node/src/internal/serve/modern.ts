@@ -1,5 +1,4 @@
-// C133, C134, C148, C162: stateless beside the 2025-11-25 sessions, on the same checks and handlers. A handler per
-// grant, so a listen stream hears only its grant's workers (C163).
+// C133, C134, C148, C162, C163: stateless, beside the sessions; a handler per grant.
 import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
 import type { McpHttpHandler, ServerEvent, ServerEventBus } from "@modelcontextprotocol/server"
 import * as Effect from "effect/Effect"
@@ -14,13 +13,12 @@ import * as ServeTasks from "./tasks.js"
 
 /** @internal */
 export interface Modern {
-  /** The body was read already. */
   readonly claims: (req: http.IncomingMessage, body: unknown) => Promise<boolean>
   readonly serve: (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, bearer: string) => Promise<void>
   readonly close: () => Promise<void>
 }
 
-// C133: handed over as `parsedBody`, so a 2025-11-25 request is classified without serializing it again.
+// C133: `parsedBody`, so a 2025-11-25 request is not serialized again.
 const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(req.headers)) {
@@ -33,7 +31,7 @@ const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request =>
   })
 }
 
-// The SDK's own classification, fed from the Node request: a 2025-11-25 request never needs a web Request.
+// The SDK's own classification: a 2025-11-25 request never needs a web Request.
 const isLegacy = (req: http.IncomingMessage, body: unknown): boolean => {
   const header = (name: string) => {
     const value = req.headers[name]
@@ -62,7 +60,7 @@ const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server =>
   const capabilities = tasks ? { ...served, ...ModernTasks.capabilities } : served
   const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const { answer, callTool, listTools } = handlers(gateway, bearer, run, raise)
-  // The same JSON under both SDKs' result types, which TypeScript sees as unrelated.
+  // The same JSON under two SDKs' result types.
   if (capabilities.tools !== undefined) {
     server.setRequestHandler("tools/list", () => listTools() as never)
     server.setRequestHandler(
@@ -97,7 +95,7 @@ const eventOf = (method: string, params: Record<string, unknown> | undefined): S
   return undefined
 }
 
-/** C163, C30: ended with the last stream; the SDK's router filters each stream's share. */
+/** C163, C30: the SDK's router filters each stream's share. */
 const grantBus = (gateway: Gateway.Gateway, bearer: string, fork: Fork): ServerEventBus => {
   const listeners = new Set<(event: ServerEvent) => void>()
   let watching: Fiber.RuntimeFiber<void> | undefined = undefined
@@ -139,7 +137,7 @@ const listenOf = (body: unknown): Listen | undefined => {
   return { id: message.id, uris: Array.isArray(uris) ? uris.filter((uri) => typeof uri === "string") : [] }
 }
 
-/** C164, C142: the first subscription that fails is the listen's answer. */
+/** C164, C142 */
 const subscribeListened = async (
   gateway: Gateway.Gateway,
   bearer: string,
@@ -156,7 +154,7 @@ const subscribeListened = async (
       signal
     ).then(
       () => undefined,
-      // C132: anything but a refusal is no answer of ours to give.
+      // C132
       (error: unknown) => {
         if (error instanceof ProtocolError) return error
         throw error
@@ -173,7 +171,7 @@ const subscribeListened = async (
 /** @internal */
 export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => {
   const byGrant = new Map<string, McpHttpHandler>()
-  // C133: a grant that no longer holds loses its handler, and its streams, when another opens one.
+  // C133: a lapsed grant loses its handler when another opens one.
   const handlerOf = (bearer: string): McpHttpHandler => {
     const known = byGrant.get(bearer)
     if (known !== undefined) return known
@@ -196,7 +194,7 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
       // C148
       const abort = new AbortController()
       res.once("close", () => abort.abort())
-      // C160: the SDK has no task runtime.
+      // C160
       const task = await ModernTasks.answer(gateway, bearer, run, body, abort.signal)
       if (task !== undefined)
         return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(task))

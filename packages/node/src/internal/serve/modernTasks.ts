@@ -1,4 +1,4 @@
-// C160: the v2 server SDK has no task runtime, so task requests are answered here, before the SDK's handler.
+// C160: the v2 server SDK has no task runtime, so tasks are answered before its handler.
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Tasks from "@mcp-worker/core/Tasks"
 import * as Effect from "effect/Effect"
@@ -15,14 +15,14 @@ export const capabilities = { extensions: { [Tasks.extensionId]: {} } }
 const declares = (params: Json | undefined): boolean =>
   params?._meta?.["io.modelcontextprotocol/clientCapabilities"]?.extensions?.[Tasks.extensionId] !== undefined
 
-// C70's `ttl` and `pollInterval` are `ttlMs` and `pollIntervalMs` in the revision's flat task.
+// C70's `ttl` and `pollInterval`, flat.
 const flat = ({ ttl, pollInterval, ...task }: Json): Json => ({
   ...task,
   ttlMs: ttl ?? null,
   ...(pollInterval === undefined ? {} : { pollIntervalMs: pollInterval })
 })
 
-// The revision's envelope is the gateway's to read, not the worker's.
+// The revision's envelope is the gateway's, not the worker's.
 const forwarded = (meta: Json | undefined): Json | undefined => {
   const kept = Object.entries(meta ?? {}).filter(
     ([key]) => key !== "progressToken" && !key.startsWith("io.modelcontextprotocol/")
@@ -30,7 +30,7 @@ const forwarded = (meta: Json | undefined): Json | undefined => {
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
-/** C72: a 2025-11-25 worker runs the tools it listed as `required` or `optional` as tasks. */
+/** C72 */
 const runsAsTask = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, entry: Gateway.Entry, tool: string) =>
   Effect.gen(function* () {
     const status = yield* Effect.either(gateway.registry.service.status(entry.workerId))
@@ -50,7 +50,7 @@ const start = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, params: Json) =
     const meta = forwarded(params._meta)
     const sent = { name: tool, arguments: params.arguments ?? {}, task: {}, ...(meta && { _meta: meta }) }
     const answer = (yield* Gateway.request(gateway, entry, "startTask", "tools/call", sent)) as Json
-    // C75a: the worker may answer at once; the answer goes as it came.
+    // C75a
     return answer.task === undefined
       ? { resultType: "complete", ...answer }
       : { resultType: "task", ...flat(answer.task) }
@@ -61,7 +61,7 @@ const detailed = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, taskId: stri
   Effect.gen(function* () {
     const task = (yield* ServeTasks.byId(gateway, bundle, "getTask", { taskId })) as Json
     const { _meta: _, ...shown } = flat(task)
-    // C160: input requests are answered with tasks/update, which the gateway does not send.
+    // C160: the gateway sends no tasks/update.
     if (task.status === "input_required") return { ...shown, inputRequests: task.inputRequests ?? {} }
     const read = task.status === "completed" ? task.result === undefined : task.status === "failed" && !task.error
     if (!read) return shown
@@ -108,7 +108,7 @@ const answerOf = (
   }
 }
 
-/** `undefined` also for a grant that does not hold: the SDK's path refuses it as any request. @internal */
+/** `undefined` also for a grant that does not hold. @internal */
 export const answer = async (
   gateway: Gateway.Gateway,
   bearer: string,

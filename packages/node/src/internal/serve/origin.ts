@@ -1,8 +1,8 @@
-// C145: a page that rebinds its DNS name to 127.0.0.1 reaches the port, but its `Host` or `Origin` gives it away.
+// C145: DNS rebinding reaches the port, but `Host` or `Origin` gives it away.
 
 const loopback: ReadonlySet<string> = new Set(["localhost", "127.0.0.1", "[::1]"])
 
-// `[::1]` stays bracketed; a host that does not parse is no loopback name.
+// A host that does not parse is no loopback name.
 const hostnameOf = (host: string): string | undefined => {
   const match = /^(\[[^\]]*\]|[^:[\]]+)(?::\d{1,5})?$/.exec(host.trim().toLowerCase())
   return match?.[1]

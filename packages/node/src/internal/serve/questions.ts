@@ -1,4 +1,4 @@
-// C151: elicitation and sampling go to the calling client when it declared them; anything else to the host (C31).
+// C151, C31
 import * as Effect from "effect/Effect"
 import type { Asker } from "../shared/connection.js"
 
@@ -7,14 +7,14 @@ export type Send = (
   signal: AbortSignal
 ) => Promise<unknown>
 
-/** Roots stay the host's (C151). */
+/** C151 */
 const capabilityOf = { "elicitation/create": "elicitation", "sampling/createMessage": "sampling" } as const
 
 /** @internal */
 export interface Caller {
   readonly declared: () => Readonly<Record<string, unknown>> | undefined
   readonly send: Send
-  /** C153: a question still open when the call ends is withdrawn. */
+  /** C153 */
   readonly ended: AbortSignal
 }
 
@@ -26,7 +26,7 @@ export const askerOf =
     if (capability === undefined || caller.declared()?.[capability] === undefined) return undefined
     return (params) =>
       Effect.tryPromise({
-        // C31: `answer`'s timeout interrupts this and aborts `signal`.
+        // C31
         try: (signal) =>
           caller.send({ method, params: params as Record<string, unknown> }, AbortSignal.any([signal, caller.ended])),
         catch: (error) => error

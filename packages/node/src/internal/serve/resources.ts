@@ -1,4 +1,4 @@
-// C141, C142: each request goes through `Gateway.request` once, as a tool call does; a URI is never guessed.
+// C141, C142
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -25,7 +25,7 @@ export interface Capabilities {
   readonly completions?: {}
 }
 
-/** C161; `listChanged` always, as the gateway announces a worker that ends (C139, C143). */
+/** C161, C139, C143 */
 export const capabilitiesOf = (gateway: Gateway.Gateway, bundle: Gateway.Bundle | undefined): Capabilities => {
   const declared = bundle === undefined ? [] : Gateway.liveEntries(gateway, bundle)
   const serves = declared.flatMap(([entry]) => gateway.registry.servesOf(entry.workerId) ?? [])
@@ -47,7 +47,7 @@ export const listChanged: ReadonlyArray<string> = [
   "notifications/prompts/list_changed"
 ]
 
-/** C30: one `events` subscription per worker, for as long as the effect runs. */
+/** C30 */
 export const watch = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -98,7 +98,7 @@ const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) 
     return items
   })
 
-/** C8: a worker that does not answer (none served, or busy) lists nothing. */
+/** C8 */
 const listEach = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, name: Listing) =>
   Effect.forEach(Gateway.liveEntries(gateway, bundle), ([entry]) =>
     listOne(gateway, entry, name).pipe(
@@ -123,7 +123,7 @@ export const listResources = (
 ): Effect.Effect<ReadonlyArray<Item>> =>
   Effect.map(listEach(gateway, bundle, name), (lists) => lists.flatMap(([, items]) => items))
 
-/** Level 1: `{name}` is one path segment or more. */
+/** Level 1. */
 const expands = (template: string, uri: string): boolean => {
   const pattern = template
     .split(/\{[^}]*\}/)
@@ -132,7 +132,7 @@ const expands = (template: string, uri: string): boolean => {
   return new RegExp(`^${pattern}$`).test(uri)
 }
 
-/** C142: none, or more than one, is refused unsent. */
+/** C142 */
 export const resourceRoute = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -213,7 +213,6 @@ export type Method = keyof typeof kindOf
 
 export type Handle = (params: Item, signal: AbortSignal) => Promise<Item>
 
-/** One source for both eras. */
 const handlesOf = (gateway: Gateway.Gateway, answer: Answer): Record<Method, Handle> => ({
   "resources/list": async (_, signal) => ({
     resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), signal)

@@ -1,4 +1,4 @@
-// C156–C158. The listener grant's record of its tasks (C71) is the only one: it routes, refuses and narrows.
+// C156–C158; C71: the listener grant's record of tasks is the only one.
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -17,14 +17,14 @@ import * as Gateway from "./gateway.js"
 export const runsTasks = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): boolean =>
   Gateway.liveEntries(gateway, bundle).some(([entry]) => gateway.registry.runsTasks(entry.workerId))
 
-/** Added to `Beyond.capabilitiesOf`. @internal */
+/** @internal */
 export const capabilities = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
 
 export type ById = "getTask" | "taskResult" | "cancelTask"
 
 type Item = Record<string, unknown>
 
-/** C157; C71: an id no grant started is refused alike whether or not it exists; one two grants hold is never guessed. @internal */
+/** C157, C71 @internal */
 export const byId = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -50,7 +50,7 @@ export const byId = (
   return Effect.fail(gateway.registry.refusedBefore(undefined, method, "gateway", refused))
 }
 
-/** C71: each grant lists only the tasks it started; a worker that lists none adds nothing. @internal */
+/** C71 @internal */
 export const list = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): Effect.Effect<{ tasks: ReadonlyArray<Item> }> =>
   Effect.map(
     Effect.forEach(Gateway.liveEntries(gateway, bundle), ([entry]) => listOne(gateway, entry)),

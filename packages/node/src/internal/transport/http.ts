@@ -36,7 +36,10 @@ import { brokeMidway, type Described, describe, HttpTransportError, toError } fr
 
 export { HttpTransportError } from "./httpErrors.js"
 
-/** With no configured transport, a 4xx to the initialize POST re-sends it once over HTTP+SSE: the only message ever re-sent. */
+/**
+ * With no configured transport, a 4xx to the initialize POST re-sends it once over HTTP+SSE: the only message ever
+ * re-sent.
+ */
 class HttpClientTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
