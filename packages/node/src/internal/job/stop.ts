@@ -125,6 +125,7 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   })
 }
 
+/** Escaped processes get no SIGTERM, so they are not waited for here. */
 const stepTerm = (stop: Stop): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const { ctx } = stop
