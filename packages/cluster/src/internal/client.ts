@@ -1,11 +1,4 @@
-// The caller side: the `McpWorkers` service every process of the cluster gets. An id of this runner's own group
-// goes straight to the local registry; any other goes to its runner's entity, after everything that can be
-// checked here was checked (inputs, the budget, whether the group is known gone), so that `not_sent` is said
-// only where nothing left this process.
-//
-// What every operation stands on is one record, `Client` (this runner, its registry, the storage's view of the
-// runners, the entities' clients); each operation is a module-level function of it, as `@effect/rpc`'s `RpcClient`
-// passes its client record, and `make` only builds the record and hands out the service.
+// `not_sent` only where nothing left this process: all that can be checked is checked before the entity is called.
 import type * as ClusterError from "@effect/cluster/ClusterError"
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as Rpc from "@effect/rpc/Rpc"
@@ -47,7 +40,7 @@ export interface ClientOptions {
   readonly closeTimeoutMs: number
 }
 
-// What an entity's client is, as `Sharding.makeClient` makes it: the transport's errors beside the entity's own.
+// The transport's errors beside the entity's own.
 type EntityClient<Rpcs extends Rpc.Any> = (
   entityId: string
 ) => RpcClient.RpcClient.From<
@@ -55,7 +48,6 @@ type EntityClient<Rpcs extends Rpc.Any> = (
   ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError
 >
 
-// One process's client of the cluster: what each operation below is a function of.
 interface Client {
   readonly self: Self
   readonly local: Option.Option<McpWorkers.McpWorkersService>
@@ -65,11 +57,10 @@ interface Client {
   readonly control: EntityClient<
     typeof Protocol.Status | typeof Protocol.Cancel | typeof Protocol.Close | typeof Protocol.Events
   >
-  /** Per worker, this process's last call there that was answered without the runner's answer (`Request.supersedes`). */
+  /** `Request.supersedes` */
   readonly unanswered: Map<string, string>
 }
 
-/** Workers `unanswered` remembers at most; the oldest is forgotten first. */
 const maxUnanswered = 4_096
 
 const nameOf = new Map<Operations.Any, string>(
@@ -79,16 +70,14 @@ const nameOf = new Map<Operations.Any, string>(
 const deliveryUnknown = (workerId: string, reason: "timeout" | "host_unresponsive") =>
   new DeliveryUnknown({ workerId, requestId: "", reason, delivery: "unknown" })
 
-// A control message (status, cancel, events) that got no answer: the runner may have acted on it.
+// The runner may have acted on it.
 const deliveryUnknownOf = (workerId: string, requestId: string) =>
   new DeliveryUnknown({ workerId, requestId, reason: "host_unresponsive", delivery: "unknown" })
 
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// What only the worker's own runner does: saveTo and a spill write on its disk (refused by `Operations.prepare` with
-// these reasons; a call's "fail" travels, so that the worker's own spill does not apply to it), and progress reaches
-// a caller there.
+// Only the worker's own runner can write saveTo and spills and reach a caller with progress.
 const otherRunner: Operations.ParamsContext = {
   isProxy: types.isProxy,
   checkSavePath: () => "saveTo writes on the worker's own runner: call it there",
@@ -100,11 +89,10 @@ const progressRefused = (options: Operations.CallToolOptions | undefined): Inval
     ? undefined
     : invalid("options.onProgress", "progress reaches a caller on the worker's own runner only")
 
-// A spill's summary crosses runners in its wire form, read back into a `SpilledResult` here (`answer`).
 const answered = <A, E>(operation: Operations.Any, effect: Effect.Effect<A, E>): Effect.Effect<unknown, E> =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer)
 
-// msgpack has no `undefined`: the arguments travel without the trailing ones, and the runner pads them back.
+// msgpack has no `undefined`: the runner pads trailing ones back.
 const trimmed = (args: ReadonlyArray<unknown>): Array<unknown> => {
   let end = args.length
   while (end > 0 && args[end - 1] === undefined) end--
@@ -130,12 +118,10 @@ const payloadOf = (
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
-  // The envelope carries the ids of the rpc client's span, which a runner that does not trace cannot tell from the
-  // caller's: the caller's whole span context travels here (C83, C84).
+  // C83, C84: the envelope's ids are the rpc client's span's.
   ...(trace === undefined ? {} : { trace })
 })
 
-/** Remembers (or forgets) the worker's call that its caller stopped waiting for before the runner answered. */
 const noteUnanswered = (client: Client, id: string, call: string, answered: boolean) => {
   if (answered) {
     if (client.unanswered.get(id) === call) client.unanswered.delete(id)
@@ -146,7 +132,6 @@ const noteUnanswered = (client: Client, id: string, call: string, answered: bool
   if (client.unanswered.size > maxUnanswered) client.unanswered.delete(client.unanswered.keys().next().value!)
 }
 
-// The local registry when the id is of this runner's group.
 const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | undefined => {
   if (Option.isNone(client.local)) return undefined
   const parts = ClusterWorkerId.parse(id)
@@ -167,7 +152,6 @@ const viaLocal = <A, E>(
   )
 }
 
-// A group no storage lists is gone, and its worker with it: nothing is sent.
 const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorker> => {
   const parts = ClusterWorkerId.parse(id)
   if (Option.isNone(parts)) return Effect.fail(new UnknownWorker({ workerId: id }))
@@ -176,12 +160,11 @@ const reachable = (client: Client, id: string): Effect.Effect<void, UnknownWorke
   )
 }
 
-// The caller's trace context, read in its fiber before the request leaves it.
+// In the caller's fiber, before the request leaves it.
 const currentTrace = Effect.withFiberRuntime<OwnerProtocol.TraceContext | undefined>((fiber) =>
   Effect.succeed(OwnerProtocol.traceContextOfFiber(fiber))
 )
 
-// A request of the operation table to a worker of another runner, through its `McpWorker` entity.
 const remoteRequest = (
   client: Client,
   operation: Operations.Any,
@@ -215,26 +198,25 @@ const remoteRequest = (
             })
           ),
           Effect.catchTags({
-            // The one-message mailbox was taken: refused before the owner saw anything.
+            // Refused before the owner saw anything.
             MailboxFull: () => Effect.fail(new WorkerBusy({ workerId: id, requestId: "", delivery: "not_sent" })),
-            // A resend of a request the runner already holds: the first one may be running.
+            // The first one may be running.
             AlreadyProcessingMessage: () => Effect.fail(deliveryUnknown(id, "host_unresponsive")),
             PersistenceError: () => Effect.fail(deliveryUnknown(id, "host_unresponsive"))
           }),
-          // A defect of the facade or of the runner transport, after the request may have left.
+          // After the request may have left.
           Effect.catchAllDefect(() => Effect.fail(deliveryUnknown(id, "host_unresponsive")))
         )
       ),
-      // The request is interrupted in the background (the runner is told), so the caller's budget is its
-      // budget even when the runner cannot be reached to hear it.
+      // In the background, so the budget holds even when the runner cannot hear it.
       Effect.disconnect,
       Effect.timeoutFail({ duration: Duration.millis(timeoutMs), onTimeout: () => deliveryUnknown(id, "timeout") }),
-      // Interrupted or out of budget first: this call ends at the runner before this process's next one there begins.
+      // C39
       Effect.onExit(() => Effect.sync(() => answered || noteUnanswered(client, id, call, false)))
     )
   }).pipe(spanned(operation.span, { workerId: id, cluster: true }))
 
-// A span of its own only where a tracer records it (C83): else the caller's own span, if any, is what travels.
+// C83
 const spanned =
   (name: string, attributes: Record<string, unknown>) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -242,7 +224,6 @@ const spanned =
       OwnerProtocol.isTracing(fiber) ? Effect.withSpan(effect, name, { attributes }) : effect
     )
 
-// The requests of the operation table: to the local registry under its local id, or to the worker's runner.
 const requestsOf = (client: Client) =>
   Operations.derive<{ readonly saveTo?: string | undefined }>((operation, id, args, requestOptions) => {
     const local = localFor(client, id)
@@ -255,9 +236,7 @@ const requestsOf = (client: Client) =>
     )
   })
 
-// A status or cancel that got no answer: it may have reached the runner (a cancel may have cancelled), so it is
-// `DeliveryUnknown`, never a `not_sent` it cannot prove — as a remote thread's is when its host falls silent
-// (C22a). The service's types do not list `DeliveryUnknown` for these two; the cast says so where it happens.
+// C22a; the service's types omit `DeliveryUnknown`, hence the cast.
 const controlUnknown = (id: string, requestId: string) => () =>
   deliveryUnknownOf(id, requestId) as unknown as HostUnavailable
 
@@ -267,7 +246,6 @@ const transportUnknown = (id: string, requestId: string) => ({
   PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
 })
 
-// Workers open on this runner only: a process that is only a client of the cluster owns none.
 const open = (
   client: Client,
   config: ServerConfig.ServerConfigInput,
@@ -297,7 +275,7 @@ const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["st
         .Status({ workerId: id, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, "")),
-          // the runner's record refused it: a resend of one it may have acted on (C89)
+          // C89
           Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, "")())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
         )
@@ -318,7 +296,7 @@ const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWo
         .Cancel({ workerId: id, requestId, budgetMs })
         .pipe(
           Effect.catchTags(transportUnknown(id, requestId)),
-          // the runner's record refused it: a resend of one it may have acted on (C89)
+          // C89
           Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, requestId)())),
           Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
         )
@@ -339,7 +317,7 @@ const close = (
   if (local !== undefined) return local
   const timeout = closeOptions?.timeout === undefined ? undefined : Duration.decodeUnknown(closeOptions.timeout)
   const timeoutMs = timeout !== undefined && Option.isSome(timeout) ? Duration.toMillis(timeout.value) : undefined
-  // The runner confirms the cleanup on its machine; an answer that does not come in time confirms nothing.
+  // A late answer confirms nothing.
   const unconfirmed = () =>
     new CloseFailed({
       workerId: id,
@@ -415,7 +393,7 @@ export const make = (options: {
     const service: AgentHost.Base = {
       ...(requestsOf(client) as AgentHost.Base),
       open: (config, openOptions) => open(client, config, openOptions),
-      // C94: ids checked as every surface checks them; a request's id is checked with its arguments (`prepareFor`).
+      // C94
       status: (id) => Prepare.withId(id, "workerId", (id) => status(client, id)),
       cancel: (id, requestId) =>
         Prepare.withId(id, "workerId", (id) =>
@@ -428,7 +406,6 @@ export const make = (options: {
           onRight: (id) => events(client, id, eventsOptions)
         })
     }
-    // openAll, closeAll, describe and tools over the operations above, as on every surface: a document's entries
-    // open on this runner, its references read from this process's environment.
+    // Entries open on this runner, references read from this process's environment.
     return AgentHost.extend(service, { environment: () => process.env })
   })

@@ -1,5 +1,3 @@
-// Wiring: the cluster runtime this package runs (its own runner transport, runner storage in SQL, no message
-// storage, no peer health checks), the entities of this runner, and the `McpWorkers` service over both.
 import * as EntityId from "@effect/cluster/EntityId"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
@@ -42,22 +40,20 @@ const shardingConfig = (options: McpCluster.Options, group: string) =>
         ? Option.none()
         : Option.some(RunnerAddress.make(runner.listenHost ?? runner.host, runner.listenPort ?? runner.port))
     ),
-    // One group per process start, with one shard: the shard can only ever be this process's.
+    // One shard per process start: it can only ever be this process's.
     availableShardGroups: [group],
     assignedShardGroups: [group],
     shardsPerGroup: 1,
-    // Advisory lock numbers come from each runner's index into its own group list, which is [group] for all of
-    // them: every runner would ask for the same lock. The lock table keys by the shard's name instead.
+    // Lock numbers are each runner's index into its group list, the same for all: lock by shard name instead.
     shardLockDisableAdvisory: true,
-    // A runner is told apart from an earlier process on the same address by its weight (`Runner` equality is the
-    // address and the weight, not the groups); with one runner per group the weight places nothing.
+    // The weight tells a restart on the same address apart (`Runner` equality); it places nothing.
     runnerShardWeight: 1 + Math.floor(Math.random() * 1_000_000) / 1_000_000_000,
     shardLockExpiration: options.runnerExpiration ?? Duration.seconds(20),
     refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
     sendRetryInterval: Duration.millis(100),
     simulateRemoteSerialization: false,
     preemptiveShutdown: true,
-    // How often the cluster forgets the ids its entities answered (C89): it holds at most this long's worth.
+    // C89
     entityMessagePollInterval: Duration.seconds(10)
   })
 
@@ -69,33 +65,28 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
       : SocketRunner.layer.pipe(Layer.provide([Transport.layerSocketServer, Transport.layerClientProtocol]))
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
     Layer.provide(config),
-    // The storage creates its tables (`CREATE TABLE IF NOT EXISTS`) as it starts. Runners started at once on a
-    // fresh Postgres race there, and all but one can fail on the catalog's unique index (here, two of three once
-    // exited before they were ready); the tables exist by the next try.
+    // Runners started at once on a fresh Postgres race on `CREATE TABLE`; the next try finds the tables.
     Layer.retry(Schedule.intersect(Schedule.jittered(Schedule.spaced(Duration.millis(200))), Schedule.recurs(5)))
   )
   return transport.pipe(
     Layer.provideMerge(storage),
-    // No peer pings: a runner is gone when its storage row lapses or it leaves. A partitioned owner is not evicted,
-    // since its shard could move nowhere (no other process serves its group) and eviction would cancel its calls.
+    // No pings: a partitioned owner's shard could move nowhere, and eviction would cancel its calls.
     Layer.provide(RunnerHealth.layerNoop),
-    // Nothing is ever persisted: a call lives in its caller and its owner, and no storage can replay it.
+    // C37
     Layer.provide(MessageStorage.layer),
     Layer.provide(config),
     Layer.provide(options.serialization === "ndjson" ? RpcSerialization.layerNdjson : RpcSerialization.layerMsgPack)
   )
 }
 
-// A runner's two entities over its registry, with one record of the messages they accepted (C89): made anew for each
-// runner, as a layer value is shared wherever it appears in one build.
+// C89. Per runner: a layer value is shared wherever it appears in one build.
 export const entities = () =>
   Layer.mergeAll(
     WorkerEntity.toLayer(workerHandlers, {
-      // Every request reaches the runner's registry at once, which refuses a second one as busy (C8): the entity
-      // relays and keeps no record of its own that could still hold a request its caller was answered for.
+      // C8: the registry refuses a second request; the entity keeps no record of its own.
       mailboxCapacity: "unbounded",
       concurrency: "unbounded",
-      // A defect answers its own request and never rebuilds the facade to replay what was in flight.
+      // A defect never rebuilds the facade to replay what was in flight.
       disableFatalDefects: true
     }),
     ControlEntity.toLayer(controlHandlers, {
@@ -105,7 +96,7 @@ export const entities = () =>
     })
   ).pipe(Layer.provide(Layer.fresh(RequestRecord.layer)))
 
-// This runner's own shard, acquired: only then can another process reach an id it gives out.
+// Only then can another process reach an id it gives out.
 const awaitOwnShard = (sharding: Sharding.Sharding["Type"], group: string, timeoutMs: number) => {
   const shardId = sharding.getShardId(EntityId.make("ready"), group)
   return Effect.gen(function* () {
@@ -124,7 +115,6 @@ export const layer = (
 ): Layer.Layer<McpWorkers | SelfRunner, SocketServer.SocketServerError | SqlError.SqlError, SqlClient.SqlClient> =>
   layerWith(options, Layer.scoped(LocalWorkers, NodeMcpWorkers.make(options.host)))
 
-// `layer` over a given local registry (the tests wrap the real one to make its handler die).
 export const layerWith = (
   options: McpCluster.Options,
   localWorkers: Layer.Layer<LocalWorkers>

@@ -1,6 +1,4 @@
-// The runner side: each entity is a stateless facade over this process's own registry. A facade rebuilt after a
-// shard moved, a defect or an idle reap looks the worker up again and finds it or answers `UnknownWorker`; it never
-// opens, re-creates or replays anything.
+// Stateless: a rebuilt facade looks the worker up again; it never opens, re-creates or replays anything.
 import type * as Entity from "@effect/cluster/Entity"
 import type * as Snowflake from "@effect/cluster/Snowflake"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -22,13 +20,13 @@ import * as ClusterWorkerId from "../ClusterWorkerId.js"
 import { ControlEntity, WorkerEntity } from "./protocol.js"
 import { RequestRecord, type RequestRecordService } from "./requestRecord.js"
 
-// This process's own registry, under a tag of its own: the layer's `McpWorkers` is the cluster-wide service.
+// Its own tag: the layer's `McpWorkers` is the cluster-wide service.
 export class LocalWorkers extends Context.Tag("@mcp-worker/cluster/LocalWorkers")<
   LocalWorkers,
   McpWorkers.McpWorkersService
 >() {}
 
-// Where this process sits in the cluster: its group, and the address it is reached at (`null`: client only).
+// `address` is `null` in a process that is only a client.
 export interface Self {
   readonly group: string
   readonly address: string | null
@@ -36,7 +34,7 @@ export interface Self {
 
 export class SelfRunner extends Context.Tag("@mcp-worker/cluster/McpCluster")<SelfRunner, Self>() {}
 
-// An error of the local registry names the local id; the caller holds the cluster id.
+// The caller holds the cluster id, not the local one.
 export const renameWorker =
   <E>(id: string) =>
   (error: E): E => {
@@ -61,15 +59,10 @@ export const withRunner = (self: Self, id: string, status: WorkerStatus.WorkerSt
 
 const operations: Record<string, Operations.Any> = Operations.requests
 
-// Arguments travel without their trailing `undefined`s (msgpack has none); the positional surface needs all of them.
 const padded = (args: ReadonlyArray<unknown>, arity: number): Array<unknown> =>
   Array.from({ length: arity }, (_, i) => (i < args.length ? args[i] : undefined))
 
-/**
- * C83: a runner that traces runs the request below its rpc server's span of it (a child of the caller's), with what
- * the caller's trace carries besides the ids; one that does not runs it below the caller's own span, or none: the rpc
- * machinery's spans, which no tracer records, are not the caller's.
- */
+/** C83: the rpc machinery's spans are not the caller's. */
 const callerTraced = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   trace: OwnerProtocol.TraceContext | undefined
@@ -114,22 +107,17 @@ export const request = (
       payload.operation
     ]
     const timeout = Duration.millis(payload.timeoutMs)
-    // C121: checked against the caller's own timeout; against a default one, the whole budget ends it first anyway.
+    // C121: never past the whole budget, which would end it first anyway.
     const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.timeoutMs)
     const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
     const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
-    // A spilled result's summary goes back in its wire form; the caller's side reads it (`ResultFile.answerOf`).
     return Effect.map(
       callerTraced(run(local, ...padded(payload.args, operation.arity), options), payload.trace),
       ResultFile.wireOf
     )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
-/**
- * A request's handler, named by its caller's `call`. A request that `supersedes` an earlier call of its caller ends
- * that call's request first and waits for that end (not for its reply to travel): the caller was answered for it
- * (interrupted, or out of budget), and its own next call must find the worker free however the messages raced (C39).
- */
+/** C39: ends the superseded call's request first, so the next call finds the worker free. */
 const relay = (
   calls: Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>,
   handle: Effect.Effect<unknown, McpWorkerError.RequestError>,
@@ -144,10 +132,7 @@ const relay = (
     return yield* Fiber.join(running).pipe(Effect.onInterrupt(() => Fiber.interrupt(running)))
   })
 
-/**
- * A message's handler, run only if the runner's record admits the message: a repeat of one it accepted, or one whose
- * caller has surely stopped waiting by its stamp, is answered `DeliveryUnknown` and runs nothing (C37, C89).
- */
+/** C37, C89 */
 const once = <A, E>(
   record: RequestRecordService,
   message: { readonly requestId: Snowflake.Snowflake; readonly payload: { readonly workerId: string } },
@@ -183,7 +168,7 @@ export const workerHandlers = Effect.gen(function* () {
   })
 }) satisfies Effect.Effect<Entity.HandlersFrom<any>, never, any>
 
-// An events stream is not recorded: it has no budget, and a repeat only subscribes again (C89).
+// C89: no budget, and a repeat only subscribes again.
 export const controlHandlers = Effect.gen(function* () {
   const workers = yield* LocalWorkers
   const self = yield* SelfRunner
@@ -205,7 +190,7 @@ export const controlHandlers = Effect.gen(function* () {
   })
 })
 
-// The registry's own `HostUnavailable` (it is closing) is, to a caller on another runner, a worker that is gone.
+// To a caller on another runner, a closing registry's worker is gone.
 const status = (workers: McpWorkers.McpWorkersService, self: Self, workerId: string) =>
   localIdOf(self, workerId).pipe(
     Effect.flatMap((local) => workers.status(local)),
@@ -239,7 +224,7 @@ const close = (
         payload.timeoutMs === undefined ? undefined : { timeout: Duration.millis(payload.timeoutMs) }
       )
     ),
-    // The payload's schema made the id a string: the host's id check cannot refuse it.
+    // The payload's schema made the id a string.
     Effect.catchTag("InvalidInput", Effect.die),
     Effect.map((status) => withRunner(self, payload.workerId, status)),
     Effect.mapError(renameWorker(payload.workerId)),

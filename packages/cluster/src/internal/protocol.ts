@@ -1,10 +1,4 @@
-// The two entities every runner registers, as `@effect/rpc` definitions: one table from which the caller's client
-// and the runner's facade are both derived.
-//
-// `McpWorker` carries the requests of the operation table to the worker's runner, whose registry alone decides
-// whether the worker is busy (C8). `McpWorkerControl` carries what must reach a busy worker (status, cancel, close,
-// events).
-// Neither is `Persisted`: a call is never written down, so no storage can replay it.
+// One table for the client and the facade. C8: the runner's registry alone decides busy. C37: not `Persisted`.
 import * as ClusterSchema from "@effect/cluster/ClusterSchema"
 import * as Entity from "@effect/cluster/Entity"
 import * as Rpc from "@effect/rpc/Rpc"
@@ -19,30 +13,24 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
-    /** The caller's budget: the runner's record keeps the request that long past its stamp (C89). */
+    /** C89 */
     timeoutMs: Schema.Number,
-    /** The caller's idle budget in ms (C121), which the worker's owner runs. */
+    /** C121 */
     idleMs: Schema.optional(Schema.Number),
-    /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it. */
+    /** `onTooLarge: "fail"` */
     spill: Schema.optional(Schema.Literal(false)),
-    /** The caller's name for this call: random, known to the caller alone. */
+    /** Known to the caller alone. */
     call: Schema.String,
-    /** The caller's previous call to this worker, answered without the runner's answer: it ends before this begins. */
+    /** It ends before this begins. */
     supersedes: Schema.optional(Schema.String),
-    /**
-     * The caller's span context, when it has a span (C83), with what its trace carries besides the ids (C84): the
-     * envelope's ids are the rpc client's span's, which only a runner that traces records.
-     */
+    /** C83, C84 */
     trace: Schema.optional(OwnerProtocol.TraceContext)
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError
 })
 
-/**
- * How long the caller waits for a control message's answer: the runner's record keeps the message that long past its
- * stamp, and refuses it after (C89). A `DeliveryUnknown` is the record's refusal.
- */
+/** C89 */
 const budgetMs = Schema.Number
 
 export const Status = Rpc.make("Status", {

@@ -1,7 +1,4 @@
-// What this process knows of which runner serves which group, read from the runner storage. Only a group that the
-// storage no longer lists is known gone: a runner that left said so (`unregister`), one that died stopped beating
-// and its row expired, and one started again on the same address replaced its row with a new group. A call to a
-// worker of a group known gone is refused before anything is sent.
+// Only a group the storage no longer lists is known gone.
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
@@ -12,12 +9,12 @@ import type * as Scope from "effect/Scope"
 export type Served = "served" | "gone" | "unknown"
 
 export interface RunnerView {
-  // "unknown": the storage could not be read, so nothing may be concluded from a missing group.
+  // "unknown": the storage could not be read.
   readonly served: (group: string) => Effect.Effect<Served>
   readonly addressOf: (group: string) => string | undefined
 }
 
-// A miss is read again from storage, but not more often than this: a burst of calls to a dead group costs one read.
+// A burst of calls to a dead group costs one read.
 const missReadIntervalMs = 50
 
 export const make = (

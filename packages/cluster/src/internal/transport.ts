@@ -1,6 +1,4 @@
-// The runners' socket transport: `@effect/platform-node`'s, with Nagle's algorithm off on both ends. A caller that
-// is interrupted writes the request's interrupt and then its next request, two small frames back to back; with
-// Nagle on, the second waits for the peer's delayed acknowledgement of the first (about 40 ms on Linux).
+// Nagle off: an interrupt and the next request are two small frames; the second would wait ~40 ms for an ACK.
 import * as Runners from "@effect/cluster/Runners"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"

@@ -1,6 +1,4 @@
-// The agent-host operations of the face (`openAll`, `closeAll`, `describe`, `tools`): the implementation's own, so
-// they resolve references, page `tools/list` and name methods exactly as core does; each entry's error and each
-// bound tool's failure become this package's, as every other rejection does (C69).
+// The implementation's own operations, so everything is exactly core's; errors become this package's (C69).
 import * as Effect from "effect/Effect"
 import type * as AgentHost from "../AgentHost.js"
 import type * as McpWorkers from "../McpWorkers.js"
@@ -9,7 +7,7 @@ import type { EntryResult, Surface } from "./implementation.js"
 
 type Entries = Readonly<Record<string, EntryResult>>
 
-// Names are a document's own keys; defineProperty keeps a key such as "__proto__" an ordinary entry.
+// defineProperty keeps "__proto__" an ordinary key.
 const fromEntries = <A>(entries: Iterable<readonly [string, A]>): Record<string, A> => {
   const out: Record<string, A> = {}
   for (const [key, value] of entries) {
@@ -18,7 +16,6 @@ const fromEntries = <A>(entries: Iterable<readonly [string, A]>): Record<string,
   return out
 }
 
-// Each failed entry's error as this package's tagged error (a defect if it is none).
 const entriesOf = <R>(entries: Entries): Effect.Effect<Readonly<Record<string, R>>> =>
   Effect.forEach(Object.entries(entries), ([name, entry]) =>
     entry._tag !== "Failed"
@@ -39,7 +36,6 @@ const openAllOptionsOf = (options: AgentHost.OpenAllOptions | undefined) =>
             : fromEntries(Object.entries(options.entries).map(([name, open]) => [name, Face.openOptionsOf(open)]))
       }
 
-// A worker's tools as Effect methods over the implementation's bound methods, each with `callTool`'s span.
 const bindingOf = (
   id: string,
   methods: { readonly [method: string]: (args?: unknown, options?: unknown) => Promise<unknown> }
@@ -54,16 +50,12 @@ const bindingOf = (
   return Object.freeze(binding)
 }
 
-/**
- * The agent-host operations over a surface of the implementation.
- *
- * @internal
- */
+/** @internal */
 export const make = (surface: Surface): AgentHost.AgentHost => ({
   openAll: (document, options) =>
     Face.call<Entries, never>(
       () => surface.openAll(Face.revealSecrets(document), openAllOptionsOf(options)),
-      // Interrupted part way: what did open is closed again, so the caller is never left with ids it was not given.
+      // The caller never holds ids it was not given.
       (entries) => surface.closeAll(entries)
     ).pipe(
       Effect.orDie,

@@ -1,6 +1,6 @@
-// The members of `McpWorkers.ContentBlock`, field for field the MCP SDK's (CoreParity proves it, C98).
+// Field for field the MCP SDK's (C98, CoreParity).
 
-/** What every content block may carry: who it is meant for, and the server's own metadata. */
+/** Who a block is meant for, and the server's own metadata. */
 export interface ContentBlockBase {
   readonly annotations?:
     | {
@@ -12,27 +12,25 @@ export interface ContentBlockBase {
   readonly _meta?: { readonly [key: string]: unknown } | undefined
 }
 
-/** A text block. */
 export interface TextContent extends ContentBlockBase {
   readonly type: "text"
   readonly text: string
 }
 
-/** An image, base64 in `data`. */
+/** Base64 in `data`. */
 export interface ImageContent extends ContentBlockBase {
   readonly type: "image"
   readonly data: string
   readonly mimeType: string
 }
 
-/** A sound, base64 in `data`. */
+/** Base64 in `data`. */
 export interface AudioContent extends ContentBlockBase {
   readonly type: "audio"
   readonly data: string
   readonly mimeType: string
 }
 
-/** A link to a resource the caller may read. */
 export interface ResourceLink extends ContentBlockBase {
   readonly type: "resource_link"
   readonly uri: string
@@ -51,7 +49,7 @@ export interface ResourceLink extends ContentBlockBase {
     | undefined
 }
 
-/** A resource's contents in the result: its text, or its bytes base64 in `blob`. */
+/** Its text, or its bytes base64 in `blob`. */
 export interface EmbeddedResource extends ContentBlockBase {
   readonly type: "resource"
   readonly resource:

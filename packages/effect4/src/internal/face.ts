@@ -1,6 +1,4 @@
-// The Effect 4 face over a surface of the implementation (the Promise host or the Promise client): every operation
-// an Effect whose interruption aborts the call's signal and waits for the implementation to settle, so the exact
-// cancel has reached the owner when the interruption completes; every rejection decoded into this package's errors.
+// C69: an interrupted call waits for the implementation to settle, so its exact cancel reached the owner.
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -22,22 +20,13 @@ const tags: ReadonlySet<string> = new Set(
   McpWorkerError.McpWorkerError.members.map((member) => String(member.fields._tag.ast.literal))
 )
 
-/**
- * The `_tag` of a tagged error of the implementation, if it is one of this package's.
- *
- * @internal
- */
+/** @internal */
 export const tagOf = (u: unknown): string | undefined => {
   const tag = typeof u === "object" && u !== null ? (u as { _tag?: unknown })._tag : undefined
   return typeof tag === "string" && tags.has(tag) ? tag : undefined
 }
 
-/**
- * A tagged error of the implementation this package cannot read (a field or literal it does not know): a defect that
- * names the tag and what was wrong, never a throw where no one waits (C69).
- *
- * @internal
- */
+/** C69: a defect naming what was wrong, never a throw where no one waits. @internal */
 export class UndecodableError extends Error {
   override readonly name = "UndecodableError"
   constructor(
@@ -49,12 +38,7 @@ export class UndecodableError extends Error {
   }
 }
 
-/**
- * A rejection of the implementation as this package's tagged error (the same tag, fields and literals), a defect
- * when it is none of them, or a defect naming what it cannot read. Total: it never throws.
- *
- * @internal
- */
+/** Total: it never throws. @internal */
 export const decodeError = (error: unknown): Result.Result<McpWorkerError.McpWorkerError, unknown> => {
   const tag = tagOf(error)
   if (tag === undefined) return Result.fail(error)
@@ -64,24 +48,13 @@ export const decodeError = (error: unknown): Result.Result<McpWorkerError.McpWor
   return Result.fail(new UndecodableError(tag, Option.isSome(issue) ? issue.value.message : "unreadable", error))
 }
 
-/**
- * A rejection of the implementation as the failure of an effect: its tagged error, or a defect (C69).
- *
- * @internal
- */
+/** C69 @internal */
 export const failureOf = <E>(error: unknown): Effect.Effect<never, E> => {
   const decoded = decodeError(error)
   return Result.isSuccess(decoded) ? Effect.fail(decoded.success as E) : Effect.die(decoded.failure)
 }
 
-/**
- * One call of the implementation as an Effect. Interrupting it aborts the call's signal and waits until the call
- * has settled: the implementation has then cancelled its request at the server. A value that still arrives after the
- * caller left is handed to `abandoned` (a worker opened for no one is closed). Whatever the implementation does — a
- * throw, a rejection this package cannot read — the effect resumes (C69).
- *
- * @internal
- */
+/** C69; a value arriving after the caller left goes to `abandoned`. @internal */
 export const call = <A, E>(
   f: (signal: AbortSignal) => Promise<unknown>,
   abandoned?: (value: unknown) => Promise<unknown>
@@ -100,21 +73,14 @@ export const call = <A, E>(
     })
   })
 
-/** @internal */
-// A budget for the implementation: numbers and duration strings read the same in both Effects; anything else this
-// Effect's `Duration` reads is converted to milliseconds, and what it cannot read is passed on to be refused there.
+/** Other `Duration` inputs become ms; what cannot be read is refused there. @internal */
 export const timeoutOf = (input: Duration.Input | undefined): unknown => {
   if (input === undefined || typeof input === "number" || typeof input === "string") return input
   const duration = Duration.fromInput(input)
   return duration._tag === "Some" ? Duration.toMillis(duration.value) : input
 }
 
-/**
- * The config with every `Redacted` revealed, at the moment it crosses into the implementation (which wraps each
- * secret in its own `Redacted` again as it reads the config).
- *
- * @internal
- */
+/** The implementation wraps each secret in its own `Redacted` again. @internal */
 export const revealSecrets = (value: unknown): unknown => {
   if (Redacted.isRedacted(value)) return Redacted.value(value)
   if (Array.isArray(value)) return value.map(revealSecrets)
@@ -126,12 +92,7 @@ export const revealSecrets = (value: unknown): unknown => {
   return value
 }
 
-/**
- * A request's options as the implementation takes them: every option passed on (it checks them), the budget and a
- * task's `ttl` in a form it reads, and the call's signal.
- *
- * @internal
- */
+/** The implementation checks every option. @internal */
 export const requestOptionsOf = (
   options:
     | {
@@ -149,19 +110,11 @@ export const requestOptionsOf = (
   signal
 })
 
-/**
- * The options of `open` as the implementation takes them: every option passed on, the budget in a form it reads.
- *
- * @internal
- */
+/** @internal */
 export const openOptionsOf = (options: McpWorkers.OpenOptions | undefined): Implementation.OpenOptions | undefined =>
   options === undefined ? undefined : { ...options, timeout: timeoutOf(options.timeout) as Implementation.Timeout }
 
-/**
- * The request table's positional arity of each request (checked against core's table by the parity test).
- *
- * @internal
- */
+/** Core's table is checked against it by the parity test. @internal */
 export const arities: Record<RequestName, number> = {
   listTools: 0,
   callTool: 2,
@@ -181,11 +134,7 @@ export const arities: Record<RequestName, number> = {
   listTasks: 0
 }
 
-/**
- * Span attributes of a request: names only, never values that may be secret.
- *
- * @internal
- */
+/** Never values that may be secret. @internal */
 export const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<unknown>): Record<string, unknown> =>
   name === "callTool" || name === "startTask"
     ? { workerId: id, tool: args[0] }
@@ -193,12 +142,7 @@ export const attributesOf = (name: RequestName, id: string, args: ReadonlyArray<
       ? { workerId: id, prompt: args[0] }
       : { workerId: id }
 
-/**
- * How a surface sends one request of the table: its name, the worker id, the positional arguments and the options
- * (with the call's signal).
- *
- * @internal
- */
+/** @internal */
 export type Send = (
   name: RequestName,
   id: string,
@@ -210,7 +154,7 @@ const request = (send: Send, name: RequestName, prefix: string) => {
   const arity = arities[name]
   const span = `${prefix}.${name}`
   return (id: string, ...rest: Array<unknown>) => {
-    // Every positional argument in its place (an optional one left out is `undefined`), then the options.
+    // An omitted optional argument is `undefined`, so each keeps its place.
     const args = Array.from({ length: arity }, (_, i) => rest[i])
     const options = rest[arity] as McpWorkers.RequestOptions | undefined
     return call((signal) => send(name, id, args, requestOptionsOf(options, signal))).pipe(
@@ -219,31 +163,19 @@ const request = (send: Send, name: RequestName, prefix: string) => {
   }
 }
 
-/**
- * Every request of the table by worker id, each an Effect with its span (`<prefix>.<name>`).
- *
- * @internal
- */
+/** @internal */
 export const requestsOf = (send: Send, prefix: string): McpWorkers.Requests =>
   Object.fromEntries(
     (Object.keys(arities) as Array<RequestName>).map((name) => [name, request(send, name, prefix)])
   ) as unknown as McpWorkers.Requests
 
-/**
- * Runs an effect of the application with the services it was given, as a Promise the signal interrupts.
- *
- * @internal
- */
+/** @internal */
 export const runner =
   (context: Context.Context<never>) =>
   <A>(effect: Effect.Effect<A, unknown>, signal: AbortSignal): Promise<A> =>
     Effect.runPromiseWith(context)(effect, { signal })
 
-/**
- * Effect handlers as the implementation's Promise handlers, run with `context`.
- *
- * @internal
- */
+/** @internal */
 export const handlersIn = (
   context: Context.Context<never>,
   handlers: NodeMcpWorkers.Handlers | undefined

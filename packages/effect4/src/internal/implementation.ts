@@ -1,5 +1,4 @@
-// The Effect 3 implementation, bundled privately into this package (scripts/bundle.mjs): loaded once per thread,
-// on first use, so a thread that only imports the types pays nothing.
+// Loaded on first use, so a thread that only imports types pays nothing.
 import type * as Client from "../../lib/effect3/bundle/client.mjs"
 import type * as Implementation from "../../lib/effect3/bundle/implementation.mjs"
 
@@ -24,5 +23,5 @@ export const load = (): Promise<typeof Implementation> =>
 
 let loadedClient: Promise<typeof Client> | undefined
 
-/** The in-thread client of McpClient: a bundle of its own, so that hosts and remote threads never load it. @internal */
+/** Its own bundle, so hosts and remote threads never load it. @internal */
 export const loadClient = (): Promise<typeof Client> => (loadedClient ??= import("../../lib/effect3/bundle/client.mjs"))

@@ -1,5 +1,4 @@
-// The service over a surface of the implementation (the Promise host or the Promise client): the life cycle and the
-// request table here, the agent-host operations from their own module; every option passed on as given (C69).
+// C69: every option passed on as given.
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -13,11 +12,7 @@ import type { Surface } from "./implementation.js"
 
 type EventsError = McpWorkerError.UnknownWorker | McpWorkerError.InvalidInput | McpWorkerError.HostUnavailable
 
-/**
- * The worker's notifications as a Stream; a refusal of the subscription is its typed failure (C69).
- *
- * @internal
- */
+/** C69 @internal */
 export const eventsOf = (
   surface: Surface,
   id: string,
@@ -35,18 +30,14 @@ export const eventsOf = (
     })
   )
 
-/**
- * The service over a surface of the implementation.
- *
- * @internal
- */
+/** @internal */
 export const make = (surface: Surface): McpWorkers.McpWorkersService => ({
   ...Face.requestsOf((name, id, args, options) => surface[name](id, ...args, options), "McpWorkers"),
   ...AgentHost.make(surface),
   open: (config, options) =>
     Face.call<string, McpWorkerError.OpenFailed | McpWorkerError.InvalidInput | McpWorkerError.HostUnavailable>(
       () => surface.open(Face.revealSecrets(config), Face.openOptionsOf(options)),
-      // Opened after its caller left: closed, so no worker is left that no one holds.
+      // No worker is left that no one holds.
       (id) => surface.close(id as string)
     ).pipe(Effect.withSpan("McpWorkers.open")),
   status: (id) =>

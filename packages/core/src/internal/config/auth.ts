@@ -1,8 +1,4 @@
-/**
- * How the `auth` of an HTTP config is checked and normalized: every secret (`token`, `clientSecret`, `privateKey`)
- * is given as is or as `{ env: NAME }` read from the caller's environment, and held in `Redacted` from here on
- * (C24, C34). Failures are `InvalidInput` at the exact path, naming keys and kinds, never values.
- */
+// C24, C34: failures name keys and kinds at the exact path, never values.
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
@@ -160,7 +156,7 @@ export const normalize = (value: JsonValue.JsonValue, path: string, environment:
       : invalid(JsonValue.appendPath(path, "type"), `must be "bearer" or "client_credentials"`)
 }
 
-/** Every secret of an `auth`, still redacted. @internal */
+/** Still redacted. @internal */
 export const secrets = (auth: AuthConfig | undefined): ReadonlyArray<Redacted.Redacted<string>> =>
   auth === undefined
     ? []
@@ -168,7 +164,7 @@ export const secrets = (auth: AuthConfig | undefined): ReadonlyArray<Redacted.Re
       ? [auth.token]
       : [auth.clientSecret, auth.privateKey].filter((s): s is Redacted.Redacted<string> => s !== undefined)
 
-/** The wire form of an `auth`: secrets revealed, nothing left to resolve. @internal */
+/** Secrets revealed, nothing left to resolve. @internal */
 export const toWire = (auth: AuthConfig): JsonValue.JsonObject => {
   if (auth.type === "bearer") return { type: "bearer", token: Redacted.value(auth.token) }
   const wire: Record<string, JsonValue.JsonValue> = {

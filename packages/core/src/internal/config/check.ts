@@ -1,9 +1,3 @@
-/**
- * The checks every config normalizer shares (the server entry's and the `auth` one's): results, refusals with a
- * path, and the plain-data tests.
- *
- * @internal
- */
 import * as Either from "effect/Either"
 import type * as JsonValue from "../../JsonValue.js"
 import { InvalidInput } from "../../McpWorkerError.js"
@@ -27,14 +21,14 @@ export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
           ? "an object"
           : `a ${typeof value}`
 
-// Node rejects NUL bytes in spawn arguments and environments with an error that quotes the value.
+// Node refuses NUL bytes in spawn arguments and environments with an error that quotes the value.
 /** @internal */
 export const hasNul = (text: string): boolean => text.includes("\u0000")
 
 /** @internal */
 export const isEnvName = (name: string): boolean => name.length > 0 && !name.includes("=") && !hasNul(name)
 
-// Own data only: a key such as "__proto__" or "constructor" must never reach a prototype.
+// A key such as "__proto__" or "constructor" must never reach a prototype.
 /** @internal */
 export const own = (object: JsonValue.JsonObject, key: string): JsonValue.JsonValue | undefined =>
   Object.hasOwn(object, key) ? object[key] : undefined

@@ -1,8 +1,3 @@
-/**
- * The readers behind `McpConfig`: one set of rules per file format (where its servers are, how it writes
- * references, which of its keys mean something mcp-worker cannot do), applied by one walk that checks each entry
- * with the same rules as `open` and keeps references unexpanded.
- */
 import * as Either from "effect/Either"
 import * as JsonValue from "../../JsonValue.js"
 import { InvalidInput } from "../../McpWorkerError.js"
@@ -12,17 +7,17 @@ import * as Check from "./check.js"
 import * as ConfigNormalize from "./normalize.js"
 import * as Jsonc from "./jsonc.js"
 
-/** What differs between the formats. @internal */
+/** @internal */
 export interface Rules {
   readonly label: string
   readonly serversKey: "mcpServers" | "servers"
   readonly syntax: References.Syntax
   readonly comments: boolean
-  /** Other keys allowed at the top of the file; `undefined`: any (the file also holds the application's settings). */
+  /** `undefined`: any (the file also holds the application's settings). */
   readonly rootKeys: ReadonlySet<string> | undefined
-  /** Entry keys the format has and mcp-worker cannot honour, with why: refused rather than silently ignored. */
+  /** Refused rather than silently ignored. */
   readonly refused: Readonly<Record<string, string>>
-  /** Entry keys the format has that mean nothing here (editor-only settings): left out. */
+  /** Editor-only settings: left out. */
   readonly dropped: ReadonlySet<string>
 }
 
@@ -92,18 +87,14 @@ export const invalid = Check.invalid
 export const invalidInput = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "config", path, message, delivery: "not_sent" })
 
-/** A path below the document's root (the root itself is `""`). @internal */
+/** The root itself is `""`. @internal */
 export const at = (path: string, key: string | number): string => {
   if (path !== "") return JsonValue.appendPath(path, key)
   const appended = JsonValue.appendPath("", key)
   return appended.startsWith(".") ? appended.slice(1) : appended
 }
 
-/**
- * The name an entry is known by in a document: NFKC, lower case, each run of characters other than `a-z` and `0-9`
- * one `_`, none at either end, and a leading digit prefixed with `_`; `""` if nothing is left.
- * @internal
- */
+/** @internal */
 export const normalizeName = (name: string): string => {
   const folded = name
     .normalize("NFKC")
@@ -115,7 +106,6 @@ export const normalizeName = (name: string): string => {
 
 type Templated = { readonly kind: "string" } | { readonly kind: "array" } | { readonly kind: "record" }
 
-// The fields whose strings may hold references; every other value is taken as written.
 const templated: Readonly<Record<string, Templated>> = {
   command: { kind: "string" },
   args: { kind: "array" },
@@ -125,10 +115,7 @@ const templated: Readonly<Record<string, Templated>> = {
   headers: { kind: "record" }
 }
 
-/**
- * Every templated string of an entry, by its path and where it sits: `[field, index or key | undefined, text]`.
- * Values of the wrong kind are skipped here and refused by the entry check.
- */
+/** Values of the wrong kind are skipped here and refused by the entry check. */
 const templatedStrings = (
   entry: JsonValue.JsonObject
 ): ReadonlyArray<readonly [field: string, key: string | number | undefined, text: string]> => {
@@ -156,7 +143,6 @@ const setOwn = (record: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-/** A copy of `entry` with each templated string replaced by `map`'s answer. */
 const mapStrings = (
   entry: JsonValue.JsonObject,
   path: string,
@@ -181,7 +167,7 @@ const mapStrings = (
   return Either.right(copy)
 }
 
-// What a reference stands for while an entry is checked at read time: a value that passes every shape rule.
+// A value that passes every shape rule, standing for a reference while an entry is checked at read time.
 const probe: References.Context = {
   env: () => "x",
   input: () => "x",
@@ -203,11 +189,7 @@ const expandAll = (entry: JsonValue.JsonObject, path: string, context: Reference
     )
   )
 
-/**
- * Checks one entry and writes its references in the document's form. The check is `open`'s own
- * (`ServerConfig.normalize`), run on a copy whose references stand for harmless values; a string that holds a
- * reference is checked again, with its real value, when the entry is opened.
- */
+/** `open`'s own check, on a copy whose references stand for harmless values; the real values are checked at open. */
 const readEntry = (
   entry: JsonValue.JsonObject,
   path: string,
@@ -267,7 +249,6 @@ const readInputs = (
     return inputs
   })
 
-/** The root of a file's content as plain data, or where it is not JSON. */
 const content = (input: unknown, format: Rules): Either.Either<JsonValue.JsonValue, InvalidInput> => {
   if (typeof input !== "string") {
     return Either.mapLeft(JsonValue.check(input, { where: "config", root: "~" }), (error) =>
@@ -283,7 +264,7 @@ const content = (input: unknown, format: Rules): Either.Either<JsonValue.JsonVal
   )
 }
 
-/** Reads a file's content into a document, as `format` writes it. @internal */
+/** @internal */
 export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Document, InvalidInput> =>
   Either.gen(function* () {
     const root = yield* content(input, format)
@@ -347,7 +328,7 @@ export const read = (input: unknown, format: Rules): Either.Either<McpConfig.Doc
     return declared === undefined ? { servers: entries, paths } : { servers: entries, paths, inputs: declared }
   })
 
-/** One entry of a document with its references filled in: what `open` is given. @internal */
+/** @internal */
 export const resolve = (
   document: McpConfig.Document,
   key: string,
@@ -375,12 +356,12 @@ export const resolve = (
   return Either.map(expandAll(checked.right, path, context), (config) => config as unknown as McpConfig.EntryConfig)
 }
 
-/** Where an entry came from, the root of the paths reported for it. @internal */
+/** @internal */
 export const pathOf = (document: McpConfig.Document, key: string): string =>
   (document.paths !== undefined && Object.hasOwn(document.paths, key) ? document.paths[key] : undefined) ??
   at("servers", key)
 
-/** An `InvalidInput` of `open` (rooted at `config`) re-rooted at the entry's path in its document. @internal */
+/** @internal */
 export const reroot = (error: InvalidInput, path: string): InvalidInput =>
   error.where === "config" &&
   (error.path === "config" || error.path.startsWith("config.") || error.path.startsWith("config["))

@@ -1,13 +1,9 @@
-/**
- * JSON with comments, as VS Code reads its `mcp.json`: `//` and `/* *\/` comments and trailing commas are allowed,
- * everything else is strict JSON. A hand-written parser rather than `JSON.parse`, so that a syntax error says where
- * it is (line and column) without quoting the file, which may hold secrets, and so that a repeated key is refused
- * instead of silently winning.
- */
+// Hand-written rather than `JSON.parse`: an error says where (line and column) without quoting the file, which may
+// hold secrets, and a repeated key is refused instead of silently winning.
 import * as Either from "effect/Either"
 import type * as JsonValue from "../../JsonValue.js"
 
-/** Why the text is not JSON, and where. @internal */
+/** @internal */
 export interface SyntaxProblem {
   readonly line: number
   readonly column: number
@@ -16,7 +12,6 @@ export interface SyntaxProblem {
 
 /** @internal */
 export interface ParseOptions {
-  /** Accept comments and trailing commas. */
   readonly comments: boolean
 }
 
@@ -27,14 +22,13 @@ class Fail {
   ) {}
 }
 
-// Deep enough for any config file; a stack overflow would otherwise be the answer to a hostile one.
+// A stack overflow would otherwise be the answer to a hostile file.
 const maxDepth = 256
 
 const setOwn = (record: Record<string, JsonValue.JsonValue>, key: string, value: JsonValue.JsonValue): void => {
   Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true })
 }
 
-// A cursor over the text: each kind of value read by a method of its own.
 class Reader {
   i = 0
   constructor(
@@ -118,7 +112,7 @@ class Reader {
     throw new Fail(this.i, "expected a value")
   }
 
-  // Items of an array or members of an object up to `close`, with a trailing comma only in JSONC.
+  // A trailing comma only in JSONC.
   sequence(close: string, item: () => void): void {
     this.skip()
     if (this.text[this.i] === close) {
@@ -176,7 +170,7 @@ class Reader {
   }
 }
 
-/** Parses JSON (or JSONC) text into plain data, or says where and why it is not. @internal */
+/** @internal */
 export const parse = (text: string, options: ParseOptions): Either.Either<JsonValue.JsonValue, SyntaxProblem> => {
   const reader = new Reader(text, options)
   try {

@@ -1,7 +1,4 @@
-/**
- * How a config input is checked and normalized: the shape rules behind `ServerConfig.normalize`, each failure an
- * `InvalidInput` with a precise path and a message that names keys and kinds of values, never values.
- */
+// Failures name keys and kinds at a precise path, never values.
 import * as Caller from "@mcp-worker/caller/Operations"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
@@ -20,10 +17,10 @@ import { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result,
 
 export { type Environment, hasNul, invalid, isEnvName, kindOf, own, type Result, string } from "./check.js"
 
-/** The longest timer a budget may ask for (2³¹ − 1 ms). @internal */
+/** 2³¹ − 1 ms, Node's longest timer. @internal */
 export const maxTimeoutMs: number = Caller.maxTimeoutMs
 
-/** Keys of `mcpServers` entries that editors write and the library ignores. @internal */
+/** @internal */
 export const ignoredKeys: ReadonlySet<string> = new Set([
   "disabled",
   "autoApprove",
@@ -66,7 +63,7 @@ const httpKeys: ReadonlySet<string> = new Set([
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
-// fetch rejects these with an error that quotes the value.
+// fetch refuses these with an error that quotes the value.
 const badHeaderValue = /[\r\n\u0000]/
 
 const setOwn = <A>(record: Record<string, A>, key: string, value: A): void => {
@@ -80,7 +77,6 @@ export const reveal = (record: Readonly<Record<string, Redacted.Redacted<string>
   return out
 }
 
-/** A whole number of `unit` from 1 to `max`. */
 const wholeNumber =
   (unit: string, max: number) =>
   (value: JsonValue.JsonValue, path: string): Result<number> =>
@@ -99,7 +95,7 @@ export const maxMaxResultBytes = 500 * 1024 * 1024
 
 const maxResultBytes = wholeNumber("bytes", maxMaxResultBytes)
 
-/** `ServerConfig.defaultMaxInputRounds`. @internal */
+/** @internal */
 export const defaultMaxInputRounds = 8
 
 const maxInputRounds = wholeNumber("rounds", 64)
@@ -118,7 +114,7 @@ const stringArray = (value: JsonValue.JsonValue | undefined, path: string): Resu
     }
     if (hasNul(item)) return invalid(JsonValue.appendPath(path, i), "must not contain a NUL character")
   }
-  // A copy: the caller may reuse its array after `open` returned.
+  // The caller may reuse its array after `open` returned.
   return Either.right(value.slice() as Array<string>)
 }
 
@@ -286,7 +282,7 @@ const normalizeHttp = (
     } as const
   })
 
-/** `ServerConfig.normalize`: a config input, or an `mcpServers` document of exactly one server. @internal */
+/** @internal */
 export const normalize = (
   input: unknown,
   environment: Readonly<Record<string, string | undefined>>,

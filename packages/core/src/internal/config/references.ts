@@ -1,27 +1,18 @@
-/**
- * References in the strings of a config document (`${env:NAME}`, `${input:ID}`, `${workspaceFolder}`…): how each
- * file format writes them, the one form a document keeps them in, and how they are filled in from the caller's
- * environment at open time. Messages name variables, never their values.
- */
+// Messages name variables, never their values.
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 
-/** The variables the editors define besides environment variables and inputs. @internal */
+/** @internal */
 export type Variable = "workspaceFolder" | "workspaceFolderBasename" | "userHome" | "pathSeparator"
 
-/** One piece of a string: literal text, or a reference. @internal */
+/** @internal */
 export type Part =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Env"; readonly name: string; readonly fallback: string | undefined }
   | { readonly _tag: "Input"; readonly id: string }
   | { readonly _tag: "Variable"; readonly variable: Variable }
 
-/**
- * How a format writes references: not at all (Claude Desktop), as VS Code and Cursor do (`${env:NAME}`, `${input:ID}`
- * for VS Code only, and the predefined variables), as a shell does (`${NAME}`, `${NAME:-default}`: a project
- * `.mcp.json`), or the document's own form (VS Code's, plus `${env:NAME:-default}` and `${$}` for a literal `$`).
- * @internal
- */
+/** Claude Desktop writes none; the document form adds `${env:NAME:-default}`, and `${$}` for a literal `$`. @internal */
 export type Syntax = "none" | "cursor" | "vscode" | "shell" | "document"
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -61,7 +52,7 @@ const reference = (body: string, syntax: Syntax): Either.Either<Part | string, s
   return Either.left(`holds a \${…} reference to a variable ${who} does not define`)
 }
 
-/** Splits a string into its text and references, as `syntax` writes them. @internal */
+/** @internal */
 export const parse = (text: string, syntax: Syntax): Either.Either<ReadonlyArray<Part>, string> => {
   if (syntax === "none") return Either.right(text.length === 0 ? [] : [{ _tag: "Text", text }])
   const parts: Array<Part> = []
@@ -89,7 +80,7 @@ export const parse = (text: string, syntax: Syntax): Either.Either<ReadonlyArray
   return Either.right(parts)
 }
 
-/** The parts written in the document's own form; `parse(format(parts), "document")` gives them back. @internal */
+/** `parse(format(parts), "document")` gives them back. @internal */
 export const format = (parts: ReadonlyArray<Part>): string =>
   parts
     .map((part) => {
@@ -106,17 +97,17 @@ export const format = (parts: ReadonlyArray<Part>): string =>
     })
     .join("")
 
-/** Whether a string holds any reference. @internal */
+/** @internal */
 export const hasReference = (parts: ReadonlyArray<Part>): boolean => parts.some((part) => part._tag !== "Text")
 
-/** What references are filled in from: each answers `undefined` for what it does not know. @internal */
+/** Each answers `undefined` for what it does not know. @internal */
 export interface Context {
   readonly env: (name: string) => string | undefined
   readonly input: (id: string) => string | Redacted.Redacted<string> | undefined
   readonly variable: (variable: Variable) => string | undefined
 }
 
-/** The string with its references filled in, or why one cannot be. @internal */
+/** @internal */
 export const expand = (parts: ReadonlyArray<Part>, context: Context): Either.Either<string, string> => {
   let out = ""
   for (const part of parts) {

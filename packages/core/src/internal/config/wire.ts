@@ -1,6 +1,3 @@
-/**
- * The wire form of a normalized config (what carries it to its owner), and the secrets it holds, for `Redact`.
- */
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
@@ -9,13 +6,13 @@ import type { ServerConfig } from "../../ServerConfig.js"
 import * as AuthNormalize from "./auth.js"
 import * as internal from "./normalize.js"
 
-/** `ServerConfig.secretsOf`. @internal */
+/** @internal */
 export const secretsOf = (config: ServerConfig): ReadonlyArray<string> =>
   config._tag === "Stdio"
     ? Object.values(config.env).map(Redacted.value)
     : [...Object.values(config.headers), ...AuthNormalize.secrets(config.auth)].map(Redacted.value)
 
-/** `ServerConfig.toWire`. @internal */
+/** @internal */
 export const toWire = (config: ServerConfig): string => {
   const wire: Record<string, JsonValue.JsonValue> =
     config._tag === "Stdio"
@@ -31,7 +28,7 @@ export const toWire = (config: ServerConfig): string => {
   return JSON.stringify(wire)
 }
 
-/** `ServerConfig.fromWire`. @internal */
+/** @internal */
 export const fromWire = (text: string): Either.Either<ServerConfig, InvalidInput> =>
   Either.flatMap(JsonValue.decode(text, { where: "config", root: internal.root }), (value) =>
     internal.normalize(value, {})

@@ -1,8 +1,3 @@
-/**
- * What `ProcessJob` stands on: the job's start, confirmed stop and scans, over `start.ts`, `stop.ts` and `scan.ts`.
- *
- * @internal
- */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import * as NodeFs from "node:fs"
 import * as Context from "effect/Context"
@@ -16,44 +11,22 @@ import * as ProcessStart from "./start.js"
 import * as internal from "./scan.js"
 import * as ProcessStop from "./stop.js"
 
-/**
- * The scan that confirms a cleanup (see `ProcessJob.CleanupScan`).
- *
- * @internal
- */
+/** @internal */
 export class CleanupScan extends Context.Reference<CleanupScan>()("@mcp-worker/node/ProcessJob/CleanupScan", {
   defaultValue: (): CleanupScanService => ({ scan })
 }) {}
 
-/**
- * TEST ONLY. The cleanup scan with the given operations in place of the live ones, so a test can report a survivor
- * that cannot be killed (a pid no signal reaches) and make `stop` answer `activeProcesses > 0`.
- *
- * @since 0.1.0
- * @category cleanup scan
- */
+/** @internal */
 export const layerCleanupScanTest = (service: Partial<CleanupScanService>): Layer.Layer<CleanupScan> =>
   Layer.succeed(CleanupScan, { scan: service.scan ?? CleanupScan.defaultValue().scan })
 
-/**
- * The server process could not be started (ENOENT, EACCES, a bad cwd…). Nothing was left running. The message
- * names the error code only, never the environment.
- *
- * @since 0.1.0
- * @category errors
- */
+/** @internal */
 export class SpawnError extends Data.TaggedError("SpawnError")<{
   readonly message: string
   readonly code: string | null
 }> {}
 
-/**
- * Starts `command` as the root of a new process group, with the marker in its environment, and waits until it
- * really started (or failed with a typed `SpawnError`).
- *
- * @since 0.1.0
- * @category constructors
- */
+/** @internal */
 export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.suspend(() =>
     options.marker.length === 0
@@ -61,13 +34,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<ProcessJob, SpawnErr
       : adopt(ProcessStart.start(options), options.marker)
   )
 
-/**
- * Takes over a process already started with the marker (the owner thread starts its server before it has
- * loaded anything else) and waits until it really runs, or fails with a typed `SpawnError`.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** @internal */
 export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJob, SpawnError> =>
   Effect.gen(function* () {
     const { scan: count } = yield* CleanupScan
@@ -89,23 +56,11 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
     } satisfies ProcessJob
   }).pipe(Effect.uninterruptible)
 
-/**
- * Live processes (zombies excluded) that carry `MCP_WORKER_JOB=<marker>` exactly or, when `pgid` is given,
- * belong to that process group. Never includes our own process.
- *
- * @since 0.1.0
- * @category scanning
- */
+/** @internal */
 export const scan = (marker: string, pgid?: number): Effect.Effect<ReadonlyArray<number>> =>
   Effect.map(internal.scanJob(marker, pgid), (found) => found.map((p) => p.pid))
 
-/**
- * Ends a job known only by its recorded `{ pgid, marker }` (its owner thread died with the handle): the same
- * signal and confirm sequence as `stop`, without the stdin step.
- *
- * @since 0.1.0
- * @category destructors
- */
+/** @internal */
 export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<CleanupSummary> =>
   Effect.flatMap(CleanupScan, ({ scan: count }) =>
     ProcessStop.stopSequence({
@@ -118,14 +73,7 @@ export const stopDetached = (ref: JobRef, options?: StopOptions): Effect.Effect<
     })
   ).pipe(Effect.withSpan("ProcessJob.stopDetached", { attributes: { pgid: ref.pgid ?? null } }))
 
-/**
- * Last resort for a `process.on("exit")` handler, where nothing asynchronous runs: SIGKILL the group, and every
- * process outside it that carries the marker (Linux) or descends from the group (the `ps` path, C100), synchronously,
- * without waiting or confirming. Returns the number of signals sent.
- *
- * @since 0.1.0
- * @category destructors
- */
+/** @internal */
 export const killGroupSync = (pgid: number, marker?: string): number => {
   if (!internal.isSignallable(pgid)) return 0
   if (internal.platform === "win32") return internal.taskkillSync(pgid)
@@ -137,7 +85,7 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
     !linux || marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
   const groupSignalled = groupMembers && ours && internal.signalGroup(pgid, "SIGKILL")
   if (groupSignalled) sent++
-  // On the `ps` path a process outside the group is the job's by descent (C100), with or without a marker.
+  // C100: on the `ps` path, descent alone makes a process the job's.
   if (marker !== undefined || !linux) {
     for (const p of found) {
       if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker ?? "", "SIGKILL")) sent++
@@ -148,7 +96,7 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
 
 // internal
 
-// C4: a failed spawn names what it tried to start and where; never its arguments, which may hold secrets (C24).
+// C4, C24: names what it tried to start and where, never its arguments.
 const spawnError = (error: unknown, started: Started): SpawnError => {
   const code =
     typeof (error as NodeJS.ErrnoException)?.code === "string" ? (error as NodeJS.ErrnoException).code! : null

@@ -1,12 +1,4 @@
-/**
- * Finding and signalling the processes of one job. Linux reads `/proc`; other POSIX systems ask `ps` (`ps.ts`);
- * Windows runs `taskkill` (`taskkill.ts`). Which path is taken is decided once, in `platform.ts`.
- *
- * The helpers here are small synchronous reads of `/proc`: a process may vanish between two reads, so every
- * read is allowed to fail and then simply means "not there".
- *
- * @internal
- */
+// A process may vanish between two reads: a failed read means "not there".
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import { type JobProcess, platform } from "./platform.js"
@@ -20,11 +12,7 @@ export { markerVariable } from "./start.js"
 /** @internal */
 export { type JobProcess, type Platform, platform } from "./platform.js"
 
-/**
- * One line of `/proc/<pid>/stat`, reduced to what the job needs.
- *
- * @internal
- */
+/** @internal */
 export interface StatLine {
   readonly pid: number
   readonly state: string
@@ -32,19 +20,14 @@ export interface StatLine {
   readonly pgid: number
 }
 
-/** The fields of a `/proc/<pid>/stat` line after the command name, which may itself hold spaces and parentheses. */
+// The command name may hold spaces and parentheses.
 const fieldsAfterCommand = (text: string, close: number): Array<string> =>
   text
     .slice(close + 1)
     .trim()
     .split(/\s+/)
 
-/**
- * Parses `/proc/<pid>/stat`. The command name sits in parentheses and may itself contain spaces and
- * parentheses, so the fields are read after the LAST `)`.
- *
- * @internal
- */
+/** @internal */
 export const parseStat = (text: string): StatLine | undefined => {
   const open = text.indexOf("(")
   const close = text.lastIndexOf(")")
@@ -65,12 +48,7 @@ const closeParen = 0x29
 const space = 0x20
 const zero = 0x30
 
-/**
- * The process group in a `/proc/<pid>/stat` read as bytes (the fifth field, after the command name's last `)`), or
- * `-1`. A pass over the machine's processes asks each only this, and decodes the line of a member alone.
- *
- * @internal
- */
+/** Decodes nothing but the group, so a pass decodes members alone. @internal */
 export const groupOf = (stat: Uint8Array): number => {
   let field = 0
   let group = 0
@@ -87,16 +65,11 @@ export const groupOf = (stat: Uint8Array): number => {
   return -1
 }
 
-/**
- * What a process uses, from its `/proc/<pid>/stat`: its group, CPU time in clock ticks (user + system) and resident
- * pages. `undefined` for a process that is not live or a line that is not whole.
- *
- * @internal
- */
+/** @internal */
 export const parseUsage = (
   text: string
 ): { readonly pgid: number; readonly ticks: number; readonly pages: number } | undefined => {
-  // state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime … rss is the 22nd.
+  // rss is the 22nd field after the command
   const fields = fieldsAfterCommand(text, text.lastIndexOf(")"))
   if (fields.length < 22 || isDeadState(fields[0]!)) return undefined
   const pgid = Number(fields[2])
@@ -105,24 +78,13 @@ export const parseUsage = (
   return Number.isFinite(pgid) && Number.isFinite(ticks) && Number.isFinite(pages) ? { pgid, ticks, pages } : undefined
 }
 
-/**
- * Exited but not yet reaped (`Z`) or already dead (`X`): such an entry is not a live process.
- *
- * @internal
- */
+/** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// One buffer for every `/proc` read of this thread (the job's scans, the metrics' tree samples). A scan reads a file or
-// two per process of the machine, and `readFileSync` (which cannot size a `/proc` file, `fstat` says 0) allocates a
-// buffer for each and grows it: with many workers closing at once those reads were most of a close's CPU time.
+// One buffer per thread: `readFileSync` (fstat says 0) grew one per read, most of a busy close's CPU time.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
-/**
- * Reads a whole `/proc` file into the shared buffer; the view is valid until the next read. `undefined` when it
- * cannot be read (gone, or someone else's).
- *
- * @internal
- */
+/** The view is valid until the next read. @internal */
 export const readProcFile = (file: string): Buffer | undefined => {
   let fd: number
   try {
@@ -155,24 +117,17 @@ export const readStat = (pid: number): StatLine | undefined => {
   return text === undefined ? undefined : parseStat(text.toString("latin1"))
 }
 
-// The marker entry as bytes, kept for the scan that looks for it in every process.
 let lastNeedle: { readonly entry: string; readonly bytes: Buffer } | undefined
 const needleOf = (entry: string): Buffer => {
   if (lastNeedle?.entry !== entry) lastNeedle = { entry, bytes: Buffer.from(entry, "utf8") }
   return lastNeedle.bytes
 }
 
-/**
- * True when `environ` (NUL-separated `NAME=value` entries, as in `/proc/<pid>/environ`) holds `entry` as one
- * whole entry, so `MCP_WORKER_JOB=abc` never matches `MCP_WORKER_JOB=abcd` or `XMCP_WORKER_JOB=abc`.
- *
- * @internal
- */
+/** Whole entries only: `MCP_WORKER_JOB=abc` never matches `MCP_WORKER_JOB=abcd`. @internal */
 export const environHasEntry = (environ: Buffer, entry: string): boolean => {
   const needle = needleOf(entry)
   if (needle.length === 0) return false
-  // Each occurrence counts only as a whole entry: at the start or after a NUL, and at the end or before a NUL (the
-  // last entry may lack its terminating NUL).
+  // the last entry may lack its terminating NUL
   for (let at = environ.indexOf(needle); at !== -1; at = environ.indexOf(needle, at + 1)) {
     const end = at + needle.length
     if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true
@@ -183,23 +138,14 @@ export const environHasEntry = (environ: Buffer, entry: string): boolean => {
 /** @internal */
 export const markerEntry = (marker: string): string => `${markerVariable}=${marker}`
 
-/**
- * Reads `/proc/<pid>/environ`; EACCES (someone else's process) and ESRCH/ENOENT (gone) mean "no marker".
- *
- * @internal
- */
+/** @internal */
 export const carriesMarker = (pid: number, marker: string): boolean => {
   if (marker.length === 0) return false
   const environ = readProcFile(`/proc/${pid}/environ`)
   return environ !== undefined && environHasEntry(environ, markerEntry(marker))
 }
 
-/**
- * Every live (not zombie) process of the job on Linux. `pgid` may be omitted to look by marker only; an empty
- * marker looks by group only. Our own process is never part of the answer.
- *
- * @internal
- */
+/** An empty marker looks by group only. @internal */
 export const scanProc = (marker: string, pgid: number | undefined): Array<JobProcess> => {
   const found: Array<JobProcess> = []
   let entries: Array<string>
@@ -222,11 +168,7 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
   return found
 }
 
-/**
- * Best effort on Windows: only whether the root process still exists.
- *
- * @internal
- */
+/** Best effort: only whether the root exists. @internal */
 export const scanWindows = (pgid: number | undefined): Array<JobProcess> =>
   pgid !== undefined && isAlive(pgid) ? [{ pid: pgid, pgid, inGroup: true, marked: false }] : []
 
@@ -253,11 +195,7 @@ const isAlive = (pid: number): boolean => {
 
 let ownGroup: number | undefined | null = null
 
-/**
- * Our own process group (not on Windows), so a wrong reference can never make us signal ourselves.
- *
- * @internal
- */
+/** So a wrong reference can never make us signal ourselves. @internal */
 export const ownProcessGroup = (): number | undefined => {
   if (ownGroup === null) {
     ownGroup =
@@ -266,21 +204,11 @@ export const ownProcessGroup = (): number | undefined => {
   return ownGroup
 }
 
-/**
- * Numbers that must never be signalled: 0, 1 and negative (they address "everyone"-style targets) and our own
- * process or process group.
- *
- * @internal
- */
+/** 0, 1 and negatives address "everyone"-style targets. @internal */
 export const isSignallable = (id: number): boolean =>
   Number.isInteger(id) && id > 1 && id !== process.pid && id !== ownProcessGroup()
 
-/**
- * Sends `signal` to a whole process group. `true` if it was delivered; ESRCH (group already empty) and every
- * other failure give `false`.
- *
- * @internal
- */
+/** @internal */
 export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   if (platform === "win32" || !isSignallable(pgid)) return false
   try {
@@ -291,13 +219,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   }
 }
 
-/**
- * Sends `signal` to one process found outside the group. On Linux only after re-checking in `/proc` that it is alive
- * and still carries the exact marker, so a recycled pid or a pid reported by a test scan is never hit; on the `ps`
- * path the listing the caller just read (descent and group, `ps.ts`) is that check, as no environment can be read.
- *
- * @internal
- */
+/** Linux re-checks the marker against pid reuse; on `ps` the caller's listing is that check. @internal */
 export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
   if (platform === "win32" || !isSignallable(pid)) return false
   if (platform === "linux") {
@@ -312,18 +234,10 @@ export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals
   }
 }
 
-/**
- * `taskkill /T /F` on Windows, bounded by `timeoutMs`: its report, or `undefined` for a pid never to be signalled.
- *
- * @internal
- */
+/** @internal */
 export const taskkill = (pid: number, timeoutMs: number): Effect.Effect<Taskkill.TaskkillReport | undefined> =>
   isSignallable(pid) ? Taskkill.runTaskkill(pid, timeoutMs) : Effect.succeed(undefined)
 
-/**
- * Synchronous `taskkill /T /F` for exit handlers on Windows: how many processes it ended.
- *
- * @internal
- */
+/** @internal */
 export const taskkillSync = (pid: number): number =>
   isSignallable(pid) ? Taskkill.endedCount(Taskkill.runTaskkillSync(pid)) : 0

@@ -1,7 +1,4 @@
-/**
- * Starting a server process, with Node built-ins only: the owner thread's entry runs this before it loads
- * anything else, so the server boots while the thread is still loading the MCP client.
- */
+// Node built-ins only: the owner's entry runs this before loading anything else.
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import type { Started } from "../../ProcessJob.js"
@@ -18,25 +15,19 @@ export interface StartOptions {
   readonly marker: string
 }
 
-/** A process whose spawn was requested (what `ProcessJob.adopt` takes), with its stderr kept from the first byte. @internal */
+/** @internal */
 export interface StartedProcess extends Started {
-  /** The last `stderrKeepBytes` the process wrote to stderr, kept from its first byte. */
+  /** Kept from the first byte. */
   readonly stderr: () => Buffer
-  /** Settles when stderr has ended (or was destroyed). */
   readonly stderrEnded: Promise<void>
 }
 
-/**
- * Raw stderr kept per process: more than the 2 KiB shown in `OpenFailed.stderrTail`, so that redaction never sees a
- * secret cut in half.
- *
- * @internal
- */
+/** More than `stderrTail` shows, so redaction never sees a secret cut in half. @internal */
 export const stderrKeepBytes = 8 * 1024
 
 const noStderr = () => Buffer.alloc(0)
 
-// What a server inherits from the owner's environment, and nothing more (C18).
+// C18
 const inheritedVariables =
   process.platform === "win32"
     ? [
@@ -55,12 +46,7 @@ const inheritedVariables =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
 
-/**
- * What a server needs to reach the network behind a proxy or a custom CA, inherited as well (C18): `npx` and its kin
- * fetch the server's package before it starts. npm's registry credentials (`_authToken`, `_auth`) are not among them.
- *
- * @internal
- */
+/** C18: `npx` fetches packages before the server starts; no registry credentials. @internal */
 export const networkVariables = [
   "HTTP_PROXY",
   "http_proxy",
@@ -80,7 +66,7 @@ export const networkVariables = [
   "npm_config_strict_ssl"
 ] as const
 
-// A proxy URL can carry a user and password: its value is redacted wherever the server's output is shown (C24).
+// C24: a proxy URL can carry a user and password.
 const proxyVariables: ReadonlySet<string> = new Set([
   "HTTP_PROXY",
   "http_proxy",
@@ -90,11 +76,7 @@ const proxyVariables: ReadonlySet<string> = new Set([
   "npm_config_https_proxy"
 ])
 
-/**
- * The values of `env` to redact from what the server prints: each proxy URL, and its password alone.
- *
- * @internal
- */
+/** @internal */
 export const networkSecrets = (env: Readonly<Record<string, string>>): Array<string> => {
   const secrets: Array<string> = []
   for (const key of proxyVariables) {
@@ -115,7 +97,7 @@ const decoded = (text: string): string => {
   }
 }
 
-/** The minimal environment every stdio server starts from. @internal */
+/** @internal */
 export const defaultEnvironment = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const key of [...inheritedVariables, ...networkVariables]) {
@@ -126,12 +108,7 @@ export const defaultEnvironment = (): Record<string, string> => {
   return env
 }
 
-/**
- * Spawns `command` as the root of a new process group with the marker in its environment. Never throws: a
- * synchronous failure is reported through `started` like an asynchronous one.
- *
- * @internal
- */
+/** Never throws: a synchronous failure is reported through `started`. @internal */
 export const start = (options: StartOptions): StartedProcess => {
   let child: ChildProcess | undefined
   let error: Error | undefined
@@ -159,7 +136,7 @@ export const start = (options: StartOptions): StartedProcess => {
       stderrEnded: Promise.resolve()
     }
   }
-  // Listeners are attached in the same synchronous step as the spawn: its 'error' comes on a later tick.
+  // Attached in the spawn's synchronous step: its 'error' comes later.
   const started = new Promise<Error | undefined>((resolve) => {
     const onSpawn = () => {
       c.off("error", onError)
@@ -178,8 +155,7 @@ export const start = (options: StartOptions): StartedProcess => {
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     c.once("exit", (code, signal) => resolve({ code, signal }))
   )
-  // Read from the first byte: Node discards what an unread stdio stream holds when the process exits, and a server
-  // that dies at start-up says why on stderr, often before anything else of this thread has run (C28).
+  // C28: Node discards unread stdio at exit, and a dying server says why on stderr.
   let stderr: Buffer = Buffer.alloc(0)
   const stream = c.stderr!
   stream.on("data", (chunk: Buffer) => {
@@ -192,12 +168,7 @@ export const start = (options: StartOptions): StartedProcess => {
   return { command, cwd, child, started, exited, stderr: () => stderr, stderrEnded }
 }
 
-/**
- * Starts the server of a stdio config in its wire form (`ServerConfig.toWire`), as an owner's entry does before it
- * loads its runtime; `undefined` for a config that is not stdio.
- *
- * @internal
- */
+/** @internal */
 export const startFromWire = (config: string, marker: string): StartedProcess | undefined => {
   const wire = JSON.parse(config) as {
     command?: unknown

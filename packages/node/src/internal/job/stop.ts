@@ -1,7 +1,3 @@
-/**
- * The stop sequence of a process job: end stdin, SIGTERM the group, SIGKILL the group and every marked
- * process, then re-scan until nothing is left or the budget ends.
- */
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type { ChildProcess } from "node:child_process"
 import * as Clock from "effect/Clock"
@@ -14,31 +10,28 @@ import * as Taskkill from "./taskkill.js"
 
 const pollMs = 15
 
-/** The default budget of a stop, in milliseconds (the default budget of `close`, C19). @internal */
+/** C19 @internal */
 export const defaultBudgetMs = 5000
 
-/** What a stop needs to know about its job. @internal */
+/** @internal */
 export interface StopContext {
   readonly pgid: number | undefined
   readonly marker: string
   readonly child: ChildProcess | undefined
-  /** Completes once `child` has exited (the job's own `exited`); read only when there is a child. */
   readonly exited: Effect.Effect<unknown>
   readonly count: (marker: string, pgid: number | undefined) => Effect.Effect<ReadonlyArray<number>>
   readonly budgetMs: number | undefined
 }
 
-/** One stop in progress: its job, its deadline (as `nowMs`) and what it has signalled so far. */
 interface Stop {
   readonly ctx: StopContext
   readonly budget: number
   readonly deadline: number
   readonly signalled: { term: number; kill: number }
-  /** Single processes already sent SIGKILL, so a later round does not count them again. */
   readonly killed: Set<number>
   escaped: number
   groupKilled: boolean
-  /** How long the last scan of a poll took (a `ps` listing takes far longer than a `/proc` pass, C100). */
+  /** C100: a `ps` listing takes far longer than a `/proc` pass. */
   scanMs: number
 }
 
@@ -47,27 +40,19 @@ const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 const rootRunning = (child: ChildProcess | undefined): boolean =>
   child !== undefined && child.exitCode === null && child.signalCode === null
 
-/**
- * May the group number still be signalled? While our root child is unreaped its pid (= pgid) cannot be reused.
- * After that, the group is ours if a member carries the marker, or if no live process leads a group with that
- * number; a live, unmarked leader means the number was recycled by someone else.
- */
+/** An unreaped root's pid (= pgid) cannot be reused; later, an unmarked live leader means it was. */
 const groupIsOurs = (found: ReadonlyArray<internal.JobProcess>, ctx: StopContext): boolean =>
   rootRunning(ctx.child) ||
   internal.platform !== "linux" ||
   found.some((p) => p.inGroup && p.marked) ||
   !found.some((p) => p.pid === ctx.pgid)
 
-// Processes usually go within a few ms of a signal or EOF: poll after 1, 2, 4 and 8 ms, then every pollMs.
+// Processes usually go within a few ms of a signal or EOF.
 const backoff = Schedule.exponential(Duration.millis(1)).pipe(
   Schedule.intersect(Schedule.recurs(4)),
   Schedule.andThen(Schedule.spaced(pollMs))
 )
 
-/**
- * Recurs with the delays of `delays` while the last result is `pending` and the clock (`nowMs`) is before `until`;
- * its output is that last result.
- */
 const whilePending = <A>(
   pending: Predicate<A>,
   until: number,
@@ -79,10 +64,7 @@ const whilePending = <A>(
     Schedule.checkEffect(() => Effect.map(nowMs, (now) => now + reserveMs() < until))
   )
 
-/**
- * `whilePending` with `backoff` for the scans of `stop`: no scan starts unless one as long as the last ends by
- * `until`, and the last wait is cut short so that the last scan does.
- */
+/** No scan starts unless one as long as the last ends by `until`. */
 const pollUntil = <A>(stop: Stop, pending: Predicate<A>, until: number): Schedule.Schedule<A, A> => {
   const reserveMs = () => stop.scanMs
   return whilePending(pending, until, backoff, reserveMs).pipe(
@@ -92,7 +74,6 @@ const pollUntil = <A>(stop: Stop, pending: Predicate<A>, until: number): Schedul
   )
 }
 
-/** Runs one scan of a poll and keeps how long it took. */
 const timedScan = <A>(stop: Stop, scan: Effect.Effect<A>): Effect.Effect<A> =>
   Effect.map(Effect.timed(scan), ([duration, value]) => {
     stop.scanMs = Duration.toMillis(duration)
@@ -107,7 +88,6 @@ const scan = (ctx: StopContext) => internal.scanJob(ctx.marker, ctx.pgid)
 const nothingLeft = (ctx: StopContext) => Effect.map(countLeft(ctx), isEmpty)
 const groupEmpty = (ctx: StopContext) => Effect.map(scan(ctx), (found) => !found.some((p) => p.inGroup))
 
-/** Checks `done` until it holds or `ms` (capped by the deadline) has passed; says whether it held. */
 const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.Effect<boolean> =>
   Effect.flatMap(nowMs, (now) =>
     Effect.repeat(
@@ -119,26 +99,20 @@ const waitFor = (stop: Stop, done: Effect.Effect<boolean>, ms: number): Effect.E
 const endStdin = (child: ChildProcess): void => {
   const stdin = child.stdin
   if (stdin !== null && !stdin.destroyed && !stdin.writableEnded) {
-    stdin.on("error", () => {}) // EPIPE from a child that is already gone is expected here
+    stdin.on("error", () => {}) // EPIPE from a child already gone
     stdin.end()
   }
 }
 
-/**
- * (1) Polite: end stdin and give the tree a short grace to go by itself. Says whether nothing is left.
- *
- * While the root runs, something is left by definition: the grace first waits for the root's exit (or its own
- * end), and only then scans, instead of scanning every process of the machine on every poll meanwhile (with many
- * workers closing at once, those scans were most of a close's CPU time).
- */
+/** While the root runs something is left: wait for its exit before scanning. */
 const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   const { child } = stop.ctx
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
   return Effect.flatMap(nowMs, (start) => {
-    // Counted from the stop's start: the `ps` path's first listing (C100) is spent inside the grace, not added to it.
+    // C100: the first `ps` listing is spent inside the grace, not added to it.
     const until = Math.min(stop.deadline, stop.deadline - stop.budget + Math.min(200, stop.budget * 0.1))
-    // Interruptible even inside a finalizer (a stop often runs in one), or the timeout would wait for the exit.
+    // Interruptible inside a finalizer, or the timeout would wait for the exit.
     return stop.ctx.exited.pipe(
       Effect.interruptible,
       Effect.timeoutOption(Math.max(0, until - start)),
@@ -151,10 +125,7 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   })
 }
 
-/**
- * (2) SIGTERM the group and wait for it to empty (escaped processes get no SIGTERM, so they are not waited for
- * here). Says whether nothing is left.
- */
+/** Escaped processes get no SIGTERM, so they are not waited for here. */
 const stepTerm = (stop: Stop): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const { ctx } = stop
@@ -171,7 +142,6 @@ const stepTerm = (stop: Stop): Effect.Effect<boolean> =>
     return yield* nothingLeft(ctx)
   })
 
-/** (3) SIGKILL the group and every process that still carries the marker; run again for late arrivals. */
 const killRound = (stop: Stop): Effect.Effect<void> =>
   Effect.map(scan(stop.ctx), (found) => {
     const { ctx } = stop
@@ -190,7 +160,6 @@ const killRound = (stop: Stop): Effect.Effect<void> =>
     }
   })
 
-/** (4) Confirm: re-scan until nothing is left or the budget ends; kill anything that appeared meanwhile. */
 const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
   Effect.flatMap(countLeft(stop.ctx), (remaining) =>
     timedScan(
@@ -199,7 +168,7 @@ const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
     ).pipe(Effect.scheduleFrom(remaining, pollUntil(stop, someLeft, stop.deadline)))
   )
 
-/** Runs the stop sequence within the budget and says what is left. @internal */
+/** @internal */
 export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     const budget =
@@ -217,7 +186,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       scanMs: 0
     }
 
-    // C100: `ps` finds a descendant outside the group by descent, which ends with its parent: seen once, it is kept.
+    // C100: a descendant found by descent is lost with its parent, so it is seen before any signal.
     if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
@@ -229,7 +198,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
     const end = yield* nowMs
 
     if (isEmpty(remaining) && ctx.child !== undefined) {
-      // Nothing can write any more: release the read ends even if an untracked holder kept them open.
+      // Release the read ends even if an untracked holder kept them open.
       ctx.child.stdout?.destroy()
       ctx.child.stderr?.destroy()
     }
@@ -252,7 +221,6 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
     }
   })
 
-// Best effort: taskkill the tree, then wait for the root within the budget.
 const stopWindows = (ctx: StopContext, budget: number, start: number): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     ctx.child?.stdin?.on("error", () => {})

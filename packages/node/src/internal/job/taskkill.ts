@@ -1,25 +1,17 @@
-/**
- * The process job's Windows path (C101): `taskkill /T /F /PID <root>` ends the tree Windows knows about, and its
- * report says which processes it ended and which it could not. The report is read from English output; in another
- * language only the exit code is known.
- *
- * @internal
- */
+// C101. Read from English output; in another language only the exit code is known.
 import * as ChildProcess from "node:child_process"
 import * as Effect from "effect/Effect"
 
-/** The arguments of `taskkill` for the tree rooted at `pid`: the tree (`/T`), forcefully (`/F`). @internal */
+/** @internal */
 export const taskkillArguments = (pid: number): ReadonlyArray<string> => ["/T", "/F", "/PID", String(pid)]
 
-/** What one `taskkill` reported. @internal */
+/** @internal */
 export interface TaskkillReport {
-  /** The pids it reports terminated (`SUCCESS:` lines), in its order: descendants before their parent. */
+  /** In taskkill's order: descendants before their parent. */
   readonly terminated: ReadonlyArray<number>
-  /** The pids it could not terminate, with the reason it gave. */
   readonly failed: ReadonlyArray<{ readonly pid: number; readonly reason: string }>
-  /** The root was not there (`ERROR: The process "<pid>" not found.`): nothing to end. */
   readonly notFound: boolean
-  /** The exit code (`null` when it did not exit by itself). */
+  /** `null` when it did not exit by itself. */
   readonly code: number | null
 }
 
@@ -28,11 +20,7 @@ const failure = /^ERROR: The process with PID (\d+)\b.* could not be terminated\
 const reasonLine = /^Reason: (.*)$/
 const notFound = /^ERROR: The process "(\d+)" not found\./
 
-/**
- * Reads `taskkill`'s report from its stdout and stderr (either may hold either kind of line).
- *
- * @internal
- */
+/** Either stream may hold either kind of line. @internal */
 export const parseTaskkill = (stdout: string, stderr: string, code: number | null): TaskkillReport => {
   const terminated: Array<number> = []
   const failed: Array<{ pid: number; reason: string }> = []
@@ -51,11 +39,7 @@ export const parseTaskkill = (stdout: string, stderr: string, code: number | nul
   return { terminated, failed, notFound: missing, code }
 }
 
-/**
- * Runs `taskkill` on the tree rooted at `pid`, bounded by `timeoutMs`. The caller checks that `pid` may be signalled.
- *
- * @internal
- */
+/** The caller checks that `pid` may be signalled. @internal */
 export const runTaskkill = (pid: number, timeoutMs: number): Effect.Effect<TaskkillReport> =>
   Effect.async<TaskkillReport>((resume) => {
     const child = ChildProcess.execFile(
@@ -72,11 +56,7 @@ export const runTaskkill = (pid: number, timeoutMs: number): Effect.Effect<Taskk
     })
   })
 
-/**
- * `runTaskkill` for an exit handler, where nothing asynchronous runs.
- *
- * @internal
- */
+/** @internal */
 export const runTaskkillSync = (pid: number): TaskkillReport => {
   const result = ChildProcess.spawnSync("taskkill", taskkillArguments(pid), {
     encoding: "utf8",
@@ -86,11 +66,6 @@ export const runTaskkillSync = (pid: number): TaskkillReport => {
   return parseTaskkill(result.stdout ?? "", result.stderr ?? "", result.status)
 }
 
-/**
- * How many processes a report says were ended: the `SUCCESS:` lines, or one for a clean exit whose lines were not
- * read (another language).
- *
- * @internal
- */
+/** A clean exit with unread lines (another language) counts one. @internal */
 export const endedCount = (report: TaskkillReport): number =>
   report.terminated.length > 0 ? report.terminated.length : report.code === 0 ? 1 : 0

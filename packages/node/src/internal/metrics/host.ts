@@ -1,9 +1,4 @@
-/**
- * What the host records of its workers' lives (C80): opens and closes with their durations, cleanups, the number of
- * workers in each state, and the server trees' memory and CPU time, sampled from `/proc` at a bounded rate.
- *
- * @internal
- */
+// C80
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -18,7 +13,7 @@ const serverOf = (entry: Entry): string => Metrics.serverOf(entry)
 
 const states = ["opening", "ready", "failed", "closed"] as const
 
-/** Sets the number of workers in each state, for every server name recorded so far (a state may fall to 0). */
+/** @internal */
 export const recount = (registry: Registry): void => {
   if (!registry.defaults.metrics) return
   const counts = new Map<string, Record<(typeof states)[number], number>>()
@@ -35,19 +30,19 @@ export const recount = (registry: Registry): void => {
   for (const entry of registry.opening) count(entry)
   for (const entry of registry.entries.values()) count(entry)
   for (const [server, byState] of counts) {
-    // A closed worker is forgotten: the gauge counts the workers the host holds.
+    // The gauge counts the workers the host holds; closed ones are forgotten.
     for (const state of states) if (state !== "closed") Metrics.workersIn(server, state, byState[state])
   }
 }
 
-/** An open ended: `ready`, or the stage it failed at. @internal */
+/** @internal */
 export const opened = (registry: Registry, entry: Entry, startedMs: number, outcome: string): void => {
   if (!registry.defaults.metrics) return
   Metrics.opened(serverOf(entry), outcome, (Date.now() - startedMs) / 1000)
   recount(registry)
 }
 
-/** A close ended, confirmed or not, with its cleanup. @internal */
+/** @internal */
 export const closed = (registry: Registry, entry: Entry, startedMs: number, cleanup: CleanupSummary): void => {
   if (!registry.defaults.metrics) return
   const left = cleanup.activeProcesses > 0
@@ -56,18 +51,13 @@ export const closed = (registry: Registry, entry: Entry, startedMs: number, clea
   recount(registry)
 }
 
-/** How often the server trees are sampled unless the host says otherwise. @internal */
+/** @internal */
 export const defaultSampleInterval = Duration.seconds(10)
 
-/** The shortest interval between two samples of the server trees. @internal */
+/** @internal */
 export const minSampleInterval = Duration.seconds(1)
 
-/**
- * Samples every open stdio worker's server tree at `interval`, summed by server name, for as long as the scope lasts.
- * Nothing is sampled where `/proc` is absent: the metrics are then absent, never zero (C81).
- *
- * @internal
- */
+/** C81: where `/proc` is absent the metrics are absent, never zero. @internal */
 export const sampleTrees = (registry: Registry, interval: Duration.Duration): Effect.Effect<void> =>
   !registry.defaults.metrics || !Tree.available()
     ? Effect.void
@@ -78,7 +68,7 @@ export const sampleTrees = (registry: Registry, interval: Duration.Duration): Ef
         )
       )
 
-/** One sample of every tree, recorded, and kept on each worker's record for the host's view. @internal */
+/** @internal */
 export const sampleOnce = (registry: Registry): void => {
   const groups = new Map<number, Entry>()
   for (const entry of registry.entries.values()) {
@@ -94,7 +84,7 @@ export const sampleOnce = (registry: Registry): void => {
     byServer.set(server, { rss: sum.rss + tree.rssBytes, cpu: sum.cpu + tree.cpuSeconds })
   }
   for (const [server, sum] of byServer) Metrics.treesSampled(server, sum.rss, sum.cpu)
-  // A server whose last worker closed holds no tree any more: its gauges fall to zero rather than stay as they were.
+  // A server whose last worker closed falls to zero.
   for (const server of sampled) if (!byServer.has(server)) Metrics.treesSampled(server, 0, 0)
   sampled.clear()
   for (const server of byServer.keys()) sampled.add(server)

@@ -1,10 +1,4 @@
-/**
- * How the host records a request: its caller's `resume`, wrapped once, sees every way the request can end (the
- * owner's answer, a refusal before anything was sent, a timeout, a cancel, a close), so it is the one place that
- * counts it (C80).
- *
- * @internal
- */
+// C80: the wrapped `resume` sees every way a request ends, so it counts each once.
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Cause from "effect/Cause"
@@ -12,24 +6,22 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Metrics from "./metrics.js"
 
-// The wire form of a spilled answer (`ResultFile.encodeSpilled`): the owner's answer, before a surface reads it.
+// `ResultFile.encodeSpilled`'s wire form.
 const spilledTag = "mcp-worker/spilled"
 
 const isSpilledWire = (value: unknown): value is readonly [string, object] =>
   Array.isArray(value) && value.length === 2 && value[0] === spilledTag && typeof value[1] === "object"
 
-/** What a request is recorded against: its worker's server name, and its counts for the host's view. @internal */
+/** @internal */
 export interface Observed {
-  /** The name the worker's open gave it. */
   readonly name?: string | undefined
   readonly server: { readonly name: string } | null
-  /** Whether the host records metrics (C80). */
+  /** C80 */
   readonly metrics?: boolean | undefined
-  /** The worker's own counts, for the host's view. */
   counts?: Counts | undefined
 }
 
-/** A worker's requests, counted by how they ended. @internal */
+/** @internal */
 export interface Counts {
   results: number
   isError: number
@@ -45,11 +37,7 @@ const count = (worker: Observed | undefined, key: keyof Counts): void => {
   counts[key]++
 }
 
-/**
- * One request's record: `sent` when its message went to the owner, `resume` its caller's, counted as it ends.
- *
- * @internal
- */
+/** @internal */
 export class Observation {
   sentAt: number | undefined = undefined
   constructor(
@@ -91,12 +79,7 @@ export class Observation {
 
 const ignoreEnd = () => {}
 
-/**
- * A request refused before anything was sent, by whoever refused it (the host's own checks, a listener's grant):
- * counted once, with no duration (C117).
- *
- * @internal
- */
+/** C117: counted once, with no duration. @internal */
 export const refusedUnsent = (
   worker: Observed | undefined,
   method: OwnerProtocol.Method,
@@ -115,12 +98,7 @@ const spilledOf = (value: unknown): number | undefined => {
   return typeof bytes === "number" ? bytes : undefined
 }
 
-/**
- * The requests an owner thread took straight from remote threads and answered itself, as it counted them
- * (`Observed`): recorded as a remote thread's requests, once each (C80).
- *
- * @internal
- */
+/** C80: what an owner thread answered remote threads itself. @internal */
 export const observed = (
   worker: Observed,
   requests: ReadonlyArray<(typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]>
@@ -135,6 +113,6 @@ export const observed = (
   }
 }
 
-// C116: an error that was delivered is the server's answer.
+// C116
 const deliveryKey = (delivery: "delivered" | "not_sent" | "unknown"): keyof Counts =>
   delivery === "delivered" ? "errors" : delivery === "not_sent" ? "notSent" : "unknown"

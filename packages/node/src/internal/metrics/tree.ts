@@ -1,27 +1,21 @@
-/**
- * A server tree's resident memory and CPU time, read from `/proc` in one pass over the machine's processes: each
- * process counts towards the tree whose process group it is in (a stdio server leads a group of its own). The pass runs
- * on the host's event loop, so it reads as the job's scans do: one buffer, no allocation per file.
- *
- * @internal
- */
+// On the host's event loop: one buffer, no allocation per file.
 import * as Fs from "node:fs"
 import { groupOf, parseUsage, readProcFile } from "../job/scan.js"
 
-/** What one tree holds. @internal */
+/** @internal */
 export interface TreeUsage {
   readonly rssBytes: number
   readonly cpuSeconds: number
 }
 
-// Linux reports CPU time in clock ticks of USER_HZ, 100 on every architecture Node runs on, and memory in pages.
+// USER_HZ is 100 on every architecture Node runs on.
 const ticksPerSecond = 100
 const pageBytes = 4096
 
-/** Whether this machine has a `/proc` to read. @internal */
+/** @internal */
 export const available = (): boolean => process.platform === "linux" && Fs.existsSync("/proc/self/stat")
 
-/** The usage of each process group named, from one pass over `/proc`. @internal */
+/** @internal */
 export const sample = (groups: Iterable<number>): Map<number, TreeUsage> => {
   const wanted = new Set(groups)
   const found = new Map<number, { ticks: number; pages: number }>()

@@ -1,9 +1,4 @@
-/**
- * The host's view of its workers: one row per worker it holds, read off the records without touching an owner. Only
- * the host's own runtime can have it; no grant, socket or runner reaches it (C82).
- *
- * @internal
- */
+// C82
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as HostViewFace from "../../HostView.js"
@@ -15,7 +10,7 @@ import * as Connection from "../shared/connection.js"
 export class HostView extends Context.Tag("@mcp-worker/node/HostView")<HostView, HostViewFace.HostViewService>() {}
 
 const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
-  // The host's own request in flight, else the one its owner thread took straight from a remote caller.
+  // Else the request its owner thread took from a remote caller.
   const pending = entry.pending ?? heldDirect(entry)
   return {
     workerId: entry.workerId,
@@ -35,13 +30,13 @@ const rowOf = (entry: Entry, now: number): HostViewFace.WorkerRow => {
   }
 }
 
-/** Every worker the host holds, opening ones included. @internal */
+/** @internal */
 export const snapshotOf = (registry: Registry): ReadonlyArray<HostViewFace.WorkerRow> => {
   const now = Date.now()
   return [...registry.opening, ...registry.entries.values()].map((entry) => rowOf(entry, now))
 }
 
-/** The view's service over a registry. @internal */
+/** @internal */
 export const make = (registry: Registry): HostViewFace.HostViewService => ({
   snapshot: Effect.sync(() => snapshotOf(registry))
 })

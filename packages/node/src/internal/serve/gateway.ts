@@ -1,11 +1,4 @@
-/**
- * The gateway's record: who may enter (a bearer grant naming a set of workers, each by the name its tools carry), and
- * how a request of one enters the host. Every worker of a bearer is reached through a listener grant of its own
- * (`listen/grants.ts`), so the gateway admits, filters and projects exactly as the socket plane does (C44, C119), and
- * a request is begun on the host registry as a socket peer's is: once, never retried (C3).
- *
- * @internal
- */
+// C44, C119: through a listener grant per worker, so the gateway admits and projects exactly as sockets do; C3.
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type { Tool } from "@modelcontextprotocol/client"
 import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
@@ -22,37 +15,32 @@ import type { HostRegistry } from "../host/layer.js"
 import type { Asker } from "../shared/connection.js"
 import * as Grants from "../listen/grants.js"
 
-/** One worker of a bearer grant: the name its tools carry, and the listener grant that reaches it. */
 export interface Entry {
   readonly name: string
   readonly workerId: string
   readonly grant: string
 }
 
-/** What a bearer grant names. */
 export interface Bundle {
   readonly entries: ReadonlyMap<string, Entry>
-  /** `Date.now()` past which its bearer grant is over (`Infinity` without a ttl). */
+  /** `Infinity` without a ttl. */
   readonly expiresAt: number
-  /** The one entry whose tools and prompts keep their own names (`unprefixed`, C141). */
+  /** C141 */
   readonly bare?: Entry | undefined
 }
 
-/** One gateway's state, passed to the functions below. */
 export interface Gateway {
   readonly registry: HostRegistry
-  /** The listener grants of every bearer's workers: never handed out, so only the gateway presents them. */
+  /** Never handed out. */
   readonly inner: Grants.Grants
-  /** The bearer grants: each one's `workerId` is the key of its bundle. */
   readonly bearers: Grants.Grants
   readonly bundles: Map<string, Bundle>
   readonly separator: string
-  /** Each worker's last full tool list, shown while the worker is busy with a call (C8 lets one request in). */
+  /** C8 */
   readonly lastTools: Map<string, ReadonlyArray<Tool>>
   closing: boolean
 }
 
-/** The rights a worker's listener grant carries: what the gateway serves of it, each of the face's type once. */
 const served: Record<McpServeFace.ServedOperation, true> = {
   listTools: true,
   callTool: true,
@@ -77,7 +65,7 @@ const namePattern = /^[A-Za-z0-9_.-]{1,64}$/
 const invalid = (where: "config" | "arguments", path: string, message: string) =>
   new InvalidInput({ where, path, message, delivery: "not_sent" })
 
-/** A separator is the characters MCP allows in a tool name, so every served name stays one. @internal */
+/** @internal */
 export const checkSeparator = (separator: unknown): Either.Either<string, InvalidInput> =>
   typeof separator === "string" && namePattern.test(separator)
     ? Either.right(separator)
@@ -94,15 +82,15 @@ export const make = (registry: HostRegistry, separator: string): Gateway => ({
   closing: false
 })
 
-/** The name a worker's tool is served under. @internal */
+/** @internal */
 export const servedName = (gateway: Gateway, entry: string, tool: string): string =>
   `${entry}${gateway.separator}${tool}`
 
-/** The name a worker's tool or prompt is served under in `bundle`: its own when the bundle is unprefixed (C141). */
+/** C141 */
 export const nameIn = (gateway: Gateway, bundle: Bundle, entry: Entry, name: string): string =>
   bundle.bare === undefined ? servedName(gateway, entry.name, name) : name
 
-// C131: a worker name holds no separator, so a served name splits one way only and no two tools share one.
+// C131: a worker name holds no separator, so a served name splits one way only.
 const checkedName = (gateway: Gateway, name: string): InvalidInput | undefined =>
   !namePattern.test(name)
     ? invalid("arguments", `workers.${name}`, "a worker name must be 1 to 64 of A-Z a-z 0-9 _ . -")
@@ -122,7 +110,6 @@ const entryOf = (value: unknown, path: string): Either.Either<McpServeFace.Serve
   return Either.left(invalid("arguments", path, "a worker is its id, or { id, tools? }"))
 }
 
-/** The workers a grant names, each checked: its name, and the worker it names (an id, or `{ id, tools? }`). */
 const servedOf = (
   gateway: Gateway,
   workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>
@@ -145,7 +132,6 @@ const servedOf = (
     return served
   })
 
-/** Forgets what no longer holds: expired bearers and their workers' grants, closed workers' grants and tool lists. */
 const sweep = (gateway: Gateway, now: number): void => {
   for (const [key, bundle] of gateway.bundles) {
     if (now <= bundle.expiresAt) continue
@@ -159,11 +145,7 @@ const sweep = (gateway: Gateway, now: number): void => {
   }
 }
 
-/**
- * A new bearer grant of the open workers `workers` names (C131). Nothing is issued unless every entry is acceptable.
- *
- * @internal
- */
+/** C131 @internal */
 export const grant = (
   gateway: Gateway,
   workers: Readonly<Record<string, string | McpServeFace.ServedWorker>>,
@@ -175,7 +157,7 @@ export const grant = (
     if (unprefixed !== undefined && typeof unprefixed !== "boolean") {
       return yield* invalid("arguments", "options.unprefixed", "unprefixed must be a boolean")
     }
-    // C141: a name of its own is unambiguous only when the grant names one worker.
+    // C141: only a grant of one worker keeps names unprefixed.
     if (unprefixed === true && served.length !== 1) {
       return yield* invalid("arguments", "options.unprefixed", "unprefixed serves exactly one worker")
     }
@@ -202,26 +184,22 @@ export const grant = (
 const reRooted = (error: InvalidInput, root: string): InvalidInput =>
   invalid("arguments", `${root}.${error.path.replace(/^options\./, "")}`, error.message)
 
-/** The bundle a bearer grant names while it holds: `undefined` for an unknown, expired, revoked or forged one. */
+/** `undefined` unless it holds. */
 export const bundleOf = (gateway: Gateway, bearer: string): Bundle | undefined => {
   const key = bundleKeyOf(gateway, bearer)
   return key === undefined ? undefined : heldBundle(gateway, key)
 }
 
-/**
- * The key of the bundle a bearer grant names, its tag checked (C134): a session's server checks it once, then finds
- * its bundle by key on each request while the grant holds (`heldBundle`).
- */
+/** C134: the tag is checked once per session (`heldBundle`). */
 export const bundleKeyOf = (gateway: Gateway, bearer: string): string | undefined =>
   Grants.resolve(gateway.bearers, bearer, Date.now())?.workerId
 
-/** The bundle `key` names while its grant holds: revoking deletes it, and its expiry is the grant's. */
 export const heldBundle = (gateway: Gateway, key: string): Bundle | undefined => {
   const bundle = gateway.bundles.get(key)
   return bundle !== undefined && Date.now() <= bundle.expiresAt ? bundle : undefined
 }
 
-/** Ends a bearer grant and its workers' listener grants; calls in flight run on (C44). */
+/** C44 */
 export const revoke = (gateway: Gateway, bearer: string): Effect.Effect<void, UnknownWorker> =>
   Effect.suspend(() => {
     const found = Grants.resolve(gateway.bearers, bearer, Date.now())
@@ -235,7 +213,6 @@ export const revoke = (gateway: Gateway, bearer: string): Effect.Effect<void, Un
     return Effect.void
   })
 
-/** The entries of a bundle whose worker is still open and whose grant still holds. */
 export const liveEntries = (gateway: Gateway, bundle: Bundle): ReadonlyArray<[Entry, Grants.Grant]> => {
   const now = Date.now()
   const live: Array<[Entry, Grants.Grant]> = []
@@ -246,18 +223,14 @@ export const liveEntries = (gateway: Gateway, bundle: Bundle): ReadonlyArray<[En
   return live
 }
 
-/** What one served request needs besides its params. */
 export interface Extra {
   readonly onProgress?: ((progress: Operations.Progress) => void) | undefined
   readonly trace?: OwnerProtocol.TraceContext | undefined
-  /** Who the server's questions during the request go to (C151). */
+  /** C151 */
   readonly ask?: Asker | undefined
 }
 
-/**
- * One request through a worker's listener grant: admitted as the socket plane admits it, begun on the host registry,
- * ended exactly at the server when interrupted (C11). Its errors name the worker by its served name.
- */
+/** C11 */
 export const request = (
   gateway: Gateway,
   entry: Entry,
@@ -267,8 +240,7 @@ export const request = (
   extra: Extra = {}
 ): Effect.Effect<unknown, RequestError> =>
   Effect.suspend(() => {
-    // The worker grants are the gateway's own, and the params are what an MCP SDK parsed from JSON: checked as the
-    // socket plane checks them, without the tag check and the second parse that a peer's bytes need.
+    // Params the SDK parsed from JSON: no tag check nor second parse.
     const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
     const payload = { id: entry.grant, params: JSON.stringify(params) }
     const found = Grants.admitted(listener, name, payload, params as JsonValue.JsonObject)
@@ -304,10 +276,7 @@ export const request = (
     }).pipe(Effect.map((value) => Grants.shown(grant, name, value)))
   })
 
-/**
- * Every tool a bundle serves, named `<worker><separator><tool>`, each worker's list read page by page through its
- * grant. A busy worker's tools are its last list (C8: its one request in flight is a call).
- */
+/** C8 */
 export const listTools = (gateway: Gateway, bundle: Bundle): Effect.Effect<ReadonlyArray<Tool>> =>
   Effect.map(
     Effect.forEach(liveEntries(gateway, bundle), ([entry, grant]) =>
@@ -338,7 +307,6 @@ const shownLast = (gateway: Gateway, entry: Entry, grant: Grants.Grant): Readonl
   return (Grants.shown(grant, "listTools", { tools: last }) as { tools: ReadonlyArray<Tool> }).tools
 }
 
-/** The worker entry and tool a served name names, if any. */
 export const routeOf = (gateway: Gateway, bundle: Bundle, served: string): [Entry, string] | undefined => {
   if (bundle.bare !== undefined) return [bundle.bare, served]
   const at = served.indexOf(gateway.separator)
@@ -347,13 +315,11 @@ export const routeOf = (gateway: Gateway, bundle: Bundle, served: string): [Entr
   return entry === undefined ? undefined : [entry, served.slice(at + gateway.separator.length)]
 }
 
-/** The call a served name names is refused unsent when it names no worker of the bundle. */
 export const unknownTool = (served: string): InvalidInput =>
   invalid("arguments", "name", `this grant serves no tool named ${JSON.stringify(served)}`)
 
 const encodeError = Schema.encodeSync(McpWorkerError)
 
-/** JSON-RPC codes: the server's own for its answer; invalid params for what was refused as input. */
 const codeOf = (error: RequestError): number =>
   error._tag === "ServerError"
     ? error.code
@@ -361,7 +327,7 @@ const codeOf = (error: RequestError): number =>
       ? -32602
       : -32603
 
-/** An error as an MCP client reads it: a JSON-RPC error whose `data` is the error, its `delivery` included (C132). */
+/** C132 */
 export const mcpErrorOf = (
   error: RequestError
 ): { readonly code: number; readonly message: string; readonly data: Record<string, unknown> } => ({

@@ -1,11 +1,4 @@
-/**
- * The gateway on streamable HTTP, bound to 127.0.0.1: the MCP SDK's transport, one session per client, behind the
- * bearer check. A request is admitted on its headers alone: without a grant that holds it is answered 401 and its
- * connection closed before any of its body is read, and a body past the bound is refused before it is buffered whole
- * (C133).
- *
- * @internal
- */
+// C133: admitted on its head; no grant, 401 unread; an oversized body refused before it is whole.
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -21,13 +14,13 @@ import * as Origin from "./origin.js"
 import { ServeError } from "./layer.js"
 import type { Modern } from "./modern.js"
 
-/** The largest head a request may have: what an unauthenticated peer can make the gateway hold. */
+/** What an unauthenticated peer can make the gateway hold. */
 export const maxHeaderBytes = 8 * 1024
 
 interface Session {
   readonly id: string
   readonly bearer: string
-  /** When its last request arrived: the least recent makes room when the bound is reached. */
+  /** The least recent makes room at the bound. */
   lastActive: number
   readonly server: Server
   readonly transport: StreamableHTTPServerTransport
@@ -35,12 +28,12 @@ interface Session {
 
 interface Options {
   readonly port: number
-  /** A Unix domain socket to listen on instead of 127.0.0.1, private as a listener's (C45). */
+  /** C45 */
   readonly path: string | undefined
   readonly maxSessions: number
   readonly maxBodyBytes: number
   readonly serverOf: (bearer: string) => Server
-  /** C148: the 2026-07-28 requests, stateless, beside the sessions. */
+  /** C148 */
   readonly modern: Modern
 }
 
@@ -49,7 +42,7 @@ const bearerOf = (header: string | undefined): string | undefined => {
   return match === null ? undefined : match[1]
 }
 
-// Closes the connection once the answer is out: an unread body is never read.
+// An unread body is never read.
 const refuse = (res: http.ServerResponse, status: number, message: string): void => {
   res.writeHead(status, {
     "content-type": "application/json",
@@ -62,7 +55,6 @@ const refuse = (res: http.ServerResponse, status: number, message: string): void
 
 type Body = { readonly _tag: "Read"; readonly value: unknown } | { readonly _tag: "Refused"; readonly status: number }
 
-/** The request's JSON body, read up to `max` bytes. */
 const readBody = (req: http.IncomingMessage, max: number): Promise<Body> =>
   new Promise((resolve) => {
     const declared = Number(req.headers["content-length"] ?? 0)
@@ -88,7 +80,6 @@ const readBody = (req: http.IncomingMessage, max: number): Promise<Body> =>
     req.on("error", () => resolve({ _tag: "Refused", status: 400 }))
   })
 
-/** One HTTP request, from its head to the transport. */
 async function handle(
   gateway: Gateway.Gateway,
   sessions: Map<string, Session>,
@@ -105,7 +96,7 @@ async function handle(
   if (gateway.closing) return refuse(res, 503, "the mcp-worker host is closing; the request was not sent")
   const id = req.headers["mcp-session-id"]
   const known = typeof id === "string" ? sessions.get(id) : undefined
-  // A session is its bearer's: another grant's request to it looks like one to no session at all.
+  // Another grant's request looks like one to no session.
   if (typeof id === "string" && known?.bearer !== bearer) return refuse(res, 404, "no such session")
   let body: unknown = undefined
   if (req.method === "POST") {
@@ -125,8 +116,7 @@ async function handle(
   return (await open(sessions, options, bearer)).transport.handleRequest(req, res, body)
 }
 
-// C133: a session lives while its grant holds; at the bound, the one idle the longest is closed (clients that go away
-// rarely end their session, and a client told 404 opens a new one).
+// C133: clients rarely end their sessions, and one told 404 opens a new one.
 async function makeRoom(gateway: Gateway.Gateway, sessions: Map<string, Session>, max: number): Promise<void> {
   const revoked = [...sessions.values()].filter((session) => Gateway.bundleOf(gateway, session.bearer) === undefined)
   await Promise.all(revoked.map((session) => session.server.close()))
@@ -142,7 +132,7 @@ async function makeRoom(gateway: Gateway.Gateway, sessions: Map<string, Session>
 
 async function open(sessions: Map<string, Session>, options: Options, bearer: string): Promise<Session> {
   const server = options.serverOf(bearer)
-  // Counted from its start (its id is its own from the first answer), so concurrent opens cannot pass the bound.
+  // Counted from its start, so concurrent opens cannot pass the bound.
   const sessionId = randomUUID()
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => sessionId
@@ -154,7 +144,6 @@ async function open(sessions: Map<string, Session>, options: Options, bearer: st
   return session
 }
 
-/** Binds `server` to 127.0.0.1 or, with `path`, to a private Unix socket removed with the scope. Gives the endpoint. */
 const bind = (server: http.Server, options: Options): Effect.Effect<string, ServeError | ListenError, Scope.Scope> =>
   Effect.gen(function* () {
     const prepared = options.path === undefined ? undefined : yield* SocketFile.prepare(options.path)
@@ -169,11 +158,7 @@ const bind = (server: http.Server, options: Options): Effect.Effect<string, Serv
     return `http+unix://${encodeURIComponent(prepared.path)}/mcp`
   })
 
-/**
- * Serves the gateway until the scope ends, then closes every session and connection. Gives the endpoint.
- *
- * @internal
- */
+/** @internal */
 export const listen = (
   gateway: Gateway.Gateway,
   options: Options

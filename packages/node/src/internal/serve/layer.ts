@@ -1,9 +1,4 @@
-/**
- * The gateway as a layer of a host: its grants, and what it serves them on. The MCP SDK's server is loaded when the
- * layer is built, not when the package is imported (C2).
- *
- * @internal
- */
+// C2
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
@@ -17,18 +12,10 @@ import type * as McpServeFace from "../../McpServe.js"
 import * as Gateway from "./gateway.js"
 import * as Hosts from "./hosts.js"
 
-/**
- * The gateway's service tag.
- *
- * @internal
- */
+/** @internal */
 export class McpServe extends Context.Tag("@mcp-worker/node/McpServe")<McpServe, McpServeFace.McpServeService>() {}
 
-/**
- * The gateway could not start serving: the address could not be bound.
- *
- * @internal
- */
+/** @internal */
 export class ServeError extends Schema.TaggedError<ServeError>("@mcp-worker/node/ServeError")("ServeError", {
   reason: Schema.Literal("listen"),
   detail: Schema.String
@@ -56,7 +43,7 @@ export const layerServe = (options: McpServeFace.ServeOptions = {}) =>
       const runtime = yield* Effect.runtime<never>()
       const fork = yield* FiberSet.makeRuntime<never>()
       const Server = yield* loadServer
-      // Runs first on shutdown: what arrives while the host closes is refused unsent.
+      // First on shutdown: what arrives while the host closes is refused unsent.
       yield* Effect.addFinalizer(() => Effect.sync(() => (gateway.closing = true)))
       const url =
         options.http === undefined

@@ -1,11 +1,5 @@
 #!/usr/bin/env node
-/**
- * `mcp-worker serve <config>`: every entry of a config document opened as a worker and served as one MCP server, on
- * stdio (a desktop app spawns it) or with `--http` on 127.0.0.1. On SIGINT, SIGTERM or the end of stdin every worker
- * is closed and its process tree confirmed gone (C19, C138).
- *
- * @internal
- */
+// C19, C138
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as McpConfig from "@mcp-worker/core/McpConfig"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
@@ -20,7 +14,7 @@ import * as path from "node:path"
 import * as NodeMcpWorkers from "../nodeMcpWorkers.js"
 import { layerServe, McpServe } from "./layer.js"
 
-/** What `--help` prints. @internal */
+/** @internal */
 export const usage = `Usage: mcp-worker serve <config.json> [--http] [--port <n>] [--grant-file <path>] [--format <format>]
 
 Opens every server of a config document (Claude Desktop's "mcpServers", VS Code's "servers", a project .mcp.json)
@@ -38,7 +32,7 @@ as a live worker and serves them as one MCP server, each tool as <server>__<tool
 SIGINT or SIGTERM (or the end of stdin, on stdio) closes every worker and confirms its processes are gone. After a
 SIGKILL the host's reaper ends every server; the grant file is left, holding a grant nothing honours.`
 
-/** The command's arguments. @internal */
+/** @internal */
 export interface Args {
   readonly config: string
   readonly http: boolean
@@ -49,7 +43,7 @@ export interface Args {
 
 const formats: ReadonlyArray<string> = ["claude-desktop", "cursor", "vscode", "mcp-json"]
 
-/** The arguments after the program's own, or why they are not a command. @internal */
+/** @internal */
 export const parseArgs = (argv: ReadonlyArray<string>): Either.Either<Args | "help", string> => {
   if (argv.includes("--help") || argv.includes("-h")) return Either.right("help")
   const [command, config, ...rest] = argv
@@ -86,7 +80,7 @@ const readDocument = (args: Args) =>
     return yield* Either.mapLeft(McpConfig.read(text, format), (error) => `${args.config}: ${error.message}`)
   })
 
-/** Writes the grant where only this user reads it; removed with the scope, overwritten by the next run (C146). */
+/** C146 */
 const grantFileOf = (args: Args, grant: string) =>
   Effect.acquireRelease(
     Effect.sync(() => {
@@ -101,7 +95,7 @@ const grantFileOf = (args: Args, grant: string) =>
       )
   )
 
-/** Closes every opened worker, each confirmed (C19), saying so on stderr. */
+/** C19 */
 const closeAll = (opened: OpenAll.OpenAllResult<unknown>) =>
   Effect.flatMap(McpWorkers, (workers) => workers.closeAll(opened)).pipe(
     Effect.flatMap((closed) =>
@@ -115,7 +109,6 @@ const closeAll = (opened: OpenAll.OpenAllResult<unknown>) =>
     )
   )
 
-/** Opens every entry (interrupted, `openAll` closes what it had opened); closes them all with the scope. */
 const openedWorkers = (document: McpConfig.Document) =>
   Effect.gen(function* () {
     const workers = yield* McpWorkers
@@ -152,7 +145,7 @@ const main = (argv: ReadonlyArray<string>) => {
   const layer = layerServe(args.http ? { http: { port: args.port } } : {}).pipe(
     Layer.provideMerge(NodeMcpWorkers.layerWithView())
   )
-  // On stdio, stdout is the MCP channel: everything said to a person goes to stderr.
+  // On stdio, stdout is the MCP channel.
   NodeRuntime.runMain(
     Effect.scoped(program(args)).pipe(
       Effect.provide(layer),

@@ -1,11 +1,4 @@
-/**
- * The gateway to MCP 2026-07-28 clients: stateless, each request its own exchange on the v2 SDK's handler, beside the
- * 2025-11-25 sessions on the same endpoint. The SDK's own classification decides which era a request is; the bearer
- * check and the body bound before it are the sessions' (C133, C134), and the requests are the same handlers (C148,
- * C162). Each grant has a handler of its own, so a `subscriptions/listen` stream hears only its grant's workers (C163).
- *
- * @internal
- */
+// C133, C134, C148, C162, C163: stateless, beside the sessions; a handler per grant.
 import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
 import type { McpHttpHandler, ServerEvent, ServerEventBus } from "@modelcontextprotocol/server"
 import * as Effect from "effect/Effect"
@@ -18,16 +11,14 @@ import * as ModernTasks from "./modernTasks.js"
 import * as Beyond from "./resources.js"
 import * as ServeTasks from "./tasks.js"
 
-/** The 2026-07-28 face of the gateway. @internal */
+/** @internal */
 export interface Modern {
-  /** Whether the SDK routes this request, whose body was read already, to its 2026-07-28 path. */
   readonly claims: (req: http.IncomingMessage, body: unknown) => Promise<boolean>
   readonly serve: (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, bearer: string) => Promise<void>
   readonly close: () => Promise<void>
 }
 
-// The body was read and parsed under the gateway's bound (C133); the SDK is handed it as `parsedBody`, so the Request
-// carries none and a 2025-11-25 request is classified without serializing it again.
+// C133: `parsedBody`, so a 2025-11-25 request is not serialized again.
 const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request => {
   const headers = new Headers()
   for (const [name, value] of Object.entries(req.headers)) {
@@ -40,8 +31,7 @@ const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request =>
   })
 }
 
-// The SDK's own classification (what `isLegacyRequest` runs on a parsed body), fed the headers it reads from the
-// Node request: no web Request is built for a 2025-11-25 request, which never needs one.
+// The SDK's own classification: a 2025-11-25 request never needs a web Request.
 const isLegacy = (req: http.IncomingMessage, body: unknown): boolean => {
   const header = (name: string) => {
     const value = req.headers[name]
@@ -62,10 +52,7 @@ const optional = <K extends string>(key: K, value: string | undefined) =>
 
 const raise: Raise = ({ code, data, message }) => new ProtocolError(code, message, data)
 
-/**
- * A server of the grant the request bears: what its workers serve (C161), tasks where one of them runs them (C160), by
- * the same handlers as a 2025-11-25 session's (C162).
- */
+/** C160, C161, C162 */
 const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
   const bundle = Gateway.bundleOf(gateway, bearer)
   const served = Beyond.capabilitiesOf(gateway, bundle)
@@ -73,7 +60,7 @@ const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server =>
   const capabilities = tasks ? { ...served, ...ModernTasks.capabilities } : served
   const server = new Server({ name: "mcp-worker", version }, { capabilities })
   const { answer, callTool, listTools } = handlers(gateway, bearer, run, raise)
-  // The same JSON under both SDKs' result types, which TypeScript sees as unrelated.
+  // The same JSON under two SDKs' result types.
   if (capabilities.tools !== undefined) {
     server.setRequestHandler("tools/list", () => listTools() as never)
     server.setRequestHandler(
@@ -108,10 +95,7 @@ const eventOf = (method: string, params: Record<string, unknown> | undefined): S
   return undefined
 }
 
-/**
- * C163: a grant's change events, watched while one of its `subscriptions/listen` streams is open: one `events`
- * subscription per worker (C30), ended with the last stream. The SDK's router filters each stream's share.
- */
+/** C163, C30: the SDK's router filters each stream's share. */
 const grantBus = (gateway: Gateway.Gateway, bearer: string, fork: Fork): ServerEventBus => {
   const listeners = new Set<(event: ServerEvent) => void>()
   let watching: Fiber.RuntimeFiber<void> | undefined = undefined
@@ -142,7 +126,6 @@ const grantBus = (gateway: Gateway.Gateway, bearer: string, fork: Fork): ServerE
 
 type Listen = { readonly id: unknown; readonly uris: ReadonlyArray<string> }
 
-/** A `subscriptions/listen` request's id and the resource URIs its filter names. */
 const listenOf = (body: unknown): Listen | undefined => {
   const message = body as {
     method?: unknown
@@ -154,10 +137,7 @@ const listenOf = (body: unknown): Listen | undefined => {
   return { id: message.id, uris: Array.isArray(uris) ? uris.filter((uri) => typeof uri === "string") : [] }
 }
 
-/**
- * C164: each URI a listen stream names is subscribed to at the worker that serves it (C142), as a session's
- * `resources/subscribe` is, before the stream opens; the first that fails is the listen's answer.
- */
+/** C164, C142 */
 const subscribeListened = async (
   gateway: Gateway.Gateway,
   bearer: string,
@@ -174,7 +154,7 @@ const subscribeListened = async (
       signal
     ).then(
       () => undefined,
-      // A refusal is a ProtocolError with its delivery (C132); anything else is no answer of ours to give.
+      // C132
       (error: unknown) => {
         if (error instanceof ProtocolError) return error
         throw error
@@ -188,10 +168,10 @@ const subscribeListened = async (
   return undefined
 }
 
-/** The 2026-07-28 handler of `gateway`. @internal */
+/** @internal */
 export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => {
   const byGrant = new Map<string, McpHttpHandler>()
-  // Like the sessions (C133), a grant that no longer holds loses its handler, and its streams, when another opens one.
+  // C133: a lapsed grant loses its handler when another opens one.
   const handlerOf = (bearer: string): McpHttpHandler => {
     const known = byGrant.get(bearer)
     if (known !== undefined) return known
@@ -211,10 +191,10 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
   return {
     claims: async (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
     serve: async (req, res, body, bearer) => {
-      // C148: the 2026-07-28 cancel is the client closing its response stream; it aborts the exchange.
+      // C148
       const abort = new AbortController()
       res.once("close", () => abort.abort())
-      // C160: the SDK has no task runtime, so a task request is answered before it.
+      // C160
       const task = await ModernTasks.answer(gateway, bearer, run, body, abort.signal)
       if (task !== undefined)
         return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(task))

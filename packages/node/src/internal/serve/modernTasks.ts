@@ -1,11 +1,4 @@
-/**
- * Tasks to MCP 2026-07-28 clients, the `io.modelcontextprotocol/tasks` extension (C160). The v2 server SDK has no task
- * runtime, so a task request is answered here, at the JSON-RPC level, before the SDK's handler: a `tools/call` whose
- * client declares the extension starts a task where its worker would run one, and `tasks/get` and `tasks/cancel` reach
- * the task through the grant that started it (`tasks.ts`), in the revision's flat shapes.
- *
- * @internal
- */
+// C160: the v2 server SDK has no task runtime, so tasks are answered before its handler.
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Tasks from "@mcp-worker/core/Tasks"
 import * as Effect from "effect/Effect"
@@ -16,20 +9,20 @@ import * as ServeTasks from "./tasks.js"
 
 type Json = Record<string, any>
 
-/** What the gateway's `server/discover` adds for a bundle that runs tasks (C160). @internal */
+/** C160 @internal */
 export const capabilities = { extensions: { [Tasks.extensionId]: {} } }
 
 const declares = (params: Json | undefined): boolean =>
   params?._meta?.["io.modelcontextprotocol/clientCapabilities"]?.extensions?.[Tasks.extensionId] !== undefined
 
-// The revision's flat task: `ttlMs` and `pollIntervalMs` where C70's shape has `ttl` and `pollInterval`.
+// C70's `ttl` and `pollInterval`, flat.
 const flat = ({ ttl, pollInterval, ...task }: Json): Json => ({
   ...task,
   ttlMs: ttl ?? null,
   ...(pollInterval === undefined ? {} : { pollIntervalMs: pollInterval })
 })
 
-// The client's `_meta` without the revision's envelope, which is the gateway's to read, not the worker's.
+// The revision's envelope is the gateway's, not the worker's.
 const forwarded = (meta: Json | undefined): Json | undefined => {
   const kept = Object.entries(meta ?? {}).filter(
     ([key]) => key !== "progressToken" && !key.startsWith("io.modelcontextprotocol/")
@@ -37,10 +30,7 @@ const forwarded = (meta: Json | undefined): Json | undefined => {
   return kept.length === 0 ? undefined : Object.fromEntries(kept)
 }
 
-/**
- * Whether the worker would run this call as a task: a 2026-07-28 one decides itself; a 2025-11-25 one runs the tools it
- * listed as `required` or `optional` as tasks (C72), its list read first when the gateway has none of it yet.
- */
+/** C72 */
 const runsAsTask = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, entry: Gateway.Entry, tool: string) =>
   Effect.gen(function* () {
     const status = yield* Effect.either(gateway.registry.service.status(entry.workerId))
@@ -60,18 +50,18 @@ const start = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, params: Json) =
     const meta = forwarded(params._meta)
     const sent = { name: tool, arguments: params.arguments ?? {}, task: {}, ...(meta && { _meta: meta }) }
     const answer = (yield* Gateway.request(gateway, entry, "startTask", "tools/call", sent)) as Json
-    // C75a: the worker may answer at once; the answer goes as it came.
+    // C75a
     return answer.task === undefined
       ? { resultType: "complete", ...answer }
       : { resultType: "task", ...flat(answer.task) }
   })
 
-/** C75b's detailed task: a 2025-11-25 worker's completed or failed task is read whole with `tasks/result`. */
+/** C75b */
 const detailed = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, taskId: string) =>
   Effect.gen(function* () {
     const task = (yield* ServeTasks.byId(gateway, bundle, "getTask", { taskId })) as Json
     const { _meta: _, ...shown } = flat(task)
-    // The revision's input requests are answered with tasks/update, which the gateway does not send (C160).
+    // C160: the gateway sends no tasks/update.
     if (task.status === "input_required") return { ...shown, inputRequests: task.inputRequests ?? {} }
     const read = task.status === "completed" ? task.result === undefined : task.status === "failed" && !task.error
     if (!read) return shown
@@ -95,7 +85,7 @@ const noUpdate = () =>
     delivery: "not_sent"
   })
 
-/** The answer of a task request, or `undefined` when the request is none: then the SDK's handler answers it. */
+/** `undefined`: the SDK's handler answers it. */
 const answerOf = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -118,12 +108,7 @@ const answerOf = (
   }
 }
 
-/**
- * The JSON-RPC answer of a 2026-07-28 task request of the grant `bearer`, or `undefined` for any other request (or a
- * grant that does not hold: the SDK's path refuses it as any request). Aborting `signal` ends the request at the worker.
- *
- * @internal
- */
+/** `undefined` also for a grant that does not hold. @internal */
 export const answer = async (
   gateway: Gateway.Gateway,
   bearer: string,

@@ -1,11 +1,4 @@
-/**
- * What the gateway serves of its workers besides tools: resources and their templates, prompts, and completions
- * (C141, C142). Each request to a worker goes through `Gateway.request` once: the same admission, counting and errors
- * as a tool call. Prompts are named as tools are; a resource keeps its URI, and a URI is routed to the one worker
- * that serves it.
- *
- * @internal
- */
+// C141, C142
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -25,7 +18,6 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Gateway from "./gateway.js"
 
-/** What the gateway's server declares in either era: what its grant's open workers declare, changes announced. */
 export interface Capabilities {
   readonly tools?: { readonly listChanged: true }
   readonly resources?: { readonly listChanged: true; readonly subscribe?: true }
@@ -33,10 +25,7 @@ export interface Capabilities {
   readonly completions?: {}
 }
 
-/**
- * C161: a kind is declared when a worker of the bundle declares it, `subscribe` when one does; `listChanged` always,
- * as the gateway announces a worker that ends (C139, C143).
- */
+/** C161, C139, C143 */
 export const capabilitiesOf = (gateway: Gateway.Gateway, bundle: Gateway.Bundle | undefined): Capabilities => {
   const declared = bundle === undefined ? [] : Gateway.liveEntries(gateway, bundle)
   const serves = declared.flatMap(([entry]) => gateway.registry.servesOf(entry.workerId) ?? [])
@@ -51,17 +40,14 @@ export const capabilitiesOf = (gateway: Gateway.Gateway, bundle: Gateway.Bundle 
   }
 }
 
-/** The list changes a session hears of its workers, and of a worker that ends (C139, C143). */
+/** C139, C143 */
 export const listChanged: ReadonlyArray<string> = [
   "notifications/tools/list_changed",
   "notifications/resources/list_changed",
   "notifications/prompts/list_changed"
 ]
 
-/**
- * Each worker's notifications that `heard` keeps, announced, and every list change when a worker ends (its lists are
- * gone): one `events` subscription per worker (C30), for as long as the effect runs.
- */
+/** C30 */
 export const watch = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -92,11 +78,10 @@ const keyOf = {
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-/** One request of the operation table through an entry's grant, its method the table's. */
 const send = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: keyof Operations.Requests, params: Item) =>
   Gateway.request(gateway, entry, name, Operations.requests[name].method, params) as Effect.Effect<Item, RequestError>
 
-/** Every item of one worker's list, page by page (at most `AgentHost.maxPages`; a cursor seen before ends it). */
+/** A cursor seen before ends it. */
 const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) =>
   Effect.gen(function* () {
     const items: Array<Item> = []
@@ -113,7 +98,7 @@ const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) 
     return items
   })
 
-/** Each live worker's whole list; a worker that does not answer it (it serves none, or is busy, C8) lists nothing. */
+/** C8 */
 const listEach = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, name: Listing) =>
   Effect.forEach(Gateway.liveEntries(gateway, bundle), ([entry]) =>
     listOne(gateway, entry, name).pipe(
@@ -122,7 +107,7 @@ const listEach = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, name: Listin
     )
   )
 
-/** `prompts/list`: every prompt of the bundle, named as its tools are (C141). */
+/** C141 */
 export const listPrompts = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): Effect.Effect<ReadonlyArray<Item>> =>
   Effect.map(listEach(gateway, bundle, "listPrompts"), (lists) =>
     lists.flatMap(([entry, prompts]) =>
@@ -130,7 +115,7 @@ export const listPrompts = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): E
     )
   )
 
-/** `resources/list` and `resources/templates/list`: every worker's, URIs unchanged (C142). */
+/** C142 */
 export const listResources = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -138,7 +123,7 @@ export const listResources = (
 ): Effect.Effect<ReadonlyArray<Item>> =>
   Effect.map(listEach(gateway, bundle, name), (lists) => lists.flatMap(([, items]) => items))
 
-/** Whether `uri` is one a template's URI template (level 1: `{name}` is one path segment or more) can expand to. */
+/** Level 1. */
 const expands = (template: string, uri: string): boolean => {
   const pattern = template
     .split(/\{[^}]*\}/)
@@ -147,10 +132,7 @@ const expands = (template: string, uri: string): boolean => {
   return new RegExp(`^${pattern}$`).test(uri)
 }
 
-/**
- * C142: the worker that serves `uri`: the bundle's only one, or else the one whose resources list it or whose
- * templates expand to it. None, or more than one, is refused unsent: a URI is never guessed.
- */
+/** C142 */
 export const resourceRoute = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -177,7 +159,6 @@ export const resourceRoute = (
     return first
   })
 
-/** `resources/read`, `resources/subscribe` and `resources/unsubscribe` of the worker that serves the URI. */
 export const resourceRequest = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -186,7 +167,6 @@ export const resourceRequest = (
 ): Effect.Effect<Item, RequestError> =>
   Effect.flatMap(resourceRoute(gateway, bundle, params.uri), (entry) => send(gateway, entry, name, params))
 
-/** `prompts/get` of the prompt a served name names; unknown names are refused unsent. */
 export const getPrompt = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -198,7 +178,7 @@ export const getPrompt = (
     return send(gateway, route[0], "getPrompt", { ...params, name: route[1] })
   })
 
-/** `completion/complete`: a prompt's argument goes to the prompt's worker, a template's to the URI's (C142). */
+/** C142 */
 export const complete = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -214,13 +194,12 @@ export const complete = (
     return Effect.flatMap(resourceRoute(gateway, bundle, ref.uri), (entry) => send(gateway, entry, "complete", params))
   })
 
-/** Answers one request of the session's bundle as an effect of the host's runtime, its errors as MCP errors. */
 export type Answer = <A>(
   request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>,
   signal: AbortSignal
 ) => Promise<A>
 
-/** The requests besides tools that both eras serve, each under the capability that declares it (C142, C162). */
+/** C142, C162 */
 const kindOf = {
   "resources/list": "resources",
   "resources/templates/list": "resources",
@@ -230,13 +209,10 @@ const kindOf = {
   "completion/complete": "completions"
 } as const satisfies Record<string, keyof Capabilities>
 
-/** A request of `kindOf`. */
 export type Method = keyof typeof kindOf
 
-/** One request's handler, whichever SDK serves it. */
 export type Handle = (params: Item, signal: AbortSignal) => Promise<Item>
 
-/** The handlers of `kindOf`'s requests, one source for both eras. */
 const handlesOf = (gateway: Gateway.Gateway, answer: Answer): Record<Method, Handle> => ({
   "resources/list": async (_, signal) => ({
     resources: await answer((bundle) => listResources(gateway, bundle, "listResources"), signal)
@@ -251,7 +227,7 @@ const handlesOf = (gateway: Gateway.Gateway, answer: Answer): Record<Method, Han
   "completion/complete": (params, signal) => answer((bundle) => complete(gateway, bundle, params), signal)
 })
 
-/** C161: the handlers of what `capabilities` declares, and only those. */
+/** C161 */
 export const declaredHandles = (
   gateway: Gateway.Gateway,
   answer: Answer,
@@ -270,7 +246,6 @@ const legacySchemas = {
   "completion/complete": CompleteRequestSchema
 } satisfies Record<Method, unknown>
 
-/** The handlers of resources, prompts and completions on a 2025-11-25 session's server, as `capabilities` declares. */
 export const register = (
   server: Server,
   answer: Answer,
@@ -279,7 +254,7 @@ export const register = (
   subscribed: Set<string>
 ): void => {
   for (const [method, handle] of declaredHandles(gateway, answer, capabilities)) {
-    // One handler per method; the SDK's schemas differ per method, which TypeScript cannot follow through the table.
+    // The SDK's schemas differ per method, which TypeScript cannot follow through the table.
     server.setRequestHandler(
       legacySchemas[method] as typeof CompleteRequestSchema,
       (request, extra) => handle(request.params as Item, extra.signal) as never
@@ -290,7 +265,7 @@ export const register = (
     (name: "subscribeResource" | "unsubscribeResource") =>
     (request: { params: Item }, extra: { signal: AbortSignal }) =>
       answer((bundle) => resourceRequest(gateway, bundle, name, request.params), extra.signal) as Promise<never>
-  // C143: the session hears `resources/updated` of the URIs it subscribed to, and of no other.
+  // C143
   server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
     const result = await resource("subscribeResource")(request, extra)
     subscribed.add(request.params.uri)

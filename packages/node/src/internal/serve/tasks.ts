@@ -1,11 +1,4 @@
-/**
- * Tasks through the gateway (C156–C158): a task-augmented `tools/call` starts the task on its worker through the
- * bundle's listener grant, once, and the task's requests go to the worker whose grant started it. The listener grant's
- * own record of its tasks (C71) is the only one: it routes a task id, refuses one the bearer did not start, and
- * narrows each worker's `tasks/list` to the bearer's own.
- *
- * @internal
- */
+// C156–C158; C71: the listener grant's record of tasks is the only one.
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -20,25 +13,18 @@ import * as Effect from "effect/Effect"
 import * as Grants from "../listen/grants.js"
 import * as Gateway from "./gateway.js"
 
-/** Whether a worker of the bundle runs tool calls as tasks: then its sessions declare tasks (C156). @internal */
+/** C156 @internal */
 export const runsTasks = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): boolean =>
   Gateway.liveEntries(gateway, bundle).some(([entry]) => gateway.registry.runsTasks(entry.workerId))
 
-/** What a 2025-11-25 session of such a bundle declares besides what its workers serve (`Beyond.capabilitiesOf`). @internal */
+/** @internal */
 export const capabilities = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
 
-/** The task operations that name one task. */
 export type ById = "getTask" | "taskResult" | "cancelTask"
 
 type Item = Record<string, unknown>
 
-/**
- * A request of the task `taskId` names, sent to the worker whose grant started it (C157). An id no grant of the bundle
- * started is the grant's own refusal, the same whether or not the task exists (C71); one two workers' grants hold is
- * never guessed.
- *
- * @internal
- */
+/** C157, C71 @internal */
 export const byId = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
@@ -64,11 +50,7 @@ export const byId = (
   return Effect.fail(gateway.registry.refusedBefore(undefined, method, "gateway", refused))
 }
 
-/**
- * The bearer's tasks on every live worker, each worker's listed page by page through its grant, which shows only the
- * tasks it started (C71). A worker that lists none (a 2026-07-28 server, one without `tasks.list`, a busy one) adds
- * nothing. @internal
- */
+/** C71 @internal */
 export const list = (gateway: Gateway.Gateway, bundle: Gateway.Bundle): Effect.Effect<{ tasks: ReadonlyArray<Item> }> =>
   Effect.map(
     Effect.forEach(Gateway.liveEntries(gateway, bundle), ([entry]) => listOne(gateway, entry)),
@@ -92,13 +74,12 @@ const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry): Effect.Effect<
     return tasks
   }).pipe(Effect.orElseSucceed((): ReadonlyArray<Item> => []))
 
-/** Runs one request of the session's bundle as a tool call is answered (`handlers` in `mcpServer.ts`). */
 export type Answer = <A>(
   request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>,
   signal: AbortSignal
 ) => Promise<A>
 
-/** The task requests of a 2025-11-25 session that declares tasks (C156, C157). @internal */
+/** C156, C157 @internal */
 export const register = (server: Server, answer: Answer, gateway: Gateway.Gateway): void => {
   const one = (name: ById) => (request: { params: Item }, extra: { signal: AbortSignal }) =>
     answer((bundle) => byId(gateway, bundle, name, { taskId: request.params.taskId }), extra.signal) as never

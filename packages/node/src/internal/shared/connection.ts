@@ -1,10 +1,4 @@
-/**
- * One connection's life, as the host keeps it for each worker and `McpClient` for its one connection: a tagged union
- * of its states, the request in flight, and what both do to them (fail, close, refuse, report). A state that cannot
- * be — closing and closed at once, a failure on a ready connection, a cleanup before the end — has no value here.
- *
- * @internal
- */
+// States that cannot be (closing and closed at once) have no value here.
 import {
   type CleanupSummary,
   type CloseFailed,
@@ -25,39 +19,38 @@ import type { Handlers } from "../../NodeMcpWorkers.js"
 import type * as ProcessJobFace from "../../ProcessJob.js"
 import * as ProcessJob from "../job/processJob.js"
 
-/** Why a connection is gone: what failed, said without any data of the call. @internal */
+/** Holds no data of the call. @internal */
 export interface Failure {
   readonly kind: FailureKind
   readonly message: string
   readonly at: string
 }
 
-/** The server is starting, or completing `initialize`. @internal */
+/** @internal */
 export interface Opening {
   readonly _tag: "Opening"
 }
 
-/** Requests may go. @internal */
+/** @internal */
 export interface Ready {
   readonly _tag: "Ready"
 }
 
-/** The connection is gone; `close` still ends and confirms its process tree. @internal */
+/** `close` still ends and confirms the tree. @internal */
 export interface Failed {
   readonly _tag: "Failed"
   readonly failure: Failure
-  /** What a re-scan found left of its processes, once one ran. */
   readonly cleanup: CleanupSummary | null
 }
 
-/** A `close` runs (a second one joins `done`); the state it began in is what status shows meanwhile. @internal */
+/** A second `close` joins `done`; status shows the prior state. @internal */
 export interface Closing {
   readonly _tag: "Closing"
   readonly from: Ready | Failed
   readonly done: Deferred.Deferred<WorkerStatus, CloseFailed>
 }
 
-/** Closed: nothing of the server is left. @internal */
+/** @internal */
 export interface Closed {
   readonly _tag: "Closed"
   readonly failure: Failure | null
@@ -73,53 +66,49 @@ export const opening: Opening = { _tag: "Opening" }
 /** @internal */
 export const ready: Ready = { _tag: "Ready" }
 
-/** A server notification counted, as `status` shows it. @internal */
+/** @internal */
 export interface Counters {
   received: number
   dropped: number
   readonly listChanged: { tools: string | null; resources: string | null; prompts: string | null }
 }
 
-/** Fresh counters of a new connection. @internal */
+/** @internal */
 export const counters = (): Counters => ({
   received: 0,
   dropped: 0,
   listChanged: { tools: null, resources: null, prompts: null }
 })
 
-/** The request in flight on a connection. @internal */
+/** @internal */
 export interface Pending {
   readonly requestId: string
-  /** When the request was sent (epoch ms), for the host's view; absent where nothing shows it. */
+  /** Epoch ms. */
   readonly since?: number | undefined
   readonly complete: (exit: Exit.Exit<unknown, RequestError>) => void
-  /** The caller's progress callback, when it asked for progress. */
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
-  /** Who the server's questions during this request go to instead of the host's handlers (C151). */
+  /** C151 */
   readonly ask?: Asker | undefined
 }
 
-/**
- * The answerer of a kind of server question asked during a request, `undefined` for a kind the caller does not take
- * (the host's handlers answer it). @internal
- */
+/** `undefined`: the host's handlers answer that kind. @internal */
 export type Asker = (
   method: OwnerProtocol.ServerMethod
 ) => ((params: unknown) => Effect.Effect<unknown, unknown>) | undefined
 
-/** Who holds a request in flight: a worker's record in the host, or an `McpClient`. @internal */
+/** @internal */
 export interface Holder {
   readonly workerId: string
   pending: Pending | undefined
 }
 
-/** What the host keeps of a worker and `McpClient` of its connection alike. @internal */
+/** @internal */
 export interface Connection extends Holder {
   readonly marker: string
   readonly http: boolean
   life: Life
   pid: number | null
-  /** The protocol era the owner's client negotiated (C51). */
+  /** C51 */
   era: "legacy" | "modern" | null
   protocolVersion: string | null
   server: { name: string; version: string } | null
@@ -128,7 +117,7 @@ export interface Connection extends Holder {
 
 const settled = (life: Life): Ready | Failed | Closed | Opening => (life._tag === "Closing" ? life.from : life)
 
-/** The state `status` reports. @internal */
+/** @internal */
 export const stateOf = (life: Life): WorkerState => {
   const shown = settled(life)
   return shown._tag === "Opening"
@@ -140,7 +129,7 @@ export const stateOf = (life: Life): WorkerState => {
         : "closed"
 }
 
-/** The last failure, kept through the close that follows it. @internal */
+/** Kept through the close that follows. @internal */
 export const failureOf = (life: Life): Failure | null => {
   const shown = settled(life)
   return shown._tag === "Failed" || shown._tag === "Closed" ? shown.failure : null
@@ -152,18 +141,13 @@ export const cleanupOf = (life: Life): CleanupSummary | null => {
   return shown._tag === "Failed" || shown._tag === "Closed" ? shown.cleanup : null
 }
 
-/** Failed or closed: a new `events` subscription ends at once. @internal */
+/** A new `events` subscription ends at once. @internal */
 export const isEnded = (life: Life): boolean => {
   const shown = settled(life)
   return shown._tag === "Failed" || shown._tag === "Closed"
 }
 
-/**
- * A ready connection's connection is gone (also while a `close` of it runs). Whether it was ready: a failure is
- * recorded once, the first.
- *
- * @internal
- */
+/** Only the first failure is recorded. @internal */
 export const markFailed = (
   connection: Connection,
   kind: FailureKind,
@@ -178,7 +162,7 @@ export const markFailed = (
   return true
 }
 
-/** Records what a re-scan found left of the connection's processes. @internal */
+/** @internal */
 export const recordCleanup = (connection: Connection, cleanup: CleanupSummary): void => {
   const life = connection.life
   if (life._tag === "Failed" || life._tag === "Closed") connection.life = { ...life, cleanup }
@@ -187,7 +171,7 @@ export const recordCleanup = (connection: Connection, cleanup: CleanupSummary): 
   }
 }
 
-/** A close begins; `undefined` when it cannot (one already runs, or nothing is left to close). @internal */
+/** `undefined`: one already runs or nothing is left. @internal */
 export const beginClose = (
   connection: Connection,
   done: Deferred.Deferred<WorkerStatus, CloseFailed>
@@ -199,27 +183,22 @@ export const beginClose = (
   return closing
 }
 
-/** The close ended, confirmed: nothing of the server is left. @internal */
+/** @internal */
 export const closed = (connection: Connection, cleanup: CleanupSummary | null): void => {
   connection.life = { _tag: "Closed", failure: failureOf(connection.life), cleanup }
 }
 
-/** The close ended without a confirmation: the connection is as it was before (failed, by then). @internal */
+/** The connection stays as it was (failed, by then). @internal */
 export const endClose = (connection: Connection): void => {
   const life = connection.life
   if (life._tag === "Closing") connection.life = life.from
 }
 
-/**
- * Why a request to the worker `id` must be refused before anything is sent: no connection of that id, or one that
- * would refuse it (`refusal`); `undefined` when it may go.
- *
- * @internal
- */
+/** @internal */
 export const refusalOf = (id: string, connection: Connection | undefined): RequestError | undefined =>
   connection === undefined ? new UnknownWorker({ workerId: id }) : refusal(connection, "the worker is closing")
 
-/** Why a request must be refused before anything is sent; `undefined` when it may go. @internal */
+/** @internal */
 export const refusal = (connection: Connection, closingMessage: string): RequestError | undefined => {
   const { life, pending } = connection
   if (pending !== undefined) {
@@ -236,7 +215,7 @@ export const refusal = (connection: Connection, closingMessage: string): Request
   })
 }
 
-/** The status of a connection, read off its record. @internal */
+/** @internal */
 export const statusOf = (
   connection: Connection,
   owner: { readonly threadId: number | null; readonly ownerPid: number | null }
@@ -260,27 +239,22 @@ export const statusOf = (
   }
 })
 
-/** The raw result of a `Success` message. @internal */
+/** @internal */
 export const resultOf = (message: typeof OwnerProtocol.SuccessMessage.Type): unknown => {
   const value = JsonValue.decodeUnsafe(message.result)
   return message.envelope ? (value as { result?: unknown }).result : value
 }
 
-/** Completes the request in flight with `exit`, if it is still the one named. @internal */
+/** @internal */
 export const settle = (holder: Holder, requestId: string, exit: Exit.Exit<unknown, RequestError>) => {
   const pending = holder.pending
-  // A late answer to a cancelled or timed-out request never becomes the result of another (C13).
+  // C13
   if (pending === undefined || pending.requestId !== requestId) return
   holder.pending = undefined
   pending.complete(exit)
 }
 
-/**
- * Hands a progress notification to the caller of the request in flight, if it is still that request. The callback
- * is the caller's code: what it throws is logged, never allowed into the handling of the owner's messages.
- *
- * @internal
- */
+/** The callback's throw is logged, never let into the owner's message handling. @internal */
 export const reportProgress = (
   holder: Holder,
   runFork: <A, E>(effect: Effect.Effect<A, E>) => unknown,
@@ -300,24 +274,19 @@ export const reportProgress = (
   }
 }
 
-/** A config's arguments are plain data: a `Proxy` is refused wherever inputs are checked. @internal */
+/** @internal */
 export const isProxy = (u: unknown): boolean => types.isProxy(u)
 
-/** The server requests a connection's client declares: those it has a handler for. @internal */
+/** @internal */
 export const handlerNames = (handlers: Handlers): Array<"elicitation" | "sampling" | "roots"> =>
   (["elicitation", "sampling", "roots"] as const).filter((name) => handlers[name] !== undefined)
 
-/** What the reaper is told of a job (`reaper.ts`). @internal */
+/** @internal */
 export interface JobWatch {
   readonly forget: (marker: string) => void
 }
 
-/**
- * Re-scans for what is left of a stdio connection's processes (C19) and, once nothing is, tells the reaper to forget
- * the job.
- *
- * @internal
- */
+/** C19 @internal */
 export const confirmGone = (
   connection: Pick<Connection, "pid" | "marker">,
   cleanupScan: ProcessJobFace.CleanupScanService,
@@ -332,12 +301,7 @@ export const confirmGone = (
     (left) => Effect.sync(() => left.activeProcesses === 0 && reaper.forget(connection.marker))
   )
 
-/**
- * Last resort for an exit that skips finalizers (`process.exit`): no server tree may outlive the process. `live`
- * lists the connections whose trees may still run.
- *
- * @internal
- */
+/** For an exit that skips finalizers. @internal */
 export const exitHook = (live: () => Iterable<Pick<Connection, "pid" | "marker" | "life">>) =>
   Effect.acquireRelease(
     Effect.sync(() => {

@@ -1,10 +1,4 @@
-/**
- * The request an owner thread took straight from a remote caller, as the host reads it for `status` and its view: a
- * few bytes of memory the owner writes and the host only reads, so that no message per request crosses to the host
- * and the host's view is the owner's own record (C8).
- *
- * @internal
- */
+// C8: the owner writes, the host reads: no message per request crosses.
 
 // [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
 const headerBytes = 16
@@ -16,18 +10,13 @@ export type Slot = SharedArrayBuffer
 /** @internal */
 export const make = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
 
-/** What the slot holds: the request in flight and since when (epoch ms). @internal */
+/** `since`: epoch ms. @internal */
 export interface Held {
   readonly requestId: string
   readonly since: number
 }
 
-/**
- * The owner's writer. A sequence number, odd while a write runs, lets a reader in another thread see a whole write or
- * retry.
- *
- * @internal
- */
+/** The sequence is odd during a write, so a reader sees a whole write or retries. @internal */
 export const writer = (slot: Slot) => {
   const header = new Int32Array(slot, 0, 2)
   const since = new Float64Array(slot, 8, 1)
@@ -50,10 +39,10 @@ export const writer = (slot: Slot) => {
 
 const decoder = new TextDecoder()
 
-/** The host's read: `undefined` when the owner holds no request taken directly. @internal */
+/** @internal */
 export const read = (slot: Slot): Held | undefined => {
   const header = new Int32Array(slot, 0, 2)
-  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  // An owner that died mid-write has nothing in flight.
   for (let tries = 0; tries < 10_000; tries++) {
     const before = Atomics.load(header, 0)
     if ((before & 1) === 1) continue

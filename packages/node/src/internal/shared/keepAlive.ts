@@ -1,10 +1,4 @@
-/**
- * What keeps this thread's event loop alive on the library's account (C93): one timer, ref'd while any operation is
- * in flight and gone when none is. Every other handle of the library (owner threads and processes, their ports and
- * pipes, its own timers) is unref'd, so a host or client nobody disposed lets the program end once its work is done.
- *
- * @internal
- */
+// C93: every other handle is unref'd, so an undisposed host lets the program end.
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -12,10 +6,10 @@ import * as Stream from "effect/Stream"
 let inFlight = 0
 let timer: ReturnType<typeof setInterval> | undefined
 
-/** One more operation in flight; the returned function ends it (once, however often it is called). @internal */
+/** The returned release is idempotent. @internal */
 export const acquire = (): (() => void) => {
   inFlight++
-  // The longest interval a timer takes: it never fires, it only holds the loop.
+  // Never fires; it only holds the loop.
   if (timer === undefined) timer = setInterval(() => {}, 2 ** 31 - 1)
   let released = false
   return () => {
@@ -29,10 +23,10 @@ export const acquire = (): (() => void) => {
   }
 }
 
-/** Whether anything of the library holds the loop now (for tests). @internal */
+/** @internal */
 export const holding = (): boolean => inFlight > 0
 
-/** A sleep of the library's own background work, which never holds the loop. @internal */
+/** @internal */
 export const sleep = (duration: Duration.DurationInput): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     const timer = setTimeout(() => resume(Effect.void), Math.min(Duration.toMillis(duration), 2 ** 31 - 1))
@@ -40,7 +34,7 @@ export const sleep = (duration: Duration.DurationInput): Effect.Effect<void> =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
-/** Runs `effect` with the loop held, however it ends. @internal */
+/** @internal */
 export const held = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.acquireUseRelease(
     Effect.sync(acquire),
@@ -48,7 +42,7 @@ export const held = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, 
     (release) => Effect.sync(release)
   )
 
-/** A stream that holds the loop from its first pull until it ends or is abandoned (an `events` subscription). @internal */
+/** @internal */
 export const heldStream = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
   Stream.unwrapScoped(
     Effect.map(
@@ -57,7 +51,7 @@ export const heldStream = <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stre
     )
   )
 
-/** Each operation of a service whose result is an Effect or a Stream, run with the loop held. @internal */
+/** @internal */
 export const heldService = <S extends object>(service: S): S =>
   Object.fromEntries(
     Object.entries(service).map(([name, value]) => [

@@ -1,9 +1,4 @@
-/**
- * A stream's pull over batches a host hands out on request (`HostEvents.pull`), for the callers that reach the host
- * from elsewhere: a remote thread and a socket client. The first request is started at once, not forked, so it is
- * written ahead of any call the caller makes next; a subscription ended early (by the caller, or with a batch not yet
- * read) is ended at the host too.
- */
+// The first pull starts at once, not forked, so it is sent before the caller's next call.
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -11,18 +6,18 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 
-/** One batch: what arrived, and whether the subscription ended with it. @internal */
+/** @internal */
 export interface Batch<A> {
   readonly items: ReadonlyArray<A>
   readonly done: boolean
 }
 
-/** The pull of `Stream.repeatEffectChunkOption` over `pull(end)`, whose `end: true` tells the host to forget it. @internal */
+/** `end: true` tells the host to forget it. @internal */
 export const pulled = <A, E>(
   pull: (end: boolean) => Effect.Effect<Batch<A>, E>
 ): Effect.Effect<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // Its failure is the first read's, not an unhandled error of this fiber.
+    // Its failure is the first read's, not an unhandled error.
     const first = Runtime.runFork(yield* Effect.runtime<never>())(Effect.exit(pull(false)))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
     let taken = false

@@ -1,18 +1,9 @@
-/**
- * Builds the owner transport for a normalized config: a process job for stdio, the SDK's HTTP transports for
- * URLs.
- */
 import type * as Owner from "@mcp-worker/core/Owner"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import * as StdioTransport from "./stdio.js"
 
-/**
- * The factory of one owner. `early` is the server process the thread's entry already started, if any; it is
- * adopted by the stdio transport, or ended by `discard` if no open ever took it.
- *
- * @internal
- */
+/** `early`, started by the thread's entry, is adopted by stdio or ended by `discard`. @internal */
 export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {

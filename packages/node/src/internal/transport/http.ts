@@ -1,16 +1,4 @@
-/**
- * HTTP transports for the owner: the SDK's Streamable HTTP and (older) HTTP+SSE client transports behind one
- * `Transport` that
- *
- * - picks the transport: the configured one, or Streamable HTTP first with the backwards-compatibility fallback
- *   of the MCP specification (an initialize POST answered with HTTP 4xx → HTTP+SSE at the same URL);
- * - turns every transport error into an `HttpTransportError` whose message is short, single-line and has the
- *   header values replaced by `***` (C24: a server may echo a request in its error body), and whose `kind`
- *   tells the owner an expired session (`session_expired`) from a dead connection (`transport`);
- * - never reconnects on its own (C3): an expired session, an unreachable server or a lost SSE stream closes it;
- * - ends the session on stop: `terminateSession()` (DELETE) first, while the connection can still carry it,
- *   then `close()`, which aborts every HTTP request and stream it started (C21).
- */
+// C3: never reconnects on its own. C21: stop DELETEs the session, then aborts.
 import * as Owner from "@mcp-worker/core/Owner"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
@@ -49,14 +37,8 @@ import { brokeMidway, type Described, describe, HttpTransportError, toError } fr
 export { HttpTransportError } from "./httpErrors.js"
 
 /**
- * The transport the owner's client connects over.
- *
- * Fallback (only when the config names no transport): `start()` prepares Streamable HTTP; the first `send()`,
- * which is the client's initialize request, is POSTed. If that POST is answered with HTTP 4xx, the server did
- * not take it as MCP, so the Streamable HTTP transport is dropped, an SSE transport is started at the same URL
- * and that same initialize message is sent once more over it. This is the only message ever re-sent: it is the
- * handshake, before any tool call, and the server refused it. Anything else (5xx, no answer, a bad body) fails
- * the open. With a configured transport there is no fallback.
+ * With no configured transport, a 4xx to the initialize POST re-sends it once over HTTP+SSE: the only message ever
+ * re-sent.
  */
 class HttpClientTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -64,16 +46,14 @@ class HttpClientTransport implements Transport {
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
 
   private phase: Phase = Phase.New()
-  /** Transports the fallback replaced; `stop` closes them too. */
+  /** `stop` closes them too. */
   private readonly dropped: Array<Inner> = []
   private protocolVersion: string | undefined
-  /** The era probe is in flight: its failure is told by its send, to the client's negotiation, not by closing. */
+  /** Its failure is told by its send, not by closing. */
   private discovering = false
-  /** The last message sent was of the 2026-07-28 wire. */
   private modern = false
-  /** The 2026-07-28 requests whose response has not arrived (see `watched`). */
   private readonly awaiting = new Set<string | number>()
-  /** The owner's own request in flight (C95): the answers to POSTs made meanwhile are bounded by `ownResultBytes`. */
+  /** C95 */
   private own: { readonly request: Owner.OwnRequest } | undefined
   private deleteStatus: number | undefined
   private readonly fetch: FetchLike
@@ -87,10 +67,9 @@ class HttpClientTransport implements Transport {
     private readonly ownResultBytes: number,
     private readonly authorizer: HttpAuth.Authorizer | undefined
   ) {
-    // Authorizes every request when the config says how (C34).
+    // C34
     const send: FetchLike = authorizer === undefined ? fetch : authorizer.wrap(fetch)
-    // Observes statuses the SDK does not report (a DELETE answered 405 resolves like a 200), and bounds what a
-    // POST's answer (a JSON body or the SSE stream of one request) may bring.
+    // Sees what the SDK hides (a DELETE answered 405 resolves like a 200).
     this.fetch = (input, init) =>
       send(input, init).then((response) => {
         if (init?.method === "DELETE") this.deleteStatus = response.status
@@ -124,7 +103,7 @@ class HttpClientTransport implements Transport {
       this.discovering = true
       return sendOn(phase.inner, message, options)
         .catch((error: unknown) => {
-          // An HTTP answer is the SDK's to read the era off; anything else is the connection's failure, told as such.
+          // An HTTP answer is the SDK's to read the era off.
           throw error instanceof SdkHttpError ? error : toError(this.describe(error))
         })
         .finally(() => {
@@ -138,27 +117,23 @@ class HttpClientTransport implements Transport {
       this.phase = decide(phase, "streamable-http")
     }
     return sendOn(phase.inner, message, this.watched(message, options)).catch((error: unknown) => {
-      // A 2026-07-28 request whose exchange broke after it may have reached the server (a reset, a hang-up) is the
-      // request's, not the connection's: there is no session to lose (C54). A refused connection sent nothing.
+      // C54: a request that broke midway is that request's loss, not the connection's.
       if (isModern(message) && requestIdOf(message) !== undefined && brokeMidway(error)) throw new Owner.StreamBroken()
       throw toError(this.describe(error))
     })
   }
 
-  /**
-   * Streamable HTTP opens one stream per request, which the 2026-07-28 client closes to cancel it (C55); the SDK
-   * reads this to know it may.
-   */
+  /** C55: the client closes a request's own stream to cancel it. */
   get hasPerRequestStream(): boolean {
     return innerOf(this.phase) instanceof StreamableHTTPClientTransport
   }
 
   async close(): Promise<void> {
-    // Only detaches from the client: `stop` still needs the live connection to DELETE the session.
+    // `stop` still needs the live connection to DELETE the session.
     this.markClosed()
   }
 
-  /** The POSTs made until the release carry the owner's own `request`, and are bounded as such (C95). */
+  /** C95 */
   ownRequest(request: Owner.OwnRequest): () => void {
     const own = { request }
     this.own = own
@@ -172,7 +147,6 @@ class HttpClientTransport implements Transport {
     innerOf(this.phase)?.setProtocolVersion(version)
   }
 
-  /** Ends the session (DELETE) within `budgetMs`, then aborts every request and stream. */
   stop(budgetMs: number): Effect.Effect<CleanupSummary> {
     return Effect.gen(this, function* () {
       const started = Date.now()
@@ -195,11 +169,7 @@ class HttpClientTransport implements Transport {
 
   // internal
 
-  /**
-   * A 2026-07-28 request's stream that ends before its response is reported (`StreamBroken`): nothing resumes such a
-   * stream, and the owner ends the request as `DeliveryUnknown` rather than wait out its budget (C54). A 2025 stream
-   * is the SDK's to resume, as the session allows.
-   */
+  /** C54: nothing resumes a 2026-07-28 request's stream, so an early end is reported. */
   private watched(
     message: JSONRPCMessage,
     options: TransportSendOptions | undefined
@@ -217,10 +187,7 @@ class HttpClientTransport implements Transport {
     }
   }
 
-  /**
-   * The response with its body cut off once it passes `maxResultBytes`. The owner learns it first (`onerror` with
-   * `OversizedMessage`, which fails the request in flight at once); the SDK then sees the body fail and drops it.
-   */
+  /** The owner hears `OversizedMessage` first; the SDK then sees the body fail. */
   private limited(response: Response): Response {
     const body = response.body
     if (body === null) return response
@@ -250,11 +217,11 @@ class HttpClientTransport implements Transport {
   }
 
   private makeSse(): SSEClientTransport {
-    // The SDK adds `requestInit.headers` to the GET that opens the stream as well as to every POST.
+    // The SDK adds these to the stream's GET too.
     return new SSEClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
   }
 
-  /** Hands on what `inner` reports while it carries the connection; a replaced transport is not heard. */
+  /** A replaced transport is not heard. */
   private listen<I extends Inner>(inner: I): I {
     inner.onmessage = (message: JSONRPCMessage) => {
       if ("id" in message && !("method" in message) && message.id !== undefined) this.awaiting.delete(message.id)
@@ -274,7 +241,6 @@ class HttpClientTransport implements Transport {
     return describe(error, this.sessionId !== undefined || activeOf(this.phase) === "sse", this.secretsOf())
   }
 
-  /** A start or a probe ended: the client hears from the transport again, unless it closed it meanwhile. */
   private settle(): void {
     const phase = this.phase
     if (phase._tag === "Starting" || phase._tag === "Probing") {
@@ -293,7 +259,7 @@ class HttpClientTransport implements Transport {
         () => undefined,
         (error: unknown) => {
           const status = error instanceof SdkHttpError ? error.status : 0
-          // A refusal for want of authorization is not a server that does not speak Streamable HTTP.
+          // A refusal for want of authorization is not a server that lacks Streamable HTTP.
           const refused = status >= 400 && status < 500 && status !== 401 && status !== 403
           if (refused && this.phase._tag === "Probing") return status
           throw toError(this.describe(error))
@@ -316,7 +282,7 @@ class HttpClientTransport implements Transport {
   ): Promise<void> {
     this.dropped.push(streamable)
     await streamable.close()
-    // Stopped meanwhile: no new transport may start after `stop` aborted everything.
+    // No new transport may start after `stop` aborted everything.
     if (this.phase._tag !== "Probing") throw new Error("Not connected")
     const sse = this.listen(this.makeSse())
     this.phase = Phase.Probing({ inner: sse, active: undefined })
@@ -339,8 +305,7 @@ class HttpClientTransport implements Transport {
     const phase = this.phase
     if (phase._tag !== "Open" || phase.inner !== inner) return
     const described = this.describe(error)
-    // A lost SSE stream is never resumed: the SDK would open a fresh, uninitialized session behind the client. Over the
-    // 2026-07-28 wire an exchange that broke midway is that request's loss, told by its send (C54), not the end.
+    // The SDK would resume a lost SSE stream as a fresh uninitialized session; C54 for 2026-07-28.
     const requestLost = (this.modern && brokeMidway(error)) || this.discovering
     const fatal = !requestLost && (described.expired || described.unreachable || error instanceof SseError)
     if (!fatal) return this.onerror?.(new Error(described.message))
@@ -348,11 +313,10 @@ class HttpClientTransport implements Transport {
     const attached = isAttached(this.phase)
     this.phase = Phase.Dead({ inner, active: phase.active })
     if (attached) this.onclose?.()
-    // After the SDK's own handler returned: the event source arms its reconnect timer after reporting.
+    // The event source arms its reconnect after reporting.
     queueMicrotask(() => void inner.close().catch(() => {}))
   }
 
-  /** Detaches from the client, once. */
   private markClosed(): void {
     const phase = this.phase
     if (!isAttached(phase) && phase._tag !== "New") return
@@ -360,7 +324,7 @@ class HttpClientTransport implements Transport {
     this.onclose?.()
   }
 
-  /** `true`: the server ended the session; `false`: it could not or would not; `null`: there was none. */
+  /** `null`: there was no session. */
   private async terminate(): Promise<boolean | null> {
     const phase = this.phase
     const inner = innerOf(phase)
@@ -390,7 +354,7 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
       })
     }
     if (url.username !== "" || url.password !== "") {
-      // fetch refuses such URLs; sending the credentials some other way would be a guess.
+      // fetch refuses such URLs; passing credentials otherwise would be a guess.
       return yield* new OpenFailed({
         stage: "connect",
         message: "the server url carries user:password credentials, which fetch does not send; use headers instead"
@@ -399,18 +363,14 @@ const parseUrl = (text: string): Effect.Effect<URL, OpenFailed> =>
     return url
   })
 
-/**
- * Builds the owner transport for an HTTP server. Nothing is sent before the client starts the transport.
- *
- * @internal
- */
+/** @internal */
 export const make = (
   config: ServerConfig.HttpConfig,
   context: Parameters<Owner.TransportFactory>[1]
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
     const url = yield* parseUrl(config.url)
-    // Own data properties only, whatever the names ("__proto__" is a valid header name).
+    // fromEntries, not a spread: "__proto__" is a valid header name.
     const headers: Record<string, string> = Object.fromEntries(
       Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
     )
@@ -433,8 +393,6 @@ export const make = (
       pid: null,
       stop: (budgetMs) => transport.stop(budgetMs),
       exitInfo: () => Effect.succeed({}),
-      // What reaches the owner as the SDK raised it (the era probe's HTTP answers): a refusal for want of authorization,
-      // or another HTTP failure of the connection.
       classify: (error) =>
         error instanceof HttpTransportError
           ? error.kind

@@ -1,18 +1,4 @@
-/**
- * Authorization of an owner's HTTP requests (C34), with the MCP SDK's own OAuth client: `auth()` discovers the
- * protected resource's and the authorization server's metadata, registers or uses the configured client, and
- * obtains or refreshes tokens. What this module adds is the policy, in one place, for every request the
- * transports make (POSTs, the GET stream, the DELETE):
- *
- * - the access token is added to each request, and obtained anew shortly before it expires;
- * - a request refused with 401 (or 403 `insufficient_scope`) was not run by the server: the owner authorizes once
- *   and sends it once more; refused again, the refusal stands (the worker fails `unauthorized`), never a loop;
- * - a failed authorization is an `AuthorizationError`, whose message holds no secret;
- * - every token obtained is added to the secrets the transport and the owner redact.
- *
- * The SDK transports get no `authProvider`: their own 401 handling would re-authorize from inside a send with no
- * bound on how often, and report failures as untyped errors.
- */
+// C34. No `authProvider` for the SDK transports: their 401 handling re-authorizes unbounded, untyped.
 import type * as Owner from "@mcp-worker/core/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -31,64 +17,48 @@ import {
 } from "@modelcontextprotocol/client"
 import * as Redacted from "effect/Redacted"
 
-/**
- * Authorization could not be obtained: the authorization server refused, could not be found, or did not answer.
- * Its message is redacted and safe to show.
- *
- * @internal
- */
+/** @internal */
 export class AuthorizationError extends Error {
   override readonly name = "AuthorizationError"
 }
 
-/**
- * The authorization of one connection.
- *
- * @internal
- */
+/** @internal */
 export interface Authorizer {
-  /** `fetch` with authorization: the token added, refreshed before expiry, one retry after a refusal. */
+  /** The token added and refreshed, one retry after a refusal. */
   readonly wrap: (fetch: FetchLike) => FetchLike
-  /** The tokens obtained so far (and the configured ones): what must never be shown. */
+  /** What must never be shown. */
   readonly secrets: () => ReadonlyArray<string>
-  /** Aborts whatever authorization is under way; the connection is closing. */
   readonly stop: () => void
-  /** The host's client is taking the user through an authorization URL right now. */
   readonly waitingForUser: () => boolean
 }
 
-/** What the authorizer keeps between requests. */
 interface Store {
   tokens: OAuthTokens | undefined
-  /** When the access token should be replaced (ms since the epoch): a little before it expires. */
+  /** Epoch ms, a little before expiry. */
   renewAt: number | undefined
   discovery: OAuthDiscoveryState | undefined
   client: OAuthClientInformationMixed | undefined
   resourceMetadataUrl: URL | undefined
   scope: string | undefined
-  /** The scope the last authorization asked for (its token request, or its authorization URL). */
   asked: string | undefined
   readonly secrets: Array<string>
-  /** The authorization URL the SDK asked to send the user to, until the host's client answers with a code. */
+  /** Until the host's client answers with a code. */
   redirect: URL | undefined
   codeVerifier: string | undefined
-  /** The host's client was asked for the tokens it keeps. */
   loaded: boolean
-  /** The server is a 2025-03-26 one whose own origin serves metadata under another issuer ({@link legacyIssuer}). */
+  /** A 2025-03-26 server ({@link legacyIssuer}). */
   legacyIssuer: boolean
 }
 
 const clientName = "mcp-worker"
 
-// A token is replaced when a tenth of its lifetime, at most a minute, is left: a request never leaves with a token
-// that expires on its way.
+// A request never leaves with a token expiring on its way.
 const renewMargin = (lifetimeMs: number): number => Math.min(60_000, lifetimeMs / 10)
 
 const remember = (store: Store, secret: string | undefined): void => {
   if (secret !== undefined && secret.length > 0 && !store.secrets.includes(secret)) store.secrets.push(secret)
 }
 
-/** The SDK's provider of the client credentials grant, over the owner's store. */
 const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, store: Store): OAuthClientProvider => {
   const method = config.tokenEndpointAuthMethod
   const metadata: OAuthClientMetadata = {
@@ -147,7 +117,6 @@ const clientCredentialsProvider = (config: ServerConfig.ClientCredentialsAuth, s
   }
 }
 
-/** The host's interactive client's settings, as the owner got them. */
 interface InteractiveSettings {
   readonly redirectUrl: string
   readonly clientMetadata: Record<string, unknown>
@@ -155,10 +124,7 @@ interface InteractiveSettings {
   readonly clientInformation?: OAuthClientInformationMixed
 }
 
-/**
- * The SDK's provider of the authorization code grant, over the owner's store: everything but taking the user through
- * the authorization URL stays in the owner (client information, code verifier, tokens).
- */
+/** Only the user's trip through the authorization URL leaves the owner. */
 const interactiveProvider = (
   settings: InteractiveSettings,
   store: Store,
@@ -185,14 +151,14 @@ const interactiveProvider = (
       store.client = information
       remember(store, information.client_secret)
     },
-    // The host's client may keep tokens across workers: asked once, before the first authorization.
+    // Asked once, before the first authorization: the host's client may keep tokens across workers.
     tokens: async () => {
       if (store.tokens === undefined && !store.loaded) {
         store.loaded = true
         const kept = await host.loadTokens(serverUrl.href)
         if (isTokens(kept)) {
           saveTokens(store, kept)
-          // Their age is unknown: they are used until the server refuses them, then refreshed.
+          // Age unknown: used until refused, then refreshed.
           store.renewAt = undefined
         }
       }
@@ -259,7 +225,6 @@ const emptyStore = (): Store => ({
 
 const maxDetail = 200
 
-/** Why an authorization failed, in words that hold no secret. */
 const failureText = (error: unknown, secrets: ReadonlyArray<string>): string => {
   const text =
     error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : "unknown error"
@@ -273,15 +238,13 @@ const withAuthorization = (init: RequestInit | undefined, token: string | undefi
   return { ...init, headers }
 }
 
-/** The scopes of each part in order, space separated, each once. */
 const scopeUnion = (...parts: ReadonlyArray<string | undefined>): string =>
   [...new Set(parts.flatMap((part) => (part ?? "").split(" ")).filter((scope) => scope.length > 0))].join(" ")
 
-/** `wanted` names a scope that `granted` (a token's `scope`; unknown when absent) does not hold. */
 const widens = (wanted: string, granted: string | undefined): boolean =>
   granted === undefined || wanted.split(" ").some((scope) => !granted.split(" ").includes(scope))
 
-/** A refusal that authorizing (again) may cure: 401, or 403 asking for more scope. */
+/** 401, or 403 asking for more scope. */
 const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
   if (response.status !== 401 && response.status !== 403) return undefined
   const params = extractWWWAuthenticateParams(response)
@@ -289,12 +252,7 @@ const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; read
   return params
 }
 
-/**
- * The authorizer for a config's `auth`, else for the host's interactive OAuth client, or `undefined` when there is
- * neither. `serverUrl` is the MCP server's URL: the protected resource.
- *
- * @internal
- */
+/** `serverUrl` is the protected resource. @internal */
 export const make = (
   config: ServerConfig.AuthConfig | undefined,
   serverUrl: URL,
@@ -322,12 +280,7 @@ export const make = (
   return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
-/**
- * Whether a failed discovery is the one exception to the RFC 8414 §3.3 issuer check (C58): a 2025-03-26 server.
- * Such a server publishes no protected resource metadata, so its authorization server is its own origin's root, and
- * its metadata there names another issuer on that same origin (e.g. `/oauth`), as SDK 1.x accepted. Metadata that
- * names an issuer on another origin, or any mismatch where protected resource metadata exists, stays refused.
- */
+/** C58: same origin, no resource metadata — the one exception to RFC 8414 §3.3, as SDK 1.x allowed. */
 const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike): Promise<boolean> => {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata" || error.received === undefined) return false
   const root = new URL("/", serverUrl)
@@ -339,7 +292,6 @@ const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike):
   )
 }
 
-/** The authorizer of a provider whose tokens can be obtained again: the policy of this module's header. */
 const renewing = (
   provider: OAuthClientProvider,
   store: Store,
@@ -349,7 +301,7 @@ const renewing = (
 ): Authorizer => {
   const aborter = new AbortController()
   const baseFetch: FetchLike = (url, init) => fetch(url, { ...init, signal: aborter.signal })
-  // The SDK checks the redirect's `iss` against the authorization server before it redeems the code (RFC 9207, C58).
+  // C58, RFC 9207
   const attempt = (authorization?: { readonly code: string; readonly iss: string | undefined }, force = false) =>
     auth(provider, {
       serverUrl,
@@ -368,7 +320,7 @@ const renewing = (
       return attempt(authorization, force)
     })
   let waiting = false
-  // The SDK stops at a redirect; the host's client takes the user there and brings the code back.
+  // The host's client takes the user through the redirect and brings the code back.
   const flow = async (force: boolean): Promise<void> => {
     store.redirect = undefined
     const result = await run(undefined, force)
@@ -392,8 +344,7 @@ const renewing = (
     }
   }
   let running: Promise<void> | undefined
-  // One authorization at a time: requests that need it meanwhile wait for the same one.
-  // `force`: a new grant even where a refresh token is kept, whose refresh could only bring the old scopes back.
+  // One at a time. `force`: a refresh could only bring back the old scopes.
   const authorize = (force = false): Promise<void> => {
     running ??= flow(force)
       .catch((error: unknown) => {
@@ -416,16 +367,12 @@ const renewing = (
       const first = await fetch(url, withAuthorization(init, await current()))
       const refused = refusal(first)
       if (refused === undefined) return first
-      // The server did not run a refused request: authorize, then send it once more, and only once.
+      // C34: sent once more, and only once.
       await first.body?.cancel().catch(() => {})
       if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
-      // A token refused outright may come from an authorization server the resource no longer names: the protected
-      // resource's metadata is read again, and a new issuer gets a registration of its own (SEP-2352; the SDK keys
-      // the client and tokens by issuer). A 403 for more scope keeps the server it came from.
+      // SEP-2352: the resource may name a new authorization server.
       if (first.status === 401) store.discovery = undefined
-      // Re-authorization asks for what was asked before and what the server now names (SEP-2350): a step-up to
-      // one more scope does not drop the ones the worker already uses, wherever they came from (a challenge, the
-      // resource's `scopes_supported`, the config).
+      // SEP-2350: a step-up keeps the scopes already asked for.
       if (refused.scope !== undefined) {
         store.scope = scopeUnion(store.scope, store.asked, store.tokens?.scope, refused.scope)
       }

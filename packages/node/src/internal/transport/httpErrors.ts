@@ -1,20 +1,10 @@
-/**
- * The errors of the HTTP transports, in words that hold no secret: every SDK error becomes an `HttpTransportError`
- * whose message is short, single-line and has the header values replaced by `***` (C24: a server may echo a request
- * in its error body), and whose `kind` tells an expired session from a dead connection.
- *
- * @internal
- */
+// C24: a server may echo a request in its error body.
 import type { FailureKind } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
 import { InsufficientScopeError, SdkHttpError, SseError } from "@modelcontextprotocol/client"
 import * as HttpAuth from "./httpAuth.js"
 
-/**
- * A failure of the HTTP connection itself. Its message is already redacted and safe to show.
- *
- * @internal
- */
+/** @internal */
 export class HttpTransportError extends Error {
   override readonly name = "HttpTransportError"
   constructor(
@@ -26,15 +16,14 @@ export class HttpTransportError extends Error {
   }
 }
 
-/** What an SDK error means, in words that hold no secret. @internal */
+/** @internal */
 export interface Described {
   readonly message: string
   readonly status: number | undefined
-  /** HTTP 404 for a request that carried a session: the server forgot the session. */
+  /** A 404 for a request that carried a session. */
   readonly expired: boolean
-  /** No HTTP answer at all: refused, reset, unreachable. */
   readonly unreachable: boolean
-  /** Refused with 401 after the one authorization allowed, or no authorization could be obtained (C34). */
+  /** C34 */
   readonly unauthorized: boolean
 }
 
@@ -42,14 +31,14 @@ const maxDetail = 200
 
 /** @internal */
 export const clip = (text: string, secrets: ReadonlyArray<string>): string => {
-  // Redact before cutting, so a secret cut at the edge cannot leak in part.
+  // Redact before cutting, so no secret leaks in part.
   const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
   if (line.length <= maxDetail) return line
   const cut = /[\ud800-\udbff]/.test(line[maxDetail - 1]!) ? maxDetail - 1 : maxDetail
   return `${line.slice(0, cut)}…`
 }
 
-/** The network failure's code, for an error that is one (`fetch failed` and its cause). @internal */
+/** @internal */
 export const networkCode = (error: unknown): string | undefined => {
   if (!(error instanceof TypeError)) return undefined
   const cause: unknown = (error as { cause?: unknown }).cause
@@ -57,8 +46,7 @@ export const networkCode = (error: unknown): string | undefined => {
   return typeof code === "string" ? code : error.message === "fetch failed" ? "fetch failed" : undefined
 }
 
-/** @internal */
-/** The exchange started and then broke: anything but a connection that was never made. @internal */
+/** Anything but a connection that was never made. @internal */
 export const brokeMidway = (error: unknown): boolean => {
   const code = networkCode(error)
   return code !== undefined && code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
@@ -78,12 +66,11 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     status,
     expired: status === 404 && hasSession,
     unreachable: false,
-    // Refused before the server ran anything, after the one authorization the owner allows (C34).
+    // C34
     unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
-  // The SDK's transport raises a 403 `insufficient_scope` that stood after the one re-authorization as this, with no
-  // status: the server ran nothing (C34).
+  // C34: stood after the one re-authorization; it has no status.
   if (error instanceof InsufficientScopeError) return plain(clip(error.message, secrets), 403)
   if (error instanceof SdkHttpError) {
     const status = error.status > 0 ? error.status : undefined
@@ -92,7 +79,7 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     return plain(status === undefined ? detail : answered(status, detail), status)
   }
   if (error instanceof SseError) {
-    // The stream (GET) carries no session id; its failure is a lost connection.
+    // The stream (GET) carries no session id.
     const status = typeof error.code === "number" ? error.code : undefined
     const detail = error.message.replace(/^SSE error: /, "")
     const message =

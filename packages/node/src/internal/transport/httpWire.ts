@@ -1,8 +1,3 @@
-/**
- * What the owner's HTTP transport knows of the messages it carries and of its own phases: which transport carries the
- * connection, which message is the handshake or the era probe, which belongs to the 2026-07-28 wire, and the phase
- * union (`New | Starting | Open | Probing | Dead | Closed`) with its helpers.
- */
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import {
   type JSONRPCMessage,
@@ -18,7 +13,7 @@ export type TransportName = ServerConfig.HttpTransport
 /** @internal */
 export type Inner = StreamableHTTPClientTransport | SSEClientTransport
 
-// Only Streamable HTTP takes options: resumption (2025), the request's own stream and its headers (2026-07-28).
+// Only Streamable HTTP takes options.
 /** @internal */
 export const sendOn = (
   inner: Inner,
@@ -38,38 +33,32 @@ export const sendOn = (
 /** @internal */
 export const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
 
-// The 2026-07-28 probe. It decides nothing about the transport: a legacy answer is followed by `initialize`, which
-// may still fall back to HTTP+SSE. Its HTTP answers reach the client as the SDK raised them, for it to read the era off.
+// Decides nothing: a legacy answer is followed by `initialize`, which may still fall back to SSE.
 /** @internal */
 export const isDiscover = (message: JSONRPCMessage): boolean =>
   "method" in message && message.method === "server/discover"
 
-// A 2026-07-28 message carries its protocol version in its own `_meta` envelope (there is no handshake to remember).
+// No handshake to remember: each message carries its version.
 /** @internal */
 export const isModern = (message: JSONRPCMessage): boolean => {
   const params = "params" in message ? (message.params as { _meta?: Record<string, unknown> } | undefined) : undefined
   return typeof params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "string"
 }
 
-// A caller's request over the 2026-07-28 wire (the listen stream, which ends when it is closed, is none).
+// The listen stream is no request.
 /** @internal */
 export const requestIdOf = (message: JSONRPCMessage): string | number | undefined =>
   "method" in message && "id" in message && message.method !== "subscriptions/listen" ? message.id : undefined
 
-/**
- * Where the transport is. `active` is which transport carries the connection: the configured one, else
- * `undefined` until the initialize POST decides it. While `Starting` or `Probing`, inner errors come back as
- * rejections, not through `onerror`. `Closed` and `Dead` are detached from the client; `Closed` keeps the inner
- * transport so that `stop` can still end the session over it.
- */
+// `active` is `undefined` until the initialize POST decides. `Starting`/`Probing` errors come back as rejections;
+// `Closed` keeps `inner` so `stop` can end the session.
 /** @internal */
 export type Phase = Data.TaggedEnum<{
   New: {}
   Starting: { readonly inner: Inner; readonly active: TransportName | undefined }
   Open: { readonly inner: Inner; readonly active: TransportName | undefined }
-  /** The initialize POST, and after a 4xx the SSE fallback, is under way. */
   Probing: { readonly inner: Inner; readonly active: TransportName | undefined }
-  /** The connection died (expired session, unreachable server, lost SSE stream); nothing can end its session. */
+  /** Nothing can end its session. */
   Dead: { readonly inner: Inner; readonly active: TransportName | undefined }
   Closed: { readonly inner: Inner | undefined; readonly active: TransportName | undefined }
 }>
@@ -80,7 +69,6 @@ export const Phase = Data.taggedEnum<Phase>()
 /** @internal */
 export type Attached = Data.TaggedEnum.Value<Phase, "Starting" | "Open" | "Probing">
 
-/** The client still hears from the transport. */
 export const isAttached = (phase: Phase): phase is Attached =>
   phase._tag === "Starting" || phase._tag === "Open" || phase._tag === "Probing"
 
@@ -90,7 +78,6 @@ export const innerOf = (phase: Phase): Inner | undefined => (phase._tag === "New
 /** @internal */
 export const activeOf = (phase: Phase): TransportName | undefined => (phase._tag === "New" ? undefined : phase.active)
 
-/** The same phase, with the carrying transport decided. */
 export const decide = (phase: Phase, active: TransportName): Phase =>
   Phase.$match(phase, {
     New: () => phase,

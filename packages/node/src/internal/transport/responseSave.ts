@@ -1,14 +1,5 @@
-/**
- * `saveTo` on the owner's side: the file a result goes to. The result is written to a temporary file next to the
- * target as it arrives, hashed on the way, and renamed into place only once it is whole, so that the target is
- * either untouched or complete; a save that is given up removes its temporary file. A spill (`onTooLarge`) writes the
- * same way to a new file: made 0600, and linked into place only if nothing has that name yet.
- *
- * Node built-ins only, synchronous: writing as the bytes are read keeps nothing in memory (the pipe is not read
- * while a piece is written), and a rename or unlink is one call.
- *
- * @internal
- */
+// Renamed into place once whole, so the target is untouched or complete. Synchronous: the pipe waits while a piece
+// is written, so nothing piles up.
 import type * as Operations from "@mcp-worker/core/Operations"
 import * as Either from "effect/Either"
 import { createHash, type Hash, randomBytes } from "node:crypto"
@@ -16,18 +7,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { decodeStringStart, type ResponseScanner } from "./responseScanner.js"
 
-/** How much of the first text the summary previews, in UTF-16 code units. */
+/** In UTF-16 code units. */
 export const previewUnits = 1024
 
-/** The raw bytes kept of the first text: enough for `previewUnits` units written as `\uXXXX` escapes. */
+/** Enough for `previewUnits` units written as `\uXXXX` escapes. */
 export const previewBytes = previewUnits * 6 + 2
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 export { checkSavePath, checkSpillDirectory } from "./resultPaths.js"
 
-// A new file goes into place by a hard link, which fails if the name exists; a file system without links gets a
-// rename, once no file has the name.
+// A link refuses an existing name; without links, a rename.
 const placeNew = (temp: string, target: string): void => {
   try {
     fs.linkSync(temp, target)
@@ -41,19 +31,14 @@ const placeNew = (temp: string, target: string): void => {
   try {
     fs.unlinkSync(temp)
   } catch {
-    // the result is in place under its name; only the second name of it is left
+    // only the temp name is left
   }
 }
 
-/**
- * One pending save: its temporary file, open, and the hash of what was written to it.
- *
- * @internal
- */
+/** @internal */
 export class ResponseSave {
-  /** The JSON-RPC id of the request whose result this is, once the request was sent. */
+  /** Set once the request was sent. */
   id: string | number | undefined
-  /** Neither committed nor discarded. */
   live = true
   summary: Operations.SavedResult | undefined
   private hash: Hash = createHash("sha256")
@@ -64,11 +49,10 @@ export class ResponseSave {
     readonly target: string,
     readonly temp: string,
     private fd: number,
-    /** A new file (a spill): the target must not exist, and nobody else may read it. */
+    /** A spill: a new name, readable by this user alone. */
     private readonly exclusive: boolean
   ) {}
 
-  /** Creates the temporary file next to `target`; `exclusive`: for a new file, readable by this user alone. */
   static open(target: string, exclusive = false): Either.Either<ResponseSave, string> {
     const temp = path.join(
       path.dirname(target),
@@ -81,7 +65,7 @@ export class ResponseSave {
     }
   }
 
-  /** Appends the next bytes of the result. A write that fails ends the save; the failure is reported at commit. */
+  /** A failed write is reported at commit. */
   write(bytes: Buffer): void {
     if (!this.live || this.failure !== undefined) return
     try {
@@ -96,7 +80,7 @@ export class ResponseSave {
     }
   }
 
-  /** What was written belongs to another message: start over. */
+  /** What was written belongs to another message. */
   reset(): void {
     if (!this.live || this.bytes === 0) return
     this.hash = createHash("sha256")
@@ -108,7 +92,6 @@ export class ResponseSave {
     }
   }
 
-  /** The result ended: the file is renamed into place and summed up, or the failure is returned. */
   commit(scanner: ResponseScanner): Either.Either<Operations.SavedResult, string> {
     if (!this.live) return Either.left("the save was given up")
     if (this.failure !== undefined) {
@@ -136,7 +119,7 @@ export class ResponseSave {
     return Either.right(this.summary)
   }
 
-  /** Gives up the save: its temporary file is removed. Harmless after a commit or a discard. */
+  /** Harmless after a commit or a discard. */
   discard(): void {
     if (!this.live) return
     this.live = false

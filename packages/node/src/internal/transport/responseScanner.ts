@@ -1,14 +1,5 @@
-/**
- * An incremental scanner of one JSON-RPC response line, fed in pieces as they arrive: it hands on the bytes of the
- * top-level `result` value as they pass (so that a result of any size can go to a file without being held), and
- * notes the few small things a saved result is summed up by — the top-level `id` (which may come after the
- * result), whether an `error` member is present, the result's `isError` and `resultType` (a 2026-07-28 server answers
- * `"input_required"` for a round of a multi-round-trip call, which is not the result to save), and the start of the
- * first `text` of its `content`. It tracks string, escape and nesting state only; it does not check that the line is valid JSON (a
- * line that is not is never renamed into place: its result never completes).
- *
- * @internal
- */
+// Streams a result of any size to a file without holding it. Not a validator: an invalid line never completes its
+// result, so it is never placed.
 
 const quote = 0x22
 const backslash = 0x5c
@@ -19,13 +10,12 @@ const closeBracket = 0x5d
 const colon = 0x3a
 const comma = 0x2c
 
-// Keys longer than this are none of the few the scanner looks for.
+// Longer keys are none of those looked for.
 const maxKeyBytes = 16
 const maxIdBytes = 256
 const maxFlagBytes = 8
 const maxResultTypeBytes = 64
 
-/** The small values the scanner captures, by where they are in the line. */
 type Target = "id" | "isError" | "resultType" | "text"
 
 interface Capture {
@@ -33,24 +23,19 @@ interface Capture {
   readonly cap: number
   readonly parts: Array<Buffer>
   bytes: number
-  /** Where the capture resumes in the current piece. */
   from: number
-  /** The value is a string (it ends at its closing quote), not a number or literal. */
+  /** Ends at its closing quote, not at a delimiter. */
   readonly string: boolean
 }
 
 const isDelimiter = (byte: number) =>
   byte === comma || byte === closeBrace || byte === closeBracket || byte === 0x20 || byte === 0x09 || byte === 0x0d
 
-/**
- * The scanner of one line.
- *
- * @internal
- */
+/** @internal */
 export class ResponseScanner {
-  /** Whether each open container is an object, by depth (index 0 is depth 1). */
+  /** By depth (index 0 is depth 1). */
   private readonly objects: Array<boolean> = []
-  /** The current key of each open object, by depth; `undefined` for arrays and unreadable keys. */
+  /** `undefined` for arrays and unreadable keys. */
   private readonly keys: Array<string | undefined> = []
   private expectKey = false
   private inString = false
@@ -58,23 +43,19 @@ export class ResponseScanner {
   private key: { parts: Array<number>; long: boolean } | undefined
   private primitive = false
   private capture: Capture | undefined
-  /** Where the result's bytes resume in the current piece, while inside the result. */
   private resultFrom: number | undefined
-  /** The next quote and backslash at or after the scan position in the current piece (-1: none). */
+  /** -1: none; -2: not searched in this piece. */
   private nextQuote = -1
   private nextBackslash = -1
 
-  /** The raw text of the top-level `id`, if seen. */
   id: string | undefined
-  /** The top-level `result` was an object or array and ended. */
+  /** An object or array that ended. */
   resultComplete = false
-  /** A top-level `error` member was seen. */
   hasError = false
-  /** The raw text of the result's `isError`, if seen. */
   isErrorText: string | undefined
-  /** The raw text of the result's `resultType` (quotes included), if seen. */
+  /** Quotes included. */
   resultTypeText: string | undefined
-  /** The raw bytes of the first `text` of the result's `content` (at most `previewBytes`), and if it ended. */
+  /** At most `previewBytes`. */
   textRaw: Buffer | undefined
   textComplete = false
 
@@ -83,7 +64,6 @@ export class ResponseScanner {
     private readonly previewBytes: number
   ) {}
 
-  /** Scans `piece[from, to)`, the next bytes of the line. */
   feed(piece: Buffer, from: number, to: number): void {
     if (this.resultFrom !== undefined) this.resultFrom = from
     if (this.capture !== undefined) this.capture.from = from
@@ -98,7 +78,7 @@ export class ResponseScanner {
           i++
           continue
         }
-        // Long strings (a result's text) are crossed with native searches, not byte by byte.
+        // Strings are crossed with native searches, not byte by byte.
         const end = this.key !== undefined ? i + 1 : this.nextSpecial(piece, i, to)
         if (this.key !== undefined) {
           const byte = piece[i]!
@@ -175,13 +155,13 @@ export class ResponseScanner {
     if (this.capture !== undefined) this.keep(this.capture, piece, to)
   }
 
-  /** The line ended: a number or literal that ran to its end is complete. */
+  /** A number or literal that ran to the line's end is complete. */
   end(): void {
     if (this.primitive && this.capture !== undefined) this.finish(this.capture)
     this.primitive = false
   }
 
-  /** The next quote or backslash in `piece[from, to)`, or -1; each is searched for again only once passed. */
+  /** Each is searched for again only once passed. */
   private nextSpecial(piece: Buffer, from: number, to: number): number {
     if (this.nextQuote !== -1 && this.nextQuote < from) this.nextQuote = piece.indexOf(quote, from)
     if (this.nextBackslash !== -1 && this.nextBackslash < from) this.nextBackslash = piece.indexOf(backslash, from)
@@ -204,7 +184,6 @@ export class ResponseScanner {
     this.keys[this.keys.length - 1] = key.long ? undefined : String.fromCharCode(...key.parts)
   }
 
-  /** A value starts at `at`: the result's, or one of the small ones captured. */
   private beginValue(piece: Buffer, at: number, string: boolean) {
     const depth = this.objects.length
     const key = this.keys[depth - 1]
@@ -245,7 +224,7 @@ export class ResponseScanner {
     const room = capture.cap - capture.bytes
     if (room > 0 && to > capture.from) {
       const part = piece.subarray(capture.from, Math.min(to, capture.from + room))
-      // Copied: a capture must not keep the whole piece it came from alive.
+      // Copied, so the piece it came from can be freed.
       capture.parts.push(Buffer.from(part))
       capture.bytes += part.length
     }
@@ -273,29 +252,24 @@ export class ResponseScanner {
         this.resultTypeText = raw.toString("utf8")
         return
       case "text":
-        // Without its quotes; complete only if the closing quote was kept.
+        // Complete only if the closing quote was kept.
         this.textComplete = raw.length >= 2 && raw.length < capture.cap
         this.textRaw = raw.subarray(1, this.textComplete ? raw.length - 1 : raw.length)
     }
   }
 }
 
-/**
- * The decoded start of a JSON string from its raw bytes (without quotes), at most `units` UTF-16 code units. The
- * raw bytes may stop anywhere: in a UTF-8 sequence or an escape; what cannot be decoded at the end is dropped.
- *
- * @internal
- */
+/** What cannot be decoded at the end (a cut UTF-8 sequence or escape) is dropped. @internal */
 export const decodeStringStart = (raw: Buffer, units: number): string => {
   let end = raw.length
-  // Not inside a UTF-8 sequence: back off continuation bytes and the lead byte they belong to.
+  // Back off a cut UTF-8 sequence.
   if (end > 0 && (raw[end - 1]! & 0x80) !== 0) {
     let lead = end - 1
     while (lead > 0 && (raw[lead]! & 0xc0) === 0x80) lead--
     const need = raw[lead]! >= 0xf0 ? 4 : raw[lead]! >= 0xe0 ? 3 : raw[lead]! >= 0xc0 ? 2 : 1
     if (lead + need > end) end = lead
   }
-  // An escape cut short (`\`, `\u12`) fails to parse: drop up to six bytes until it does.
+  // A cut escape (`\`, `\u12`) fails to parse: drop up to six bytes until it does.
   for (let cut = 0; cut <= 6 && cut <= end; cut++) {
     const text = parseString(raw.subarray(0, end - cut))
     if (text !== undefined) return truncateUnits(text, units)

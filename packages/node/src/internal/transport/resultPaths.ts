@@ -1,17 +1,8 @@
-/**
- * Whether a result can be written where a caller asks (`saveTo`, `onTooLarge.spill`), checked in the calling thread
- * before anything is sent. Node built-ins only: the Promise client checks with it without loading Effect.
- *
- * @internal
- */
+// Node built-ins only: the Promise client checks paths without loading Effect.
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-/**
- * Why a `saveTo` path cannot be written, checked before anything is sent; `undefined` when it can.
- *
- * @internal
- */
+/** @internal */
 export const checkSavePath = (target: string): string | undefined => {
   if (!path.isAbsolute(target)) return "saveTo must be an absolute path"
   if (target.includes("\0")) return "saveTo must not contain NUL characters"
@@ -29,12 +20,7 @@ export const checkSavePath = (target: string): string | undefined => {
   return undefined
 }
 
-/**
- * Why a directory cannot take spilled results (`onTooLarge.spill`), checked before anything is sent; `undefined` when
- * it can.
- *
- * @internal
- */
+/** @internal */
 export const checkSpillDirectory = (dir: string): string | undefined => {
   if (!path.isAbsolute(dir)) return "spill must be an absolute directory path"
   if (dir.includes("\0")) return "spill must not contain NUL characters"

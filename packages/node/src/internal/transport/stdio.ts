@@ -1,7 +1,4 @@
-/**
- * An MCP `Transport` over a stdio server whose process tree is owned by a `ProcessJob`, so that closing the
- * connection can end and confirm the whole tree (the SDK's own stdio transport signals the direct child only).
- */
+// The SDK's stdio transport signals the direct child only; `close` must end and confirm the whole tree.
 import * as Owner from "@mcp-worker/core/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -19,13 +16,9 @@ import { ResponseScanner } from "./responseScanner.js"
 import { previewBytes, ResponseSave } from "./responseSave.js"
 import { ResponseSpill } from "./responseSpill.js"
 
-/** A line read while a save is pending is kept in memory only up to this size, for the lines that are not its. */
 const spoolKeepBytes = 1024 * 1024
 
-/**
- * One line read while a save was pending, or past the limit while a spill was armed (`spill`): scanned as it arrives,
- * its result going to the save's file.
- */
+/** `spill`: a line past the limit while a spill was armed. */
 interface Spool {
   readonly save: ResponseSave
   readonly spill?: ResponseSpill | undefined
@@ -33,14 +26,10 @@ interface Spool {
   bytes: number
 }
 
-/**
- * What the client is handed in place of a result that went to a file: an empty one, of the result's revision (a
- * 2026-07-28 result must say `resultType`, and the client refuses one that does not).
- */
+/** A 2026-07-28 result must say `resultType`, or the client refuses it. */
 const minimalResult = (scanner: ResponseScanner) =>
   scanner.resultTypeText === undefined ? { content: [] } : { content: [], resultType: "complete" }
 
-/** A send to a server whose stdin is gone: the connection is dead. */
 class TransportClosed extends Error {}
 
 class ProcessTransport implements Transport {
@@ -49,14 +38,11 @@ class ProcessTransport implements Transport {
   onmessage?: ((message: JSONRPCMessage) => void) | undefined
   private readonly lines: Lines.LineSplitter<string>
   private closed = false
-  // The JSON-RPC id of the request in flight, and the raw line that answered it.
   private tracked: string | number | undefined
   private answered: { readonly id: string | number; readonly line: string; readonly result: unknown } | undefined
-  /** The `saveTo` of the request in flight. */
   private save: ResponseSave | undefined
-  /** The spill (`onTooLarge`) of the request in flight: where a line past the limit goes instead of being skipped. */
   private spill: ResponseSpill | undefined
-  /** The owner's own request in flight (C95): lines are bounded by `ownLineBytes` meanwhile. */
+  /** C95 */
   private own: { readonly request: Owner.OwnRequest } | undefined
 
   constructor(
@@ -67,21 +53,16 @@ class ProcessTransport implements Transport {
     this.lines = Lines.make({
       decode: Lines.text,
       maxLineBytes,
-      // As the SDK's own stdio transport reads a line.
       dropCarriageReturn: true,
       onLine: (line) => this.onLine(line),
       onOverflow: (held, bytes) => this.overLimit(held, bytes),
-      // While a save is pending, no line is held whole beyond `spoolKeepBytes`, nor refused for its size: the result
-      // goes to the file as it arrives.
+      // While a save is pending no line is held whole nor refused: it goes to the file.
       onLineStart: () =>
         this.save?.live === true ? this.spoolInto(this.startSpool(this.save), spoolKeepBytes) : undefined
     })
   }
 
-  /**
-   * The server's process id and its stderr, as the SDK's own stdio transport has them: the SDK tells a stdio
-   * transport by these, and only on stdio does a silent era probe fall back to `initialize` (C90).
-   */
+  /** C90: the SDK tells a stdio transport by `pid` and `stderr`. */
   get pid(): number {
     return this.job.pid
   }
@@ -90,17 +71,13 @@ class ProcessTransport implements Transport {
     return nodeChildOf(this.job.child).stderr
   }
 
-  /**
-   * The raw response of the request just answered, if it was the tracked one: the owner hands this on instead of
-   * serializing the parsed result again.
-   */
+  /** Spares serializing the parsed result again. */
   takeResponse(): { readonly line: string; readonly result: unknown } | undefined {
     const answered = this.answered
     this.answered = undefined
     return answered !== undefined && answered.id === this.tracked ? answered : undefined
   }
 
-  /** The response to the next request sent goes to `target`: its temporary file is made now. */
   saveResponse(target: string): Either.Either<ResponseSave, string> {
     this.save?.discard()
     const opened = ResponseSave.open(target)
@@ -108,7 +85,7 @@ class ProcessTransport implements Transport {
     return opened
   }
 
-  /** Lines are bounded for the owner's own `request` until the release (C95). */
+  /** C95 */
   ownRequest(request: Owner.OwnRequest): () => void {
     const own = { request }
     this.own = own
@@ -117,7 +94,6 @@ class ProcessTransport implements Transport {
     }
   }
 
-  /** A response past the limit goes to the new file `name` of `directory` (made only then), not skipped. */
   spillResponse(directory: string, name: string): ResponseSpill {
     this.spill?.discard()
     this.spill = ResponseSpill.make(directory, name)
@@ -129,8 +105,7 @@ class ProcessTransport implements Transport {
     child.stdout!.on("data", (chunk: Buffer) => this.lines.push(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
-    // Wait for stderr to drain (bounded: a grandchild may hold it open) so an exit during initialize can
-    // report its last words.
+    // Bounded (a grandchild may hold stderr), so an exit during initialize reports its last words.
     child.once("exit", () => {
       const stderr = child.stderr
       if (stderr === null || stderr.readableEnded || stderr.destroyed) return this.markClosed()
@@ -143,15 +118,10 @@ class ProcessTransport implements Transport {
     return Promise.resolve()
   }
 
-  /**
-   * A line passed the limit with `held`, what arrived of it so far. With a spill armed, the line goes to the spill's
-   * file from its first byte on; otherwise, or if that file cannot be made, it is reported and the rest of it skipped
-   * unparsed.
-   */
   private overLimit(held: ReadonlyArray<Buffer>, bytes: number): Lines.Overflow<string> {
     const own = this.own
     if (own !== undefined) {
-      // No caller's result is in flight: the line is read up to the owner's own bound (C95).
+      // C95: no caller's result is in flight.
       if (bytes <= this.ownLineBytes) return this.ownLineBytes
       return void this.onerror?.(new Owner.OversizedMessage(bytes, this.ownLineBytes, undefined, own.request))
     }
@@ -168,7 +138,6 @@ class ProcessTransport implements Transport {
     return { save, scanner, bytes: 0 }
   }
 
-  /** The rest of a line goes to `spool` as it arrives; the line is also kept while it has at most `keepBytes`. */
   private spoolInto(spool: Spool, keepBytes?: number): Lines.Sink<string> {
     return {
       keepBytes,
@@ -180,20 +149,17 @@ class ProcessTransport implements Transport {
     }
   }
 
-  /** A spooled line ended: `line` is it if it was short enough to be kept. */
   private endSpool(spool: Spool, line: string | undefined) {
     if (spool.spill !== undefined) return this.endSpill(spool, spool.spill)
     const { save, scanner } = spool
     scanner.end()
     const id = save.id
     const mine = id !== undefined && scanner.id === JSON.stringify(id)
-    // A round of a multi-round-trip call (2026-07-28) is not its result: the save waits for the retry, which the client
-    // sends on a fresh id, and the round goes to the client as any line does.
+    // A multi-round-trip round is not the result: the save waits for the retry on a fresh id.
     const complete = scanner.resultTypeText === undefined || scanner.resultTypeText === '"complete"'
     if (mine && save.live && !complete) save.id = undefined
     if (mine && save.live && complete && scanner.resultComplete && !scanner.hasError) {
       if (this.save === save) this.save = undefined
-      // The client gets a minimal result in place of the one saved; the owner answers with the save's summary.
       const committed = save.commit(scanner)
       return this.onmessage?.(
         Either.isRight(committed)
@@ -201,11 +167,9 @@ class ProcessTransport implements Transport {
           : { jsonrpc: "2.0", id, error: { code: -32603, message: committed.left } }
       )
     }
-    // Not the saved result: what was written belongs to no one.
     save.reset()
     if (line !== undefined) return this.onLine(line)
-    // A line too long to have been kept. The request's own answer (an error, or a result that is not an object)
-    // fails the request; anything else is skipped, as a line past the limit is.
+    // Not kept: the request's own answer fails it; anything else is skipped as oversized.
     if (mine && save.live) {
       const message = complete
         ? `the server's ${spool.bytes}-byte answer has no result to save`
@@ -216,11 +180,7 @@ class ProcessTransport implements Transport {
       this.onerror?.(new Error(`a ${spool.bytes}-byte message arrived during a saveTo request and was skipped`))
   }
 
-  /**
-   * A spilled line ended. The result of the request in flight (its last round, in a multi-round-trip call) is moved
-   * into place and the client gets a minimal result in its place, as for a `saveTo`; anything else past the limit is
-   * what it would have been without a spill, its file removed: a message past `maxResultBytes`.
-   */
+  /** Past the limit and not the final result: as without a spill. */
   private endSpill(spool: Spool, spill: ResponseSpill) {
     const { scanner } = spool
     scanner.end()
@@ -237,23 +197,18 @@ class ProcessTransport implements Transport {
     this.oversized(spool.bytes)
   }
 
-  /** Reported at once, without waiting for the rest of the line: the caller need not wait for what it cannot get. */
+  /** The caller need not wait for what it cannot get. */
   private oversized(bytes: number, spillFailed?: string) {
     this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes, spillFailed))
   }
 
-  /**
-   * One line of the server's stdout. Only its JSON is read here: what kind of message it is, the client decides with
-   * the protocol's own schemas (its dispatch checks every message against them, and a result again against its
-   * request's schema), and reports a line that is none. Checking it against the message union here as well, as the
-   * SDK's stdio transport does, would validate every message twice on the hot path.
-   */
+  /** JSON only: the client's dispatch checks the schemas, and twice would be hot. */
   private onLine(line: string) {
     let message: unknown
     try {
       message = JSON.parse(line)
     } catch (error) {
-      // A stray non-JSON line is reported, not fatal (as the SDK's own transport does).
+      // As the SDK's own transport does.
       this.onerror?.(error as Error)
       return
     }
@@ -273,7 +228,7 @@ class ProcessTransport implements Transport {
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
-      // Not the handshake, nor the long-lived subscriptions/listen stream (2026-07-28): neither is a caller's request.
+      // Neither the handshake nor the listen stream is a caller's request.
       if (
         "method" in message &&
         "id" in message &&
@@ -285,7 +240,6 @@ class ProcessTransport implements Transport {
         if (this.save !== undefined && this.save.id === undefined) this.save.id = message.id
       }
       if (stdin.write(serializeMessage(message))) return resolve()
-      // Wait for the pipe to drain, or for the server to go away (then the send failed).
       const settle = (error?: Error) => {
         stdin.off("drain", onDrain)
         stdin.off("close", onClose)
@@ -316,11 +270,7 @@ class ProcessTransport implements Transport {
   }
 }
 
-/**
- * Spawns the stdio server of `config` as a process job and wraps it as an owner transport.
- *
- * @internal
- */
+/** @internal */
 export const make = (
   config: ServerConfig.StdioConfig,
   context: Parameters<Owner.TransportFactory>[1],
@@ -376,13 +326,11 @@ export const make = (
           )
         ),
       exitInfo: (waitMs) =>
-        // A server that is going away gets a moment to finish: its exit status and its last stderr lines are
-        // usually the only account of why it died (C28).
+        // C28: usually the only account of why it died.
         Effect.all([job.exited, stderrEnded], { concurrency: "unbounded", discard: true }).pipe(
           Effect.timeoutOption(waitMs),
           Effect.map(() => {
-            // Read off the child, not from an `exit` listener: a server that died at once may have exited before this
-            // transport was built (the owner's entry starts it before it loads anything else).
+            // Off the child: a server that died at once may have exited before this transport existed.
             const { exitCode, signalCode } = job.child
             const tail = Redact.redactTail(started.stderr().toString("utf8"), secrets, 2048)
             return {
