@@ -217,7 +217,7 @@ export const liveEntries = (gateway: Gateway, bundle: Bundle): ReadonlyArray<[En
   const now = Date.now()
   const live: Array<[Entry, Grants.Grant]> = []
   for (const entry of bundle.entries.values()) {
-    const found = Grants.resolve(gateway.inner, entry.grant, now)
+    const found = Grants.resolveOwn(gateway.inner, entry.grant, now)
     if (found !== undefined && gateway.registry.isOpen(entry.workerId)) live.push([entry, found])
   }
   return live
@@ -230,7 +230,53 @@ export interface Extra {
   readonly ask?: Asker | undefined
 }
 
-/** C11 */
+/** C3, C11: begun once; what it gives ends exactly this request at the server (nothing when it was not begun). */
+export const begin = (
+  gateway: Gateway,
+  entry: Entry,
+  name: keyof Operations.Requests,
+  method: OwnerProtocol.Method,
+  params: Record<string, unknown>,
+  extra: Extra,
+  done: (exit: Exit.Exit<unknown, RequestError>) => void
+): (() => void) | undefined => {
+  // Params the SDK parsed from JSON, through the gateway's own grants: no tag check nor second parse.
+  const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
+  const payload = { id: entry.grant, params: JSON.stringify(params) }
+  const found = Grants.admitted(listener, name, payload, params as JsonValue.JsonObject)
+  if (Either.isLeft(found)) {
+    const error = gateway.registry.refusedBefore(entry.workerId, method, "gateway", found.left)
+    return void done(Exit.fail(Grants.renamed(error, entry.name)))
+  }
+  const { grant } = found.right
+  let sent: ReturnType<HostRegistry["begin"]> = undefined
+  sent = gateway.registry.begin(
+    {
+      id: entry.workerId,
+      method,
+      params: payload.params,
+      budgetMs: undefined,
+      onProgress: extra.onProgress,
+      trace: extra.trace,
+      ask: extra.ask,
+      surface: "gateway"
+    },
+    (exit) => {
+      if (sent !== undefined) grant?.requests.delete(sent.requestId)
+      done(
+        Exit.isSuccess(exit)
+          ? Exit.succeed(Grants.shown(grant, name, exit.value))
+          : Exit.mapError(exit, (error) => Grants.renamed(error, entry.name, grant))
+      )
+    }
+  )
+  if (sent === undefined) return undefined
+  const begun = sent
+  grant?.requests.add(begun.requestId)
+  return () => void begun.end("interrupted")
+}
+
+/** `begin` as an effect: interrupting it ends exactly its request at the server (C11). */
 export const request = (
   gateway: Gateway,
   entry: Entry,
@@ -239,41 +285,9 @@ export const request = (
   params: Record<string, unknown>,
   extra: Extra = {}
 ): Effect.Effect<unknown, RequestError> =>
-  Effect.suspend(() => {
-    // Params the SDK parsed from JSON: no tag check nor second parse.
-    const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
-    const payload = { id: entry.grant, params: JSON.stringify(params) }
-    const found = Grants.admitted(listener, name, payload, params as JsonValue.JsonObject)
-    if (Either.isLeft(found)) {
-      const error = gateway.registry.refusedBefore(entry.workerId, method, "gateway", found.left)
-      return Effect.fail(Grants.renamed(error, entry.name))
-    }
-    const { grant } = found.right
-    return Effect.async<unknown, RequestError>((resume) => {
-      let sent: ReturnType<HostRegistry["begin"]> = undefined
-      sent = gateway.registry.begin(
-        {
-          id: entry.workerId,
-          method,
-          params: payload.params,
-          budgetMs: undefined,
-          onProgress: extra.onProgress,
-          trace: extra.trace,
-          ask: extra.ask,
-          surface: "gateway"
-        },
-        (exit) => {
-          if (sent !== undefined) grant?.requests.delete(sent.requestId)
-          resume(Exit.mapError(exit, (error) => Grants.renamed(error, entry.name, grant)))
-        }
-      )
-      if (sent === undefined) return undefined
-      const begun = sent
-      grant?.requests.add(begun.requestId)
-      return Effect.sync(() => {
-        begun.end("interrupted")
-      })
-    }).pipe(Effect.map((value) => Grants.shown(grant, name, value)))
+  Effect.async<unknown, RequestError>((resume) => {
+    const end = begin(gateway, entry, name, method, params, extra, resume)
+    return end === undefined ? undefined : Effect.sync(end)
   })
 
 /** C8 */

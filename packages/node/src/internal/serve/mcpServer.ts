@@ -11,7 +11,10 @@ import {
 import * as Beyond from "./resources.js"
 import type { RequestError } from "@mcp-worker/core/McpWorkerError"
 import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
@@ -116,13 +119,35 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
     const operation = task === undefined ? "callTool" : "startTask"
     const ended = new AbortController()
     const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended.signal })
-    const effect = Gateway.request(gateway, entry, operation, "tools/call", params, { onProgress, ask })
     try {
-      return (await answered(effect, context.signal)) as CallToolResult
+      return (await called(entry, operation, params, { onProgress, ask }, context.signal)) as CallToolResult
     } finally {
       ended.abort()
     }
   }
+  // The most frequent request runs on the registry's callback, without a fiber; `signal` is the client's cancel (C135).
+  const called = (
+    entry: Gateway.Entry,
+    operation: "callTool" | "startTask",
+    params: Record<string, unknown>,
+    extra: Gateway.Extra,
+    signal: AbortSignal
+  ): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason)
+      // Ended by the client, it has no answer to wait for: the host ends it at the server and stops hearing it.
+      const onAbort = () => {
+        end?.()
+        reject(signal.reason)
+      }
+      const end = Gateway.begin(gateway, entry, operation, "tools/call", params, extra, (exit) => {
+        signal.removeEventListener("abort", onAbort)
+        if (Exit.isSuccess(exit)) return resolve(exit.value)
+        const error = Cause.failureOption(exit.cause)
+        reject(Option.isSome(error) ? fail(error.value) : Cause.squash(exit.cause))
+      })
+      if (end !== undefined) signal.addEventListener("abort", onAbort, { once: true })
+    })
   const answer = <A>(request: (bundle: Gateway.Bundle) => Effect.Effect<A, RequestError>, signal: AbortSignal) =>
     answered(request(bundle()), signal)
   return { answer, listTools, callTool }
