@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"
 import * as InflightSlot from "../shared/inflightSlot.js"
-import * as RemoteProtocol from "../wire/remoteProtocol.js"
+import * as RemoteProtocol from "../thread/protocol.js"
 import * as Traced from "../shared/traced.js"
-import * as Direct from "./direct.js"
+import * as Direct from "../thread/owner.js"
 import * as Spans from "./spans.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */

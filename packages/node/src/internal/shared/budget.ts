@@ -21,7 +21,7 @@ export const invalidTimeout = Prepare.invalidTimeout
 
 /**
  * A budget being spent, as the `Clock` service tells time. Only for budgets that stay on one thread: a deadline
- * handed to another thread is a `Date.now()` instant (wire/remoteProtocol.ts), the one clock all threads share.
+ * handed to another thread is a `Date.now()` instant (the thread plane's messages), the one clock all threads share.
  *
  * @internal
  */

@@ -8,22 +8,21 @@ import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import { BroadcastChannel } from "node:worker_threads"
-import * as RemoteProtocol from "../wire/remoteProtocol.js"
-import * as ReplyChannels from "../wire/replyChannels.js"
-import type { OwnerSpans } from "./spans.js"
+import * as RemoteProtocol from "./protocol.js"
+import type { OwnerSpans } from "../owner/spans.js"
 
 /** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
 const maxReplyChannels = 16
 
 /**
  * The direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply channel, as
- * `remoteProtocol.Result`, and the failure or refusal of a request that reached this thread directly. The channels
+ * `protocol.ts` `Result`, and the failure or refusal of a request that reached this thread directly. The channels
  * close with the thread.
  *
  * @internal
  */
 export const makeReplies = () => {
-  const channels = ReplyChannels.make(maxReplyChannels)
+  const channels = RemoteProtocol.makeReplyChannels(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
     const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
     channels.get(replyTo.channel, replyTo.thread).postMessage(message)
@@ -41,7 +40,7 @@ export const makeReplies = () => {
 export type Replies = ReturnType<typeof makeReplies>
 
 /**
- * Listens on the worker's own channel for remote callers' requests (`remoteProtocol.Direct`) once the connection is
+ * Listens on the worker's own channel for remote callers' requests (`Direct`) once the connection is
  * ready, until the worker closes. What cannot be read is answered, when it says where, as a defect. Returns the
  * function that stops listening.
  *
