@@ -1,16 +1,33 @@
 /**
- * A thread caller's record, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one map, by call
- * id, each with its own timer) and what it knows of the host. What every function does to it is here — post, tell
- * whoever runs a call that its caller stopped waiting, settle a call — and what the caller receives: the replies on
- * its own channel (from the host, and straight from an owner thread) and the hosts' announcements.
+ * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one
+ * map, by call id, each with its own timer), what it knows of the host and the routes it was given; how a call is
+ * posted, how the host's presence is known, and what the caller receives on its own channel (from the host, and
+ * straight from an owner thread) and from the hosts' announcements.
+ *
+ * A request goes straight to a worker's owner thread once the host gave this caller the worker's route (with the
+ * first request it relayed there), as long as the host was heard from lately: the owner decides busy, names the
+ * request and runs its budget (C22). A host not heard from lately gets the request, with the `ackBy` that proves
+ * whether it was sent (C22a). Calls with progress always go through the host (C29).
+ *
+ * Liveness costs nothing on the hot path: each call's own timer proves it unsent when no `Ack` came by its `ackBy`
+ * (C22a) and gives it up shortly after its deadline (C9); while calls are in flight one keep-alive pings the host
+ * (and the owner threads of direct calls) whenever nothing was posted for `pingEveryMs`, and a host that stops
+ * acknowledging turns the calls it may have sent into `DeliveryUnknown` (C22).
  *
  * @internal
  */
-import { fromEncoded, HostUnavailable, type McpWorkerError, UnknownWorker, WorkerFailed } from "../../McpWorkerError.js"
+import type * as Plane from "../../Plane.js"
+import {
+  DeliveryUnknown,
+  fromEncoded,
+  HostUnavailable,
+  type McpWorkerError,
+  UnknownWorker,
+  WorkerFailed
+} from "../../McpWorkerError.js"
 import type { Channel, ReplyPorts } from "./channel.js"
-import { postOn } from "./channel.js"
+import { afterPendingMessages, open as openChannel, postOn, takeReplyPorts, timerAt } from "./channel.js"
 import * as Protocol from "./protocol.js"
-
 /** A call this thread waits on: where it went, when it is given up, and what settles it. @internal */
 export interface Waiting {
   readonly operation: Protocol.Operation
@@ -252,4 +269,353 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
   later(() => {
     if (client.hostGone) failAll(client, afterHostClosed)
   })
+}
+
+// Liveness
+/** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
+const noHost = () =>
+  new HostUnavailable({
+    message:
+      `no mcp-worker host acknowledged the request within ${Protocol.ackWithinMs} ms, so it was not sent (and a ` +
+      "host that reads it later refuses it): build NodeMcpWorkers.layer() in some thread of this process (normally " +
+      "the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient; if one runs, its event loop " +
+      "was blocked"
+  })
+
+/** A request the host may have sent before it fell silent. */
+const hostUnresponsive = (operation: Protocol.Operation) =>
+  operation._tag === "RemoteOpen"
+    ? new HostUnavailable({
+        message:
+          "the mcp-worker host stopped answering while it opened the worker; if it comes back, the open is " +
+          "interrupted and nothing of it is left"
+      })
+    : new DeliveryUnknown({
+        workerId: operation.workerId,
+        requestId: "",
+        reason: "host_unresponsive",
+        delivery: "unknown"
+      })
+
+const workerIdOf = (operation: Protocol.Operation): string =>
+  operation._tag === "RemoteOpen" ? "" : operation.workerId
+
+/** When the call's own timer must look next: its `ackBy` until it is acknowledged, then its `giveUpAt`. */
+const nextOf = (call: Waiting): number | undefined =>
+  call.ackBy !== undefined && !call.acked ? call.ackBy : call.giveUpAt
+
+/**
+ * Arms the call's own timer, if it has anything to wait for. The check runs after the messages that arrived
+ * meanwhile were read, so an answer or an `Ack` already here is not taken for silence.
+ *
+ * @internal
+ */
+export const armCall = (client: ThreadClient, callId: number, call: Waiting): void => {
+  const at = nextOf(call)
+  call.timer = at === undefined ? undefined : timerAt(at, () => afterPendingMessages(() => checkCall(client, callId)))
+}
+
+const checkCall = (client: ThreadClient, callId: number): void => {
+  const call = client.pending.get(callId)
+  if (call === undefined) return
+  const now = Date.now()
+  // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read: no host took it (C22a).
+  if (call.ackBy !== undefined && !call.acked && now > call.ackBy) {
+    return settle(client, callId, { ok: false, error: noHost() })
+  }
+  if (call.giveUpAt !== undefined && now >= call.giveUpAt) {
+    // Past its deadline and its grace with no answer: the request may have reached the server, and whoever runs it
+    // is told to cancel it. Its request id was never sent here.
+    interrupt(client, callId, false, call)
+    return settle(client, callId, {
+      ok: false,
+      error: new DeliveryUnknown({
+        workerId: workerIdOf(call.operation),
+        requestId: "",
+        reason: "timeout",
+        delivery: "unknown"
+      })
+    })
+  }
+  armCall(client, callId, call)
+}
+
+/** When the keep-alive timer must look next: the probe's verdict, the next ping. */
+const nextCheck = (client: ThreadClient): number => {
+  let at = client.probe !== undefined ? client.probe.sentAt + client.probe.withinMs : Number.POSITIVE_INFINITY
+  if (client.pending.size > 0) at = Math.min(at, client.lastSent + Protocol.pingEveryMs)
+  return at
+}
+
+/**
+ * Arms the keep-alive timer for the next check the caller needs; re-armed only when an earlier check is needed, so
+ * a steady stream of calls arms it about once per `pingEveryMs`.
+ *
+ * @internal
+ */
+export const armKeepAlive = (client: ThreadClient): void => {
+  const at = nextCheck(client)
+  if (at === Number.POSITIVE_INFINITY || (client.keepAlive !== undefined && client.keepAlive.at <= at)) return
+  if (client.keepAlive !== undefined) clearTimeout(client.keepAlive.handle)
+  const handle = timerAt(at, () => {
+    client.keepAlive = undefined
+    afterPendingMessages(() => checkHost(client))
+  })
+  client.keepAlive = { handle, at }
+}
+
+const directChannels = (client: ThreadClient): Set<string> => {
+  const channels = new Set<string>()
+  for (const call of client.pending.values()) if (call.channel !== undefined) channels.add(call.channel)
+  return channels
+}
+
+const checkHost = (client: ThreadClient): void => {
+  const now = Date.now()
+  const probe = client.probe
+  if (probe !== undefined && now - probe.sentAt >= probe.withinMs) {
+    client.probe = undefined
+    // The host fell silent with these calls in flight: each may have been sent before it did. A call still waiting
+    // for its own `Ack` is left to its `ackBy`, which proves it either way.
+    failAll(client, hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
+  }
+  if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
+    post(client, { _tag: "Ping", from: client.from })
+    // An owner thread running a request of this caller's, straight from it, goes by this caller's word too.
+    for (const channel of directChannels(client)) postOn(channel, { _tag: "Ping", from: client.from })
+    // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
+    if (client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.pingAckWithinMs }
+  }
+  armKeepAlive(client)
+}
+
+/** Stops the keep-alive timer (the caller is disposed). @internal */
+export const stopKeepAlive = (client: ThreadClient): void => {
+  if (client.keepAlive !== undefined) clearTimeout(client.keepAlive.handle)
+  client.keepAlive = undefined
+}
+
+// Posting a call
+/** What a call takes beyond its operation: the caller's signal, progress callback and span. @internal */
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined
+  readonly onProgress?: ((progress: Protocol.Progress) => void) | undefined
+  readonly trace?: Protocol.TraceContext | undefined
+}
+
+/** A call posted: its number (to stop waiting on it) and its answer. @internal */
+export interface Sent {
+  readonly callId: number
+  readonly answer: Promise<unknown>
+}
+
+/** The host's operation for a checked request; its deadline counts from now. @internal */
+export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.RemoteCall => {
+  const { saveTo, spill, onProgress, idleMs } = call
+  return {
+    _tag: "RemoteCall",
+    workerId: call.workerId,
+    method: call.method as Protocol.Method,
+    params: call.params,
+    deadline: call.budgetMs === undefined ? undefined : Date.now() + call.budgetMs,
+    ...(idleMs === undefined ? {} : { idleMs }),
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(spill === undefined ? {} : { spill }),
+    // Progress comes through the host: a success straight from the owner could overtake its last (C29).
+    ...(onProgress === undefined ? { direct: true } : { progress: true })
+  }
+}
+
+/** The error of a call on a disposed caller, or of one in flight when it was disposed. @internal */
+export const disposedError = (message: string): Error => {
+  const error = new Error(message)
+  error.name = "AbortError"
+  return error
+}
+
+/**
+ * A thread caller: its channels never keep the thread alive while no call is in flight.
+ *
+ * @internal
+ */
+export const make = (): ThreadClient => {
+  const from = Protocol.replyChannel(Protocol.randomId())
+  const client: ThreadClient = {
+    from,
+    replies: openChannel(from),
+    replyPorts: takeReplyPorts(from, (data) => onReply(client, data)),
+    announcements: openChannel(Protocol.announceChannel),
+    pending: new Map(),
+    routes: new Map(),
+    nextCallId: 0,
+    lastHeard: Number.NEGATIVE_INFINITY,
+    lastSent: Number.NEGATIVE_INFINITY,
+    probe: undefined,
+    knownHost: undefined,
+    hostGone: false,
+    keepAlive: undefined
+  }
+  client.replies.onmessage = (event) => onReply(client, event.data)
+  client.announcements.onmessage = (event) => onAnnouncement(client, event.data, afterPendingMessages)
+  return client
+}
+
+/** Closes the caller's channels; the calls in flight end with an `AbortError`, and whoever runs them is told. @internal */
+export const dispose = (client: ThreadClient): void => {
+  stopKeepAlive(client)
+  for (const [callId, call] of Array.from(client.pending.entries())) {
+    interrupt(client, callId, false, call)
+    settle(client, callId, {
+      ok: false,
+      error: disposedError("the mcp-worker client was disposed while the call was in flight")
+    })
+  }
+  client.replies.close()
+  client.replyPorts?.close()
+  client.announcements.close()
+}
+
+/**
+ * Posts one operation and gives its answer. A signal aborted before this sends nothing and rejects with its reason;
+ * aborted while the call waits, it asks whoever runs the call to interrupt exactly it and answer
+ * `DeliveryUnknown{reason: "interrupted"}` (C11, C66).
+ *
+ * @internal
+ */
+export const send = (client: ThreadClient, operation: Protocol.Operation, options: CallOptions = {}): Sent => {
+  const { signal } = options
+  if (signal?.aborted === true) return refused(signal.reason)
+  if (client.hostGone) return refused(afterHostClosed(operation))
+  const callId = ++client.nextCallId
+  const now = Date.now()
+  // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
+  if (
+    operation._tag === "RemoteCall" &&
+    options.onProgress === undefined &&
+    now - client.lastHeard <= Protocol.staleAfterMs
+  ) {
+    const route = client.routes.get(operation.workerId)
+    // C83: outside any span, a call goes through a host that traces, whose span then roots it.
+    const direct = route !== undefined && (!route.traced || options.trace !== undefined)
+    if (direct) return sendDirect(client, callId, operation, route, options)
+  }
+  // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+  const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
+  if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
+  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a close is
+  // bounded by the host, and by the `Ack`s of a host that is gone.
+  const deadline = operation._tag === "RemoteCall" ? operation.deadline : undefined
+  const answer = register(client, callId, {
+    operation,
+    channel: undefined,
+    giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+    ackBy,
+    options
+  })
+  const message: Protocol.RemoteRequest = {
+    _tag: "RemoteRequest",
+    from: client.from,
+    callId,
+    ...(ackBy === undefined ? {} : { ackBy }),
+    operation,
+    ...(options.trace === undefined ? {} : { trace: options.trace }),
+    ...replyThread(client)
+  }
+  post(client, message)
+  armKeepAlive(client)
+  return { callId, answer }
+}
+
+/** The thread a replier sends its reply port to, when this caller takes replies on ports. */
+const replyThread = (client: ThreadClient): { readonly thread?: number } =>
+  client.replyPorts === undefined ? {} : { thread: client.replyPorts.thread }
+
+const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
+
+/**
+ * A request straight to the worker's owner thread, on its route: no `Ack` is asked (the host was heard from lately),
+ * and the deadline always travels with it, the worker's default budget when the call names none.
+ */
+const sendDirect = (
+  client: ThreadClient,
+  callId: number,
+  operation: Protocol.RemoteCall,
+  route: { readonly channel: string; readonly timeoutMs: number },
+  options: CallOptions
+): Sent => {
+  const deadline = operation.deadline ?? Date.now() + route.timeoutMs
+  const answer = register(client, callId, {
+    operation,
+    channel: route.channel,
+    giveUpAt: deadline + Protocol.graceMs,
+    ackBy: undefined,
+    options
+  })
+  const { saveTo, spill, idleMs } = operation
+  const { trace } = options
+  const message: Protocol.Direct = {
+    _tag: "Direct",
+    from: client.from,
+    callId,
+    method: operation.method,
+    params: operation.params,
+    deadline,
+    ...(idleMs === undefined ? {} : { idleMs }),
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(spill === undefined ? {} : { spill }),
+    ...(trace === undefined ? {} : { trace }),
+    ...replyThread(client)
+  }
+  postOn(route.channel, message)
+  armKeepAlive(client)
+  return { callId, answer }
+}
+
+/** Records a call in flight, wired to its caller's signal, with its own timer. */
+const register = (
+  client: ThreadClient,
+  callId: number,
+  call: {
+    readonly operation: Protocol.Operation
+    readonly channel: string | undefined
+    readonly giveUpAt: number | undefined
+    readonly ackBy: number | undefined
+    readonly options: CallOptions
+  }
+): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const { signal, onProgress } = call.options
+    const onAbort = () => {
+      if (client.pending.has(callId)) interrupt(client, callId, true)
+    }
+    const waiting: Waiting = {
+      operation: call.operation,
+      channel: call.channel,
+      giveUpAt: call.giveUpAt,
+      ackBy: call.ackBy,
+      acked: false,
+      onProgress,
+      resolve,
+      reject,
+      release: signal === undefined ? () => {} : () => signal.removeEventListener("abort", onAbort),
+      timer: undefined
+    }
+    client.pending.set(callId, waiting)
+    if (client.pending.size === 1) client.replies.ref?.()
+    signal?.addEventListener("abort", onAbort, { once: true })
+    armCall(client, callId, waiting)
+  })
+
+/**
+ * Stops waiting on a call whose caller no longer wants its answer (an `events` iterator left early): it is forgotten
+ * here, and whoever runs it is told.
+ *
+ * @internal
+ */
+export const abandon = (client: ThreadClient, sent: Sent): void => {
+  const call = client.pending.get(sent.callId)
+  if (call === undefined) return
+  sent.answer.catch(() => {})
+  interrupt(client, sent.callId, false, call)
+  settle(client, sent.callId, { ok: false, error: disposedError("the call was abandoned") })
 }
