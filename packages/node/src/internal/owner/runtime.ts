@@ -9,7 +9,6 @@ import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"
-import * as InflightSlot from "../shared/inflightSlot.js"
 import * as RemoteProtocol from "../thread/protocol.js"
 import * as Traced from "../shared/traced.js"
 import * as Direct from "../thread/owner.js"
@@ -23,38 +22,6 @@ export interface OwnerDataPort {
 }
 
 /**
- * What an owner thread adds to its port to take remote callers' requests itself: their replies, the slot the host
- * reads for `status`, their spans and their counts (C80).
- */
-const directPort = (
-  slot: InflightSlot.Slot,
-  post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
-  spans: Spans.OwnerSpans | undefined
-) => {
-  const replies = Direct.makeReplies()
-  const held = InflightSlot.writer(slot)
-  const observed = Direct.makeObserved(post)
-  const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
-    postDirect: (replyTo, result, envelope, requestId) => {
-      spans?.answered(requestId, undefined)
-      replies.post(replyTo, result, envelope)
-    },
-    postDirectFailure: (replyTo, error, requestId) => {
-      spans?.answered(requestId, error)
-      replies.fail(replyTo, error)
-    },
-    taken: (requestId, method) => {
-      held.set(requestId)
-      spans?.taken(requestId, method)
-    },
-    released: held.clear,
-    observe: observed.observe,
-    flush: observed.flush
-  }
-  return { hooks, replies, observed }
-}
-
-/**
  * Runs the owner on its data port. `slot`: this is an owner thread, which can post to other threads' channels and so
  * takes and answers remote callers' requests itself, recording the one in flight there for the host; an owner
  * process cannot.
@@ -64,7 +31,7 @@ const directPort = (
 export const run = (
   port: OwnerDataPort,
   early: ProcessStart.StartedProcess | undefined,
-  slot?: InflightSlot.Slot
+  slot?: RemoteProtocol.Slot
 ): void => {
   const factory = makeFactory(early)
   // Decided once: an owner without a tracer handles every message as if tracing did not exist.
@@ -74,7 +41,7 @@ export const run = (
     spans === undefined
       ? (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(message)
       : (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(spans.posted(message))
-  const direct = slot === undefined ? undefined : directPort(slot, post, spans)
+  const direct = slot === undefined ? undefined : Direct.directPort(slot, post, spans)
   const owner = OwnerDirect.make({
     port: { post, ...direct?.hooks, spanOf: spans?.spanOf },
     factory: factory.make,

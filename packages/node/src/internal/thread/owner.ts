@@ -1,7 +1,7 @@
 /**
- * An owner thread's end of the direct path: the remote callers' requests it reads on its own channel, the replies it
- * posts on theirs, and what it counts of them for the host. An owner process has none of this (no channel reaches it
- * from other threads).
+ * An owner thread's end of the thread plane: the remote callers' requests it reads on its own channel, the hooks that
+ * answer them on the callers' channels and write the one in flight where the host reads it, and what it counts of them
+ * for the host. An owner process has none of this (no channel reaches it from other threads).
  */
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -112,4 +112,38 @@ export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) 
     }
   }
   return { observe, flush }
+}
+
+/**
+ * What an owner thread adds to its port to take remote callers' requests itself: their replies, the slot the host
+ * reads for `status`, their spans and their counts (C80).
+ *
+ * @internal
+ */
+export const directPort = (
+  slot: RemoteProtocol.Slot,
+  post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
+  spans: OwnerSpans | undefined
+) => {
+  const replies = makeReplies()
+  const held = RemoteProtocol.slotWriter(slot)
+  const observed = makeObserved(post)
+  const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
+    postDirect: (replyTo, result, envelope, requestId) => {
+      spans?.answered(requestId, undefined)
+      replies.post(replyTo, result, envelope)
+    },
+    postDirectFailure: (replyTo, error, requestId) => {
+      spans?.answered(requestId, error)
+      replies.fail(replyTo, error)
+    },
+    taken: (requestId, method) => {
+      held.set(requestId)
+      spans?.taken(requestId, method)
+    },
+    released: held.clear,
+    observe: observed.observe,
+    flush: observed.flush
+  }
+  return { hooks, replies, observed }
 }
