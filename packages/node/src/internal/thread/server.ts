@@ -1,12 +1,7 @@
 /**
- * The host end of the thread plane: serves the requests of remote threads with the host registry of this thread (a
- * request of the operation table in the step that reads it, without a fiber; any other operation in a fiber of its
- * own), answers each call once on its remote's reply channel, and interrupts exactly the call a remote stopped
- * waiting for, or every call of a remote that fell silent.
- *
- * Acquired in two steps around the registry, so that on shutdown the registry closes its workers first (calls in
- * flight end as they do for local callers, and are answered), then the call fibers left are interrupted, and only
- * then is `Gone` announced and every channel closed.
+ * The host end of the thread plane: one record of the calls it serves, a request of the table relayed in the step
+ * that reads it. Acquired in two steps around the registry, so that its workers close first (and their calls are
+ * answered), then the call fibers left are interrupted, and only then `Gone` goes out.
  *
  * @internal
  */
@@ -37,33 +32,23 @@ import type { RemoteRoutes } from "../host/registry.js"
 import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
-/**
- * How a call's fiber came to be interrupted: `silent` (the remote's fiber was interrupted and waits for
- * nothing), `reply` (the remote waits for `DeliveryUnknown{reason: "interrupted"}`), `abandoned` (the remote
- * thread fell silent: it is gone, or its event loop is blocked, and then it gets the same answer as `reply`), or
- * not at all by a remote (the host is closing).
- */
+
+// Who interrupted a call: its remote, waiting for nothing (`silent`) or for `DeliveryUnknown` (`reply`); the host, as
+// the remote fell silent (`abandoned`, answered as `reply`: a blocked thread would wait for ever); unset, the close.
 type InterruptMode = "silent" | "reply" | "abandoned"
 
-/** A call of a remote thread, as this host serves it. */
 interface ServedCall {
   readonly key: string
   readonly from: string
   readonly remote: RemotePeer
   readonly callId: number
   readonly operation: Protocol.Operation
-  /** The fiber running an operation other than a request. */
   fiber: Fiber.RuntimeFiber<unknown, McpWorkerError> | undefined
-  /** A request, run without a fiber: sent to its owner, not yet answered. */
   sent: HostRequest.Sent | undefined
   interrupt: InterruptMode | undefined
-  /** This host's span of a request whose remote caller was tracing, while it runs. */
   span: Tracer.Span | undefined
 }
 
-/**
- * What this host knows of one remote thread: when it last heard from it, and how many of its calls it serves.
- */
 interface RemotePeer {
   lastHeard: number
   calls: number
@@ -74,14 +59,10 @@ const watchEveryMs = 500
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
   operation._tag === "RemoteOpen" ? undefined : operation.workerId
 
-/**
- * What is left of a remote caller's budget when the host starts the call (C9: the hop counts), as the call's
- * timeout. A deadline already passed leaves 0, which times out at once; the longest is what a timer holds.
- */
+// C9: the hop counts against the budget; the longest is what a timer holds.
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-/** What a call interrupted on behalf of its remote answers: the request may have reached the server. */
 const interruptedError = (call: ServedCall): McpWorkerError => {
   const workerId = workerIdOf(call.operation)
   return workerId === undefined
@@ -91,53 +72,41 @@ const interruptedError = (call: ServedCall): McpWorkerError => {
       })
     : new DeliveryUnknown({
         workerId,
-        // Only a request has an id; any other operation names none.
         requestId: call.sent?.requestId ?? "",
         reason: "interrupted",
         delivery: "unknown"
       })
 }
 
-/** One host server's state, passed to the module-level functions of this module. */
 interface ServerState {
   readonly hostId: string
-  /** Hosts order themselves by start time: only the newest one in the process serves remote requests. */
+  /** Only the newest host of the process serves remote requests. */
   readonly startedAt: number
-  /** Newer hosts that announced themselves: while one runs, this host stands by. */
   readonly newer: Set<string>
   readonly calls: Map<string, ServedCall>
   readonly remotes: Map<string, RemotePeer>
-  /** The ports of the remotes that take their replies on one (`ReplyPort`), the latest ones. */
   readonly replyPorts: ReplyPorts
   readonly announce: BroadcastChannel
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
-  /** Runs the watcher of silent remotes, once at a time. */
   readonly runWatcher: (effect: Effect.Effect<void>, options: { readonly onlyIfMissing: boolean }) => unknown
   registry: HostRegistry | undefined
   closing: boolean
   released: boolean
-  /** What opens this host's spans of remote requests, when the host is tracing. */
   readonly tracing: Tracing | undefined
 }
 
-/** Whether this host serves remote requests: it runs, and no newer host in the process does. */
 const serving = (server: ServerState) => server.registry !== undefined && server.newer.size === 0
 
-/** Remotes whose reply ports a host keeps (one per thread that called lately). */
 const maxReplyPorts = 256
 
 type ReplyPorts = ReturnType<typeof makeReplyPorts>
 
 const makeReplyPorts = () => Protocol.bounded(maxReplyPorts, Protocol.openReplyPort)
 
-/**
- * Posts to a remote, until the host's channels are released: on its reply port when it takes replies on one, else
- * on its reply channel. A fresh channel instance per message, closed at once: an instance kept open would receive
- * every answer the worker's owner thread posts on that channel too.
- */
+// A fresh channel instance per message: one kept open would receive every answer the owner posts on it too.
 const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  // Only the errors have an encoded form that differs from their type (the error class); the rest is posted as is.
+  // Only the errors have an encoded form that differs from their type.
   const encoded =
     message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   const port = server.replyPorts.peek(to)
@@ -147,7 +116,6 @@ const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   channel.close()
 }
 
-/** Answers a call once, with how it ended, and forgets it. */
 const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
   if (call.span !== undefined) endSpan(server.tracing!, call.span, exit)
@@ -163,8 +131,7 @@ const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, 
     return
   }
   if (call.interrupt === "silent") return
-  // An abandoned call is answered too: a terminated thread never reads it, a merely blocked one would otherwise
-  // wait for ever (it has no timer of its own without a budget, and its pings are still acknowledged).
+  // An abandoned call is answered too: a blocked thread without a budget would otherwise wait for ever.
   reply(server, call.from, {
     _tag: "RemoteFailure",
     callId,
@@ -172,13 +139,12 @@ const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, 
   })
 }
 
-/** Stops a call on behalf of its remote (`mode`): its request, if still in flight, is cancelled at the server. */
 const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) => {
   if (call.interrupt !== undefined) return
   const sent = call.sent
   if (sent !== undefined) {
     call.interrupt = mode
-    // Still in flight: the owner cancels exactly it. Otherwise its answer has already been given.
+    // C11: still in flight, the owner cancels exactly it; otherwise it was answered already.
     if (sent.end("interrupted")) finish(server, call, Exit.interrupt(FiberId.none))
     return
   }
@@ -188,9 +154,7 @@ const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) =
   server.runFork(Fiber.interrupt(fiber))
 }
 
-// A remote with calls in flight posts something at least every `pingEveryMs`; silence for `remoteGoneAfterMs`
-// means its thread was terminated (or is blocked for that long): its calls are interrupted, which cancels their
-// requests.
+// C22: a remote silent for `remoteGoneAfterMs` is gone or blocked; its calls are interrupted.
 const sweep = (server: ServerState): Effect.Effect<ServerState> =>
   Effect.gen(function* () {
     const now = Date.now()
@@ -206,18 +170,15 @@ const sweep = (server: ServerState): Effect.Effect<ServerState> =>
     return server
   })
 
-// A sweep every `watchEveryMs` while any remote is tracked, asked before each wait: the watcher ends with the last
-// remote it tracks, and the next tracked call starts it again.
+// The watcher ends with the last remote it tracks; the next tracked call starts it again.
 const watchEvery = Schedule.spaced(watchEveryMs).pipe(
   Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
 )
 
-// Suspended: `track` builds this on every call, and it runs only when no watcher does. Built eagerly, the schedule's
-// driver cost about 180 ns per call, against 37 ns for the loop it replaced (18 ns suspended).
+// Suspended: built on every call, run only when no watcher does (eagerly it cost 180 ns per call, suspended 18 ns).
 const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
-/** A call of a remote, tracked from now on: answered once, and interrupted should the remote fall silent. */
 const track = (
   server: ServerState,
   from: string,
@@ -248,17 +209,10 @@ const track = (
   return call
 }
 
-/**
- * What answers a request when it ends. One that another operation ended (a `cancel`, a `close`) is answered after that
- * operation's own answer, as it was from a fiber of its own: a Promise caller has its `cancel` resolved before the
- * request it cancelled rejects.
- */
+// A request another operation ended is answered after that operation: a `cancel` resolves before its request rejects.
 const ended = (server: ServerState, call: ServedCall) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
   Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
-/**
- * The remote that may be given the worker's route with this request: only one that reads the owner's own answers, and
- * never for a call with progress (progress travels through the host, C29).
- */
+// C29: progress travels through the host, so a call with progress is never given the route.
 const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
@@ -278,10 +232,7 @@ const remoteOf = (
       }
     : undefined
 
-/**
- * This host's span of a remote caller's request when the host traces, the child of the caller's (`trace`) or, for an
- * untraced caller, a root of the host's trace; the trace the owner is given (C83). Else the caller's, as it came.
- */
+// C83: a tracing host spans the request, a root for an untraced caller, and hands the owner its own span.
 const traceCall = (
   server: ServerState,
   call: ServedCall,
@@ -297,10 +248,6 @@ const traceCall = (
   return OwnerProtocol.traceContextOf(call.span)
 }
 
-/**
- * The host server's part in the requests remote callers send owner threads directly: a worker's end is announced to
- * the remotes given its route.
- */
 const routes = (server: ServerState): RemoteRoutes => ({
   answer: (replyTo, error) => reply(server, replyTo.channel, { _tag: "RemoteFailure", callId: replyTo.callId, error }),
   ended: (workerId, remotes, error) => {
@@ -308,11 +255,7 @@ const routes = (server: ServerState): RemoteRoutes => ({
   }
 })
 
-/**
- * Runs a remote thread's request in this very step, without a fiber: the host's own work on every remote call is a
- * check of the params, the registry's busy check and one post to the owner. The request's own completion answers
- * it; when the host closes, the registry's close of each worker ends the request in flight, which answers it too.
- */
+// No fiber per request: the registry's close of a worker ends a request in flight, which answers it.
 const runRequest = (
   server: ServerState,
   active: HostRegistry,
@@ -359,17 +302,11 @@ const runRequest = (
     finish(server, call, Exit.die(error))
   }
 }
-/**
- * The host server of one host layer.
- *
- * @internal
- */
+/** @internal */
 export interface HostServer {
-  /** Starts serving remote requests with `registry`; from the scope's close on, new requests are refused. */
   readonly serve: (registry: HostRegistry) => Effect.Effect<void, never, Scope.Scope>
 }
 
-/** Runs an operation other than a request (those are `runRequest`'s), in a fiber of its own. */
 const run = (
   registry: HostRegistry,
   operation: Exclude<Protocol.Operation, typeof Protocol.RemoteCall.Type>
@@ -405,8 +342,7 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   const { key } = call
   const operation = message.operation
   if (operation._tag === "RemoteCall") return runRequest(server, active, call, message, operation)
-  // Runs synchronously up to the first wait, so an operation that fails at once (unknown id) is answered before this
-  // returns.
+  // Synchronous up to the first wait: an unknown id is answered before this returns.
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
       Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
@@ -528,7 +464,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   )
   const server: ServerState = {
     hostId,
-    // One host per process is the supported setup; the ordering only keeps two hosts from answering one request.
+    // One host per process is supported; the ordering only keeps two from answering one request.
     startedAt: performance.timeOrigin + performance.now(),
     newer: new Set(),
     calls: new Map(),
