@@ -1,18 +1,8 @@
 /**
  * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one
- * map, by call id, each with its own timer), what it knows of the host and the routes it was given; how a call is
- * posted, how the host's presence is known, and what the caller receives on its own channel (from the host, and
- * straight from an owner thread) and from the hosts' announcements.
- *
- * A request goes straight to a worker's owner thread once the host gave this caller the worker's route (with the
- * first request it relayed there), as long as the host was heard from lately: the owner decides busy, names the
- * request and runs its budget (C22). A host not heard from lately gets the request, with the `ackBy` that proves
- * whether it was sent (C22a). Calls with progress always go through the host (C29).
- *
- * Liveness costs nothing on the hot path: each call's own timer proves it unsent when no `Ack` came by its `ackBy`
- * (C22a) and gives it up shortly after its deadline (C9); while calls are in flight one keep-alive pings the host
- * (and the owner threads of direct calls) whenever nothing was posted for `pingEveryMs`, and a host that stops
- * acknowledging turns the calls it may have sent into `DeliveryUnknown` (C22).
+ * map, by call id, each with its own timer), what it knows of the host, the routes it was given; and the functions of
+ * it that post a call, time it and read the replies. Liveness costs nothing on the hot path: an `Ack` is asked only
+ * of a host not heard from lately (C22a), and one keep-alive runs while calls are in flight (C22).
  *
  * @internal
  */
@@ -28,7 +18,7 @@ import {
 import type { Channel, ReplyPorts } from "./channel.js"
 import { afterPendingMessages, open as openChannel, postOn, takeReplyPorts, timerAt } from "./channel.js"
 import * as Protocol from "./protocol.js"
-/** A call this thread waits on: where it went, when it is given up, and what settles it. @internal */
+/** @internal */
 export interface Waiting {
   readonly operation: Protocol.Operation
   /** The owner thread's channel the request went to directly; `undefined`: it went to the host. */
@@ -38,7 +28,6 @@ export interface Waiting {
   /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
   readonly ackBy: number | undefined
   acked: boolean
-  /** The caller's progress callback, kept in this thread. */
   readonly onProgress: ((progress: Protocol.Progress) => void) | undefined
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
@@ -48,9 +37,8 @@ export interface Waiting {
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
-/** One thread caller's state. @internal */
+/** @internal */
 export interface ThreadClient {
-  /** This caller's reply channel. */
   readonly from: string
   readonly replies: Channel
   /** The ports the host and owner threads reply on, where this runtime takes them (`Protocol.ReplyPort`). */
@@ -70,28 +58,23 @@ export interface ThreadClient {
   keepAlive: { readonly handle: ReturnType<typeof setTimeout>; readonly at: number } | undefined
 }
 
-/** Posts to the host, which goes by when it last heard from this caller. @internal */
+/** @internal */
 export const post = (client: ThreadClient, message: Protocol.RemoteMessage): void => {
   postOn(Protocol.hostChannel, message)
   client.lastSent = Date.now()
 }
 
-/**
- * Tells whoever runs the call that its caller stopped waiting, where the request went: an owner thread takes its
- * caller's interruption on the same channel, after the request.
- *
- * @internal
- */
+/** An owner thread takes the interruption on the channel the request went to, after it. @internal */
 export const interrupt = (client: ThreadClient, callId: number, reply: boolean, call = client.pending.get(callId)) => {
   const message: Protocol.Interrupt = { _tag: "Interrupt", from: client.from, callId, reply }
   if (call?.channel === undefined) post(client, message)
   else postOn(call.channel, message)
 }
 
-/** How a call ended. @internal */
+/** @internal */
 export type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
 
-/** Ends a call with its answer; the reply channel stops holding the thread once no call waits. @internal */
+/** @internal */
 export const settle = (client: ThreadClient, callId: number, outcome: Outcome): void => {
   const call = client.pending.get(callId)
   if (call === undefined) return
@@ -103,7 +86,7 @@ export const settle = (client: ThreadClient, callId: number, outcome: Outcome): 
   else call.reject(outcome.error)
 }
 
-/** Ends the calls in flight (`which` of them) with `error`, and tells whoever may still run them to stop. @internal */
+/** @internal */
 export const failAll = (
   client: ThreadClient,
   error: (operation: Protocol.Operation) => unknown,
@@ -124,7 +107,7 @@ export const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =
       })
     : new UnknownWorker({ workerId: operation.workerId })
 
-/** Word from the host: the probe out, if any, is answered. @internal */
+/** @internal */
 export const heard = (client: ThreadClient): void => {
   client.lastHeard = Date.now()
   client.probe = undefined
@@ -196,7 +179,7 @@ const onProgress = (client: ThreadClient, callId: number, progress: unknown): vo
   }
 }
 
-/** A message on the caller's reply channel; anything that is not one of the protocol's replies is dropped. @internal */
+/** @internal */
 export const onReply = (client: ThreadClient, data: unknown): void => {
   if (!isRecord(data)) return
   if (data._tag === "Result") return isCallReply(data) ? onResult(client, data) : undefined
@@ -249,7 +232,7 @@ export const onReply = (client: ThreadClient, data: unknown): void => {
   }
 }
 
-/** A host's announcement: one started (`Up`), or ours closed (`Gone`). @internal */
+/** @internal */
 export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: () => void) => void): void => {
   if (!isRecord(data) || typeof data.hostId !== "string") return
   if (data._tag === "Up") {
@@ -271,7 +254,6 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
   })
 }
 
-// Liveness
 /** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
 const noHost = () =>
   new HostUnavailable({
@@ -300,16 +282,10 @@ const hostUnresponsive = (operation: Protocol.Operation) =>
 const workerIdOf = (operation: Protocol.Operation): string =>
   operation._tag === "RemoteOpen" ? "" : operation.workerId
 
-/** When the call's own timer must look next: its `ackBy` until it is acknowledged, then its `giveUpAt`. */
 const nextOf = (call: Waiting): number | undefined =>
   call.ackBy !== undefined && !call.acked ? call.ackBy : call.giveUpAt
 
-/**
- * Arms the call's own timer, if it has anything to wait for. The check runs after the messages that arrived
- * meanwhile were read, so an answer or an `Ack` already here is not taken for silence.
- *
- * @internal
- */
+/** The check runs after the messages that arrived meanwhile: an `Ack` already here is not silence. @internal */
 export const armCall = (client: ThreadClient, callId: number, call: Waiting): void => {
   const at = nextOf(call)
   call.timer = at === undefined ? undefined : timerAt(at, () => afterPendingMessages(() => checkCall(client, callId)))
@@ -340,19 +316,13 @@ const checkCall = (client: ThreadClient, callId: number): void => {
   armCall(client, callId, call)
 }
 
-/** When the keep-alive timer must look next: the probe's verdict, the next ping. */
 const nextCheck = (client: ThreadClient): number => {
   let at = client.probe !== undefined ? client.probe.sentAt + client.probe.withinMs : Number.POSITIVE_INFINITY
   if (client.pending.size > 0) at = Math.min(at, client.lastSent + Protocol.pingEveryMs)
   return at
 }
 
-/**
- * Arms the keep-alive timer for the next check the caller needs; re-armed only when an earlier check is needed, so
- * a steady stream of calls arms it about once per `pingEveryMs`.
- *
- * @internal
- */
+/** Re-armed only for an earlier check: a steady stream of calls arms it about once per `pingEveryMs`. @internal */
 export const armKeepAlive = (client: ThreadClient): void => {
   const at = nextCheck(client)
   if (at === Number.POSITIVE_INFINITY || (client.keepAlive !== undefined && client.keepAlive.at <= at)) return
@@ -389,13 +359,12 @@ const checkHost = (client: ThreadClient): void => {
   armKeepAlive(client)
 }
 
-/** Stops the keep-alive timer (the caller is disposed). @internal */
+/** @internal */
 export const stopKeepAlive = (client: ThreadClient): void => {
   if (client.keepAlive !== undefined) clearTimeout(client.keepAlive.handle)
   client.keepAlive = undefined
 }
 
-// Posting a call
 /** What a call takes beyond its operation: the caller's signal, progress callback and span. @internal */
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined
@@ -403,13 +372,13 @@ export interface CallOptions {
   readonly trace?: Protocol.TraceContext | undefined
 }
 
-/** A call posted: its number (to stop waiting on it) and its answer. @internal */
+/** @internal */
 export interface Sent {
   readonly callId: number
   readonly answer: Promise<unknown>
 }
 
-/** The host's operation for a checked request; its deadline counts from now. @internal */
+/** @internal */
 export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.RemoteCall => {
   const { saveTo, spill, onProgress, idleMs } = call
   return {
@@ -426,7 +395,7 @@ export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.Rem
   }
 }
 
-/** The error of a call on a disposed caller, or of one in flight when it was disposed. @internal */
+/** @internal */
 export const disposedError = (message: string): Error => {
   const error = new Error(message)
   error.name = "AbortError"
@@ -460,7 +429,7 @@ export const make = (): ThreadClient => {
   return client
 }
 
-/** Closes the caller's channels; the calls in flight end with an `AbortError`, and whoever runs them is told. @internal */
+/** The calls in flight end with an `AbortError`, and whoever runs them is told. @internal */
 export const dispose = (client: ThreadClient): void => {
   stopKeepAlive(client)
   for (const [callId, call] of Array.from(client.pending.entries())) {
@@ -526,7 +495,6 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
   return { callId, answer }
 }
 
-/** The thread a replier sends its reply port to, when this caller takes replies on ports. */
 const replyThread = (client: ThreadClient): { readonly thread?: number } =>
   client.replyPorts === undefined ? {} : { thread: client.replyPorts.thread }
 
@@ -571,7 +539,6 @@ const sendDirect = (
   return { callId, answer }
 }
 
-/** Records a call in flight, wired to its caller's signal, with its own timer. */
 const register = (
   client: ThreadClient,
   callId: number,

@@ -452,8 +452,8 @@ export const onClientError = (machine: Machine, connection: Connection, error: E
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
-/** What the owner needs of a request to arm its spill (`onTooLarge`): a `callTool` without `saveTo` spills into its own
- * directory, else its worker's. */
+
+// `onTooLarge`: a `callTool` without `saveTo` spills into its own directory, else its worker's.
 interface SpillRequest {
   readonly requestId: string
   readonly method: string
@@ -461,10 +461,7 @@ interface SpillRequest {
   readonly spill?: string | false | undefined
 }
 
-/**
- * Arms the spill of a request that has one, before it is sent; `undefined` when it has none. A transport that cannot
- * spill (HTTP) refuses the request unsent.
- */
+// A transport that cannot spill (HTTP) refuses the request unsent.
 const startSpill = (
   connection: Connection,
   request: SpillRequest,
@@ -483,10 +480,7 @@ const startSpill = (
   return Either.right(spillResponse(directory, ResultFile.fileName(params.name, request.requestId)))
 }
 
-/**
- * The answer of a request whose result was spilled, in its wire form (`ResultFile.answerOf` reads it in the caller's
- * thread), or `undefined` when it was not (its result arrived as usual). The spill is disarmed either way.
- */
+// `undefined`: the result was not spilled. Disarmed either way.
 const spilledAnswer = (spill: Owner.ResponseSpill): ReadonlyArray<unknown> | undefined => {
   const summary = spill.summary()
   spill.discard()

@@ -1,7 +1,7 @@
 /**
  * The owner's state: one tagged union (`Idle | Opening | Ready | Failed | Closed`) around one SDK `Client`, the
- * record that holds it (`Machine`), each request's abort (`RequestAbort`), and the small functions that read and move it. Every other module of the owner
- * takes the `Machine` and calls these.
+ * record that holds it (`Machine`), each request's abort (`RequestAbort`), and the small functions that read and move
+ * it. Every other module of the owner takes the `Machine` and calls these.
  */
 import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
