@@ -14,13 +14,7 @@ import type { OwnerSpans } from "../owner/spans.js"
 /** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
 const maxReplyChannels = 16
 
-/**
- * The direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply channel, as
- * `protocol.ts` `Result`, and the failure or refusal of a request that reached this thread directly. The channels
- * close with the thread.
- *
- * @internal
- */
+/** The channels close with the thread. @internal */
 export const makeReplies = () => {
   const channels = RemoteProtocol.makeReplyChannels(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
@@ -39,13 +33,7 @@ export const makeReplies = () => {
 /** @internal */
 export type Replies = ReturnType<typeof makeReplies>
 
-/**
- * Listens on the worker's own channel for remote callers' requests (`Direct`) once the connection is
- * ready, until the worker closes. What cannot be read is answered, when it says where, as a defect. Returns the
- * function that stops listening.
- *
- * @internal
- */
+/** What cannot be read is answered as a defect, when it says where. @internal */
 export const listen = (
   workerId: string,
   owner: OwnerDirect.DirectOwner,
@@ -78,15 +66,9 @@ export const listen = (
 
 type ObservedRequest = (typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]
 
-/** How long an owner thread gathers what it counts of the requests it answered itself before telling the host. */
 const observeEveryMs = 250
 
-/**
- * The counts of the requests an owner thread answers itself (C80), told to the host in batches (`Observed`): at most
- * one message per `observeEveryMs`, none while no request is taken directly.
- *
- * @internal
- */
+/** C80: counted here, told to the host in batches, none while no request is taken directly. @internal */
 export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) => void) => {
   let batch: Array<ObservedRequest> = []
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -114,12 +96,7 @@ export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) 
   return { observe, flush }
 }
 
-/**
- * What an owner thread adds to its port to take remote callers' requests itself: their replies, the slot the host
- * reads for `status`, their spans and their counts (C80).
- *
- * @internal
- */
+/** What an owner thread adds to its port to take remote callers' requests itself. @internal */
 export const directPort = (
   slot: RemoteProtocol.Slot,
   post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
