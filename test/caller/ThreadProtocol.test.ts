@@ -5,7 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as Schema from "effect/Schema"
 import * as Caller from "../../packages/caller/src/internal/thread/protocol.js"
-import * as Host from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as Host from "../../packages/node/src/internal/thread/protocol.js"
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 

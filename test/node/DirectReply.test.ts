@@ -9,7 +9,7 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { ownerThread, startedThreads } from "./helpers.js"
 

@@ -21,7 +21,7 @@ import { fileURLToPath } from "node:url"
 import { prometheus, samplesOf, valueOf } from "../../examples/observability/prometheus.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { socketPath } from "./listenSandbox.js"
-import * as RemoteProtocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as RemoteProtocol from "../../packages/node/src/internal/thread/protocol.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()

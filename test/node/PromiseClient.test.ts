@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import { getEventListeners } from "node:events"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { processesWithEnv, structured, tag } from "./helpers.js"
 

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"
 import { agreesWithSchema, anyField, messageLike, validLike } from "../core/messageArbitraries.js"
-import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 
 const callFields = {
   workerId: fc.string(),

@@ -6,8 +6,8 @@ import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { BroadcastChannel } from "node:worker_threads"
-import * as Remote from "../../packages/node/src/internal/remote/layer.js"
-import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
+import * as Remote from "../../packages/node/src/internal/thread/client.js"
+import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 
 const workerId = "mcpw_AAAAAAAAAAAAAAAAAAAAAA"
 

@@ -7,9 +7,9 @@
  */
 import type * as Plane from "./Plane.js"
 import { puller, subscribe as subscribeOn } from "./internal/thread/events.js"
-import * as Thread from "./internal/thread/plane.js"
-import * as Protocol from "./internal/thread/protocol.js"
+import * as Thread from "./internal/thread/record.js"
 import type { ThreadClient } from "./internal/thread/record.js"
+import * as Protocol from "./internal/thread/protocol.js"
 
 /**
  * One caller of this thread: its reply channel, its calls in flight, the routes the host gave it.

@@ -43,7 +43,7 @@ import type {
   WithClientOptions
 } from "../PromiseClient.js"
 import * as McpClientInternal from "./mcpClient/client.js"
-import { openRequest, type OpenRequest } from "./remote/openRequest.js"
+import { openRequest, type OpenRequest } from "./thread/openRequest.js"
 
 const disposedError = (message: string) => {
   const error = new Error(message)

@@ -6,9 +6,8 @@
  *
  * @internal
  */
-import { abandon, send, type Sent } from "./plane.js"
+import { abandon, send, type Sent, type ThreadClient } from "./record.js"
 import * as Protocol from "./protocol.js"
-import type { ThreadClient } from "./record.js"
 
 /**
  * A new subscription's pull: each call asks the host for the next batch (`end`: forget the subscription). Its first

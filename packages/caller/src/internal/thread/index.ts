@@ -5,8 +5,7 @@
  */
 import type * as Plane from "../../Plane.js"
 import { subscribe } from "./events.js"
-import { callOf, dispose, disposedError, make as makeClient, send } from "./plane.js"
-import type { ThreadClient } from "./record.js"
+import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
 
 const deadlineOf = (budgetMs: number | undefined): number | undefined =>
   budgetMs === undefined ? undefined : Date.now() + budgetMs

@@ -1,17 +1,24 @@
 /**
- * A thread caller's record, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one map, by call
- * id, each with its own timer) and what it knows of the host. What every function does to it is here — post, tell
- * whoever runs a call that its caller stopped waiting, settle a call — and what the caller receives: the replies on
- * its own channel (from the host, and straight from an owner thread) and the hosts' announcements.
+ * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one
+ * map, by call id, each with its own timer), what it knows of the host, the routes it was given; and the functions of
+ * it that post a call, time it and read the replies. Liveness costs nothing on the hot path: an `Ack` is asked only
+ * of a host not heard from lately (C22a), and one keep-alive runs while calls are in flight (C22).
  *
  * @internal
  */
-import { fromEncoded, HostUnavailable, type McpWorkerError, UnknownWorker, WorkerFailed } from "../../McpWorkerError.js"
+import type * as Plane from "../../Plane.js"
+import {
+  DeliveryUnknown,
+  fromEncoded,
+  HostUnavailable,
+  type McpWorkerError,
+  UnknownWorker,
+  WorkerFailed
+} from "../../McpWorkerError.js"
 import type { Channel, ReplyPorts } from "./channel.js"
-import { postOn } from "./channel.js"
+import { afterPendingMessages, open as openChannel, postOn, takeReplyPorts, timerAt } from "./channel.js"
 import * as Protocol from "./protocol.js"
-
-/** A call this thread waits on: where it went, when it is given up, and what settles it. @internal */
+/** @internal */
 export interface Waiting {
   readonly operation: Protocol.Operation
   /** The owner thread's channel the request went to directly; `undefined`: it went to the host. */
@@ -21,7 +28,6 @@ export interface Waiting {
   /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
   readonly ackBy: number | undefined
   acked: boolean
-  /** The caller's progress callback, kept in this thread. */
   readonly onProgress: ((progress: Protocol.Progress) => void) | undefined
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
@@ -31,9 +37,8 @@ export interface Waiting {
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
-/** One thread caller's state. @internal */
+/** @internal */
 export interface ThreadClient {
-  /** This caller's reply channel. */
   readonly from: string
   readonly replies: Channel
   /** The ports the host and owner threads reply on, where this runtime takes them (`Protocol.ReplyPort`). */
@@ -53,28 +58,23 @@ export interface ThreadClient {
   keepAlive: { readonly handle: ReturnType<typeof setTimeout>; readonly at: number } | undefined
 }
 
-/** Posts to the host, which goes by when it last heard from this caller. @internal */
+/** @internal */
 export const post = (client: ThreadClient, message: Protocol.RemoteMessage): void => {
   postOn(Protocol.hostChannel, message)
   client.lastSent = Date.now()
 }
 
-/**
- * Tells whoever runs the call that its caller stopped waiting, where the request went: an owner thread takes its
- * caller's interruption on the same channel, after the request.
- *
- * @internal
- */
+/** An owner thread takes the interruption on the channel the request went to, after it. @internal */
 export const interrupt = (client: ThreadClient, callId: number, reply: boolean, call = client.pending.get(callId)) => {
   const message: Protocol.Interrupt = { _tag: "Interrupt", from: client.from, callId, reply }
   if (call?.channel === undefined) post(client, message)
   else postOn(call.channel, message)
 }
 
-/** How a call ended. @internal */
+/** @internal */
 export type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
 
-/** Ends a call with its answer; the reply channel stops holding the thread once no call waits. @internal */
+/** @internal */
 export const settle = (client: ThreadClient, callId: number, outcome: Outcome): void => {
   const call = client.pending.get(callId)
   if (call === undefined) return
@@ -86,7 +86,7 @@ export const settle = (client: ThreadClient, callId: number, outcome: Outcome): 
   else call.reject(outcome.error)
 }
 
-/** Ends the calls in flight (`which` of them) with `error`, and tells whoever may still run them to stop. @internal */
+/** @internal */
 export const failAll = (
   client: ThreadClient,
   error: (operation: Protocol.Operation) => unknown,
@@ -107,7 +107,7 @@ export const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =
       })
     : new UnknownWorker({ workerId: operation.workerId })
 
-/** Word from the host: the probe out, if any, is answered. @internal */
+/** @internal */
 export const heard = (client: ThreadClient): void => {
   client.lastHeard = Date.now()
   client.probe = undefined
@@ -179,7 +179,7 @@ const onProgress = (client: ThreadClient, callId: number, progress: unknown): vo
   }
 }
 
-/** A message on the caller's reply channel; anything that is not one of the protocol's replies is dropped. @internal */
+/** @internal */
 export const onReply = (client: ThreadClient, data: unknown): void => {
   if (!isRecord(data)) return
   if (data._tag === "Result") return isCallReply(data) ? onResult(client, data) : undefined
@@ -232,7 +232,7 @@ export const onReply = (client: ThreadClient, data: unknown): void => {
   }
 }
 
-/** A host's announcement: one started (`Up`), or ours closed (`Gone`). @internal */
+/** @internal */
 export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: () => void) => void): void => {
   if (!isRecord(data) || typeof data.hostId !== "string") return
   if (data._tag === "Up") {
@@ -252,4 +252,337 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
   later(() => {
     if (client.hostGone) failAll(client, afterHostClosed)
   })
+}
+
+/** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
+const noHost = () =>
+  new HostUnavailable({
+    message:
+      `no mcp-worker host acknowledged the request within ${Protocol.ackWithinMs} ms, so it was not sent (and a ` +
+      "host that reads it later refuses it): build NodeMcpWorkers.layer() in some thread of this process (normally " +
+      "the main thread) before using NodeMcpWorkers.layerRemote or makePromiseClient; if one runs, its event loop " +
+      "was blocked"
+  })
+
+/** A request the host may have sent before it fell silent. */
+const hostUnresponsive = (operation: Protocol.Operation) =>
+  operation._tag === "RemoteOpen"
+    ? new HostUnavailable({
+        message:
+          "the mcp-worker host stopped answering while it opened the worker; if it comes back, the open is " +
+          "interrupted and nothing of it is left"
+      })
+    : new DeliveryUnknown({
+        workerId: operation.workerId,
+        requestId: "",
+        reason: "host_unresponsive",
+        delivery: "unknown"
+      })
+
+const workerIdOf = (operation: Protocol.Operation): string =>
+  operation._tag === "RemoteOpen" ? "" : operation.workerId
+
+const nextOf = (call: Waiting): number | undefined =>
+  call.ackBy !== undefined && !call.acked ? call.ackBy : call.giveUpAt
+
+/** The check runs after the messages that arrived meanwhile: an `Ack` already here is not silence. @internal */
+export const armCall = (client: ThreadClient, callId: number, call: Waiting): void => {
+  const at = nextOf(call)
+  call.timer = at === undefined ? undefined : timerAt(at, () => afterPendingMessages(() => checkCall(client, callId)))
+}
+
+const checkCall = (client: ThreadClient, callId: number): void => {
+  const call = client.pending.get(callId)
+  if (call === undefined) return
+  const now = Date.now()
+  // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read: no host took it (C22a).
+  if (call.ackBy !== undefined && !call.acked && now > call.ackBy) {
+    return settle(client, callId, { ok: false, error: noHost() })
+  }
+  if (call.giveUpAt !== undefined && now >= call.giveUpAt) {
+    // Past its deadline and its grace with no answer: the request may have reached the server, and whoever runs it
+    // is told to cancel it. Its request id was never sent here.
+    interrupt(client, callId, false, call)
+    return settle(client, callId, {
+      ok: false,
+      error: new DeliveryUnknown({
+        workerId: workerIdOf(call.operation),
+        requestId: "",
+        reason: "timeout",
+        delivery: "unknown"
+      })
+    })
+  }
+  armCall(client, callId, call)
+}
+
+const nextCheck = (client: ThreadClient): number => {
+  let at = client.probe !== undefined ? client.probe.sentAt + client.probe.withinMs : Number.POSITIVE_INFINITY
+  if (client.pending.size > 0) at = Math.min(at, client.lastSent + Protocol.pingEveryMs)
+  return at
+}
+
+/** Re-armed only for an earlier check: a steady stream of calls arms it about once per `pingEveryMs`. @internal */
+export const armKeepAlive = (client: ThreadClient): void => {
+  const at = nextCheck(client)
+  if (at === Number.POSITIVE_INFINITY || (client.keepAlive !== undefined && client.keepAlive.at <= at)) return
+  if (client.keepAlive !== undefined) clearTimeout(client.keepAlive.handle)
+  const handle = timerAt(at, () => {
+    client.keepAlive = undefined
+    afterPendingMessages(() => checkHost(client))
+  })
+  client.keepAlive = { handle, at }
+}
+
+const directChannels = (client: ThreadClient): Set<string> => {
+  const channels = new Set<string>()
+  for (const call of client.pending.values()) if (call.channel !== undefined) channels.add(call.channel)
+  return channels
+}
+
+const checkHost = (client: ThreadClient): void => {
+  const now = Date.now()
+  const probe = client.probe
+  if (probe !== undefined && now - probe.sentAt >= probe.withinMs) {
+    client.probe = undefined
+    // The host fell silent with these calls in flight: each may have been sent before it did. A call still waiting
+    // for its own `Ack` is left to its `ackBy`, which proves it either way.
+    failAll(client, hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
+  }
+  if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
+    post(client, { _tag: "Ping", from: client.from })
+    // An owner thread running a request of this caller's, straight from it, goes by this caller's word too.
+    for (const channel of directChannels(client)) postOn(channel, { _tag: "Ping", from: client.from })
+    // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
+    if (client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.pingAckWithinMs }
+  }
+  armKeepAlive(client)
+}
+
+/** @internal */
+export const stopKeepAlive = (client: ThreadClient): void => {
+  if (client.keepAlive !== undefined) clearTimeout(client.keepAlive.handle)
+  client.keepAlive = undefined
+}
+
+/** What a call takes beyond its operation: the caller's signal, progress callback and span. @internal */
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined
+  readonly onProgress?: ((progress: Protocol.Progress) => void) | undefined
+  readonly trace?: Protocol.TraceContext | undefined
+}
+
+/** @internal */
+export interface Sent {
+  readonly callId: number
+  readonly answer: Promise<unknown>
+}
+
+/** @internal */
+export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.RemoteCall => {
+  const { saveTo, spill, onProgress, idleMs } = call
+  return {
+    _tag: "RemoteCall",
+    workerId: call.workerId,
+    method: call.method as Protocol.Method,
+    params: call.params,
+    deadline: call.budgetMs === undefined ? undefined : Date.now() + call.budgetMs,
+    ...(idleMs === undefined ? {} : { idleMs }),
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(spill === undefined ? {} : { spill }),
+    // Progress comes through the host: a success straight from the owner could overtake its last (C29).
+    ...(onProgress === undefined ? { direct: true } : { progress: true })
+  }
+}
+
+/** @internal */
+export const disposedError = (message: string): Error => {
+  const error = new Error(message)
+  error.name = "AbortError"
+  return error
+}
+
+/**
+ * A thread caller: its channels never keep the thread alive while no call is in flight.
+ *
+ * @internal
+ */
+export const make = (): ThreadClient => {
+  const from = Protocol.replyChannel(Protocol.randomId())
+  const client: ThreadClient = {
+    from,
+    replies: openChannel(from),
+    replyPorts: takeReplyPorts(from, (data) => onReply(client, data)),
+    announcements: openChannel(Protocol.announceChannel),
+    pending: new Map(),
+    routes: new Map(),
+    nextCallId: 0,
+    lastHeard: Number.NEGATIVE_INFINITY,
+    lastSent: Number.NEGATIVE_INFINITY,
+    probe: undefined,
+    knownHost: undefined,
+    hostGone: false,
+    keepAlive: undefined
+  }
+  client.replies.onmessage = (event) => onReply(client, event.data)
+  client.announcements.onmessage = (event) => onAnnouncement(client, event.data, afterPendingMessages)
+  return client
+}
+
+/** The calls in flight end with an `AbortError`, and whoever runs them is told. @internal */
+export const dispose = (client: ThreadClient): void => {
+  stopKeepAlive(client)
+  for (const [callId, call] of Array.from(client.pending.entries())) {
+    interrupt(client, callId, false, call)
+    settle(client, callId, {
+      ok: false,
+      error: disposedError("the mcp-worker client was disposed while the call was in flight")
+    })
+  }
+  client.replies.close()
+  client.replyPorts?.close()
+  client.announcements.close()
+}
+
+/**
+ * Posts one operation and gives its answer. A signal aborted before this sends nothing and rejects with its reason;
+ * aborted while the call waits, it asks whoever runs the call to interrupt exactly it and answer
+ * `DeliveryUnknown{reason: "interrupted"}` (C11, C66).
+ *
+ * @internal
+ */
+export const send = (client: ThreadClient, operation: Protocol.Operation, options: CallOptions = {}): Sent => {
+  const { signal } = options
+  if (signal?.aborted === true) return refused(signal.reason)
+  if (client.hostGone) return refused(afterHostClosed(operation))
+  const callId = ++client.nextCallId
+  const now = Date.now()
+  // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
+  if (
+    operation._tag === "RemoteCall" &&
+    options.onProgress === undefined &&
+    now - client.lastHeard <= Protocol.staleAfterMs
+  ) {
+    const route = client.routes.get(operation.workerId)
+    // C83: outside any span, a call goes through a host that traces, whose span then roots it.
+    const direct = route !== undefined && (!route.traced || options.trace !== undefined)
+    if (direct) return sendDirect(client, callId, operation, route, options)
+  }
+  // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+  const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
+  if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
+  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a close is
+  // bounded by the host, and by the `Ack`s of a host that is gone.
+  const deadline = operation._tag === "RemoteCall" ? operation.deadline : undefined
+  const answer = register(client, callId, {
+    operation,
+    channel: undefined,
+    giveUpAt: deadline === undefined ? undefined : deadline + Protocol.graceMs,
+    ackBy,
+    options
+  })
+  const message: Protocol.RemoteRequest = {
+    _tag: "RemoteRequest",
+    from: client.from,
+    callId,
+    ...(ackBy === undefined ? {} : { ackBy }),
+    operation,
+    ...(options.trace === undefined ? {} : { trace: options.trace }),
+    ...replyThread(client)
+  }
+  post(client, message)
+  armKeepAlive(client)
+  return { callId, answer }
+}
+
+const replyThread = (client: ThreadClient): { readonly thread?: number } =>
+  client.replyPorts === undefined ? {} : { thread: client.replyPorts.thread }
+
+const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
+
+/**
+ * A request straight to the worker's owner thread, on its route: no `Ack` is asked (the host was heard from lately),
+ * and the deadline always travels with it, the worker's default budget when the call names none.
+ */
+const sendDirect = (
+  client: ThreadClient,
+  callId: number,
+  operation: Protocol.RemoteCall,
+  route: { readonly channel: string; readonly timeoutMs: number },
+  options: CallOptions
+): Sent => {
+  const deadline = operation.deadline ?? Date.now() + route.timeoutMs
+  const answer = register(client, callId, {
+    operation,
+    channel: route.channel,
+    giveUpAt: deadline + Protocol.graceMs,
+    ackBy: undefined,
+    options
+  })
+  const { saveTo, spill, idleMs } = operation
+  const { trace } = options
+  const message: Protocol.Direct = {
+    _tag: "Direct",
+    from: client.from,
+    callId,
+    method: operation.method,
+    params: operation.params,
+    deadline,
+    ...(idleMs === undefined ? {} : { idleMs }),
+    ...(saveTo === undefined ? {} : { saveTo }),
+    ...(spill === undefined ? {} : { spill }),
+    ...(trace === undefined ? {} : { trace }),
+    ...replyThread(client)
+  }
+  postOn(route.channel, message)
+  armKeepAlive(client)
+  return { callId, answer }
+}
+
+const register = (
+  client: ThreadClient,
+  callId: number,
+  call: {
+    readonly operation: Protocol.Operation
+    readonly channel: string | undefined
+    readonly giveUpAt: number | undefined
+    readonly ackBy: number | undefined
+    readonly options: CallOptions
+  }
+): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const { signal, onProgress } = call.options
+    const onAbort = () => {
+      if (client.pending.has(callId)) interrupt(client, callId, true)
+    }
+    const waiting: Waiting = {
+      operation: call.operation,
+      channel: call.channel,
+      giveUpAt: call.giveUpAt,
+      ackBy: call.ackBy,
+      acked: false,
+      onProgress,
+      resolve,
+      reject,
+      release: signal === undefined ? () => {} : () => signal.removeEventListener("abort", onAbort),
+      timer: undefined
+    }
+    client.pending.set(callId, waiting)
+    if (client.pending.size === 1) client.replies.ref?.()
+    signal?.addEventListener("abort", onAbort, { once: true })
+    armCall(client, callId, waiting)
+  })
+
+/**
+ * Stops waiting on a call whose caller no longer wants its answer (an `events` iterator left early): it is forgotten
+ * here, and whoever runs it is told.
+ *
+ * @internal
+ */
+export const abandon = (client: ThreadClient, sent: Sent): void => {
+  const call = client.pending.get(sent.callId)
+  if (call === undefined) return
+  sent.answer.catch(() => {})
+  interrupt(client, sent.callId, false, call)
+  settle(client, sent.callId, { ok: false, error: disposedError("the call was abandoned") })
 }

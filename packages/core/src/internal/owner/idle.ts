@@ -6,8 +6,15 @@
  * @internal
  */
 import { DeliveryUnknown } from "../../McpWorkerError.js"
-import type { RequestAbort } from "./requestAbort.js"
-import { cancel, type Connection, endDirect, type Machine, postFailure, workerIdOf } from "./state.js"
+import {
+  cancel,
+  type Connection,
+  endDirect,
+  type Machine,
+  postFailure,
+  type RequestAbort,
+  workerIdOf
+} from "./state.js"
 
 /** Arms `requestId`'s idle timer; the request's end (its `controller` aborted, or `ended`) stops it. @internal */
 export const watch = (

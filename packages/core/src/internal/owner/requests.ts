@@ -36,10 +36,8 @@ import {
 import * as Idle from "./idle.js"
 import { listen, withProgressToken } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
-import { RequestAbort } from "./requestAbort.js"
 import { withTraceContext } from "./traceMeta.js"
 import { onServerReply } from "./serverRequests.js"
-import { spilledAnswer, startSpill } from "./spill.js"
 import {
   busyWith,
   cancel,
@@ -52,6 +50,7 @@ import {
   type Modern,
   type Port,
   postFailure,
+  RequestAbort,
   secondsSince,
   takeDirect
 } from "./state.js"
@@ -452,4 +451,38 @@ export const onClientError = (machine: Machine, connection: Connection, error: E
   // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
+}
+
+// `onTooLarge`: a `callTool` without `saveTo` spills into its own directory, else its worker's.
+interface SpillRequest {
+  readonly requestId: string
+  readonly method: string
+  readonly saveTo?: string | undefined
+  readonly spill?: string | false | undefined
+}
+
+// A transport that cannot spill (HTTP) refuses the request unsent.
+const startSpill = (
+  connection: Connection,
+  request: SpillRequest,
+  params: Record<string, unknown>
+): Either.Either<Owner.ResponseSpill, InvalidInput> | undefined => {
+  if (request.method !== "tools/call" || request.saveTo !== undefined || request.spill === false) return undefined
+  const directory = request.spill ?? connection.spill
+  if (directory === undefined) return undefined
+  const { spillResponse } = connection.transport
+  if (spillResponse === undefined) {
+    const message = "spill is for stdio servers"
+    return Either.left(
+      new InvalidInput({ where: "arguments", path: "options.onTooLarge.spill", message, delivery: "not_sent" })
+    )
+  }
+  return Either.right(spillResponse(directory, ResultFile.fileName(params.name, request.requestId)))
+}
+
+// `undefined`: the result was not spilled. Disarmed either way.
+const spilledAnswer = (spill: Owner.ResponseSpill): ReadonlyArray<unknown> | undefined => {
+  const summary = spill.summary()
+  spill.discard()
+  return summary === undefined ? undefined : ResultFile.encodeSpilled(summary, spill.limit)
 }

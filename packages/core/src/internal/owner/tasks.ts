@@ -7,8 +7,7 @@ import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorke
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
-import { RequestAbort } from "./requestAbort.js"
-import { type Connection, connectionGone, type Machine } from "./state.js"
+import { type Connection, connectionGone, type Machine, RequestAbort } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
 /** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */

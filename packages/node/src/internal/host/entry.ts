@@ -8,7 +8,7 @@ import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
 import * as Connection from "../shared/connection.js"
-import * as InflightSlot from "../shared/inflightSlot.js"
+import * as ThreadProtocol from "../thread/protocol.js"
 import type * as Observe from "../metrics/observe.js"
 import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
@@ -26,7 +26,7 @@ export interface Entry extends Connection.Connection {
    */
   readonly routes: Set<string>
   /** An owner thread's record of the request it took straight from a remote caller, read for `status` only. */
-  slot: InflightSlot.Slot | undefined
+  slot: ThreadProtocol.Slot | undefined
   /** The `cancel`s of such requests waiting for the owner's word (`CancelAnswer`), by request id. */
   readonly cancels: Map<string, (cancelled: boolean) => void>
   /** The `status` reads waiting for the owner's `Synced`, by sync id. */
@@ -83,8 +83,8 @@ export interface DataPort {
  *
  * @internal
  */
-export const heldDirect = (entry: Entry): InflightSlot.Held | undefined =>
-  entry.slot === undefined || !entry.threadAlive ? undefined : InflightSlot.read(entry.slot)
+export const heldDirect = (entry: Entry): ThreadProtocol.Held | undefined =>
+  entry.slot === undefined || !entry.threadAlive ? undefined : ThreadProtocol.readSlot(entry.slot)
 
 /** Ends an owner at once: `terminate()` for a thread, `SIGKILL` for a process. @internal */
 export const forceEnd = (owner: OwnerHandle | undefined): void => {

@@ -22,7 +22,7 @@ import type { ChildProcess } from "node:child_process"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import * as Budget from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
-import * as InflightSlot from "../shared/inflightSlot.js"
+import * as ThreadProtocol from "../thread/protocol.js"
 import { checkSpillDirectory } from "../transport/responseSave.js"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
@@ -173,7 +173,7 @@ const makeEntry = (
       scope,
       port: ports.port,
       routes: new Set(),
-      slot: placement.isolation === "process" ? undefined : InflightSlot.make(),
+      slot: placement.isolation === "process" ? undefined : ThreadProtocol.makeSlot(),
       cancels: new Map(),
       syncs: new Map(),
       thread: undefined,

@@ -2,7 +2,7 @@
  * `McpWorkers` in another process, through a host's listener: the Effect face of `@mcp-worker/caller`'s socket plane
  * (`SocketCaller`), which speaks the wire (docs/wire.md) and keeps its delivery rules (C46). Every input is checked
  * here, in the calling process, then each call is one `Effect.async` over the plane; interrupting it aborts the call.
- * The service has the remote thread's shape (`remote/layer.ts`), so the Promise client stands on either.
+ * The service has the remote thread's shape (`thread/client.ts`), so the Promise client stands on either.
  *
  * @internal
  */
@@ -37,8 +37,8 @@ import * as path from "node:path"
 import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as HostEvents from "../host/events.js"
-import type * as Remote from "../remote/layer.js"
-import { openRequest } from "../remote/openRequest.js"
+import type * as Remote from "../thread/client.js"
+import { openRequest } from "../thread/openRequest.js"
 import * as Budget from "../shared/budget.js"
 import { tracedWith } from "../shared/traced.js"
 
@@ -120,7 +120,7 @@ const request = (plane: Plane.Plane) =>
   )
 
 /**
- * `events` as the pull the Promise client reads, as a remote thread's (`remote/layer.ts` `subscribe`): the plane's
+ * `events` as the pull the Promise client reads, as a remote thread's (`thread/client.ts` `subscribe`): the plane's
  * first pull (which subscribes) starts in this very step, and each later one only when the reader asks. Leaving the
  * scope early unsubscribes.
  */

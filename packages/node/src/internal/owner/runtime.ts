@@ -9,10 +9,9 @@ import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"
-import * as InflightSlot from "../shared/inflightSlot.js"
-import * as RemoteProtocol from "../wire/remoteProtocol.js"
+import * as RemoteProtocol from "../thread/protocol.js"
 import * as Traced from "../shared/traced.js"
-import * as Direct from "./direct.js"
+import * as Direct from "../thread/owner.js"
 import * as Spans from "./spans.js"
 
 /** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
@@ -20,38 +19,6 @@ export interface OwnerDataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
-}
-
-/**
- * What an owner thread adds to its port to take remote callers' requests itself: their replies, the slot the host
- * reads for `status`, their spans and their counts (C80).
- */
-const directPort = (
-  slot: InflightSlot.Slot,
-  post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
-  spans: Spans.OwnerSpans | undefined
-) => {
-  const replies = Direct.makeReplies()
-  const held = InflightSlot.writer(slot)
-  const observed = Direct.makeObserved(post)
-  const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
-    postDirect: (replyTo, result, envelope, requestId) => {
-      spans?.answered(requestId, undefined)
-      replies.post(replyTo, result, envelope)
-    },
-    postDirectFailure: (replyTo, error, requestId) => {
-      spans?.answered(requestId, error)
-      replies.fail(replyTo, error)
-    },
-    taken: (requestId, method) => {
-      held.set(requestId)
-      spans?.taken(requestId, method)
-    },
-    released: held.clear,
-    observe: observed.observe,
-    flush: observed.flush
-  }
-  return { hooks, replies, observed }
 }
 
 /**
@@ -64,7 +31,7 @@ const directPort = (
 export const run = (
   port: OwnerDataPort,
   early: ProcessStart.StartedProcess | undefined,
-  slot?: InflightSlot.Slot
+  slot?: RemoteProtocol.Slot
 ): void => {
   const factory = makeFactory(early)
   // Decided once: an owner without a tracer handles every message as if tracing did not exist.
@@ -74,7 +41,7 @@ export const run = (
     spans === undefined
       ? (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(message)
       : (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(spans.posted(message))
-  const direct = slot === undefined ? undefined : directPort(slot, post, spans)
+  const direct = slot === undefined ? undefined : Direct.directPort(slot, post, spans)
   const owner = OwnerDirect.make({
     port: { post, ...direct?.hooks, spanOf: spans?.spanOf },
     factory: factory.make,

@@ -16,6 +16,9 @@
  * One tag, one message across the code base: the owner protocol has a `Request`, a `Success`, an `Open`… of its own,
  * so this protocol's operations and its request, success, failure and progress messages are `Remote…`.
  *
+ * Beside the messages: the reply sinks they are posted to, and the few bytes of shared memory in which an owner thread
+ * shows the host the request it took straight from a remote.
+ *
  * @internal
  */
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
@@ -28,6 +31,7 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
+import * as WorkerThreads from "node:worker_threads"
 import { BroadcastChannel } from "node:worker_threads"
 
 /**
@@ -409,3 +413,211 @@ export const encodeReply = Schema.encodeSync(Reply)
 
 /** @internal */
 export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
+
+// The reply channels a thread posts to: one sink per remote, kept open for the next answer, the least recently opened
+// closed past a bound (an evicted remote just gets a new one). A remote that names its thread gets a port of its own,
+// sent to that thread (`ReplyPort`); others get a `BroadcastChannel` instance. None keeps its thread alive.
+/** Where one remote's replies are posted. @internal */
+export interface ReplySink {
+  readonly postMessage: (message: unknown) => void
+  readonly close: () => void
+}
+
+/** @internal */
+export interface ReplyChannels {
+  /** The open sink of the remote `name`, opened now if it is not: a port to `thread` when it names one. */
+  readonly get: (name: string, thread?: number | undefined) => ReplySink
+  /** Closes every sink. */
+  readonly close: () => void
+}
+
+const channelSink = (name: string): ReplySink => {
+  const channel = new WorkerThreads.BroadcastChannel(name)
+  channel.unref()
+  return channel
+}
+
+/**
+ * A port whose other end goes to the thread `thread` for the remote `to` (`ReplyPort`, C150); `undefined` where it
+ * cannot (this very thread, or a Node without `postMessageToThread`). The main thread hands a port over at once; any
+ * other thread's handover passes through the main thread, which may be blocked (C22 holds for direct calls while it
+ * is): with `fallbackAfterMs`, what was posted and not yet confirmed received goes on the remote's channel too after
+ * that long, and later replies with it until the handover is confirmed. Only replies the remote reads once each (one
+ * per call, by call id) may be posted twice so; without `fallbackAfterMs` only the main thread uses ports.
+ *
+ * @internal
+ */
+export const openReplyPort = (
+  to: string,
+  thread: number | undefined,
+  fallbackAfterMs?: number | undefined
+): ReplySink | undefined => {
+  // A namespace read: Nodes before 22.5 have no `postMessageToThread` to import by name.
+  const { postMessageToThread, isMainThread } = WorkerThreads
+  if (thread === undefined || thread === WorkerThreads.threadId || typeof postMessageToThread !== "function") {
+    return undefined
+  }
+  if (!isMainThread && fallbackAfterMs === undefined) return undefined
+  const { port1, port2 } = new WorkerThreads.MessageChannel()
+  const handover = postMessageToThread(thread, { _tag: "ReplyPort", to, port: port2 }, [port2])
+  if (isMainThread) {
+    handover.catch(() => port1.close())
+    return port1
+  }
+  return confirmed(to, port1, handover, fallbackAfterMs!)
+}
+
+const confirmed = (
+  to: string,
+  port: WorkerThreads.MessagePort,
+  handover: Promise<void>,
+  fallbackAfterMs: number
+): ReplySink => {
+  let state: "handing over" | "port" | "channel" = "handing over"
+  let unconfirmed: Array<unknown> = []
+  let channel: ReplySink | undefined
+  const onChannel = (message: unknown) => (channel ??= channelSink(to)).postMessage(message)
+  const fallBack = () => {
+    if (state !== "handing over") return
+    state = "channel"
+    for (const message of unconfirmed) onChannel(message)
+    unconfirmed = []
+  }
+  const timer = setTimeout(fallBack, fallbackAfterMs)
+  timer.unref()
+  handover.then(
+    () => {
+      clearTimeout(timer)
+      state = "port"
+      unconfirmed = []
+    },
+    () => {
+      clearTimeout(timer)
+      fallBack()
+      port.close()
+    }
+  )
+  return {
+    postMessage: (message) => {
+      if (state === "channel") return onChannel(message)
+      port.postMessage(message)
+      if (state === "handing over") unconfirmed.push(message)
+    },
+    close: () => {
+      clearTimeout(timer)
+      port.close()
+      channel?.close()
+    }
+  }
+}
+
+/** An owner thread's replies to one remote wait this long for its reply port before its channel carries them. */
+const ownerFallbackMs = 100
+
+const openSink = (name: string, thread: number | undefined): ReplySink =>
+  openReplyPort(name, thread, ownerFallbackMs) ?? channelSink(name)
+
+/**
+ * The sinks of the remotes last heard from, at most `max` (the least recently opened closed past it), each opened by
+ * `open`; a remote `open` has no sink for is not kept.
+ *
+ * @internal
+ */
+export const bounded = <Sink extends ReplySink | undefined>(
+  max: number,
+  open: (name: string, thread: number | undefined) => Sink
+) => {
+  const sinks = new Map<string, ReplySink>()
+  return {
+    get: (name: string, thread?: number | undefined): Sink => {
+      const known = sinks.get(name)
+      if (known !== undefined) return known as Sink
+      const sink = open(name, thread)
+      if (sink === undefined) return sink
+      sinks.set(name, sink)
+      if (sinks.size > max) {
+        const [oldest, evicted] = sinks.entries().next().value!
+        evicted.close()
+        sinks.delete(oldest)
+      }
+      return sink
+    },
+    /** The sink of `name`, if one is open. */
+    peek: (name: string): ReplySink | undefined => sinks.get(name),
+    close: () => {
+      for (const sink of sinks.values()) sink.close()
+      sinks.clear()
+    }
+  }
+}
+
+/** @internal */
+export const makeReplyChannels = (max: number): ReplyChannels => bounded(max, openSink)
+
+// The request an owner thread took straight from a remote caller, as the host reads it for `status` and its view: a few
+// bytes of memory the owner writes and the host only reads, so that no message per request crosses to the host and
+// the host's view is the owner's own record (C8).
+
+// [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
+const headerBytes = 16
+const maxIdBytes = 64
+
+/** @internal */
+export type Slot = SharedArrayBuffer
+
+/** @internal */
+export const makeSlot = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
+
+/** What the slot holds: the request in flight and since when (epoch ms). @internal */
+export interface Held {
+  readonly requestId: string
+  readonly since: number
+}
+
+/**
+ * The owner's writer. A sequence number, odd while a write runs, lets a reader in another thread see a whole write or
+ * retry.
+ *
+ * @internal
+ */
+export const slotWriter = (slot: Slot) => {
+  const header = new Int32Array(slot, 0, 2)
+  const since = new Float64Array(slot, 8, 1)
+  const bytes = new Uint8Array(slot, headerBytes, maxIdBytes)
+  return {
+    set: (requestId: string): void => {
+      Atomics.add(header, 0, 1)
+      const { written } = new TextEncoder().encodeInto(requestId.slice(0, maxIdBytes), bytes)
+      since[0] = Date.now()
+      Atomics.store(header, 1, written)
+      Atomics.add(header, 0, 1)
+    },
+    clear: (): void => {
+      Atomics.add(header, 0, 1)
+      Atomics.store(header, 1, 0)
+      Atomics.add(header, 0, 1)
+    }
+  }
+}
+
+const decoder = new TextDecoder()
+
+/** The host's read: `undefined` when the owner holds no request taken directly. @internal */
+export const readSlot = (slot: Slot): Held | undefined => {
+  const header = new Int32Array(slot, 0, 2)
+  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  for (let tries = 0; tries < 10_000; tries++) {
+    const before = Atomics.load(header, 0)
+    if ((before & 1) === 1) continue
+    const length = Atomics.load(header, 1)
+    const held =
+      length === 0
+        ? undefined
+        : {
+            requestId: decoder.decode(new Uint8Array(slot, headerBytes, length).slice()),
+            since: new Float64Array(slot, 8, 1)[0]!
+          }
+    if (Atomics.load(header, 0) === before) return held
+  }
+  return undefined
+}

@@ -1,29 +1,22 @@
 /**
- * An owner thread's end of the direct path: the remote callers' requests it reads on its own channel, the replies it
- * posts on theirs, and what it counts of them for the host. An owner process has none of this (no channel reaches it
- * from other threads).
+ * An owner thread's end of the thread plane: the remote callers' requests it reads on its own channel, the hooks that
+ * answer them on the callers' channels and write the one in flight where the host reads it, and what it counts of them
+ * for the host. An owner process has none of this (no channel reaches it from other threads).
  */
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
 import { BroadcastChannel } from "node:worker_threads"
-import * as RemoteProtocol from "../wire/remoteProtocol.js"
-import * as ReplyChannels from "../wire/replyChannels.js"
-import type { OwnerSpans } from "./spans.js"
+import * as RemoteProtocol from "./protocol.js"
+import type { OwnerSpans } from "../owner/spans.js"
 
 /** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
 const maxReplyChannels = 16
 
-/**
- * The direct replies (`OwnerProtocol.ReplyTo`): a success posted on the caller's reply channel, as
- * `remoteProtocol.Result`, and the failure or refusal of a request that reached this thread directly. The channels
- * close with the thread.
- *
- * @internal
- */
+/** The channels close with the thread. @internal */
 export const makeReplies = () => {
-  const channels = ReplyChannels.make(maxReplyChannels)
+  const channels = RemoteProtocol.makeReplyChannels(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
     const message: RemoteProtocol.Result = { _tag: "Result", callId: replyTo.callId, result, envelope }
     channels.get(replyTo.channel, replyTo.thread).postMessage(message)
@@ -40,13 +33,7 @@ export const makeReplies = () => {
 /** @internal */
 export type Replies = ReturnType<typeof makeReplies>
 
-/**
- * Listens on the worker's own channel for remote callers' requests (`remoteProtocol.Direct`) once the connection is
- * ready, until the worker closes. What cannot be read is answered, when it says where, as a defect. Returns the
- * function that stops listening.
- *
- * @internal
- */
+/** What cannot be read is answered as a defect, when it says where. @internal */
 export const listen = (
   workerId: string,
   owner: OwnerDirect.DirectOwner,
@@ -79,15 +66,9 @@ export const listen = (
 
 type ObservedRequest = (typeof OwnerProtocol.ObservedMessage.Type)["requests"][number]
 
-/** How long an owner thread gathers what it counts of the requests it answered itself before telling the host. */
 const observeEveryMs = 250
 
-/**
- * The counts of the requests an owner thread answers itself (C80), told to the host in batches (`Observed`): at most
- * one message per `observeEveryMs`, none while no request is taken directly.
- *
- * @internal
- */
+/** C80: counted here, told to the host in batches, none while no request is taken directly. @internal */
 export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) => void) => {
   let batch: Array<ObservedRequest> = []
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -113,4 +94,33 @@ export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) 
     }
   }
   return { observe, flush }
+}
+
+/** What an owner thread adds to its port to take remote callers' requests itself. @internal */
+export const directPort = (
+  slot: RemoteProtocol.Slot,
+  post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
+  spans: OwnerSpans | undefined
+) => {
+  const replies = makeReplies()
+  const held = RemoteProtocol.slotWriter(slot)
+  const observed = makeObserved(post)
+  const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
+    postDirect: (replyTo, result, envelope, requestId) => {
+      spans?.answered(requestId, undefined)
+      replies.post(replyTo, result, envelope)
+    },
+    postDirectFailure: (replyTo, error, requestId) => {
+      spans?.answered(requestId, error)
+      replies.fail(replyTo, error)
+    },
+    taken: (requestId, method) => {
+      held.set(requestId)
+      spans?.taken(requestId, method)
+    },
+    released: held.clear,
+    observe: observed.observe,
+    flush: observed.flush
+  }
+  return { hooks, replies, observed }
 }

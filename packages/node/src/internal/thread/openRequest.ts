@@ -16,7 +16,7 @@ import { types } from "node:util"
 import * as Metrics from "../metrics/metrics.js"
 import * as Budget from "../shared/budget.js"
 import { checkSpillDirectory } from "../transport/resultPaths.js"
-import type * as Protocol from "../wire/remoteProtocol.js"
+import type * as Protocol from "./protocol.js"
 
 /** An `open` as posted, but for its deadline, which counts from when it is sent; and its budget. @internal */
 export interface OpenRequest {

@@ -38,7 +38,7 @@ import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
-import type * as Protocol from "../wire/remoteProtocol.js"
+import type * as Protocol from "./protocol.js"
 import { openRequest } from "./openRequest.js"
 import { traced, tracedWith } from "../shared/traced.js"
 
