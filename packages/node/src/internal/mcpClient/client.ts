@@ -34,7 +34,6 @@ export const fromRecord = (record: internal.Client): McpClient => {
     cancel: (requestId) => Request.cancel(record, requestId),
     close: (options) =>
       Effect.suspend(() => {
-        // As `McpWorkers.close`: close has no InvalidInput to report.
         const budget = internal.closeBudgetOf(options?.timeout)
         return internal.close(record, budget)
       })

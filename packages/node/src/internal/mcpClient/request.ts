@@ -115,7 +115,7 @@ const start = (
     deadline: Date.now() + left,
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(onProgress === undefined ? {} : { progress: true }),
-    // C83: the call's span goes to the server in `_meta`.
+    // C83
     ...(trace === undefined ? {} : { trace })
   })
   return Effect.sync(() => inflight.end("interrupted"))

@@ -1,5 +1,4 @@
-// An owner process's entry. The config comes on the data pipe: other processes can read argv and env.
-// C27: if the host dies, this ends the server's group itself.
+// The config comes on the data pipe: other processes can read argv and env. C27: a dead host's server ends here too.
 import * as net from "node:net"
 import * as path from "node:path"
 import * as LinePort from "../wire/linePort.js"

@@ -1,4 +1,3 @@
-/** The owner runtime: the control plane on the platform Worker runner, requests on the data port. */
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
@@ -80,7 +79,7 @@ export const run = (
       )
   })
 
-  // When the host ends the runner, nothing of this thread may keep its event loop alive.
+  // Once the host ends the runner, nothing may keep this thread's loop alive.
   Effect.runFork(
     WorkerRunner.launch(main).pipe(
       Effect.provide(NodeWorkerRunner.layer),

@@ -1,8 +1,5 @@
-/**
- * An owner process's data plane, a `MessagePort` in JSON lines: the platform's runner takes any IPC message that is
- * not its own for a close. A `Success` goes as `S[requestId,envelope]<TAB><result>`: escaping a large result into a
- * JSON string and back was most of its cost.
- */
+// A `MessagePort` in JSON lines: the platform's runner takes any IPC message not its own for a close. A `Success`
+// goes as `S[requestId,envelope]<TAB><result>`: escaping a large result and back was most of its cost.
 import type { Duplex } from "node:stream"
 import * as Lines from "./lines.js"
 
