@@ -1,8 +1,4 @@
-/**
- * What `NodeMcpWorkers` stands on: the host registry wired to the host server, as a scoped effect and as layers.
- *
- * @internal
- */
+/** @internal */
 import { UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Config from "effect/Config"
@@ -25,8 +21,7 @@ import * as ServeHosts from "./serve/hosts.js"
 /** @internal */
 export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // The server's channels are acquired before the registry, so they are released after it has closed every
-    // worker: remote calls in flight are answered, then `Gone` is announced.
+    // Released after the registry closed every worker: calls in flight are answered, then `Gone` is announced.
     const server = yield* HostServer.make
     const registry = yield* Host.make(options)
     yield* server.serve(registry)
@@ -37,7 +32,7 @@ export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkers
 export const layer = (options?: Options): Layer.Layer<McpWorkers.McpWorkers> =>
   Layer.scoped(McpWorkers.McpWorkers, make(options))
 
-/** The host's service and its view (C82), from one registry. @internal */
+/** C82 @internal */
 export const layerWithView = (options?: Options): Layer.Layer<McpWorkers.McpWorkers | HostView.HostView> =>
   Layer.scopedContext(
     Effect.gen(function* () {
@@ -48,7 +43,7 @@ export const layerWithView = (options?: Options): Layer.Layer<McpWorkers.McpWork
     })
   )
 
-// C118: every layer of a host hands out its view beside its service: one registry, whatever planes it serves.
+// C118
 const withView = (registry: Host.HostRegistry) => {
   ServeHosts.remember(registry)
   return Context.make(McpWorkers.McpWorkers, registry.service).pipe(Context.add(HostView.HostView, registry.view))
@@ -63,7 +58,6 @@ export const layerConfig = (
 /** @internal */
 export const layerRemote: Layer.Layer<McpWorkers.McpWorkers> = Remote.layer
 
-/** The grants service of a registry: only an open worker's own id can be granted. */
 const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpGrantsFace.McpGrantsService => ({
   grant: (id, options) =>
     Effect.flatMap(registry.service.status(id), () =>
@@ -81,8 +75,7 @@ const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpG
     )
 })
 
-// The listen room is loaded when a listener or a connection is built, not when the package is imported (C2: importing
-// costs nothing): the listener's `@effect/rpc` loads msgpackr, which looks for a native extension as it loads.
+// C2: loaded when built, not on import: `@effect/rpc` loads msgpackr, which probes for a native extension.
 const loadListener = Effect.promise(() => import("./listen/server.js"))
 const loadClient = Effect.promise(() => import("./listen/client.js"))
 
@@ -92,8 +85,7 @@ export const layerListen = (
 ): Layer.Layer<McpWorkers.McpWorkers | Grants.McpGrants | HostView.HostView, ListenError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      // Acquired before the registry, released after it: the registry first closes every worker (calls in flight
-      // are answered as for local callers), then the listener interrupts what is left and removes its socket.
+      // Released after the registry closed every worker, so calls in flight are answered as for local callers.
       const listenScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
       const server = yield* HostServer.make
       const registry = yield* Host.make(options)
@@ -101,7 +93,7 @@ export const layerListen = (
       const grants = Grants.make()
       const Listener = yield* loadListener
       const running = yield* Listener.make(registry, grants, options).pipe(Scope.extend(listenScope))
-      // Runs first on shutdown: calls that arrive while the workers close are refused, not sent.
+      // First on shutdown: calls that arrive while the workers close are refused, not sent.
       yield* Effect.addFinalizer(() => Effect.sync(running.stop))
       return withView(registry).pipe(Context.add(Grants.McpGrants, grantsService(registry, grants)))
     })

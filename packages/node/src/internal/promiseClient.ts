@@ -1,11 +1,4 @@
-/**
- * The Promise client of `@mcp-worker/node`: the lean client of `@mcp-worker/caller` (no Effect is loaded to reach a
- * worker by id), with what Node adds to it — the checks of proxies and of the paths results are written to, and,
- * loaded on first use, what needs `@mcp-worker/core`'s Effect programs: `open`'s config checks, `openAll`/`closeAll`,
- * `describe`'s rendering, `withClient`'s connection in this thread.
- *
- * @internal
- */
+/** The caller's lean client, no Effect loaded to reach a worker; what needs Effect loads on first use. @internal */
 import * as Client from "@mcp-worker/caller/Client"
 import { types } from "node:util"
 import type { MakeOptions, PromiseClient, ScopedClient, WithClientOptions } from "../PromiseClient.js"
@@ -17,7 +10,6 @@ const effectSide = () => import("./promiseEffect.js")
 const environment: Client.Environment = {
   context: { isProxy: (u: unknown) => types.isProxy(u), checkSavePath, checkSpillDirectory },
   prepareOpen: (config, options) => effectSide().then((effect) => effect.prepareOpen(config, options as any)),
-  // Rendering loads no Effect: core's declarations module is plain TypeScript.
   render: (tools, options) =>
     import("@mcp-worker/core/ToolDeclarations").then((declarations) =>
       declarations.render(tools as any, { name: options?.name, namespace: options?.namespace, title: options?.title })
@@ -26,7 +18,6 @@ const environment: Client.Environment = {
 
 /** @internal */
 export const makePromiseClient = (options?: MakeOptions): PromiseClient => {
-  // The node face's types (the SDK's results, core's options) over the lean client's plain ones.
   const client = Client.make(options, environment) as unknown as PromiseClient
   return {
     ...client,

@@ -1,10 +1,4 @@
-/**
- * The Effect side of the Promise surfaces, loaded only when one of them needs it: the checks of an `open` (the config
- * normalized in the calling thread, C18), `openAll` and `closeAll` over a lean client, the Promise host's agent-host
- * operations, and `withClient`'s connection in this thread.
- *
- * @internal
- */
+/** The Effect side of the Promise surfaces, loaded only when one of them needs it. @internal */
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -51,10 +45,10 @@ const disposedError = (message: string) => {
   return error
 }
 
-// Checked when the call is made (an unreadable timeout rejects with `InvalidInput`), like every other input.
+// Unchecked here: the call checks it like every other input.
 const duration = (timeout: Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
-// An interruption is the client's `dispose`, or the call's own signal aborted before its request was posted.
+// An interruption is a `dispose`, or the call's signal aborted before its request was posted.
 const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
   Option.getOrElse(Cause.failureOption(cause), () =>
     !Cause.isInterruptedOnly(cause)
@@ -64,23 +58,13 @@ const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined)
         : disposedError("the mcp-worker client was disposed while the call was in flight")
   )
 
-/**
- * Runs `effect` to its exit, which is what the run succeeds with: a failure is its caller's rejection, never an
- * unhandled error of the run's fiber (a `WorkerBusy` a caller catches is not logged).
- *
- * @internal
- */
+/** The run succeeds with the exit, so a `WorkerBusy` a caller catches is not logged as unhandled. @internal */
 export const exitOf = <A, E, R>(
   runtime: ManagedRuntime.ManagedRuntime<R, never>,
   effect: Effect.Effect<A, E, R>
 ): Promise<Exit.Exit<A, E>> => runtime.runPromiseExit(Effect.exit(effect)).then(Exit.flatten)
 
-/**
- * `openAll`, `closeAll`, `describe` and `tools` as Promises, over any `McpWorkers` a runner reaches (a remote client, a
- * host's own service): `run` runs one of its effects with the caller's signal.
- *
- * @internal
- */
+/** @internal */
 export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
   run: <A>(signal: AbortSignal | undefined, f: (service: S) => Effect.Effect<A, unknown>) => Promise<A>,
   requests: Requests,
@@ -91,7 +75,6 @@ export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
     signal: AbortSignal | undefined
   ) => Effect.Effect<ListToolsResult, unknown>
 ): Pick<PromiseClient, "openAll" | "closeAll" | "describe" | "tools"> => {
-  // Every page of the worker's tools, each request with the caller's signal.
   const allTools = (id: string, options: RequestOptions | undefined) =>
     run(options?.signal, (service) =>
       AgentHost.listAllTools((worker, page) => listTools(service, worker, page, options?.signal), id, {
@@ -123,7 +106,7 @@ export const agentHostOf = <S extends McpWorkers.McpWorkersService>(
   }
 }
 
-/** The Promise surfaces' `open` options as `McpWorkers`' (a budget in milliseconds, or a duration string). @internal */
+/** @internal */
 export const openOptions = (options: OpenOptions | undefined): McpWorkers.OpenOptions | undefined =>
   options === undefined ? undefined : { ...options, timeout: duration(options.timeout) }
 
@@ -139,7 +122,7 @@ const scopedClient = (client: McpClient.McpClient): ScopedClient => {
       (...rest: Array<unknown>) => {
         const options = rest[operation.arity] as RequestOptions | undefined
         const signal = options?.signal
-        // Aborted before the call: nothing is sent. Aborted later: the request is cancelled at the server.
+        // Aborted later, the request is cancelled at the server.
         if (signal?.aborted === true) return Promise.reject(signal.reason)
         const args = Array.from({ length: operation.arity }, (_, i) => rest[i])
         const run = client[name as keyof Operations.Requests] as (...all: Array<unknown>) => Effect.Effect<unknown>
@@ -177,12 +160,7 @@ export const withClient = <A>(
     undefined
   )
 
-/**
- * `open`'s checks for the lean client, in the calling thread: the normalized config and the checked options, or the
- * `InvalidInput` naming what is wrong.
- *
- * @internal
- */
+/** C18: checked in the calling thread, with its environment. @internal */
 export const prepareOpen = (config: unknown, options: OpenOptions | undefined): Promise<OpenRequest> =>
   Either.match(openRequest(config, openOptions(options)), {
     onLeft: (error) => Promise.reject(error),
@@ -192,12 +170,11 @@ export const prepareOpen = (config: unknown, options: OpenOptions | undefined): 
 type OpenAllError = OpenFailed | HostUnavailable
 type CloseAllError = UnknownWorker | InvalidInput | CloseFailed | HostUnavailable
 
-// The lean client's `open` and `close` as the surface `OpenAll` runs: their rejections are the entries' failures.
+// Their rejections are the entries' failures.
 const surfaceOf = (
   client: Pick<PromiseClient, "open" | "close">
 ): OpenAll.Surface<OpenOptions, OpenAllError, CloseOptions, CloseAllError> => ({
   open: (config, options) =>
-    // The host's `open` answers a worker id.
     Effect.tryPromise({
       try: () => client.open(config, options) as Promise<WorkerId>,
       catch: (error) => error as OpenAllError
@@ -206,12 +183,7 @@ const surfaceOf = (
     Effect.tryPromise({ try: () => client.close(id, options), catch: (error) => error as CloseAllError })
 })
 
-/**
- * `openAll` over a lean client's `open`: references are filled in from this thread's environment unless the options
- * name one.
- *
- * @internal
- */
+/** References are filled in from this thread's environment, as envFrom is. @internal */
 export const openAll = (
   client: Pick<PromiseClient, "open" | "close">,
   document: McpConfig.Document,
@@ -224,7 +196,7 @@ export const openAll = (
     })
   )
 
-/** `closeAll` over a lean client's `close`. @internal */
+/** @internal */
 export const closeAll = (
   client: Pick<PromiseClient, "open" | "close">,
   workers: Readonly<Record<string, OpenAll.OpenResult<unknown> | string>>,

@@ -1,9 +1,4 @@
-/**
- * What `PromiseHost` stands on: the host registry in a runtime of its own, its operations as Promises, Promise
- * handlers and a log sink.
- *
- * @internal
- */
+/** @internal */
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Cause from "effect/Cause"
@@ -30,7 +25,7 @@ type HostRequests = Operations.Service<Operations.Requests, SignalOption>
 
 const duration = (timeout: PromiseClient.Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
-// A failure is its error; an interruption is the host's dispose, or a signal aborted before the request was sent.
+// An interruption is the host's dispose, or a signal aborted before the request was sent.
 const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
   Option.getOrElse(Cause.failureOption(cause), () =>
     Cause.isInterruptedOnly(cause) && signal?.aborted === true ? signal.reason : Cause.squash(cause)
@@ -41,14 +36,7 @@ const handler =
   (request) =>
     Effect.tryPromise({ try: (signal) => f(request, { signal }), catch: (error) => error })
 
-/**
- * Promise handlers as the registry's (and `withClient`'s) handlers: a rejection fails the handler, and the signal is
- * aborted when the handler is interrupted.
- *
- * @since 0.1.0
- * @category constructors
- */
-/** @internal */
+/** The signal aborts when the handler is interrupted. @internal */
 export const handlersOf = (handlers: Handlers | undefined): NodeMcpWorkers.Handlers | undefined =>
   handlers === undefined
     ? undefined
@@ -116,13 +104,6 @@ const registryOptions = (options: Options): NodeMcpWorkers.Options => ({
   treeSampleInterval: duration(options.treeSampleInterval)
 })
 
-/**
- * Starts a host registry in this thread and resolves once it serves (remote threads of the process reach it from
- * then on). Options that are not valid budgets reject.
- *
- * @since 0.1.0
- * @category constructors
- */
 /** @internal */
 export const makePromiseHost = async (options: Options = {}): Promise<PromiseHost> => {
   const registry = layer(registryOptions(options))
@@ -131,8 +112,7 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
   )
   const workers = await runtime.runPromise(McpWorkers.McpWorkers)
 
-  // The run succeeds with its exit: a failure is the caller's rejection, not a fiber's unhandled error (C66). The
-  // signal ends a request on the host itself (DeliveryUnknown); only one aborted before the call is refused here.
+  // C66: the signal ends a request on the host itself; only one aborted before the call is refused here.
   const run = <A>(effect: Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
     signal?.aborted === true
       ? Promise.reject(signal.reason)
@@ -183,7 +163,6 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
         }
         await finish()
         const failure = Cause.failureOption(exit.cause)
-        // The end of the stream ends the iteration; a failure (an unknown worker, a bad capacity) rejects.
         if (Option.isSome(failure) && Option.isNone(failure.value)) break
         throw rejection(Cause.map(exit.cause, Option.getOrUndefined), undefined)
       }

@@ -1,8 +1,4 @@
-/**
- * Closing a worker (C19, C20): the request in flight ends, the owner closes its client and ends its server's tree,
- * the thread ends, the host confirms by re-scanning, and only then is the id forgotten. The registry's finalizer
- * closes every worker this way (C7).
- */
+// Closing a worker: C7, C19, C20.
 import { type CleanupSummary, CloseFailed, DeliveryUnknown, emptyCleanup } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -22,7 +18,7 @@ import * as Connection from "../shared/connection.js"
 import { type Entry, forceEnd, statusOf } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 
-/** A request still in flight ends as interrupted: it was sent, and close cannot know its outcome. */
+// C22a: it was sent, and close cannot know its outcome.
 const endPending = (entry: Entry) => {
   if (entry.pending === undefined) return
   const { requestId } = entry.pending
@@ -41,15 +37,13 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     endPending(entry)
     let summary: CleanupSummary | undefined
     if (entry.threadAlive && entry.control !== undefined) {
-      // `close` runs uninterruptibly (a caller's interruption must not stop a cleanup half way), so each bounded
-      // step is made interruptible again for its own timeout to take effect.
+      // `close` is uninterruptible, so a cleanup never stops half way; each step is made interruptible for its timeout.
       const left = yield* Budget.left(running)
       summary = yield* entry.control
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
         .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
-    // Ends the owner: politely when it is done, by `terminate()` or `SIGKILL` when the budget is gone (the polite path
-    // then finishes in the background).
+    // Past the budget the owner is forced; the polite path finishes in the background.
     const thread = entry.thread
     yield* Scope.close(entry.scope, Exit.void).pipe(
       Effect.disconnect,
@@ -57,13 +51,12 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       Effect.timeout(yield* Budget.left(running)),
       Effect.catchAll(() => Effect.sync(() => forceEnd(thread)))
     )
-    // Confirmed by re-scanning from the host, whatever the owner said (C19).
+    // C19: re-scanned from the host, whatever the owner said.
     const cleanup = entry.http
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
     if (cleanup.activeProcesses > 0) {
-      // The client is closed and the owner thread is gone: the id stays for a retry (C20), but as `failed`, so a
-      // request fails at once (not_sent) instead of being posted to a closed port until its timeout.
+      // C20: the id stays for a retry, as `failed`, so a request is not_sent at once rather than timing out.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
       Connection.recordCleanup(entry, cleanup)
       routesEnded(registry, entry)
@@ -94,12 +87,10 @@ export const close =
   (registry: Registry): McpWorkers.McpWorkersService["close"] =>
   (id, options) =>
     Effect.flatMap(lookup(registry, id), (entry) => {
-      // A second close while one runs joins it.
       if (entry.life._tag === "Closing") return Deferred.await(entry.life.done)
       const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
-      // The worker's record is in the registry from ready until closed: it is ready or failed here.
       Connection.beginClose(entry, closing)
-      // Close has no InvalidInput to report: an unusable budget falls back to the default one.
+      // Close has no InvalidInput to report.
       const budgetMs = Either.getOrUndefined(Budget.budgetOf(options?.timeout)) ?? registry.defaults.closeMs
       return closeEntry(registry, entry, budgetMs).pipe(
         Effect.onExit((exit) =>
@@ -109,7 +100,7 @@ export const close =
       )
     }).pipe(Effect.withSpan("McpWorkers.close", { attributes: { workerId: id } }))
 
-/** Closes every worker, in parallel; one that cannot be closed is logged (C7). @internal */
+/** C7 @internal */
 export const closeAll = (registry: Registry): Effect.Effect<void> =>
   Effect.forEach(
     Array.from(registry.entries.keys()),

@@ -1,10 +1,6 @@
 /**
- * A worker's server notifications in the host: counted on the worker's record (its `status`), and handed to each
- * subscriber of `events` through a bounded buffer of its own that drops its oldest notification when full. With
- * nobody subscribed, a notification costs a counter and nothing is kept.
- *
- * A remote thread subscribes by pulling: each `Events` call takes what is buffered (waiting for at least one),
- * so a remote holds at most one batch and the host at most `capacity` notifications per subscriber.
+ * A worker's server notifications in the host. A remote subscribes by pulling, so it holds at most one batch and the
+ * host at most `capacity` per subscriber.
  *
  * @internal
  */
@@ -25,32 +21,29 @@ import * as Connection from "../shared/connection.js"
 import * as Metrics from "../metrics/metrics.js"
 import type { Entry } from "./entry.js"
 
-/** Marks the end of a subscription: the worker closed or its connection is gone. */
 const end: unique symbol = Symbol.for("@mcp-worker/node/events/end")
 
 type Item = McpWorkers.ServerNotification | typeof end
 
-/** One subscriber of a worker's notifications. @internal */
+/** @internal */
 export interface Subscriber {
   readonly queue: Queue.Queue<Item>
   readonly capacity: number
 }
 
-/** A remote's batch: what was buffered, and whether the subscription has ended. @internal */
+/** @internal */
 export interface Batch {
   readonly items: ReadonlyArray<McpWorkers.ServerNotification>
   readonly done: boolean
 }
 
-/** The most a remote takes in one pull. */
 const maxBatch = 64
 
-/** A subscriber's capacity, refused with where it is when it is not a whole number in range (the caller's rule). @internal */
+/** The caller's rule, so every surface refuses alike. @internal */
 export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Either.Either<number, InvalidInput> =>
   eitherOf(CallerClient.capacityOf(options))
 
-// The queue is sliding: when it is full, `offer` drops the oldest (`unsafeOffer`, the path of a queue with room,
-// bypasses the strategy and would refuse the newest). The drop is counted here, as status shows it.
+// `unsafeOffer` bypasses the sliding strategy and would refuse the newest, so a full queue takes `offer`.
 const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
   if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) < subscriber.capacity) {
     subscriber.queue.unsafeOffer(item)
@@ -61,7 +54,7 @@ const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
   Effect.runSync(Queue.offer(subscriber.queue, item))
 }
 
-/** A server notification from the owner: counted, and handed to every subscriber. @internal */
+/** @internal */
 export const publish = (entry: Entry, message: typeof OwnerProtocol.NotificationMessage.Type): void => {
   entry.notifications.received++
   const list = ServerRequests.listOf(message.method)
@@ -75,7 +68,7 @@ export const publish = (entry: Entry, message: typeof OwnerProtocol.Notification
   for (const subscriber of entry.subscribers) offer(entry, subscriber, notification)
 }
 
-/** The worker closed or failed: every subscription ends after what it has buffered. @internal */
+/** @internal */
 export const endAll = (entry: Entry): void => {
   for (const subscriber of entry.subscribers) offer(entry, subscriber, end)
   entry.subscribers.clear()
@@ -99,7 +92,7 @@ const lookup = (registry: Registry, id: string): Effect.Effect<Entry, UnknownWor
 
 const isNotification = (item: Item): item is McpWorkers.ServerNotification => item !== end
 
-/** `events` in the host thread. @internal */
+/** @internal */
 export const events = (
   registry: Registry,
   id: string,
@@ -117,13 +110,7 @@ export const events = (
     })
   )
 
-/**
- * One pull of a remote subscription (`subscription` is the remote's id for it): the first creates it, each takes
- * what is buffered or waits for the next notification, `end` ends it. A pull that is interrupted (the remote's
- * stream was interrupted, or its thread went silent) ends it too.
- *
- * @internal
- */
+/** An interrupted pull ends the subscription: the remote's stream stopped or its thread went silent. @internal */
 export const pull = (
   registry: Registry,
   id: string,
@@ -159,7 +146,7 @@ const forget = (registry: Registry, subscription: string, known: RemoteSubscript
   unsubscribe(known.entry, known.subscriber)
 }
 
-/** A remote's subscription, by the remote's id for it. @internal */
+/** @internal */
 export interface RemoteSubscription {
   readonly entry: Entry
   readonly subscriber: Subscriber

@@ -1,8 +1,4 @@
-/**
- * The host: owns every owner thread and process of the process, and sends requests to owners over their data ports;
- * each owner decides for its worker (C8). This module wires the registry's record (`registry.ts`) to its operations:
- * open (`open.ts`), requests (`request.ts`) and close (`close.ts`).
- */
+// The host wires its registry to open, request and close; each owner decides for its worker (C8).
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as AgentHost from "@mcp-worker/core/AgentHost"
@@ -41,54 +37,36 @@ import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry, type RemoteRoutes, syncWithOwner } from "./registry.js"
 import { statusOf } from "./entry.js"
 
-/**
- * The host's service, plus `openConfig` for configs already normalized elsewhere (a remote thread resolves
- * `envFrom` in its own environment, C18).
- *
- * @internal
- */
+/** C18: `openConfig` takes a config a remote thread normalized in its own environment. @internal */
 export interface HostRegistry {
-  /** The `McpWorkers` service itself, exactly as handed out: nothing of the parts below is reachable from it. */
+  /** Nothing below is reachable from it. */
   readonly service: McpWorkers.McpWorkersService
   readonly openConfig: (
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
-  /**
-   * Any request of the table whose params were prepared elsewhere (a remote thread, a socket peer, another runner),
-   * without Effect: refuses the request (`resume` is called at once) or sends it and gives what ends it. Its budget
-   * counts from now.
-   */
+  /** Params prepared elsewhere, without Effect; the budget counts from now. */
   readonly begin: (
     request: Omit<HostRequest.Relayed, "started">,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
-  /**
-   * What `begin` would answer at once for a request to `id`, without sending anything: the host's refusal from its
-   * own record of the worker (counted as `begin` counts one), or `undefined` when it would be sent.
-   */
+  /** `begin`'s refusal, counted the same, without sending anything. */
   readonly refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) => RequestError | undefined
-  /**
-   * Counts a request refused before the registry was asked (its arguments, a listener's grant, the listener closing),
-   * against the worker `id` names if any, as a refusal `begin` made is counted (C117); gives back `error`.
-   */
+  /** C117: a refusal made before the registry was asked counts as one `begin` made. */
   readonly refusedBefore: <E extends RequestError>(
     id: unknown,
     method: OwnerProtocol.Method,
     surface: Metrics.Surface,
     error: E
   ) => E
-  /** Installs (or removes) the host server's part in the requests that remote callers send owner threads directly. */
   readonly routeRemotes: (routes: RemoteRoutes | undefined) => void
-  /** The host's own view of its workers (C82): handed out only beside the service, never through it. */
+  /** C82 */
   readonly view: HostViewFace.HostViewService
-  /** Whether `id` names an open worker (a listener forgets the grants of closed ones). */
   readonly isOpen: (id: string) => boolean
-  /** Whether `id` names an open worker whose server runs tool calls as tasks (C156). */
+  /** C156 */
   readonly runsTasks: (id: string) => boolean
-  /** What the open worker `id`'s server declares it serves (C161); `undefined` when it is not open. */
+  /** C161 */
   readonly servesOf: (id: string) => OwnerProtocol.OpenInfo["serves"]
-  /** One pull of a remote thread's `events` subscription. */
   readonly pullEvents: (
     id: string,
     subscription: string,
@@ -97,7 +75,6 @@ export interface HostRegistry {
   ) => Effect.Effect<HostEvents.Batch, UnknownWorker | InvalidInput>
 }
 
-/** The registry's defaults; an option that is not a valid budget or limit is refused with where it is. */
 const defaultsOf = (options: Options): Either.Either<Defaults, Error> => {
   const budget = (name: "requestTimeout" | "openTimeout" | "closeTimeout", fallback: number) =>
     Either.mapBoth(budgetOf(options[name]), {
@@ -133,32 +110,27 @@ const sampleIntervalOf = (options: Options): Either.Either<Duration.Duration, Er
       )
 }
 
-/**
- * Builds the host registry in the current scope; closing the scope closes every worker.
- *
- * @internal
- */
+/** @internal */
 export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, Scope.Scope> =>
   Effect.gen(function* () {
     const defaults = yield* Effect.orDie(defaultsOf(options))
     const layerScope = yield* Effect.scope
     const registry: Registry = {
       defaults,
-      // Taken from the context the registry is built in: the host's confirmations run in many fibers.
+      // From the building context: the confirmations run in many fibers.
       cleanupScan: yield* ProcessJob.CleanupScan,
-      // Every worker's scope is a child of this one, acquired before the close-all finalizer below, so on
-      // shutdown the workers are closed politely first and only then are their scopes swept.
+      // Acquired before the close-all finalizer, so workers close politely before their scopes are swept.
       workersScope: yield* Scope.fork(layerScope, ExecutionStrategy.parallel),
       entries: new Map(),
       opening: new Set(),
       runFork: yield* FiberSet.makeRuntime<never>(),
       manager: yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker)),
-      // Acquired before the close-all finalizer below, so it ends after every worker was closed (C27).
+      // C27: acquired before the close-all finalizer, so it outlives every close.
       reaper: yield* Reaper.make,
       remoteSubscriptions: new Map(),
       remote: undefined
     }
-    // Last resort for an exit that skips finalizers (process.exit): no server tree may outlive its host.
+    // For an exit that skips finalizers (process.exit).
     yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
     // C7: the host's finalizer closes every worker, in parallel.
     yield* Effect.addFinalizer(() => KeepAlive.held(HostClose.closeAll(registry)))
@@ -174,15 +146,13 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
         const name = Metrics.openNameOf(openOptions)
         if (Either.isLeft(name)) return Effect.fail(name.left)
-        // Checked here too, whoever checked it before: the host opens nothing for a filter it cannot read (C59).
+        // C59: checked again, whoever checked before.
         const tools = ToolFilter.check(openOptions?.tools)
         return Either.isLeft(tools)
           ? Effect.fail(tools.left)
           : HostOpen.open(registry, config, openOptions, placement.right, spill.right, tools.right)
       })
-    // openAll, closeAll, describe and tools over the operations below; a document's references read this process's
-    // environment, as envFrom does.
-    // C93: the loop is held while an operation runs, and only then.
+    // A document's references read this process's environment, as envFrom does. C93: the loop is held only meanwhile.
     const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
       KeepAlive.heldService({
         open: (input, openOptions) =>

@@ -1,7 +1,4 @@
-/**
- * Opening a worker: its record, its owner thread (spawned once through the platform Worker, never respawned), the
- * `Open` handshake within the budget, and, when anything fails or the caller is interrupted, nothing left (C4).
- */
+// Opening a worker: C3, C4.
 import * as Worker from "@effect/platform/Worker"
 import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -31,22 +28,14 @@ import { confirmGone, onOwnerMessage, onThreadExit, type Registry } from "./regi
 import type { Entry, OwnerHandle } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 
-/** Where the owner runs, and what it needs to start. */
 interface Placement extends McpWorkers.OwnerPlacement {
-  /** The config in its wire form: an owner's entry starts the server from it before it loads the client. */
   readonly wire: string
-  /** The worker's spill directory (`onTooLarge`), for its owner. */
   readonly spill: string | undefined
-  /** Which tools the worker offers, checked (C59); the owner applies it. */
+  /** C59 */
   readonly tools: ToolFilter.ToolFilter | undefined
 }
 
-/**
- * `open`'s `onTooLarge`, checked: the worker's spill directory, which must take files now, or `undefined`. Only the
- * stdio transport reads a result where it can go to a file, so an HTTP worker refuses one.
- *
- * @internal
- */
+/** Only the stdio transport reads a result where it can go to a file. @internal */
 export const spillOf = (
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined
@@ -77,7 +66,6 @@ const spawnFailed = (entry: Entry, owner: string, error: unknown) => {
   )
 }
 
-/** Starts the owner thread of a worker, its data port handed over with its init data. */
 const startThread = (entry: Entry, port: MessagePort, placement: Placement): NodeThread => {
   const limit = placement.maxOldGenerationSizeMb
   const thread = OwnerThread.start({
@@ -90,7 +78,6 @@ const startThread = (entry: Entry, port: MessagePort, placement: Placement): Nod
   return thread
 }
 
-/** Forks the owner process of a worker and attaches its data pipe (its first line, the init data, is queued). */
 const startProcess = (entry: Entry, port: LinePort.LinePort, placement: Placement): ChildProcess => {
   const { child, data } = OwnerProcess.start({ maxOldGenerationSizeMb: placement.maxOldGenerationSizeMb })
   port.attach(data)
@@ -103,11 +90,7 @@ const unrefOwner = (owner: OwnerHandle) => {
   if (!("terminate" in owner)) owner.channel?.unref()
 }
 
-/**
- * The spawn function of one worker: it starts its owner thread or process once. The platform Worker would respawn a
- * dead owner every second, and retry a failed spawn for ever; both would break C3, so a second call throws and a
- * failed spawn fails the open at once.
- */
+// C3: the platform Worker would respawn a dead owner every second and retry a failed spawn for ever.
 const spawner = (
   registry: Registry,
   entry: Entry,
@@ -135,7 +118,6 @@ const spawner = (
   }
 }
 
-/** The data plane of a worker: a `MessageChannel` to a thread, a pipe of JSON lines to a process. */
 const makePorts = (entry: { marker: string }, placement: Placement) => {
   if (placement.isolation === "thread") {
     const channel = new MessageChannel()
@@ -149,12 +131,10 @@ const makePorts = (entry: { marker: string }, placement: Placement) => {
     }
   }
   const port = LinePort.make()
-  // The owner process reads its init data as the first line, before it starts anything.
   port.postMessage({ _tag: "Init", marker: entry.marker, config: placement.wire })
   return { port, ownerPort: port, close: () => port.close() }
 }
 
-/** A worker's record, in a scope of its own under the registry's, with its data port listened to. */
 const makeEntry = (
   registry: Registry,
   config: ServerConfig.ServerConfig,
@@ -197,7 +177,7 @@ const makeEntry = (
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
     ports.port.unref()
-    // Before the owner starts the server: a host that dies from here on leaves nothing running (C27).
+    // C27: before the owner starts the server.
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
     HostMetrics.recount(registry)
@@ -211,7 +191,6 @@ const makeEntry = (
     return { entry, ownerPort: ports.ownerPort }
   })
 
-/** Spawns the owner thread and runs the `Open` handshake, bounded by the budget and by the thread's own death. */
 const handshake = (
   registry: Registry,
   entry: Entry,
@@ -228,8 +207,7 @@ const handshake = (
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
     entry.control = control
-    // C93: an owner never holds the loop by itself; the operation that waits on it does. After the platform's
-    // listeners: a thread's `on("message")` refs its port again.
+    // C93. After the platform's listeners: a thread's `on("message")` refs its port again.
     unrefOwner(entry.thread!)
     const left = yield* Budget.left({ budgetMs, startedMs: started })
     return yield* control.executeEffect(
@@ -250,16 +228,15 @@ const handshake = (
         Effect.fail(new OpenFailed({ stage: "thread", message: `the owner thread failed: ${error.reason}` })),
       ParseError: () => Effect.fail(new OpenFailed({ stage: "thread", message: "the owner sent a malformed reply" }))
     }),
-    // A thread that cannot start or dies while opening ends the open at once.
     Effect.raceFirst(Deferred.await(entry.threadFailure)),
-    // The owner bounds initialize itself and reports why; this outer bound only catches a stuck thread.
+    // The owner bounds initialize and says why; this only catches a stuck thread.
     Effect.timeoutFail({
       duration: budgetMs + 1_000,
       onTimeout: () => new OpenFailed({ stage: "timeout", message: `the worker did not open within ${budgetMs} ms` })
     })
   )
 
-/** Nothing of a failed or interrupted attempt is left (C4): end whatever the server started, even if the owner could not. */
+// C4: whatever the server started ends, even if the owner could not end it.
 const abandon = (registry: Registry, entry: Entry) =>
   Effect.gen(function* () {
     Connection.closed(entry, null)
@@ -273,12 +250,7 @@ const abandon = (registry: Registry, entry: Entry) =>
     }
   })
 
-/**
- * Opens a worker for a normalized config: it is reachable by id only once the server completed `initialize`.
- * `spill`: its spill directory, checked (`spillOf`).
- *
- * @internal
- */
+/** @internal */
 export const open = (
   registry: Registry,
   config: ServerConfig.ServerConfig,
@@ -303,7 +275,7 @@ export const open = (
     )
     const placement: Placement = { ...where, wire, spill, tools }
     const { entry, ownerPort } = yield* makeEntry(registry, config, placement, options?.name)
-    // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
+    // C4: on the caller's interruption too.
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(
       Effect.onError(() => abandon(registry, entry)),
       Effect.tapError((error) => Effect.sync(() => HostMetrics.opened(registry, entry, started, error.stage)))

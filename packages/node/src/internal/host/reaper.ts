@@ -1,17 +1,6 @@
 /**
- * Host-death cleanup (C27): one small process per host registry that ends every stdio server tree the host started
- * when the host process dies without running any JavaScript (SIGKILL, the kernel's OOM killer).
- *
- * It is a POSIX shell reading a pipe from the host: the host tells it each job's marker before the server starts,
- * and its process group once known, and forgets a job once its close is confirmed. The pipe reaches EOF when the
- * host process dies, however it dies (the host holds the only write end: Node opens it close-on-exec, so no server
- * inherits it). Then the shell SIGKILLs each group whose leader still carries its marker and every process that
- * carries a marker (which finds descendants that left the group with `setsid`), three times over, and exits. It
- * touches no process that carries none of its markers. Without `/proc` (C100) it runs `psScript` instead.
- *
- * Cost: a shell blocked in `read` (about 1 MiB RSS with dash, no CPU while idle). It runs in a session of its own,
- * so a signal to the host's process group (Ctrl-C, a supervisor killing the group) does not take it down with the
- * host, and it ignores SIGINT, SIGHUP and SIGTERM: only EOF ends it.
+ * C27: a shell reading a pipe only the host writes (close-on-exec, so no server inherits it): its EOF is the host's
+ * death, however it died. Matching markers finds descendants that left the group with `setsid`. ≈ 1 MiB, idle.
  *
  * @internal
  */
@@ -24,27 +13,20 @@ import * as Platform from "../job/platform.js"
 import * as Ps from "../job/ps.js"
 import * as ProcessStart from "../job/start.js"
 
-/**
- * The host's side of the reaper. Every method is a no-op when host-death cleanup is off (no POSIX shell, or it
- * could not be started).
- *
- * @internal
- */
+/** No-ops when host-death cleanup is off. @internal */
 export interface Reaper {
-  /** A stdio job is about to start with this marker. Starts the reaper on first use. */
+  /** Before the job starts, so a host that dies during the spawn is covered. */
   readonly watch: (marker: string) => void
-  /** The job's root process, which leads its process group. */
   readonly group: (marker: string, pgid: number) => void
-  /** The job's processes are confirmed gone. */
   readonly forget: (marker: string) => void
-  /** Whether host-death cleanup is on: `undefined` before the first stdio job. */
+  /** `undefined` before the first stdio job. */
   readonly active: () => boolean | undefined
 }
 
-/** The argument that names the reaper in `ps` and `/proc/<pid>/cmdline`, followed by the host's pid. @internal */
+/** Followed by the host's pid in its command line. @internal */
 export const processName = "mcp-worker-reaper"
 
-// Lines: `+ <marker>`, `g <marker> <pgid>`, `- <marker>`. Markers and pgids are [A-Za-z0-9_-] and digits only.
+// Lines: `+ <marker>`, `g <marker> <pgid>`, `- <marker>`; `safe` keeps them unquoted-safe.
 const script = `
 trap '' INT HUP TERM PIPE
 markers=""
@@ -83,11 +65,8 @@ done
 exit 0
 `
 
-// The same reaper where there is no `/proc` (C27, C100): no environment can be read, so it keeps each job's group
-// with its leader's start time (`lstart`, read when the group is told), and at EOF kills the groups whose leader
-// still has that start time (the pid was not recycled) and every descendant of their members, found by parent pid in
-// one `ps` listing (the same arguments as the job's scans, `job/ps.ts`). A descendant whose parent chain to its
-// group was already broken before the host died is not found.
+// C100: without `/proc` no environment can be read; a leader's start time proves its pid was not recycled, and
+// descendants are found by parent pid. One whose chain broke before the host died is missed.
 const psScript = `
 trap '' INT HUP TERM PIPE
 groups=""
@@ -129,12 +108,7 @@ exit 0
 
 const safe = /^[A-Za-z0-9_-]+$/
 
-/**
- * The reaper of one host registry, started on first use and ended with the scope (its pipe is closed, so it exits
- * with nothing left to do once every job was forgotten).
- *
- * @internal
- */
+/** @internal */
 export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(function* () {
   let child: ChildProcess | undefined
   let state: "idle" | "on" | "off" = "idle"
@@ -144,7 +118,6 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
     if (state === "off") return
     state = "off"
     child = undefined
-    // Said once, where it is seen: the host keeps working, but a SIGKILLed host would now leave its servers.
     runFork(
       Effect.logWarning("host-death cleanup is off: servers would outlive a host killed with SIGKILL").pipe(
         Effect.annotateLogs({ reason })
@@ -158,7 +131,7 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
     let spawned: ChildProcess
     try {
       spawned = NodeChildProcess.spawn("/bin/sh", ["-c", source, processName, String(process.pid)], {
-        // A session of its own: a signal to the host's process group must not end it with the host.
+        // A signal to the host's group (Ctrl-C, a supervisor) must not end it with the host.
         detached: true,
         stdio: ["pipe", "ignore", "ignore"],
         env: ProcessStart.defaultEnvironment()
@@ -173,7 +146,6 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
       if (child === spawned) turnOff("the reaper exited")
     })
     spawned.stdin!.on("error", () => turnOff("the reaper's pipe broke"))
-    // Neither the process nor its pipe may keep the host alive.
     spawned.unref()
     ;(spawned.stdin as unknown as { unref?: () => void }).unref?.()
   }
@@ -183,7 +155,6 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
     if (state === "on") child!.stdin!.write(line)
   }
 
-  // The reaper ends on its own once its stdin closes; it is given a second to do so, and is not waited for beyond.
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
       const running = child
@@ -194,7 +165,7 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
         running.once("exit", onExit)
         running.stdin!.end()
         return Effect.sync(() => running.off("exit", onExit))
-        // A finalizer runs uninterruptibly: the wait is made interruptible, or the timeout could not end it.
+        // Finalizers are uninterruptible: without this the timeout could not end the wait.
       }).pipe(Effect.interruptible, Effect.timeoutOption("1 second"), Effect.asVoid)
     })
   )

@@ -1,8 +1,3 @@
-/**
- * The host registry's shared state — every worker's record, the platform's worker manager, the reaper, the
- * defaults — and what happens to a record when its owner thread speaks or dies. The operations live in `open.ts`,
- * `request.ts` and `close.ts`, each a function of this record; `layer.ts` wires them.
- */
 import type * as Worker from "@effect/platform/Worker"
 import {
   type CleanupSummary,
@@ -40,7 +35,7 @@ import type { Entry } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 import * as Observe from "../metrics/observe.js"
 
-/** The registry's defaults, validated. @internal */
+/** @internal */
 export interface Defaults {
   readonly requestMs: number
   readonly openMs: number
@@ -48,52 +43,34 @@ export interface Defaults {
   readonly maxResultBytes: number | undefined
   readonly logLevel: LogLevel.LogLevel
   readonly handlers: Handlers
-  /** The interactive OAuth client, and its settings as the owner gets them (JSON text). */
   readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
-  /** Whether requests, opens and closes are recorded as metrics (C80). */
+  /** C80 */
   readonly metrics: boolean
 }
 
-/** Everything the registry's operations share. @internal */
+/** @internal */
 export interface Registry {
   readonly defaults: Defaults
-  /** How the host counts what is left of a worker's processes. */
   readonly cleanupScan: ProcessJobFace.CleanupScanService
-  /** The parent of every worker's scope. */
   readonly workersScope: Scope.Scope
-  /** Open workers, by id. */
   readonly entries: Map<string, Entry>
-  /** Workers whose open has not finished: not reachable by id yet, but their processes exist already. */
+  /** Not reachable by id yet, but their processes exist already. */
   readonly opening: Set<Entry>
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
   readonly manager: Worker.WorkerManager
   readonly reaper: Reaper.Reaper
-  /** The `events` subscriptions of remote threads, by the remote's id for each. */
   readonly remoteSubscriptions: Map<string, HostEvents.RemoteSubscription>
-  /** The host server's part in remote callers' requests that reach owner threads directly, while it runs. */
   remote: RemoteRoutes | undefined
 }
 
-/**
- * What the host server does for remote callers whose requests reach an owner thread directly.
- *
- * @internal
- */
+/** @internal */
 export interface RemoteRoutes {
-  /** Answers a remote caller's request that its owner thread took directly and the host's `cancel` ended. */
   readonly answer: (replyTo: OwnerProtocol.ReplyTo, error: McpWorkerError) => void
-  /** The owner has ended: each remote given the worker's route is told, with why. */
   readonly ended: (workerId: string, remotes: ReadonlyArray<string>, error: McpWorkerError) => void
 }
 
-/**
- * The worker's owner has ended (closed, or died): the remotes given its route learn it. A request of theirs still
- * waiting on the owner's channel may have been taken, so they answer it unknown (C22a).
- *
- * @internal
- */
+/** C22a: a remote's request still on the owner's channel may have been taken. @internal */
 export const routesEnded = (registry: Registry, entry: Entry): void => {
-  // A `cancel` still waiting for the owner's word gets none: it cancelled nothing.
   for (const answer of entry.cancels.values()) answer(false)
   entry.cancels.clear()
   for (const synced of entry.syncs.values()) synced()
@@ -106,13 +83,13 @@ export const routesEnded = (registry: Registry, entry: Entry): void => {
   registry.remote?.ended(entry.workerId, remotes, error)
 }
 
-/** The open worker with this id. @internal */
+/** @internal */
 export const lookup = (registry: Registry, id: string): Effect.Effect<Entry, UnknownWorker> => {
   const entry = registry.entries.get(id)
   return entry === undefined ? Effect.fail(new UnknownWorker({ workerId: id })) : Effect.succeed(entry)
 }
 
-/** A ready worker's connection is gone. @internal */
+/** @internal */
 export const markFailed = (
   registry: Registry,
   entry: Entry,
@@ -126,29 +103,17 @@ export const markFailed = (
   registry.runFork(Effect.logWarning("worker failed").pipe(Effect.annotateLogs({ workerId: entry.workerId, kind })))
 }
 
-/**
- * Re-scans for what is left of a stdio worker's processes (C19) and, once nothing is, tells the reaper to forget
- * the job.
- *
- * @internal
- */
+/** C19 @internal */
 export const confirmGone = (registry: Registry, entry: Entry, budgetMs?: number): Effect.Effect<CleanupSummary> =>
   confirmJobGone(entry, registry.cleanupScan, registry.reaper, budgetMs)
 
-// An owner answers a `Sync` at once; one that does not within this long is stuck, and the host's record is read as is.
+// An owner answers at once; past this it is stuck, and the record is read as is.
 const syncWaitMs = 1_000
 
 let nextSyncId = 0
 
-/**
- * Waits until everything the worker's owner posted before now has been handled here, so that what the host records
- * of the owner's messages (notifications, counts of direct requests) includes what preceded a caller's answer, which
- * an owner thread posts to the caller on another channel (C30).
- *
- * @internal
- */
+/** C30: an owner thread answers remote callers on another channel, so this record may lag their answers. @internal */
 export const syncWithOwner = (entry: Entry): Effect.Effect<void> => {
-  // Only an owner thread given to remote threads answers anyone on another channel; without them nothing can lag.
   if (entry.routes.size === 0 || !entry.threadAlive || isEnded(entry.life)) return Effect.void
   return Effect.async<void>((resume) => {
     const syncId = nextSyncId++
@@ -158,11 +123,11 @@ export const syncWithOwner = (entry: Entry): Effect.Effect<void> => {
   }).pipe(Effect.timeoutTo({ duration: syncWaitMs, onSuccess: () => undefined, onTimeout: () => undefined }))
 }
 
-// The request the owner names is still this host's in flight (not ended, not a remote caller's taken directly).
+// Not a request already ended, nor one a remote caller's owner thread took directly.
 const askerOf = (entry: Entry, requestId: string) =>
   entry.pending?.requestId === requestId ? entry.pending.ask : undefined
 
-/** Handles one data-plane message of a worker's owner. @internal */
+/** @internal */
 export const onOwnerMessage =
   (registry: Registry, entry: Entry) =>
   (raw: unknown): void => {
@@ -173,8 +138,7 @@ export const onOwnerMessage =
       case "Success":
         return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
       case "CancelAnswer": {
-        // A `cancel` of a request the owner thread took from a remote caller: the `cancel` is answered, then (a turn
-        // later, on the same channel) the caller, when the owner cancelled it (C12).
+        // C12: the `cancel` is answered a turn before the caller it cancelled.
         const answer = entry.cancels.get(message.requestId)
         entry.cancels.delete(message.requestId)
         answer?.(message.cancelled)
@@ -232,12 +196,7 @@ export const onOwnerMessage =
     }
   }
 
-/**
- * The owner thread or process died on its own (a crash, exhausted memory, a kill from outside): the worker is failed,
- * and the host itself ends its process tree (C20).
- *
- * @internal
- */
+/** C20 @internal */
 export const onThreadExit =
   (registry: Registry, entry: Entry) =>
   (code: number | null, signal?: string | null): void => {
@@ -266,7 +225,7 @@ export const onThreadExit =
     routesEnded(registry, entry)
     registry.runFork(
       Effect.gen(function* () {
-        // Closing the worker's scope stops the platform Worker from respawning the thread (C3).
+        // C3: stops the platform Worker from respawning the thread.
         yield* Scope.close(entry.scope, Exit.void)
         if (!entry.http) recordCleanup(entry, yield* confirmGone(registry, entry))
       })

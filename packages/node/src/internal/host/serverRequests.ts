@@ -1,10 +1,4 @@
-/**
- * What a connection's holder (the host registry, or an `McpClient`) does with the owner's reports that do not
- * depend on where the connection lives: answering a server's request with the caller's handler, counting list
- * changes, and summing up a cleanup.
- *
- * @internal
- */
+/** What the host registry and an `McpClient` alike do with their owner's reports. @internal */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -15,14 +9,11 @@ import type * as Fiber from "effect/Fiber"
 import type { Handlers, OAuthProvider } from "../../NodeMcpWorkers.js"
 import type { Asker } from "../shared/connection.js"
 
-/** What answers one kind of server request: the caller's handler, or the host's OAuth client. */
 type Answerer = (workerId: string, params: unknown) => Effect.Effect<unknown, unknown>
 
-/** The members of a request's params, whatever the owner sent (nothing of a non-object). */
 const fieldsOf = (params: unknown): Readonly<Record<string, unknown>> =>
   typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {}
 
-// The owner's question to the host's OAuth client: the code for an authorization URL, answered as `{ code, iss? }`.
 const authorizeWith =
   (oauth: OAuthProvider): Answerer =>
   (workerId, params) => {
@@ -36,7 +27,6 @@ const authorizeWith =
         )
   }
 
-// The owner asks for the tokens kept for a server, and hands over those it obtained; without storage, there are none.
 const tokensWith =
   (oauth: OAuthProvider): Answerer =>
   (_workerId, params) => {
@@ -70,13 +60,7 @@ const handlerOf = (
   return handler === undefined ? undefined : (workerId, params) => handler({ workerId, method, params })
 }
 
-/**
- * Runs the caller's handler of a server's request and replies to the owner with its answer. Whatever goes wrong with
- * the handler (a failure, a defect, an answer that is not JSON plain data, no answer within `timeoutMs`) answers the
- * server with a JSON-RPC error and leaves the connection as it was.
- *
- * @internal
- */
+/** Whatever goes wrong with the handler answers the server with an error; the connection stays. @internal */
 export const answer = (
   holder: {
     readonly workerId: string
@@ -85,7 +69,7 @@ export const answer = (
     readonly timeoutMs: number
     readonly reply: (answer: typeof OwnerProtocol.ServerReplyMessage.Encoded) => void
     readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
-    /** The caller of the request the server asked during, when it takes questions itself (C151). */
+    /** C151 */
     readonly ask?: Asker | undefined
   },
   message: typeof OwnerProtocol.ServerRequestMessage.Type
@@ -121,12 +105,7 @@ export const answer = (
   )
 }
 
-/**
- * The owner's copy of an OAuth client's settings: plain data only (JSON text for `Open`), checked once where the
- * holder is built. A setting that is not plain data is an `Error` naming `where` (a defect of the holder's options).
- *
- * @internal
- */
+/** Checked once where the holder is built: the owner gets plain data only. @internal */
 export const oauthSettings = (
   provider: OAuthProvider | undefined,
   where: string
@@ -150,7 +129,7 @@ export const oauthSettings = (
   })
 }
 
-/** Which list a `list_changed` notification is about, if it is one. @internal */
+/** @internal */
 export const listOf = (method: OwnerProtocol.NotificationMethod): "tools" | "resources" | "prompts" | undefined =>
   method === "notifications/tools/list_changed"
     ? "tools"
@@ -160,7 +139,7 @@ export const listOf = (method: OwnerProtocol.NotificationMethod): "tools" | "res
         ? "prompts"
         : undefined
 
-/** The owner's cleanup summary and the holder's own re-scan, as one summary. @internal */
+/** @internal */
 export const mergedCleanup = (
   confirmed: CleanupSummary,
   summary: CleanupSummary | undefined,

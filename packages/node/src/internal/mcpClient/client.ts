@@ -1,8 +1,4 @@
-/**
- * What `McpClient` stands on: the client object of an open connection record (`record.ts`), its constructors.
- *
- * @internal
- */
+/** @internal */
 import type { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
@@ -14,7 +10,7 @@ import * as Request from "./request.js"
 
 type RunOptions = Operations.RequestOptions & { readonly signal?: AbortSignal | undefined }
 
-// One request function of the client: fixed parameters for the operation's arity, no rest array per call.
+// Fixed parameters for the arity: no rest array per call.
 const bound = (record: internal.Client, operation: Operations.Any) => {
   switch (operation.arity) {
     case 0:
@@ -26,7 +22,7 @@ const bound = (record: internal.Client, operation: Operations.Any) => {
   }
 }
 
-/** The client of an open connection record. @internal */
+/** @internal */
 export const fromRecord = (record: internal.Client): McpClient => {
   const requests = Object.fromEntries(
     Object.entries(Operations.requests).map(([name, operation]) => [name, bound(record, operation)])
@@ -38,7 +34,6 @@ export const fromRecord = (record: internal.Client): McpClient => {
     cancel: (requestId) => Request.cancel(record, requestId),
     close: (options) =>
       Effect.suspend(() => {
-        // An unusable budget falls back to the client's own, as `McpWorkers.close` does.
         const budget = internal.closeBudgetOf(options?.timeout)
         return internal.close(record, budget)
       })

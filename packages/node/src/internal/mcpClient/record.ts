@@ -1,11 +1,5 @@
-/**
- * One MCP connection in the calling thread, for the life of a scope (`McpClient`). It runs the same core `Owner`
- * state machine and the same node transport factory as an owner thread does, and plays the host's part itself: the
- * owner's messages are handled here as they are posted (no port, no thread), and requests go to the owner as the
- * same `Request`/`Cancel` messages the host would post. The host's rules apply unchanged: one request at a time
- * (C8), the caller's whole budget (C9), the exact cancel (C10–C12), no reconnect (C15), cleanup confirmed (C19),
- * and host-death cleanup by the reaper (C27).
- */
+// The core `Owner` in the calling thread, this record playing the host's part with the same messages, so the host's
+// rules hold unchanged (C8, C9, C10–C12, C15, C19, C27).
 import {
   type CleanupSummary,
   CloseFailed,
@@ -44,22 +38,20 @@ import { makeFactory } from "../transport/factory.js"
 import * as Connection from "../shared/connection.js"
 import { reportProgress, resultOf, settle } from "../shared/connection.js"
 
-/** The options of one client: those of `McpClient.make`. @internal */
+/** @internal */
 export type Options = McpClientOptions
 
-/** The record of one client: the owner it drives, and its connection's life as the host keeps a worker's. @internal */
+/** @internal */
 export interface Client extends Connection.Connection {
   readonly workerId: WorkerId.WorkerId
   readonly defaultTimeoutMs: number
   readonly closeMs: number
   readonly handlers: Handlers
-  /** The interactive OAuth client and its settings for the owner. */
   readonly oauth: { readonly provider: OAuthProvider; readonly settings: string } | undefined
   readonly owner: Owner.Owner
   readonly reaper: Reaper.Reaper
   readonly cleanupScan: ProcessJobFace.CleanupScanService
   readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E>
-  /** The random part of this client's request ids; a counter makes the rest. */
   readonly requestIdStem: string
   requestCount: number
 }
@@ -68,17 +60,13 @@ const isProxy = Connection.isProxy
 
 const noThread = { threadId: null, ownerPid: null }
 
-/**
- * The reaper of every client of this process. It has work to do only when the process dies (its pipe reaches EOF),
- * so it lives as long as the process: one shell, started on the first stdio client, instead of one per scope.
- * Each job is forgotten once its end is confirmed.
- */
+// Its work is only at the process's death, so one shell lives as long as the process rather than one per scope.
 const sharedReaper: () => Reaper.Reaper = () =>
   globalValue(Symbol.for("@mcp-worker/node/McpClient/reaper"), () =>
     Effect.runSync(Effect.flatMap(Scope.make(), (scope) => Scope.extend(Reaper.make, scope)))
   )
 
-/** The status of a client, in the shape of a worker's. @internal */
+/** @internal */
 export const statusOf = (client: Client): WorkerStatus => Connection.statusOf(client, noThread)
 
 const markFailed = (client: Client, kind: FailureKind, message: string, at?: string) => {
@@ -91,10 +79,6 @@ const countNotification = (client: Client, method: OwnerProtocol.NotificationMet
   if (list !== undefined) client.notifications.listChanged[list] = new Date().toISOString()
 }
 
-/**
- * Handles one message of the owner, as the host's port listener does: through the protocol's decoder, which takes a
- * `Success` as it is and turns encoded errors back into their classes.
- */
 const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded): void => {
   const decoded = OwnerProtocol.decodeOwnerMessage(raw)
   if (Either.isLeft(decoded)) return
@@ -130,7 +114,7 @@ const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded):
   }
 }
 
-/** Re-scans for what is left of a stdio client's processes (C19); once nothing is, the reaper forgets the job. */
+// C19
 const confirmGone = (client: Client, budgetMs?: number): Effect.Effect<CleanupSummary> =>
   Connection.confirmGone(client, client.cleanupScan, client.reaper, budgetMs)
 
@@ -138,7 +122,7 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
   Effect.gen(function* () {
     const started = Date.now()
     const running = yield* Budget.start(budgetMs)
-    // A request still in flight ends as interrupted: it was sent, and close cannot know its outcome.
+    // C22a: it was sent, and close cannot know its outcome.
     const pending = client.pending
     if (pending !== undefined) {
       client.pending = undefined
@@ -154,13 +138,12 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
         )
       )
     }
-    // `close` runs uninterruptibly (a cleanup must not stop half way), so its bounded step is made interruptible
-    // again for its own timeout to take effect.
+    // `close` is uninterruptible, so a cleanup never stops half way; this step is made interruptible for its timeout.
     const left = yield* Budget.left(running)
     const summary = yield* client.owner
       .close(Math.floor(left * 0.8))
       .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
-    // Confirmed by re-scanning, whatever the owner said (C19).
+    // C19: re-scanned, whatever the owner said.
     const cleanup = client.http
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(client, yield* Budget.left(running)), summary, started)
@@ -177,12 +160,12 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
     return statusOf(client)
   })
 
-/** Closes the connection and confirms its cleanup; a second close while one runs joins it. @internal */
+/** @internal */
 export const close = (client: Client, budgetMs?: number): Effect.Effect<WorkerStatus, CloseFailed> =>
   Effect.suspend(() => {
     if (client.life._tag === "Closing") return Deferred.await(client.life.done)
     const closing = Deferred.unsafeMake<WorkerStatus, CloseFailed>(FiberId.none)
-    // Closed (or an open that failed and cleaned up): nothing is left to close.
+    // An open that failed has cleaned up already.
     if (Connection.beginClose(client, closing) === undefined) return Effect.succeed(statusOf(client))
     return closeClient(client, budgetMs ?? client.closeMs).pipe(
       Effect.onExit((exit) =>
@@ -192,7 +175,6 @@ export const close = (client: Client, budgetMs?: number): Effect.Effect<WorkerSt
     )
   }).pipe(Effect.withSpan("McpClient.close", { attributes: { workerId: client.workerId } }))
 
-/** The client's budgets and limit; an option that is not valid is refused with where it is. */
 const defaultsOf = (config: ServerConfig.ServerConfig, options: Options) =>
   Effect.gen(function* () {
     const budget = (name: "timeout" | "requestTimeout" | "closeTimeout") =>
@@ -228,7 +210,7 @@ const defaultsOf = (config: ServerConfig.ServerConfig, options: Options) =>
     }
   })
 
-/** Nothing of a failed or interrupted open is left (C4): end whatever the server started, even if the owner could not. */
+// C4: whatever the server started ends, even if the owner could not end it.
 const abandon = (client: Client) =>
   Effect.gen(function* () {
     Connection.closed(client, null)
@@ -242,12 +224,7 @@ const abandon = (client: Client) =>
     }
   })
 
-/**
- * Opens one connection in the current scope: validated and normalized as `open` does, closed (cleanup confirmed)
- * when the scope closes, however it closes.
- *
- * @internal
- */
+/** @internal */
 export const make = (
   input: unknown,
   options: Options = {}
@@ -265,12 +242,11 @@ export const make = (
       closeMs: defaults.closeMs,
       handlers: options.handlers ?? {},
       oauth: yield* Effect.orDie(ServerRequests.oauthSettings(options.oauth, "McpClient.make")),
-      // Replaced at once below: the owner posts to the record it is part of.
+      // Set at once below: the owner posts to the record it is part of.
       owner: undefined as unknown as Owner.Owner,
       reaper: sharedReaper(),
       cleanupScan: yield* ProcessJob.CleanupScan,
       runFork: yield* FiberSet.makeRuntime<never>(),
-      // `req_` and the first 12 of the 16 digits of a fresh random request id.
       requestIdStem: WorkerId.makeRequestId().slice(0, 16),
       requestCount: 0,
       life: Connection.opening,
@@ -288,13 +264,12 @@ export const make = (
       },
       factory: factory.make
     })
-    // Before the server starts: a process that dies from here on leaves nothing running (C27).
+    // C27: before the server starts.
     if (!client.http) {
       client.reaper.watch(client.marker)
       yield* Connection.exitHook(() => [client])
     }
-    // Registered before the open runs, so an interruption at any point still ends up here; an open that failed has
-    // already cleaned up (and the record says `closed`).
+    // Before the open runs, so an interruption at any point still ends up here.
     yield* Effect.addFinalizer(() =>
       close(client).pipe(
         Effect.catchAll((error) =>
@@ -317,13 +292,13 @@ export const make = (
         })
       )
       .pipe(
-        // The owner bounds initialize itself and reports why; this outer bound only catches a stuck spawn.
+        // The owner bounds initialize and says why; this only catches a stuck spawn.
         Effect.timeoutFail({
           duration: defaults.openMs + 1_000,
           onTimeout: () =>
             new OpenFailed({ stage: "timeout", message: `the client did not open within ${defaults.openMs} ms` })
         }),
-        // On failure, and on interruption of the caller too: nothing of the attempt is left (C4).
+        // C4: on the caller's interruption too.
         Effect.onError(() => abandon(client))
       )
     client.pid = info.pid
@@ -334,6 +309,6 @@ export const make = (
     return client
   }).pipe(Effect.withSpan("McpClient.open"))
 
-/** A close budget: an unusable one falls back to the client's own. @internal */
+/** Close has no InvalidInput to report: an unusable budget falls back to the client's own. @internal */
 export const closeBudgetOf = (timeout: Duration.DurationInput | undefined): number | undefined =>
   Either.getOrUndefined(Budget.budgetOf(timeout))

@@ -1,9 +1,4 @@
-/**
- * A client's requests: the busy check, the request id, the budget, the signal and the exact cancel, all in the
- * calling fiber's own step, as the host does them for a worker.
- *
- * @internal
- */
+/** A client's requests, all in the calling fiber's own step. @internal */
 import {
   DeadlineExceeded,
   DeliveryUnknown,
@@ -23,12 +18,7 @@ import type { Client } from "./record.js"
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-/**
- * The next request id of a client, in the form of `WorkerId.makeRequestId`: 72 random bits drawn once per client,
- * then a 24-bit counter. Ids of one client never repeat while a request could still be named (one is in flight at
- * a time), and two clients' ids differ by their random part; drawing from the random source for each request
- * costs more than the rest of the client's own work per call.
- */
+// `WorkerId.makeRequestId`'s form, its random part drawn once per client: per request, it cost more than the rest.
 const nextRequestId = (client: Client): string => {
   const n = client.requestCount++ & 0xffffff
   return (
@@ -40,17 +30,12 @@ const nextRequestId = (client: Client): string => {
   )
 }
 
-/** Why a request must be refused before anything is sent, or `undefined` when it may go. */
 const refusal = (client: Client): RequestError | undefined => Connection.refusal(client, "the client is closed")
 
-/** What a request is refused with, before anything is sent, when its budget is already spent (C22a). */
+// C22a
 const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" }))
 
-/**
- * The request in flight: what completes it, and what ends it on its timeout, its signal or its caller's
- * interruption. One object per request and no closures, except an abort listener when the caller gave a signal:
- * this is the whole of the client's own work on the hot path.
- */
+// One object and no closures per request: this is the whole of the client's own work on the hot path.
 class InFlight implements Connection.Pending {
   timer: ReturnType<typeof setTimeout> | undefined = undefined
   onAbort: (() => void) | undefined = undefined
@@ -62,13 +47,12 @@ class InFlight implements Connection.Pending {
     readonly signal: AbortSignal | undefined
   ) {}
 
-  /** The owner's answer (through `settle`, which has already given up the slot). */
+  /** `settle` has already given up the slot. */
   complete(exit: Exit.Exit<unknown, RequestError>): void {
     this.disarm()
     this.resume(exit)
   }
 
-  /** Ends the request without its answer: the owner cancels exactly it, and the caller learns the outcome is unknown. */
   end(reason: "timeout" | "interrupted"): boolean {
     const client = this.client
     if (client.pending !== this) return false
@@ -95,12 +79,7 @@ class InFlight implements Connection.Pending {
 
 const onTimeout = (inflight: InFlight) => inflight.unknown("timeout")
 
-/**
- * Starts one request, in the register step of `Effect.async`: the arguments are checked and encoded, the busy check
- * and taking the slot are one synchronous step, and the budget is counted from here. The owner may answer before
- * `onMessage` returns (a connection that is not ready), so everything that completes the request is in place
- * before the request is handed over.
- */
+// The owner may answer before `onMessage` returns, so what completes the request is in place before it is handed over.
 const start = (
   client: Client,
   operation: Operations.Any,
@@ -110,7 +89,7 @@ const start = (
   resume: (effect: Effect.Effect<unknown, RequestError>) => void
 ): Effect.Effect<void> | void => {
   const started = Date.now()
-  // A spill is the owner threads' (the client reads its results here, within the limit): refused, never ignored.
+  // No spill here: this client reads results itself, so one is refused, never ignored.
   const prepared = Prepare.prepare(operation, args, options, paramsContext)
   if (Either.isLeft(prepared)) return resume(Effect.fail(prepared.left))
   const { budgetMs, idleMs, params } = prepared.right
@@ -136,7 +115,7 @@ const start = (
     deadline: Date.now() + left,
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(onProgress === undefined ? {} : { progress: true }),
-    // C83: the call's span goes to the server in `_meta`.
+    // C83
     ...(trace === undefined ? {} : { trace })
   })
   return Effect.sync(() => inflight.end("interrupted"))
@@ -144,7 +123,7 @@ const start = (
 
 const paramsContext: Operations.ParamsContext = { isProxy: Connection.isProxy }
 
-/** Any operation of the table: arguments checked and encoded here, then handed to the owner. @internal */
+/** @internal */
 export const run = (
   client: Client,
   operation: Operations.Any,
@@ -156,7 +135,7 @@ export const run = (
   return tracedWith(operation.span, { workerId: client.workerId, ...operation.attributes?.(args) }, request)
 }
 
-/** Cancels exactly the request in flight named (C12). @internal */
+/** C12 @internal */
 export const cancel = (client: Client, requestId: string): Effect.Effect<void, RequestNotPending | InvalidInput> =>
   Effect.suspend((): Effect.Effect<void, RequestNotPending | InvalidInput> => {
     const checked = Prepare.checkId(requestId, "requestId")

@@ -1,21 +1,10 @@
-/**
- * The entry of an owner process (`isolation: "process"`). The host forks it with an IPC channel for the platform
- * Worker's control plane and a pipe of its own on fd 4 for the data plane (`linePort.ts`); the first line on that
- * pipe is what an owner thread gets as `workerData` (the marker and the config), kept off the command line and the
- * environment, where other processes could read the server's secrets. As the thread's entry does, it starts a stdio
- * server before it loads the runtime. Node built-ins only, bundled by scripts/bundle.mjs into a CommonJS file, as the
- * thread's entry is.
- *
- * If the host dies, the IPC channel closes: the owner then ends its server's process group itself and exits, a second
- * line of defence beside the host's reaper (C27).
- */
+// The config comes on the data pipe: other processes can read argv and env. C27: a dead host's server ends here too.
 import * as net from "node:net"
 import * as path from "node:path"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerLoader from "./loader.js"
 import * as ProcessStart from "../job/start.js"
 
-/** The fd of the data pipe, as `OwnerProcess.start` lays out the child's stdio. */
 const dataFd = 4
 
 interface Init {
@@ -24,14 +13,12 @@ interface Init {
   readonly config: string
 }
 
-// A terminal's Ctrl-C reaches the whole foreground process group, this process included: the host closes its
-// workers then, and an owner that died first would turn each polite close into a failure.
+// Ctrl-C reaches this group too: the host closes its workers then, and a dead owner would fail each close.
 process.on("SIGINT", () => {})
 
 const port = LinePort.make()
 port.attach(new net.Socket({ fd: dataFd, readable: true, writable: true }))
 
-/** Ends the server's process group, if the server is still running (the host is gone and cannot). */
 const endTree = (early: ProcessStart.StartedProcess | undefined) => {
   const child = early?.child
   if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return

@@ -1,7 +1,3 @@
-/**
- * The owner runtime: one Owner (MCP SDK client) served through the platform Worker runner (control plane) and
- * the dedicated data port. Loaded by the owner thread's entry after it started the server process.
- */
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
@@ -21,20 +17,14 @@ export interface OwnerDataPort {
   readonly close: () => void
 }
 
-/**
- * Runs the owner on its data port. `slot`: this is an owner thread, which can post to other threads' channels and so
- * takes and answers remote callers' requests itself, recording the one in flight there for the host; an owner
- * process cannot.
- *
- * @internal
- */
+/** `slot` only in a thread: a process cannot post to other threads' channels, so cannot answer directly. @internal */
 export const run = (
   port: OwnerDataPort,
   early: ProcessStart.StartedProcess | undefined,
   slot?: RemoteProtocol.Slot
 ): void => {
   const factory = makeFactory(early)
-  // Decided once: an owner without a tracer handles every message as if tracing did not exist.
+  // Decided once, so an owner without a tracer pays nothing per message.
   const tracing = Traced.threadTracing()
   const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
   const post =
@@ -57,7 +47,6 @@ export const run = (
           owner.onMessage(message)
         }
   port.on("message", onMessage)
-  // Remote callers reach an owner thread directly once its connection is ready; not once it closes.
   let stopListening: (() => void) | undefined
   const stop = () => {
     stopListening?.()
@@ -82,7 +71,7 @@ export const run = (
       }).pipe(
         Effect.ensuring(
           Effect.sync(() => {
-            // What it counted of the requests it answered itself goes to the host before the port closes (C80).
+            // C80: the counts go before the port closes.
             observed?.flush()
             port.close()
           })
@@ -90,7 +79,7 @@ export const run = (
       )
   })
 
-  // When the host ends the runner, nothing of this thread may keep its event loop alive.
+  // Once the host ends the runner, nothing may keep this thread's loop alive.
   Effect.runFork(
     WorkerRunner.launch(main).pipe(
       Effect.provide(NodeWorkerRunner.layer),

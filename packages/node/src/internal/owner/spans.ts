@@ -1,9 +1,4 @@
-/**
- * The owner thread's spans: each request whose caller was tracing is followed on the data plane's messages, so the
- * owner itself knows nothing of tracing.
- *
- * @internal
- */
+/** @internal */
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Either from "effect/Either"
@@ -12,27 +7,18 @@ import * as FiberId from "effect/FiberId"
 import type * as Tracer from "effect/Tracer"
 import * as Traced from "../shared/traced.js"
 
-/**
- * The owner's spans of the requests whose caller was tracing (they carry its span's context, `trace`), in an owner
- * thread whose runtime has a tracer: each opened as the child of the caller's span when the request arrives, and ended
- * when the owner posts its end. Followed on the data plane's messages, so the owner itself knows nothing of tracing.
- *
- * @internal
- */
+/** Followed on the data plane's messages, so the owner itself knows nothing of tracing. @internal */
 export interface OwnerSpans {
-  /** A message from the host, before the owner handles it. */
   readonly received: (message: unknown) => void
-  /** A message to the host, as it is posted. */
   readonly posted: (message: OwnerProtocol.OwnerMessageEncoded) => OwnerProtocol.OwnerMessageEncoded
-  /** Runs the owner's handling of a remote caller's request that carries its span. */
   readonly direct: (trace: OwnerProtocol.TraceContext, handle: () => void) => void
-  /** A remote caller's request was taken directly (while `direct` runs its handling): its span begins. */
+  /** Only while `direct` runs. */
   readonly taken: (requestId: string, method: string) => void
-  /** A request taken directly was answered straight to its caller (`requestId` absent: refused, never taken). */
+  /** `requestId` absent: refused, never taken. */
   readonly answered: (requestId: string | undefined, error: McpWorkerError | undefined) => void
   readonly opened: (workerId: string) => void
   readonly close: () => void
-  /** The owner's span of a request, as the context its server is given (C83). */
+  /** C83 */
   readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 

@@ -1,10 +1,4 @@
-/**
- * An `open` from a thread other than the host's, checked in the calling thread: the config normalized with this
- * thread's environment (C18) in its wire form, and every option, so that only the protocol's plain data is posted.
- * One function for the Effect remote client and the Promise client.
- *
- * @internal
- */
+/** C18. One function for the Effect remote client and the Promise client, so both refuse alike. @internal */
 import type { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
@@ -18,7 +12,7 @@ import * as Budget from "../shared/budget.js"
 import { checkSpillDirectory } from "../transport/resultPaths.js"
 import type * as Protocol from "./protocol.js"
 
-/** An `open` as posted, but for its deadline, which counts from when it is sent; and its budget. @internal */
+/** The deadline is set when it is sent. @internal */
 export interface OpenRequest {
   readonly open: Omit<typeof Protocol.RemoteOpen.Type, "_tag" | "deadline">
   readonly budgetMs: number | undefined

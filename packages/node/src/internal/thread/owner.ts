@@ -1,8 +1,4 @@
-/**
- * An owner thread's end of the thread plane: the remote callers' requests it reads on its own channel, the hooks that
- * answer them on the callers' channels and write the one in flight where the host reads it, and what it counts of them
- * for the host. An owner process has none of this (no channel reaches it from other threads).
- */
+// An owner thread's end of the thread plane; no channel from other threads reaches an owner process.
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -11,7 +7,7 @@ import { BroadcastChannel } from "node:worker_threads"
 import * as RemoteProtocol from "./protocol.js"
 import type { OwnerSpans } from "../owner/spans.js"
 
-/** Remote reply channels an owner thread keeps open (a worker is rarely used from more threads at once). */
+// A worker is rarely used from more threads at once.
 const maxReplyChannels = 16
 
 /** The channels close with the thread. @internal */
@@ -96,7 +92,7 @@ export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) 
   return { observe, flush }
 }
 
-/** What an owner thread adds to its port to take remote callers' requests itself. @internal */
+/** @internal */
 export const directPort = (
   slot: RemoteProtocol.Slot,
   post: (message: OwnerProtocol.OwnerMessageEncoded) => void,

@@ -1,64 +1,40 @@
 /**
- * Newline-delimited lines cut from a byte stream, as every line protocol of the library reads them: a stdio server's
- * stdout, an owner process's data pipe and a listener's socket. A chunk is kept as it came, neither copied nor decoded,
- * until its line ends, and is searched for newlines once: a line of any size costs one copy (none within one chunk)
- * and one decode, and nothing is scanned twice. 0x0a never occurs inside a multi-byte UTF-8 sequence, so lines are cut
- * on bytes and decoded whole.
- *
- * Node built-ins only: the owner process's entry reads its pipe with it before it loads anything else.
+ * Chunks are held as they came and scanned once: a line costs one copy and one decode. 0x0a is never inside a UTF-8
+ * sequence, so lines are cut on bytes. Node built-ins only: the owner process's entry uses it before anything loads.
  *
  * @internal
  */
 
-/**
- * What reads a line as it arrives instead of having it held whole: the line is not bounded then, and only what the
- * sink asks to keep is held.
- *
- * @internal
- */
+/** Reads a line as it arrives: the line is not bounded then. @internal */
 export interface Sink<A> {
-  /** The line is held too while it has at most this many bytes, and handed to `end` if it ends by then. */
   readonly keepBytes?: number | undefined
-  /** The next bytes of the line, `bytes[from, to)`, to be read during the call. */
+  /** `bytes[from, to)`, to be read during the call. */
   readonly write: (bytes: Buffer, from: number, to: number) => void
-  /** The line ended; `line` is it if it was kept whole. */
   readonly end: (line: A | undefined) => void
 }
 
-/**
- * What becomes of a line past its bound: a larger bound (its overflow is called again if the line passes that too), a
- * sink for the rest of it, or (`undefined`) nothing: the rest is skipped up to its newline.
- *
- * @internal
- */
+/** A larger bound, a sink for the rest, or `undefined`: skipped to its newline. @internal */
 export type Overflow<A> = number | Sink<A> | undefined
 
 /** @internal */
 export interface Options<A> {
-  /** A whole line as its reader takes it, from `bytes[start, end)` (without its newline). */
   readonly decode: (bytes: Buffer, start: number, end: number) => A
-  /** The bytes a line may have (a `\r` before its newline counted, the newline not) before `onOverflow`. */
+  /** A `\r` before the newline counts, the newline not. */
   readonly maxLineBytes: number
-  /** A `\r` before a line's newline is no part of the line (it still counts toward the bound). */
   readonly dropCarriageReturn?: boolean
-  /** A complete line. `false` reads no further in the chunk: `push` returns its rest. */
+  /** `false` reads no further in the chunk: `push` returns its rest. */
   readonly onLine: (line: A) => boolean | void
-  /**
-   * The line passed its bound, with `bytes` so far, all of them in `held`. Without it, the rest is skipped. A sink it
-   * returns gets the bytes after `held`, and is not handed the line at its end.
-   */
+  /** A sink it returns gets the bytes after `held`, never the whole line. */
   readonly onOverflow?: (held: ReadonlyArray<Buffer>, bytes: number) => Overflow<A>
-  /** A line begins (its first byte, or its newline, arrived): a sink it returns takes the line instead. */
   readonly onLineStart?: () => Sink<A> | undefined
 }
 
-/** Decodes a line as UTF-8 text. @internal */
+/** @internal */
 export const text = (bytes: Buffer, start: number, end: number): string => bytes.toString("utf8", start, end)
 
-/** Takes a line as its bytes (a view of the chunk, or of the one copy of a line that spans chunks). @internal */
+/** A view, not a copy. @internal */
 export const bytes = (bytes: Buffer, start: number, end: number): Buffer => bytes.subarray(start, end)
 
-/** Where the splitter is in the stream: between lines, or in one it holds, skips or hands to a sink. */
 type Line<A> = Between | Held | Skipped | Streamed<A>
 type Between = { readonly _tag: "Between" }
 type Held = { readonly _tag: "Held"; readonly bound: number }
@@ -71,31 +47,22 @@ const skipped: Skipped = { _tag: "Skipped" }
 const newline = 0x0a
 const carriageReturn = 0x0d
 
-/**
- * The splitter of one stream.
- *
- * @internal
- */
+/** @internal */
 export class LineSplitter<A> {
   private pieces: Array<Buffer> = []
   private heldBytes = 0
   private line: Line<A> = between
-  /** A line begun without a sink: held, within `maxLineBytes`. */
   private readonly within: Held
 
   constructor(private readonly options: Options<A>) {
     this.within = { _tag: "Held", bound: options.maxLineBytes }
   }
 
-  /** The bytes held of the unfinished line. */
   get bufferedBytes(): number {
     return this.heldBytes
   }
 
-  /**
-   * Reads `chunk`, which must not change afterwards (its unfinished line is held as a view of it). What is left of it
-   * when `onLine` stopped the reading is returned, unread.
-   */
+  /** `chunk` must not change afterwards: its unfinished line is held as a view of it. */
   push(chunk: Buffer): Buffer | undefined {
     let start = 0
     while (start < chunk.length) {
@@ -110,7 +77,6 @@ export class LineSplitter<A> {
     return undefined
   }
 
-  /** Lets go of the unfinished line: what is held of it is dropped, and the rest of it skipped. */
   clear(): void {
     this.release()
     if (this.line._tag !== "Between") this.line = skipped
@@ -121,7 +87,6 @@ export class LineSplitter<A> {
     return sink === undefined ? this.within : { _tag: "Streamed", sink, kept: sink.keepBytes !== undefined }
   }
 
-  /** `chunk[start, end)` is the next part of the line, its last if `ends`. */
   private read(chunk: Buffer, start: number, end: number, ends: boolean): boolean | void {
     const line = this.line
     switch (line._tag) {
@@ -174,13 +139,11 @@ export class LineSplitter<A> {
     line.sink.end(line.kept ? this.take(chunk, start, end) : undefined)
   }
 
-  /** Holds the rest of `chunk`, from `start`: the unfinished line. */
   private keep(chunk: Buffer, start: number): void {
     this.pieces.push(start === 0 ? chunk : chunk.subarray(start))
     this.heldBytes += chunk.length - start
   }
 
-  /** The line that ends at `chunk[end]`: what is held, and `chunk[start, end)`. */
   private take(chunk: Buffer, start: number, end: number): A {
     let bytes = chunk
     let from = start
