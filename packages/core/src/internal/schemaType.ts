@@ -1,32 +1,25 @@
 /**
- * JSON Schema to TypeScript type text, for `ToolDeclarations`. What TypeScript can say is said (objects, arrays,
- * tuples, unions, intersections, literals, nullable, index signatures, named and recursive `$ref`s); what it cannot
- * becomes `unknown` with a comment saying why, so the output always compiles.
- *
- * A `$ref` is a named type when it sits inside an object or an array (where TypeScript allows an alias to refer to
- * itself), and is expanded in place anywhere else, so an alias never refers to itself directly (`type A = A | B` is
- * an error). A local reference that leads back to itself with no object or array between is `unknown`.
+ * JSON Schema to TypeScript type text; what TypeScript cannot say becomes `unknown` with a comment, so the output
+ * always compiles. A `$ref` is named only inside an object or array, where an alias may refer to itself.
  */
 
-/** A schema as found in a tool's `inputSchema` or `outputSchema`: untrusted data. @internal */
+/** Untrusted data. @internal */
 export type Schema = unknown
 
-/** A named type the rendering referred to, emitted once. @internal */
+/** @internal */
 export interface Named {
   readonly name: string
   text: string
 }
 
-/** The state of rendering one schema document (one tool's input or output schema). @internal */
+/** @internal */
 export interface Document {
   readonly root: Schema
-  /** Named types by JSON pointer, shared with the other documents' names through `allocate`. */
   readonly named: Map<string, Named>
   readonly prefix: string
   readonly allocate: (base: string) => string
-  /** The names of the types every document emits, in order. */
   readonly emitted: Array<Named>
-  /** Schemas rendered so far: expanding references in place must not grow without bound. */
+  /** Expanding references in place must not grow without bound. */
   readonly budget: { left: number }
 }
 
@@ -34,10 +27,10 @@ const maxDepth = 24
 
 const identifier = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 
-/** Text safe inside a comment: `*\/` cannot end it. @internal */
+/** @internal */
 export const commentSafe = (text: string): string => text.replaceAll("*/", "*\\/").replaceAll("/*", "/\\*")
 
-/** A property name as TypeScript writes it: bare when it is an identifier, else quoted. @internal */
+/** @internal */
 export const propertyName = (name: string): string => (identifier.test(name) ? name : JSON.stringify(name))
 
 const unknownBecause = (why: string): string => `unknown /* ${commentSafe(why)} */`
@@ -48,7 +41,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const own = (value: Record<string, unknown>, key: string): unknown =>
   Object.hasOwn(value, key) ? value[key] : undefined
 
-/** A JSON value as a TypeScript type (for `const` and `enum`). */
 const literal = (value: unknown, depth: number): string => {
   if (value === null) return "null"
   if (typeof value === "string") return JSON.stringify(value)
@@ -83,7 +75,6 @@ const group = (type: string): string => (isOneTerm(type) ? type : `(${type})`)
 
 const isOneTerm = (type: string): boolean => !type.startsWith("readonly ") && topLevel(type).length === 0
 
-// The members of a union, each as written (a union inside a union is flattened).
 const members = (type: string): ReadonlyArray<string> => {
   const operators = topLevel(type)
   if (operators.length === 0 || operators.some(([operator]) => operator === "&")) return [type]
@@ -97,14 +88,12 @@ const members = (type: string): ReadonlyArray<string> => {
   return out
 }
 
-// The `|` and `&` of a type that are not inside brackets, a string literal or a comment.
 const topLevel = (type: string): ReadonlyArray<readonly [string, number]> => {
   const found: Array<readonly [string, number]> = []
   let depth = 0
   for (let i = 0; i < type.length; i++) {
     const c = type[i]
     if (c === '"') {
-      // A string literal, as JSON.stringify writes it.
       for (i++; i < type.length && type[i] !== '"'; i++) if (type[i] === "\\") i++
     } else if (c === "/" && type[i + 1] === "*") {
       const end = type.indexOf("*/", i + 2)
@@ -122,7 +111,6 @@ const topLevel = (type: string): ReadonlyArray<readonly [string, number]> => {
 
 const decodePointer = (token: string): string => token.replaceAll("~1", "/").replaceAll("~0", "~")
 
-/** The schema a local reference points at, or why it cannot be followed. */
 const resolvePointer = (root: Schema, ref: string): { readonly schema: Schema } | { readonly why: string } => {
   if (!ref.startsWith("#")) return { why: "a $ref outside this schema" }
   let fragment: string
@@ -141,7 +129,6 @@ const resolvePointer = (root: Schema, ref: string): { readonly schema: Schema } 
   return { schema: at }
 }
 
-/** A name for the type a pointer leads to: its last token, in PascalCase, after the document's prefix. */
 const nameOf = (document: Document, ref: string): string => {
   const tokens = ref
     .slice(1)
@@ -151,7 +138,7 @@ const nameOf = (document: Document, ref: string): string => {
   return document.allocate(document.prefix + pascal(last))
 }
 
-/** PascalCase of any text, as an identifier (never empty). @internal */
+/** @internal */
 export const pascal = (text: string): string => {
   const words = text.split(/[^A-Za-z0-9]+/).filter((word) => word.length > 0)
   const joined = words.map((word) => word[0].toUpperCase() + word.slice(1)).join("")
@@ -161,14 +148,10 @@ export const pascal = (text: string): string => {
 interface Walk {
   readonly document: Document
   readonly depth: number
-  /** References being expanded in place, to catch one that leads back to itself. */
+  /** To catch a reference that leads back to itself. */
   readonly expanding: ReadonlySet<string>
-  /** Inside an object or array: a `$ref` may be a named type here. */
   readonly guarded: boolean
-  /**
-   * Inside a tuple's rest, which TypeScript resolves at once: there only an object's members are deferred, so an
-   * array or tuple in it guards nothing.
-   */
+  /** TypeScript resolves a tuple's rest at once: only an object's members are deferred there. */
   readonly eager: boolean
   readonly indent: string
 }
@@ -194,7 +177,6 @@ const reference = (ref: string, walk: Walk): string => {
   if (existing !== undefined) return existing.name
   const named: Named = { name: nameOf(walk.document, ref), text: "unknown" }
   walk.document.named.set(ref, named)
-  // A named type starts unguarded again: its own top-level refs are expanded in place.
   named.text = typeOf(target.schema, {
     document: walk.document,
     depth: 0,
@@ -219,7 +201,7 @@ const typeKeywords = [
   "const"
 ]
 
-/** The TypeScript type of a schema. @internal */
+/** @internal */
 export const typeOf = (schema: Schema, walk: Walk): string => {
   if (schema === true) return "unknown"
   if (schema === false) return "never"
@@ -245,7 +227,7 @@ export const typeOf = (schema: Schema, walk: Walk): string => {
   return own(schema, "nullable") === true ? union([type, "null"]) : type
 }
 
-/** The part of a schema its own keywords say (everything but `$ref` and the combinators). */
+/** Everything but `$ref` and the combinators. */
 const base = (schema: Record<string, unknown>, walk: Walk): string => {
   if (Object.hasOwn(schema, "const")) return literal(schema.const, 0)
   const values = own(schema, "enum")
@@ -329,7 +311,7 @@ const objectType = (schema: Record<string, unknown>, walk: Walk): string => {
   }
   if (isObject(patterns)) for (const key of Object.keys(patterns)) rest.push(typeOf(patterns[key], inner))
   if (rest.length > 0) {
-    // Every property must fit the index signature, so it says what any of them may be.
+    // Every property must fit the index signature.
     const all = union([...rest, ...memberTypes, ...(optional ? ["undefined"] : [])])
     members.push(`${inner.indent}[key: string]: ${all}`)
   }
@@ -348,9 +330,7 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   const restSchema = Array.isArray(prefix) ? items : own(schema, "additionalItems")
   const minItems = own(schema, "minItems")
   const least = typeof minItems === "number" ? minItems : 0
-  // A tuple with a rest, or with an optional element, is resolved at once, elements and rest
-  // (`type T = [T?, ...Array<unknown>]` and `type T = [[T?]?] | []` are circular): no named type in it, unless inside
-  // an object of its own.
+  // A tuple with a rest or an optional element is resolved at once (`type T = [T?, ...Array<unknown>]` is circular).
   const open = restSchema !== false
   const element = open || tuple.length > least ? deeper(walk, "rest", false) : inner
   const elements = tuple.map((item, i) => `${group(typeOf(item, element))}${i < least ? "" : "?"}`)
@@ -358,6 +338,6 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   return `[${elements.join(", ")}]`
 }
 
-/** Renders a document's root type, collecting the named types it refers to in `document.emitted`. @internal */
+/** @internal */
 export const render = (document: Document): string =>
   typeOf(document.root, { document, depth: 0, expanding: new Set(["#"]), guarded: false, eager: false, indent: "" })

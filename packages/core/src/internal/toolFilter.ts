@@ -1,9 +1,4 @@
-/**
- * A worker's tool filter: the `tools: { allow?, deny? }` option of `open`, checked where it was given, carried to the
- * owner as plain data, and applied there to every `tools/list` result and every `tools/call`. Patterns are globs
- * (`*` any run of characters, `?` one character), matched against the whole name, case-sensitively, in time linear
- * in the name per pattern step, so no server-chosen name can make matching slow.
- */
+/** C59: a worker's tool filter, checked where it was given and applied in the owner. */
 import * as Either from "effect/Either"
 import { InvalidInput } from "../McpWorkerError.js"
 import type * as ToolFilter from "../ToolFilter.js"
@@ -14,11 +9,9 @@ export const maxPatterns = 1024
 /** @internal */
 export const maxPatternLength = 256
 
-// Characters other glob dialects give a meaning (classes, alternation, escapes): refused rather than read literally,
-// so that a pattern written for one of them never silently matches something else here.
+// Other glob dialects give these a meaning: refused, so a pattern written for one never silently matches otherwise.
 const reserved = /[[\]{}\\]/
 
-// Control characters, which no tool name worth allowing contains.
 const control = /[\u0000-\u001f\u007f]/
 
 const invalid = (path: string, message: string): Either.Either<never, InvalidInput> =>
@@ -48,7 +41,7 @@ const patterns = (value: unknown, path: string): Either.Either<ReadonlyArray<str
   return Either.right(out)
 }
 
-/** `ToolFilter.check`. @internal */
+/** @internal */
 export const check = (
   input: unknown,
   path = "options.tools"
@@ -70,8 +63,8 @@ export const check = (
 }
 
 /**
- * Whether `name` matches the glob `pattern` whole. The classic greedy match with one backtrack point (the last `*`):
- * at most pattern × name steps, never exponential. Over code points, so `?` is one character whatever its plane.
+ * One backtrack point (the last `*`), so no server-chosen name makes matching exponential. Over code points, so `?`
+ * is one character whatever its plane.
  *
  * @internal
  */
@@ -101,7 +94,7 @@ const matchPoints = (pattern: ReadonlyArray<string>, name: ReadonlyArray<string>
   return p === pattern.length
 }
 
-/** A filter made ready to apply: literal patterns in a set, the others split into code points once. @internal */
+/** @internal */
 export interface Compiled {
   readonly allow: Matcher | undefined
   readonly deny: Matcher | undefined
@@ -136,22 +129,17 @@ export const compile = (filter: ToolFilter.ToolFilter): Compiled => ({
   deny: matcherOf(filter.deny)
 })
 
-/** `ToolFilter.allows`, over a compiled filter: in the allow list (when there is one), and in no deny pattern. @internal */
+/** @internal */
 export const allowsCompiled = (filter: Compiled, name: unknown): boolean =>
   typeof name === "string" &&
   (filter.allow === undefined || anyMatch(filter.allow, name)) &&
   (filter.deny === undefined || !anyMatch(filter.deny, name))
 
-/** `ToolFilter.allows`. @internal */
+/** @internal */
 export const allows = (filter: ToolFilter.ToolFilter | undefined, name: string): boolean =>
   filter === undefined || allowsCompiled(compile(filter), name)
 
-/**
- * A `tools/list` result with only the tools the filter allows; every other member (`nextCursor`, `_meta`) as the
- * server sent it. A tool without a string name is left out: no filter can be said to allow it.
- *
- * @internal
- */
+/** A tool without a string name is left out: no filter can be said to allow it. @internal */
 export const filterList = (filter: Compiled, result: unknown): unknown => {
   if (typeof result !== "object" || result === null) return result
   const tools = (result as { readonly tools?: unknown }).tools

@@ -1,12 +1,10 @@
 /**
- * What the thread plane needs of its runtime, from globals every runtime it serves has (Node, Deno and Bun):
- * `BroadcastChannel`, timers, and a way to run after the messages that arrived meanwhile were read. Holding the thread
- * alive (`ref`/`unref`) is Node's; elsewhere it is simply not done.
+ * Globals Node, Deno and Bun all have; `ref`/`unref` is Node's only.
  *
  * @internal
  */
 
-/** A `BroadcastChannel` instance, as far as the plane uses it. @internal */
+/** @internal */
 export interface Channel {
   onmessage: ((event: { readonly data: unknown }) => void) | null
   postMessage(message: unknown): void
@@ -18,19 +16,14 @@ export interface Channel {
 const Broadcast = (globalThis as unknown as { readonly BroadcastChannel: new (name: string) => Channel })
   .BroadcastChannel
 
-/** A channel instance that never keeps its thread alive on its own. @internal */
+/** @internal */
 export const open = (name: string): Channel => {
   const channel = new Broadcast(name)
   channel.unref?.()
   return channel
 }
 
-/**
- * Posts on the channel `name`. A fresh instance per message, closed at once: an instance kept open would receive
- * every other caller's messages on that name too.
- *
- * @internal
- */
+/** A fresh instance per message: one kept open would receive every other caller's messages too. @internal */
 export const postOn = (name: string, message: unknown): void => {
   const channel = new Broadcast(name)
   channel.postMessage(message)
@@ -39,10 +32,10 @@ export const postOn = (name: string, message: unknown): void => {
 
 type Handle = { unref?(): void }
 
-/** The longest delay a timer holds (longer ones fire at once). @internal */
+/** Longer delays fire at once. @internal */
 export const maxTimeoutMs = 2 ** 31 - 1
 
-/** A timer that never keeps the thread alive, firing at `at` (`Date.now()` time) or at once if it has passed. @internal */
+/** @internal */
 export const timerAt = (at: number, f: () => void): ReturnType<typeof setTimeout> => {
   const handle = setTimeout(f, Math.min(Math.max(0, at - Date.now()) + 1, maxTimeoutMs))
   ;(handle as Handle).unref?.()
@@ -52,15 +45,10 @@ export const timerAt = (at: number, f: () => void): ReturnType<typeof setTimeout
 const immediate: (f: () => void) => void =
   typeof globalThis.setImmediate === "function" ? (f) => globalThis.setImmediate(f) : (f) => setTimeout(f, 0)
 
-/**
- * Runs `f` after the messages that arrived while this thread's event loop was blocked have been read: after such a
- * block timers run first, and an answer already here must not be taken for silence.
- *
- * @internal
- */
+/** After a blocked event loop timers run first, and an answer already here must not be taken for silence. @internal */
 export const afterPendingMessages = (f: () => void): void => immediate(f)
 
-/** A Node `MessagePort`, as far as the caller reads one. @internal */
+/** @internal */
 interface ReplyPortHandle {
   on(event: "message", listener: (data: unknown) => void): void
   unref(): void
@@ -80,21 +68,20 @@ interface NodeProcess {
 
 const nodeProcess = (globalThis as { readonly process?: NodeProcess }).process
 
-/** The ports a caller takes replies on, and its thread id for the parties that send them. @internal */
+/** @internal */
 export interface ReplyPorts {
   readonly thread: number
   readonly close: () => void
 }
 
 /**
- * Takes the replies to `to` on the ports repliers send this thread (`Protocol.ReplyPort`), where the runtime can send
- * a thread a port (Node's `postMessageToThread`); `undefined` elsewhere, and the replies keep coming on the channel.
- * A port never keeps the thread alive: the reply channel's `ref` does while calls are in flight.
+ * `undefined` where the runtime cannot send a thread a port; the replies keep coming on the channel. The reply
+ * channel's `ref`, not a port, keeps the thread alive while calls are in flight.
  *
  * @internal
  */
 export const takeReplyPorts = (to: string, onReply: (data: unknown) => void): ReplyPorts | undefined => {
-  // Looked up when a thread caller is made, not on import: a process that only connects to a socket loads none of it.
+  // Not on import: a process that only connects to a socket loads none of it.
   const workerThreads = nodeProcess?.getBuiltinModule?.("node:worker_threads") as WorkerThreads | undefined
   if (nodeProcess === undefined || typeof workerThreads?.postMessageToThread !== "function") return undefined
   const ports: Array<ReplyPortHandle> = []

@@ -1,24 +1,15 @@
 /**
- * A worker's server notifications on the thread plane, as an async iterator over pulls (C30). The subscription's
- * first pull goes out in the call that makes the iterator, so the host has it before anything this thread asks
- * afterwards. Each pull takes one batch from the host, so this thread never holds more than that; leaving early
- * unsubscribes at the host.
+ * C30: the first pull goes out as the iterator is made, so the host has it before anything this thread asks after.
  *
  * @internal
  */
 import { abandon, send, type Sent, type ThreadClient } from "./record.js"
 import * as Protocol from "./protocol.js"
 
-/**
- * A new subscription's pull: each call asks the host for the next batch (`end`: forget the subscription). Its first
- * call subscribes.
- *
- * @internal
- */
+/** Its first call subscribes. @internal */
 export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
   const subscription = Protocol.randomId()
-  // C30: a call sent straight to the owner could make a notification that reaches the host before this subscription
-  // does; the next call goes through the host instead, behind the subscription, which gives the route again.
+  // C30: a call sent straight to the owner could make a notification that reaches the host before the subscription.
   client.routes.delete(workerId)
   return (end) =>
     send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, ...(end ? { end: true } : {}) })
@@ -44,7 +35,7 @@ export const subscribe = <A>(
       buffered = []
       if (ahead !== undefined) abandon(client, ahead)
       ahead = undefined
-      // Not ended by the host: this thread unsubscribes, and is done once the host has forgotten it.
+      // Done only once the host has forgotten the subscription.
       if (!done) await pull(true).answer.catch(() => {})
     }
     return { done: true, value: undefined }

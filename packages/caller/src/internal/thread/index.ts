@@ -1,5 +1,5 @@
 /**
- * The thread plane as a `Plane`: one caller record, made on first use, for every operation of this client.
+ * The thread plane as a `Plane`.
  *
  * @internal
  */
@@ -10,12 +10,7 @@ import { callOf, dispose, disposedError, make as makeClient, send, type ThreadCl
 const deadlineOf = (budgetMs: number | undefined): number | undefined =>
   budgetMs === undefined ? undefined : Date.now() + budgetMs
 
-/**
- * The thread plane of this process's host. Nothing starts until the first call; idle, it never keeps the thread
- * alive.
- *
- * @internal
- */
+/** Nothing starts until the first call; idle, it never keeps the thread alive. @internal */
 export const make = (): Plane.Plane => {
   let client: ThreadClient | undefined
   let disposed = false
@@ -60,7 +55,7 @@ export const make = (): Plane.Plane => {
   }
 }
 
-/** An iterator whose first read rejects with `error`. @internal */
+/** @internal */
 export const failedIterator = <A>(error: unknown): AsyncIterableIterator<A> & AsyncDisposable => {
   let failed = false
   const iterator: AsyncIterableIterator<A> & AsyncDisposable = {

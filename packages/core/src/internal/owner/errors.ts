@@ -1,32 +1,18 @@
-/**
- * What the owner reads out of the errors the SDK and the transports throw at it: their text, and whether a result
- * broke the protocol's schema. The typed errors it answers with are `McpWorkerError`'s.
- */
+/** The errors the SDK and the transports throw at the owner. */
 import { type SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
 import { InputRoundsExceeded, UnusableResult } from "../../McpWorkerError.js"
 
-/**
- * A request the owner sends of its own accord, not a caller's: the era probe, the tool listing it reads for tasks
- * (C95).
- *
- * @internal
- */
+/** C95: a request the owner sends of its own accord, not a caller's. @internal */
 export type OwnRequest = "server/discover" | "tools/list"
 
-/**
- * Reported by a transport through `onerror` when a message from the server passed the config's `maxResultBytes`:
- * the transport skips the rest of it unread, and the owner fails the request in flight with `ResultTooLarge`.
- *
- * @internal
- */
+/** Reported through `onerror`; the transport skips the rest of the message unread. @internal */
 export class OversizedMessage extends Error {
   override readonly name = "OversizedMessage"
   constructor(
     readonly bytes: number,
     readonly limit: number,
-    /** Why the result could not be spilled, when the request had a spill (`onTooLarge`). */
     readonly spillFailed?: string | undefined,
-    /** The owner's own request in flight (C95), whose bound `limit` is: the message is no caller's result. */
+    /** C95: set when the message is no caller's result and `limit` is the owner's own bound. */
     readonly ownRequest?: OwnRequest | undefined
   ) {
     super(
@@ -37,13 +23,7 @@ export class OversizedMessage extends Error {
   }
 }
 
-/**
- * Reported by a transport through `onerror` when the response stream of a request ended before its response (a
- * 2026-07-28 Streamable HTTP exchange, which nothing resumes): the owner ends the request in flight with
- * `DeliveryUnknown` and never sends it again (C54).
- *
- * @internal
- */
+/** C54: nothing resumes a 2026-07-28 Streamable HTTP stream, so the request is never sent again. @internal */
 export class StreamBroken extends Error {
   override readonly name = "StreamBroken"
   constructor() {
@@ -51,12 +31,7 @@ export class StreamBroken extends Error {
   }
 }
 
-/**
- * A task awaited by `taskResult` that ended without a result, as the owner read its final state: the request ends as
- * `TaskEnded` (C123). Its words are the server's, the task's id already taken out (C71).
- *
- * @internal
- */
+/** C123; C71: the words are the server's, the task's id taken out. @internal */
 export class TaskEndedWithout extends Error {
   override readonly name = "TaskEndedWithout"
   constructor(
@@ -68,7 +43,7 @@ export class TaskEndedWithout extends Error {
   }
 }
 
-/** `text` with the task's id taken out (C71). @internal */
+/** C71 @internal */
 export const without = (taskId: unknown, text: string | undefined): string | undefined =>
   typeof taskId !== "string" || taskId === "" || text === undefined ? text : text.split(taskId).join("[task]")
 
@@ -80,7 +55,7 @@ export const errorText = (error: unknown): string =>
 export const isSchemaError = (error: unknown): boolean =>
   typeof error === "object" && error !== null && Array.isArray((error as { issues?: unknown }).issues)
 
-/** A schema error lists where the result broke the protocol; only paths and codes, never values. @internal */
+/** C24: paths and codes, never values. @internal */
 export const schemaErrorSummary = (error: unknown): string => {
   const issues = (error as { issues: Array<{ path?: Array<unknown>; code?: unknown }> }).issues
   return issues
@@ -89,13 +64,7 @@ export const schemaErrorSummary = (error: unknown): string => {
     .join("; ")
 }
 
-/**
- * What the SDK's multi-round-trip driver and result decoding refuse (C53): a server that asks past the round limit,
- * a `resultType` it does not know, an `input_required` it cannot act on. The call ends; nothing is retried. The
- * words are fixed: what a server put in its answer (keys, methods, values) never reaches an error message.
- *
- * @internal
- */
+/** C53: the words are fixed, so nothing a server put in its answer reaches an error message. @internal */
 export const unusableOf = (
   workerId: string,
   requestId: string,

@@ -1,7 +1,5 @@
 /**
- * A request's idle budget (C121): the owner, which reads the server's progress, ends a request that went its `idleMs`
- * without a `notifications/progress` as a timeout — cancelled at the server, answered `DeliveryUnknown{timeout}` —
- * whoever runs the request's whole budget.
+ * C121: kept where the server's progress is read, whoever runs the request's whole budget.
  *
  * @internal
  */
@@ -16,7 +14,7 @@ import {
   workerIdOf
 } from "./state.js"
 
-/** Arms `requestId`'s idle timer; the request's end (its `controller` aborted, or `ended`) stops it. @internal */
+/** @internal */
 export const watch = (
   machine: Machine,
   connection: Connection,
@@ -28,7 +26,7 @@ export const watch = (
   controller.addEventListener("abort", () => ended(connection, requestId))
 }
 
-/** A progress notification of `requestId` arrived: its idle wait starts anew. @internal */
+/** @internal */
 export const progressed = (machine: Machine, connection: Connection, requestId: string): void => {
   const idle = connection.idle.get(requestId)
   if (idle === undefined) return
@@ -36,7 +34,7 @@ export const progressed = (machine: Machine, connection: Connection, requestId: 
   idle.timer = setTimeout(onIdle, idle.idleMs, machine, requestId)
 }
 
-/** `requestId` ended: its idle timer stops. @internal */
+/** @internal */
 export const ended = (connection: Connection, requestId: string): void => {
   const idle = connection.idle.get(requestId)
   if (idle === undefined) return
@@ -45,7 +43,7 @@ export const ended = (connection: Connection, requestId: string): void => {
 }
 
 const onIdle = (machine: Machine, requestId: string): void => {
-  // As at the deadline (C10): exactly this request is cancelled at the server, and the worker stays ready.
+  // C10: as at the deadline.
   if (endDirect(machine, requestId, "timeout")) return
   if (!cancel(machine.state, requestId, "timeout")) return
   const workerId = workerIdOf(machine.state)

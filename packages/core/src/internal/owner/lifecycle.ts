@@ -1,7 +1,4 @@
-/**
- * The owner's life: `open` builds the transport and the client and completes initialize, leaving nothing running
- * when it fails (C4); `close` ends whatever the state holds, within its budget, in any state.
- */
+/** The owner's life: `open` and `close`, in any state. */
 import {
   Client,
   ProtocolError,
@@ -43,21 +40,19 @@ const clientInfo = { name: "mcp-worker", version: "0.1.0" }
 
 const openFailureStopMs = 2_000
 
-// How long a failed open waits for a server that is going away to exit and flush its stderr.
+// Long enough for a dying server to exit and flush its stderr.
 const exitInfoWaitMs = 1_000
 
-// How long a stdio server may stay silent on `server/discover` under `auto` before it counts as a legacy server that
-// ignores requests before `initialize` (the SDK then sends `initialize`); at most half the open budget (C90).
+// C90: a legacy stdio server may ignore requests before `initialize`, so under `auto` silence means legacy.
 const stdioProbeMs = 5_000
 
-// C90: a pinned era has no fallback, so its probe gets the whole budget; over HTTP a probe time-out is a failure, so
-// it gets the whole budget too. Either way the open as a whole ends at the budget.
+// C90: a pinned era has no fallback, and over HTTP a probe time-out is a failure.
 const probeMsOf = (config: ServerConfig.ServerConfig, budgetMs: number): number =>
   config._tag === "Stdio" && config.protocol !== "2026-07-28"
     ? Math.max(1, Math.min(stdioProbeMs, Math.floor(budgetMs / 2)))
     : budgetMs
 
-// Commands that fetch a package before the server starts: silence from them usually means the network (C90).
+// C90: silence from these usually means the network.
 const packageRunners: ReadonlySet<string> = new Set(["npx", "npm", "pnpm", "pnpx", "yarn", "bunx", "uvx", "pipx"])
 
 const negotiationOf = (protocol: "auto" | "legacy" | "2026-07-28" | undefined): VersionNegotiationMode =>
@@ -72,7 +67,7 @@ export const open = (
   Effect.gen(function* () {
     const { workerId } = request
     machine.state = State.Opening({ workerId, transport: undefined, client: undefined })
-    // The host validated the config already; a broken wire form is a protocol fault of the host.
+    // The host validated the config already.
     const config = yield* Effect.mapError(
       ConfigWire.fromWire(request.config),
       (error) => new OpenFailed({ stage: "thread", message: error.message })
@@ -90,13 +85,13 @@ export const open = (
     const capabilities = capabilitiesOf(handlers)
     const client = new Client(clientInfo, {
       capabilities,
-      // Either era, as the config says (C51): the probe goes over this connection, whose server starts once.
+      // C51: the probe goes over this connection, so the server starts once.
       versionNegotiation: {
         mode: negotiationOf(config.protocol),
-        // The probe is bounded by the budget (the SDK's own default would be its 60 s request timeout).
+        // Bounded by the budget, not by the SDK's 60 s request timeout.
         probe: { timeoutMs: probeMsOf(config, budgetMs) }
       },
-      // The rounds of one call are bounded; past them the call fails with InputRoundsExceeded (C53).
+      // C53
       inputRequired: { maxRounds: maxInputRoundsOf(config) }
     })
     answerServerRequests(machine, client, handlers)
@@ -148,8 +143,7 @@ export const open = (
       serves: servesOf(client.getServerCapabilities())
     }
   }).pipe(
-    // On failure and on interruption alike (the host gives up on an open that outlives its budget): a failed open
-    // leaves nothing running (C4), and nothing that keeps this thread alive; the host re-scans once it is gone.
+    // C4: also on interruption, when the host gives up on an open past its budget.
     Effect.onError(() =>
       Effect.suspend(() => {
         const { transport } = heldBy(machine.state)
@@ -179,9 +173,8 @@ const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["s
   }
 }
 
-// A message past `maxResultBytes` during the handshake (its answer, in practice) is skipped by the transport, so the
-// handshake could only wait out its budget: the transport's report ends it at once, naming the limit (C65).
-// The probe and initialize share one budget (C90): a fallback to initialize gets what the probe left, not a fresh one.
+// C65: the transport skips an oversized answer, so without its report the handshake would wait out its budget.
+// C90: the probe and initialize share one budget.
 const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
   new Promise<void>((resolve, reject) => {
     const deadline = setTimeout(
@@ -197,11 +190,7 @@ const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: numb
       .finally(() => clearTimeout(deadline))
   })
 
-/**
- * Records the method of the last request sent during the handshake, so that a failed open can say what it waited for
- * (the era probe or initialize, C90), and holds the era probe in flight as the owner's own request, bounded as such
- * (C95); `stop` puts the transport's own `send` back.
- */
+/** C90: a failed open says what it waited for; C95: the era probe is the owner's own request. */
 const watchHandshake = (owner: Owner.OwnerTransport) => {
   const transport: Transport = owner.transport
   let waitingFor: string | undefined
@@ -226,18 +215,14 @@ const watchHandshake = (owner: Owner.OwnerTransport) => {
   }
 }
 
-/** What a failed open knows besides its error. */
 interface OpenAttempt {
   readonly elapsedMs: number
-  /** The method of the last request sent: `server/discover` (the era probe) or `initialize`. */
   readonly waitingFor: string | undefined
-  /** A stdio server's command. */
   readonly command: string | undefined
 }
 
-// C90: what a time-out waited for, and the likely cause when a package runner printed nothing at all.
+// C90
 const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): string => {
-  // The owner's part of the budget: what the open had left once the server process had started.
   const within = `within ${attempt.elapsedMs} ms, what was left of the open's budget once the server had started`
   const waited =
     attempt.waitingFor === "server/discover"
@@ -254,12 +239,10 @@ const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): s
 const commandName = (command: string): string =>
   (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, "").toLowerCase()
 
-// Streamable HTTP, one POST per request: the transport whose requests can carry `Mcp-Param-*` headers (C62).
-// C53: the rounds of one call, the SDK's and a task start's alike.
+// C53: the SDK's rounds and a task start's alike.
 const maxInputRoundsOf = (config: ServerConfig.ServerConfig): number => config.maxInputRounds ?? defaultMaxInputRounds
 
-// A modern connection's own state; the envelope is what the client puts on its requests, for those the tasks
-// extension sends beside it (C124).
+// C124
 const modernOf = (
   client: Client,
   transport: Owner.OwnerTransport,
@@ -273,13 +256,13 @@ const modernOf = (
   maxInputRounds
 })
 
+// C62: one POST per request, so a request can carry `Mcp-Param-*` headers.
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>
   error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed
 
-// Why initialize did not complete. A server that went away is given a moment to finish exiting, so that its exit
-// status and last stderr lines are reported however early it died (C28).
+// C28: a dying server gets a moment to exit, so its status and stderr are reported however early it died.
 const openFailure = (
   transport: Owner.OwnerTransport,
   secrets: () => ReadonlyArray<string>,
@@ -287,7 +270,7 @@ const openFailure = (
   attempt: OpenAttempt
 ) =>
   Effect.gen(function* () {
-    // A probe that failed on the transport: the transport's own error says what happened (C51, C28).
+    // C51, C28: the transport's own error says what happened.
     for (let i = 0; i < 3 && isNegotiationError(error); i++) {
       const cause = (error as Error).cause
       if (cause === undefined) break
@@ -336,7 +319,7 @@ const openFailure = (
 export const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     rejectServerRequests(machine)
-    // A remote caller's request this owner took directly is answered here; the host answers its own.
+    // A remote caller's request taken directly is answered here, not by the host.
     if (machine.direct !== undefined) endDirect(machine, machine.direct.requestId, "interrupted")
     const previous = machine.state
     const { client, transport } = heldBy(previous)

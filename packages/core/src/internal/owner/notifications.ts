@@ -1,7 +1,4 @@
-/**
- * What the server tells the owner unasked: the notifications handed on to the host, and the progress of a request
- * in flight, matched to its request here.
- */
+/** What the server tells the owner unasked. */
 import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import * as ParamHeaders from "./paramHeaders.js"
@@ -9,9 +6,7 @@ import * as Tasks from "./tasks.js"
 import * as Idle from "./idle.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
-// The notifications handed on to the host, which counts them and gives them to whoever listens (`events`). A legacy
-// server sends them unasked; a modern one on the subscriptions/listen stream, whose notifications reach the same
-// handlers (C57).
+// C57: a modern server's subscriptions/listen stream reaches the same handlers.
 const notificationMethods = [
   "notifications/tools/list_changed",
   "notifications/resources/list_changed",
@@ -24,7 +19,7 @@ const notificationMethods = [
 export const forwardNotifications = (machine: Machine, client: Client): void => {
   for (const method of notificationMethods) {
     client.setNotificationHandler(method, (notification) => {
-      // The tools changed: what their definitions declared for headers is forgotten until they are listed (C62).
+      // C62: declared headers are forgotten until the tools are listed again.
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
         if (known !== undefined) ParamHeaders.forget(known)
@@ -39,7 +34,6 @@ export const forwardNotifications = (machine: Machine, client: Client): void => 
   }
 }
 
-// Plain data of the server's progress notification: what the protocol defines, nothing else it may carry.
 const progressOf = (progress: {
   progress: number
   total?: number | undefined
@@ -51,12 +45,8 @@ const progressOf = (progress: {
 })
 
 /**
- * Progress is matched to its request here, not by the SDK's `onprogress`: the SDK hands a notification to its
- * handler a microtask later but forgets the request's handler as soon as the response is read, so the last progress
- * of a server that answers in the same write is lost. Here a request's token is forgotten only once its outcome was
- * handled, which is after every notification read before its response.
- *
- * @internal
+ * Not the SDK's `onprogress`: it forgets a request's handler as soon as the response is read, losing the last
+ * progress of a server that answers in the same write. @internal
  */
 export const forwardProgress = (machine: Machine, connection: Connection): void => {
   connection.client.setNotificationHandler("notifications/progress", (notification) => {
@@ -68,7 +58,7 @@ export const forwardProgress = (machine: Machine, connection: Connection): void 
   })
 }
 
-/** The request's params with its progress token, which is its request id (unique in this owner). @internal */
+/** The request id is unique in this owner. @internal */
 export const withProgressToken = (params: Record<string, unknown>, requestId: string) => ({
   ...params,
   _meta: {
@@ -78,13 +68,8 @@ export const withProgressToken = (params: Record<string, unknown>, requestId: st
 })
 
 /**
- * The `subscriptions/listen` stream of a modern connection (C57): every list change the server advertises, and the
- * resources subscribed to. Its notifications reach the handlers `forwardNotifications` set, as a legacy server's
- * unsolicited ones do. Opened anew when the subscribed resources change; the previous stream is closed after the new
- * one is acknowledged, so no notification between the two is lost. A stream the server refuses or ends leaves the
- * worker ready: requests do not depend on it.
- *
- * @internal
+ * C57: the previous stream closes only after the new one is acknowledged, so nothing between them is lost; a
+ * refused stream leaves the worker ready, as requests do not depend on it. @internal
  */
 export const listen = (connection: Connection, modern: Modern): Promise<void> => {
   const capabilities = connection.client.getServerCapabilities() ?? {}

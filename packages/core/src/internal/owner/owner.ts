@@ -1,13 +1,10 @@
-/**
- * The owner of one connection, wired: its machine, the control-plane handlers, and the data plane's (`requests.ts`
- * `onMessage`).
- */
+/** The owner of one connection, wired. */
 import type * as Owner from "../../Owner.js"
 import * as Lifecycle from "./lifecycle.js"
 import { messageHandler } from "./requests.js"
 import { type Machine, makeMachine } from "./state.js"
 
-/** The owner's handlers over a machine. @internal */
+/** @internal */
 export const ownerOf = (machine: Machine, factory: Owner.TransportFactory): Owner.Owner => ({
   open: (request) => Lifecycle.open(machine, factory, request),
   close: (budgetMs) => Lifecycle.close(machine, budgetMs),

@@ -1,19 +1,16 @@
 /**
- * SEP-2243's tool parameters in headers (2026-07-28 Streamable HTTP, C62): a tool's `inputSchema` may mark
- * properties with `x-mcp-header`, whose values the client mirrors into `Mcp-Param-{Name}` headers of each
- * `tools/call`; a definition whose declarations break the rules is excluded from `tools/list`. The client SDK has
- * this only inside `callTool`/`listTools`, which the owner does not use (C25); these are the same rules, held per
- * connection from what the server listed, and a test compares them with the SDK's own scan and encoding.
+ * C62: SEP-2243's tool parameters in headers. The SDK has them only inside `callTool`/`listTools`, which the owner
+ * does not use (C25); a test compares these rules with the SDK's.
  */
 import * as Either from "effect/Either"
 
-/** One `x-mcp-header` declaration: where its value sits in the arguments, and the header it goes to. @internal */
+/** @internal */
 export interface Declaration {
   readonly path: ReadonlyArray<string>
   readonly header: string
 }
 
-/** What a tool's `inputSchema` declares: its declarations, or the first rule it breaks. @internal */
+/** @internal */
 export type Scan =
   | { readonly valid: true; readonly declarations: ReadonlyArray<Declaration> }
   | { readonly valid: false; readonly reason: string }
@@ -26,7 +23,7 @@ const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 // `number` is not among them: a header cannot carry a float without loss, so the revision admits only these.
 const primitive = new Set(["string", "integer", "boolean"])
 
-// Keywords whose subschemas no `properties` chain reaches statically: a declaration under any of them is invalid.
+// No `properties` chain reaches these statically, so a declaration under them is invalid.
 const unreachable = [
   "items",
   "prefixItems",
@@ -48,19 +45,13 @@ const unreachable = [
   "definitions"
 ] as const
 
-// Of those, the ones whose value maps names to subschemas.
 const named = new Set(["patternProperties", "dependentSchemas", "$defs", "definitions"])
 
 const where = (path: ReadonlyArray<string>): string => (path.length === 0 ? "<root>" : path.join("."))
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
-/**
- * The declarations of one `inputSchema`, walking `properties` at any depth. Every rule is checked: a non-empty
- * token, on a property reached only through `properties`, of a permitted type, unique without regard to case.
- *
- * @internal
- */
+/** @internal */
 export const scan = (inputSchema: unknown): Scan => {
   const declarations: Array<Declaration> = []
   const seen = new Map<string, string>()
@@ -110,8 +101,7 @@ export const scan = (inputSchema: unknown): Scan => {
 
 const sentinel = { prefix: "=?base64?", suffix: "?=" }
 
-// A value a header cannot carry as is: empty, padded (field parsing strips it), outside visible ASCII and tab, or
-// looking like the Base64 form already.
+// Field parsing strips padding, and a value that looks Base64-encoded already would be decoded.
 const needsBase64 = (value: string): boolean => {
   if (value.length === 0 || value !== value.trim()) return true
   if (value.startsWith(sentinel.prefix) && value.endsWith(sentinel.suffix)) return true
@@ -122,11 +112,10 @@ const needsBase64 = (value: string): boolean => {
   return false
 }
 
-/** A value as its header carries it: plain when it is safe, else `=?base64?{UTF-8 in Base64}?=`. @internal */
+/** @internal */
 export const encode = (value: string): string =>
   needsBase64(value) ? `${sentinel.prefix}${Buffer.from(value, "utf8").toString("base64")}${sentinel.suffix}` : value
 
-// Strings as they are, booleans in lower case, numbers in decimal; nothing for what has no exact text.
 const textOf = (value: unknown): string | undefined => {
   if (typeof value === "string") return value
   if (typeof value === "boolean") return value ? "true" : "false"
@@ -143,12 +132,7 @@ const at = (root: unknown, path: ReadonlyArray<string>): unknown => {
   return node
 }
 
-/**
- * The `Mcp-Param-*` headers of one call: a value absent or `null` sends no header, and so does one that is not a
- * primitive (the server, which checks its headers, tells the caller).
- *
- * @internal
- */
+/** The server checks its headers, so a value that is no primitive is left to it. @internal */
 export const headersFor = (
   declarations: ReadonlyArray<Declaration>,
   args: unknown
@@ -163,12 +147,7 @@ export const headersFor = (
   return headers
 }
 
-/**
- * What a connection knows of its tools' declarations, from the `tools/list` results it carried since the last
- * `list_changed`: each valid tool with declarations, and the names of those excluded.
- *
- * @internal
- */
+/** @internal */
 export interface Known {
   readonly declared: Map<string, ReadonlyArray<Declaration>>
   readonly excluded: Set<string>
@@ -177,18 +156,13 @@ export interface Known {
 /** @internal */
 export const makeKnown = (): Known => ({ declared: new Map(), excluded: new Set() })
 
-/** Forgets every tool's declarations: the tools changed, and are known again once listed. @internal */
+/** @internal */
 export const forget = (known: Known): void => {
   known.declared.clear()
   known.excluded.clear()
 }
 
-/**
- * A `tools/list` result without the tools whose declarations are invalid, and what it taught `known`. `undefined`
- * when every tool is valid: the server's result stands as it came.
- *
- * @internal
- */
+/** `undefined`: the server's result stands as it came. @internal */
 export const excludeInvalid = (known: Known, result: unknown): unknown => {
   if (!isRecord(result) || !Array.isArray(result.tools)) return undefined
   const tools: ReadonlyArray<unknown> = result.tools
@@ -208,13 +182,7 @@ export const excludeInvalid = (known: Known, result: unknown): unknown => {
   return kept === undefined ? undefined : { ...result, tools: kept }
 }
 
-/**
- * A `tools/call`'s headers on a connection that carries them: `Left` when the tool was excluded from the list (its
- * definition is invalid, so it is never called), else its `Mcp-Param-*` headers; none for a tool not listed since
- * the tools last changed, which is sent as the revision says then, without them.
- *
- * @internal
- */
+/** An excluded tool is never called; one not listed since the tools changed goes without headers. @internal */
 export const ofCall = (
   known: Known,
   params: Record<string, unknown>

@@ -1,34 +1,21 @@
-/**
- * The requests a server sends its client (elicitation, sampling, roots) and the questions of an interactive OAuth
- * flow: each handed to the host, which answers with its handlers (`ServerReply`).
- */
+/** A server's requests and an OAuth flow's questions, answered by the host's handlers. */
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
 import type * as Owner from "../../Owner.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 import { busyWith, type Machine } from "./state.js"
 
-/**
- * The capabilities the client declares: only those the host has a handler for, so a server is never told of a
- * feature nobody answers.
- *
- * @internal
- */
+/** A server is never told of a feature nobody answers. @internal */
 export const capabilitiesOf = (handlers: ReadonlyArray<string>) => ({
   ...(handlers.includes("elicitation") ? { elicitation: { form: { applyDefaults: true } } } : {}),
   ...(handlers.includes("sampling") ? { sampling: {} } : {}),
   ...(handlers.includes("roots") ? { roots: {} } : {})
 })
 
-// The JSON-RPC codes of the 2025 SDK for a request the client gave up on, and for a closing connection.
+// The 2025 SDK's codes.
 const requestTimeoutCode = -32001
 const connectionClosedCode = -32000
 
-/**
- * Hands a server's request to the host and answers the server with what the host's handler answered. A request
- * the server cancels (or a connection that closes) stops waiting here; the host's late answer is dropped.
- *
- * @internal
- */
+/** A cancelled request stops waiting here; the host's late answer is dropped. @internal */
 export const askHost = (
   machine: Machine,
   method: OwnerProtocol.ServerMethod,
@@ -54,7 +41,7 @@ export const askHost = (
       }
     })
     const state = machine.state
-    // C151: a worker runs one request at a time (C8), so the request in flight is the one the server asks for.
+    // C151: one request at a time (C8), so the one in flight is the one the server asks for.
     const requestId = state._tag === "Ready" ? busyWith(state.connection) : undefined
     machine.port.post({
       _tag: "ServerRequest",
@@ -67,8 +54,7 @@ export const askHost = (
 
 /** @internal */
 export const answerServerRequests = (machine: Machine, client: Client, handlers: ReadonlyArray<string>): void => {
-  // The same handlers answer a legacy server's requests and the embedded requests of a modern server's
-  // `input_required` rounds, which the SDK's driver dispatches to them inside the one call (C31, C52).
+  // C31, C52: the SDK's driver also dispatches a modern server's `input_required` rounds to these.
   if (handlers.includes("elicitation")) {
     client.setRequestHandler("elicitation/create", (request, context) =>
       askHost(machine, "elicitation/create", request.params, context.mcpReq.signal)
@@ -86,7 +72,7 @@ export const answerServerRequests = (machine: Machine, client: Client, handlers:
   }
 }
 
-/** The host's answer to a server's request that still waits; a late one is dropped. @internal */
+/** @internal */
 export const onServerReply = (machine: Machine, message: typeof OwnerProtocol.ServerReplyMessage.Type): void => {
   const waiting = machine.serverRequests.get(message.serverRequestId)
   if (waiting === undefined) return
@@ -97,7 +83,7 @@ export const onServerReply = (machine: Machine, message: typeof OwnerProtocol.Se
   )
 }
 
-/** A closing connection answers nobody any more: every question still waiting for the host fails. @internal */
+/** @internal */
 export const rejectServerRequests = (machine: Machine): void => {
   for (const waiting of machine.serverRequests.values()) {
     waiting.reject(new ProtocolError(connectionClosedCode, "the connection is closing"))

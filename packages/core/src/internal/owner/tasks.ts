@@ -1,7 +1,4 @@
-/**
- * Tasks in the owner (the 2025-11-25 revision): what the server's capabilities and its listed tools allow, checked
- * before anything is sent (C72), and a server's error about a task told without the task's id (C71).
- */
+/** Tasks on the 2025-11-25 revision, checked before anything is sent (C72). */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
@@ -10,20 +7,20 @@ import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without
 import { type Connection, connectionGone, type Machine, RequestAbort } from "./state.js"
 import * as Extension from "./tasksExtension.js"
 
-/** A tool's `execution.taskSupport` as the server listed it; absent means `forbidden`. @internal */
+/** Absent means `forbidden`. @internal */
 export type TaskSupport = "required" | "optional" | "forbidden"
 
-/** What the tools listed so far declared about tasks, by tool name. @internal */
+/** @internal */
 export type Known = Map<string, TaskSupport>
 
-/** A `tools/call` that asks for a task carries `task`. @internal */
+/** @internal */
 export const isStart = (method: OwnerProtocol.Method, params: Record<string, unknown>): boolean =>
   method === "tools/call" && params.task !== undefined
 
-/** The protocol's schema of a task start's answer. @internal */
+/** @internal */
 export const createdSchema: StandardSchemaV1 = specTypeSchemas.CreateTaskResult
 
-/** Learns each listed tool's task support from a `tools/list` result. @internal */
+/** @internal */
 export const learn = (known: Known, result: unknown): void => {
   const tools = (result as { tools?: unknown } | undefined)?.tools
   if (!Array.isArray(tools)) return
@@ -34,21 +31,16 @@ export const learn = (known: Known, result: unknown): void => {
   }
 }
 
-/** The maps of connections whose tools were all listed since they last changed: a tool not in them runs plainly. */
+/** Listed whole since the tools last changed, so a tool not in the map runs plainly. */
 const listedWhole = new WeakSet<Known>()
 
-/** The server's tools changed: what they declared is forgotten until they are listed again. @internal */
+/** @internal */
 export const forget = (known: Known): void => {
   known.clear()
   listedWhole.delete(known)
 }
 
-/**
- * Whether a plain call waits for the owner to list the server's tools first: on a server that runs tool calls as
- * tasks, only the listing says whether this tool requires one, and a call it refuses must not be sent (C72).
- *
- * @internal
- */
+/** C72: only the listing says whether a tool requires a task. @internal */
 export const mustList = (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -62,12 +54,7 @@ export const mustList = (
   !listedWhole.has(connection.taskSupport) &&
   (connection.client.getServerCapabilities()?.tasks as ServerTasks | undefined)?.requests?.tools?.call !== undefined
 
-/**
- * Whether the server runs tool calls as tasks: a 2025-11-25 server declares `tasks.requests.tools.call`, a 2026-07-28
- * one the tasks extension (C72, C75).
- *
- * @internal
- */
+/** C72, C75 @internal */
 export const runsTasks = (client: Connection["client"], modern: boolean): boolean =>
   modern
     ? Extension.serverDeclares(client)
@@ -75,20 +62,13 @@ export const runsTasks = (client: Connection["client"], modern: boolean): boolea
 
 const maxListedPages = 100
 
-/** What a listing ends with: the call goes (`send`), or it is refused unsent, `why` its listing failed (C95). */
+/** C95 */
 export interface ListingEnd {
   readonly send: () => void
   readonly fail: (why: unknown) => void
 }
 
-/**
- * Lists every page of the server's tools as the request `requestId` (the worker stays busy with it, and a cancel or
- * the budget ends the listing), then `send`s the call, unless the request ended meanwhile: then nothing of the call
- * went out. The listing is the owner's own request, bounded as such (C95); a listing that fails fails the call, unsent:
- * without it the owner cannot tell whether the server would refuse the call (C72).
- *
- * @internal
- */
+/** C95, C72: listed as the request itself, so a cancel or the budget ends it. @internal */
 export const listThen = (connection: Connection, requestId: string, timeoutMs: number, end: ListingEnd): void => {
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
@@ -110,7 +90,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
     }
   }
-  // Whoever ended the request meanwhile (a cancel, the budget, an answer past the bound) has answered its caller.
+  // Whoever ended the request meanwhile has answered its caller.
   const ended = () => {
     if (connection.inflight.get(requestId) !== controller) return true
     connection.inflight.delete(requestId)
@@ -124,12 +104,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
     )
 }
 
-/**
- * The owner's tool listing before a call failed (C95): the call was not sent. What the error says of it is the
- * server's error code or the client's words, never the answer's data (C24).
- *
- * @internal
- */
+/** C95; C24: the server's code or the client's words, never the answer's data. @internal */
 export const listingFailed = (
   machine: Machine,
   connection: Connection,
@@ -160,18 +135,13 @@ interface ServerTasks {
   readonly requests?: { readonly tools?: { readonly call?: object } }
 }
 
-/**
- * Why a request cannot go to this server as a task request, or `undefined`. A plain call of a tool listed as requiring
- * a task is refused here, as the server would refuse it (C72); names stay out of the message (C24).
- *
- * @internal
- */
+/** C72; C24: names stay out of the message. @internal */
 export const refusal = (
   connection: Connection,
   method: OwnerProtocol.Method,
   params: Record<string, unknown>
 ): InvalidInput | undefined => {
-  // On a 2026-07-28 connection the server decides which calls become tasks; what it allows is its extension (C75).
+  // C75
   if (connection.modern !== undefined && (isStart(method, params) || method.startsWith("tasks/"))) {
     return Extension.refusal(connection, method, params)
   }
@@ -195,13 +165,7 @@ export const refusal = (
   return undefined
 }
 
-/**
- * A task request that failed, as the caller gets it: a `tasks/result` the server refused on a 2025-11-25 connection
- * is followed by a `tasks/get` within the same budget, and a task that ended `cancelled` or `failed` is told as such
- * (C123); anything else stands as it came, the task's id taken out (C71).
- *
- * @internal
- */
+/** C123: a refused `tasks/result` is followed by a `tasks/get` within the same budget; else C71. @internal */
 export const failedWait = async (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -225,12 +189,7 @@ export const failedWait = async (
   throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage), code)
 }
 
-/**
- * A server's error about a task, its id taken out of the message and its data left behind: whoever reads the error
- * may not hold the task (C71).
- *
- * @internal
- */
+/** C71 @internal */
 export const withoutTaskId = (params: Record<string, unknown>, error: unknown): unknown => {
   const taskId = params.taskId
   if (typeof taskId !== "string" || !(error instanceof ProtocolError)) return error

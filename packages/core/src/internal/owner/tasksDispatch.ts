@@ -1,9 +1,6 @@
 /**
- * The request path of the 2026-07-28 tasks extension (C75): `@modelcontextprotocol/ext-tasks` drives the tasks, and
- * asks its host for the raw exchange the SDK's client cannot make (its codec refuses a flat task, `resultType:
- * "task"`). This owner is that host: its requests go out on the connection's own transport under ids of their own, and
- * their answers are taken off the transport before the client reads it. Each operation gets a port of its own, alive
- * only while the operation runs: nothing the package might send later (a poll, a clean-up cancel) ever leaves (C74).
+ * C75: the raw exchange the tasks extension needs, which the SDK's client cannot make (its codec refuses a flat task).
+ * C74: a port lives only while its operation runs, so a later poll or clean-up cancel never leaves.
  */
 import type { ConnectedMcpSessionPort, DispatchOptions, JsonRpcResponse } from "@modelcontextprotocol/ext-tasks/client"
 import { DispatchError } from "@modelcontextprotocol/ext-tasks/client"
@@ -14,14 +11,13 @@ import type { Connection } from "./state.js"
 
 type Json = Record<string, any>
 
-/** What each request of this era carries in `_meta`, as the client sent it at `server/discover`. @internal */
+/** As the client sent it at `server/discover`. @internal */
 export interface Framing {
   readonly protocolVersion: string
   readonly clientInfo: Json
   readonly clientCapabilities: Json
 }
 
-/** The request's params with the era's envelope and the extension declared beside the client's capabilities. */
 const framed = (framing: Framing, params: Json): Json => {
   const meta = typeof params._meta === "object" && params._meta !== null ? params._meta : {}
   return withTaskCapabilityV2({
@@ -41,7 +37,7 @@ interface Waiting {
   readonly answer: (response: JsonRpcResponse) => void
 }
 
-/** The requests of one connection sent on its transport beside the client's, by their own ids. */
+/** Answers are taken off the transport before the client reads it. */
 class RawRequests {
   private next = 0
   private readonly waiting = new Map<string, Waiting>()
@@ -56,8 +52,7 @@ class RawRequests {
     }
   }
 
-  // The client numbers its requests; an id of ours is never one of them. The late answer to one that ended is dropped
-  // here, not handed to the client, which knows no such request.
+  // The client numbers its requests, so a prefixed string id is ours; a late answer is dropped here.
   private take(message: JSONRPCMessage): boolean {
     const id = (message as { readonly id?: unknown }).id
     if (typeof id !== "string" || !id.startsWith(idPrefix) || !("result" in message || "error" in message)) return false
@@ -78,11 +73,7 @@ class RawRequests {
     return { jsonrpc: "2.0", method: "notifications/cancelled", params } as JSONRPCMessage
   }
 
-  /**
-   * Sends one request; its budget or either signal ends it exactly, as the SDK's client ends its own (C10, C55): a
-   * transport with a stream per request closes that stream, any other is told with `notifications/cancelled`. The
-   * owner's signal is its own light abort, not a DOM `AbortSignal`: each is listened to, never combined.
-   */
+  /** C10, C55. The owner's signal is its own light abort, not a DOM `AbortSignal`, so signals are never combined. */
   send(method: string, params: Json, signals: ReadonlyArray<AbortSignal>, timeoutMs: number, headers: Json) {
     const id = `${idPrefix}${++this.next}`
     const stream = this.transport.hasPerRequestStream === true ? new AbortController() : undefined
@@ -121,24 +112,19 @@ class RawRequests {
 
 const rawOf = new WeakMap<Connection, RawRequests>()
 
-/** One owner request's budget, as the owner sends any request. @internal */
+/** @internal */
 export interface RequestOptions {
   readonly signal: AbortSignal
   readonly timeout: number
   readonly headers?: Record<string, string>
 }
 
-/** A port that sends only until `end`, and only within the owner's request (its signal and budget). @internal */
+/** @internal */
 export interface OperationPort extends ConnectedMcpSessionPort {
   readonly end: () => void
 }
 
-/**
- * The port of one task operation on `connection`: the package's requests go out on the raw path, each bounded by
- * the owner's request and by the package's own signal and timeout; once `end`ed it refuses to send.
- *
- * @internal
- */
+/** @internal */
 export const operationPort = (connection: Connection, framing: Framing, options: RequestOptions): OperationPort => {
   let raw = rawOf.get(connection)
   if (raw === undefined) {

@@ -1,7 +1,6 @@
 /**
- * The sessions of `@modelcontextprotocol/ext-tasks` that run the task operations of a 2026-07-28 connection (C75,
- * C75a–C75c): loaded with the first one (tasksExtension.ts `send`), so an owner that runs none never evaluates the
- * package (its schemas cost an owner thread ≈ 12 ms of start and 4 MiB).
+ * C75: loaded with the first task operation, so an owner that runs none never evaluates the package (≈ 12 ms of
+ * start and 4 MiB).
  *
  * @internal
  */
@@ -25,7 +24,7 @@ type Json = Record<string, any>
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** The 2025-11-25 shape of a task (`ttl`, `pollInterval`), from the extension's (`ttlMs`, `pollIntervalMs`). */
+/** The 2025-11-25 shape of a task. */
 const toTask = (flat: Json): Json => {
   const { resultType: _resultType, ttlMs, pollIntervalMs, ...rest } = flat
   return { ...rest, ttl: ttlMs ?? null, ...(pollIntervalMs === undefined ? {} : { pollInterval: pollIntervalMs }) }
@@ -37,10 +36,7 @@ const methods = {
   roots: "roots/list"
 } as const satisfies Record<ApplicationInputRequest["kind"], OwnerProtocol.ServerMethod>
 
-/**
- * Runs one operation on a session whose port dies with it; a task's or a call's questions go to the host's handlers
- * as any server request (C31), and the package's errors become the ones the owner tells (`fromPackage`).
- */
+/** C74: the port dies with the operation; C31: its questions go to the host's handlers. */
 const operate = async <A>(
   machine: Machine,
   connection: Connection,
@@ -50,7 +46,7 @@ const operate = async <A>(
 ): Promise<A> => {
   const port = operationPort(connection, modern.framing, options)
   const session = withTasks(port, {
-    // The server decides which call becomes a task (C75a): the package lists no tools of its own accord.
+    // C75a: the server decides which call becomes a task, so the package lists no tools.
     tools: { currentTool: () => undefined },
     maxInputRounds: modern.maxInputRounds,
     onInputRequest: (request, context) =>
@@ -63,7 +59,7 @@ const operate = async <A>(
   }
 }
 
-// The package's words for a server's answer, a schema's refusal and a bound, as the SDK's client says them.
+// As the SDK's client says them, so the owner reads one kind of error.
 const fromPackage = (error: unknown): unknown => {
   if (error instanceof JsonRpcResponseError) return new ProtocolError(error.code, error.message, error.data)
   if (error instanceof ProtocolDecodeError) return { issues: [{ message: "the answer does not match the schema" }] }
@@ -74,13 +70,13 @@ const fromPackage = (error: unknown): unknown => {
   return error
 }
 
-// The tool's `CallToolResult`, as a plain call answers it: the revision's `resultType` is the wire's, not the tool's.
+// `resultType` is the wire's, not the tool's.
 const complete = (result: unknown): Json => {
   const { resultType: _resultType, ...rest } = result as Json
   return rest
 }
 
-/** `tools/call` with the extension declared: a flat task becomes `{ task }`; a complete result stands (C75a). */
+/** C75a */
 const start = (session: TaskEnabledSession, params: Json, options: RequestOptions): Promise<unknown> =>
   session
     .callTool(params.name, params.arguments, {
@@ -95,15 +91,14 @@ const start = (session: TaskEnabledSession, params: Json, options: RequestOption
         if (outcome.status !== "completed") throw (outcome as { error?: unknown }).error
         return complete(outcome.result)
       }
-      // The start's own task, read before the package could poll: the task is the caller's to wait for (C70).
+      // C70: read before the package could poll, as the task is the caller's to wait for.
       const events = execution.updates()[Symbol.asyncIterator]()
       await execution.detach()
       const first = await events.next()
       return { task: toTask((first.value as { readonly task: TaskView }).task.raw) }
     })
 
-// C123: a task that ended without a result says which end it met; a failure's words are its status message, else its
-// error's, the task's id taken out (C71). Only a terminal state read from the server counts.
+// C123, C71. Only a terminal state read from the server counts.
 const resultOf = async (session: TaskEnabledSession, taskId: string, options: RequestOptions): Promise<unknown> => {
   const reference = {
     endpointId: session.endpointId,
@@ -124,12 +119,7 @@ const resultOf = async (session: TaskEnabledSession, taskId: string, options: Re
   throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage ?? error?.message), code)
 }
 
-/**
- * A task operation on a 2026-07-28 connection, or `undefined` when the request is no task operation. Every request it
- * sends is bounded by the owner's request (its budget, its exact cancel on abort).
- *
- * @internal
- */
+/** @internal */
 export const send = (
   machine: Machine,
   connection: Connection,
@@ -138,7 +128,7 @@ export const send = (
   params: Json,
   options: RequestOptions
 ): Promise<unknown> | undefined => {
-  // The stdio transport keeps each raw response for the request it answers; these answers are mapped, not raw.
+  // The stdio transport keeps each raw response for its request; these answers are mapped, not raw.
   const mapped = (run: (session: TaskEnabledSession) => Promise<unknown>) =>
     operate(machine, connection, modern, options, run).finally(() => {
       connection.transport.takeResponse?.()
@@ -157,7 +147,7 @@ export const send = (
     case "tasks/result":
       return mapped((session) => resultOf(session, taskId, options))
     case "tasks/cancel":
-      // C74 on this revision: the cancel is an ack; the state after it is read with the next tasks/get (C75c).
+      // C75c: the cancel is an ack; the state after it is read with the next tasks/get.
       return mapped((session) =>
         task(session)
           .cancel(options.signal)

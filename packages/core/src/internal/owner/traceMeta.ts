@@ -1,19 +1,17 @@
 /**
- * W3C trace context in a request's `_meta` (SEP-414: MCP reserves `traceparent`, `tracestate` and `baggage` there for
- * it), so that the server's spans of a request are children of the caller's trace (C83, C84). The owner writes it from
- * the span context the request carries (`OwnerProtocol.TraceContext`); a caller's own `_meta` keys are never replaced.
+ * C83, C84: W3C trace context in a request's `_meta`, where SEP-414 reserves it.
  *
  * @internal
  */
 import type * as OwnerProtocol from "../../OwnerProtocol.js"
 
-/** The `_meta` key of W3C `traceparent`, as the TypeScript SDK names it (`TRACEPARENT_META_KEY`). @internal */
+/** The SDK's `TRACEPARENT_META_KEY`. @internal */
 export const traceparentKey = "traceparent"
 
-/** The `_meta` key of W3C `tracestate` (`TRACESTATE_META_KEY`). @internal */
+/** The SDK's `TRACESTATE_META_KEY`. @internal */
 export const tracestateKey = "tracestate"
 
-/** The `_meta` key of W3C `baggage` (`BAGGAGE_META_KEY`). @internal */
+/** The SDK's `BAGGAGE_META_KEY`. @internal */
 export const baggageKey = "baggage"
 
 const hex32 = /^[0-9a-f]{32}$/
@@ -21,28 +19,19 @@ const hex16 = /^[0-9a-f]{16}$/
 const zeros32 = "0".repeat(32)
 const zeros16 = "0".repeat(16)
 
-/**
- * The `traceparent` of a span context (version `00`), or `undefined` when its ids are no W3C ids (a tracer of its
- * own making): nothing is then sent rather than something a server would reject.
- *
- * @internal
- */
+/** Ids that are no W3C ids send nothing rather than something a server would reject. @internal */
 export const traceparentOf = ([traceId, spanId, sampled]: OwnerProtocol.TraceContext): string | undefined =>
   hex32.test(traceId) && hex16.test(spanId) && traceId !== zeros32 && spanId !== zeros16
     ? `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`
     : undefined
 
-// W3C Trace Context: at most 32 members, and the 512 characters every vendor propagates (what OpenTelemetry keeps).
+// 512 characters is what every vendor propagates, and what OpenTelemetry keeps.
 const tracestateMaxMembers = 32
 const tracestateMaxLength = 512
 const tracestateMember =
   /^(?:[a-z][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-9a-z*/-]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/
 
-/**
- * `header` when it is a W3C `tracestate` within its bounds (members valid, keys unique), else `undefined`.
- *
- * @internal
- */
+/** @internal */
 export const validTracestate = (header: string): string | undefined => {
   if (header.length === 0 || header.length > tracestateMaxLength) return undefined
   const members = header.split(",")
@@ -59,7 +48,7 @@ export const validTracestate = (header: string): string | undefined => {
   return keys.size === 0 ? undefined : header
 }
 
-// W3C Baggage: the limits OpenTelemetry's propagator keeps (180 members, 4096 bytes each, 8192 in all).
+// The limits OpenTelemetry's propagator keeps.
 const baggageMaxMembers = 180
 const baggageMaxMemberLength = 4096
 const baggageMaxLength = 8192
@@ -69,12 +58,7 @@ const baggageMember = new RegExp(
   `^${token}[ \\t]*=[ \\t]*${baggageValue}(?:[ \\t]*;[ \\t]*${token}(?:[ \\t]*=[ \\t]*${baggageValue})?)*$`
 )
 
-/**
- * `header` when it is a W3C `baggage` within its bounds, else `undefined`. Its size is counted in UTF-16 units, which
- * for the ASCII the grammar allows are its bytes.
- *
- * @internal
- */
+/** UTF-16 units count as bytes: the grammar allows only ASCII. @internal */
 export const validBaggage = (header: string): string | undefined => {
   if (header.length === 0 || header.length > baggageMaxLength) return undefined
   const members = header.split(",")
@@ -88,13 +72,7 @@ export const validBaggage = (header: string): string | undefined => {
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/**
- * `params` with the span's `traceparent`, and its trace's valid `tracestate` and `baggage`, in its `_meta`; `params`
- * itself when there is nothing to add. A key the caller's own `_meta` sets is theirs (C83); their `traceparent` names
- * another trace, so this trace's `tracestate` is not added beside it either (C84).
- *
- * @internal
- */
+/** C83; C84: a caller's own `traceparent` names another trace, so this trace's `tracestate` stays out. @internal */
 export const withTraceContext = (
   params: Record<string, unknown>,
   trace: OwnerProtocol.TraceContext | undefined

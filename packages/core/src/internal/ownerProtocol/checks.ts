@@ -1,8 +1,6 @@
 /**
- * Reading the data plane's messages: a decoder that never throws on a hostile value, and the fast checks of the
- * messages every call carries (a request, its success), which spare building a parse tree on the hot path. A fast
- * check is derived from its message's Schema, so the rules have one text; anything it does not pass goes through the
- * Schema and its errors.
+ * Reading the data plane's messages. A fast check spares the hot path a parse tree and is derived from its message's
+ * Schema, so the rules have one text.
  */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
@@ -10,13 +8,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import * as Messages from "./messages.js"
 
-/**
- * The predicate of `schema`: it accepts exactly what decoding the Schema accepts, without building a parse tree or an
- * error. Only the plain shapes messages use are known (structs, tuples, unions, literals, strings, numbers, booleans,
- * `undefined`); any other node throws when the module loads, never at a call.
- *
- * @internal
- */
+/** Accepts exactly what decoding accepts; an unknown node throws when the module loads, never at a call. @internal */
 export const fastCheck = <A, I>(schema: Schema.Schema<A, I, never>): ((u: unknown) => u is A) =>
   checkOf(schema.ast) as (u: unknown) => u is A
 
@@ -61,8 +53,6 @@ const unionOf = (ast: SchemaAST.Union): Check => {
   return (u) => checks.some((check) => check(u))
 }
 
-// Optional elements follow the required ones: an array of any length between the two counts, each element there
-// holding a value its type accepts.
 const tupleOf = (ast: SchemaAST.TupleType): Check => {
   if (ast.rest.length > 0) throw new Error("fastCheck: no fast check for a tuple with rest elements")
   const checks = ast.elements.map((element) => checkOf(element.type))
@@ -76,13 +66,12 @@ const tupleOf = (ast: SchemaAST.TupleType): Check => {
 
 const structOf = (ast: SchemaAST.TypeLiteral): Check => {
   if (ast.indexSignatures.length > 0) throw new Error("fastCheck: no fast check for an index signature")
-  // The tag first: most values that fail are another message.
+  // Most values that fail are another message.
   const fields = [...ast.propertySignatures]
     .sort((a, b) => (a.name === "_tag" ? -1 : b.name === "_tag" ? 1 : 0))
     .map((field) => {
       if (typeof field.name !== "string") throw new Error("fastCheck: no fast check for a symbol key")
       const check = checkOf(field.type)
-      // An optional field may be absent; a required one must hold a value its type accepts.
       return { name: field.name, check: field.isOptional ? (u: unknown) => u === undefined || check(u) : check }
     })
   return (u) => {
@@ -117,8 +106,7 @@ export const decodeHostMessage = (
 
 const decodeHostMessageSchema = safeDecoder(Messages.HostMessage)
 
-// The message of every call and its answer, read without a parse tree; anything else, or anything that does not
-// pass, goes through the Schema and its errors.
+// What does not pass goes through the Schema and its errors.
 const isPlainRequest = fastCheck(Messages.RequestMessage)
 
 const isPlainSuccess = fastCheck(Messages.SuccessMessage)
