@@ -10,26 +10,20 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import { afterAll, beforeAll } from "vitest"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
 import type { ThreadInput } from "./remote-entry.js"
-import { bundleRemoteEntry, remoteThread, runInThread } from "./remoteThread.js"
+import { remoteEntry, remoteThread, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
 
 // runInThread fails when a thread does not exit once its scenario has reported (an idle channel keeping it alive).
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
-  runInThread(entry, { scenario, data }, env === undefined ? {} : { env })
+  runInThread(entry(), { scenario, data }, env === undefined ? {} : { env })
 
 interface ServerRecords {
   readonly calls: ReadonlyArray<{ id: number | string; name: string; token?: string }>
@@ -198,7 +192,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
-          const running = yield* remoteThread(entry, { scenario: "whileHostBlocked", data: { id } })
+          const running = yield* remoteThread(entry(), { scenario: "whileHostBlocked", data: { id } })
           yield* Effect.promise(() => running.event("ready"))
           running.send("go")
           // This thread (the host's) reads nothing for a second.
@@ -225,8 +219,8 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const a = yield* remoteThread(entry, { scenario: "race", data: { id, token: "a", ms: 300 } })
-        const b = yield* remoteThread(entry, { scenario: "race", data: { id, token: "b", ms: 300 } })
+        const a = yield* remoteThread(entry(), { scenario: "race", data: { id, token: "a", ms: 300 } })
+        const b = yield* remoteThread(entry(), { scenario: "race", data: { id, token: "b", ms: 300 } })
         yield* Effect.promise(() => Promise.all([a.event("ready"), b.event("ready")]))
         a.send("go")
         b.send("go")
@@ -271,7 +265,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
           const direct = path === paths[1]
-          const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan", direct } })
+          const running = yield* remoteThread(entry(), { scenario: "hang", data: { id, token: "orphan", direct } })
           yield* Effect.promise(() => running.event("calling"))
           assert.isTrue(
             yield* Effect.promise(() => eventually(async () => (await Effect.runPromise(workers.status(id))).busy))
@@ -320,7 +314,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "timedCall",
           data: { id, token: "long", ms: 4_000, timeout: 20_000 }
         })
@@ -352,7 +346,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "timedCall",
           data: { id, token: "late", ms: 10_000, timeout: 1_000 }
         })
@@ -399,7 +393,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         const workers = Context.get(yield* Layer.buildWithScope(NodeMcpWorkers.layer(), hostScope), McpWorkers)
         const t = tag()
         const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "holdAcrossHostClose",
           data: { id, config: statefulConfig() }
         })
@@ -433,7 +427,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
             for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
           })
         )
-        const host = yield* remoteThread(entry, {
+        const host = yield* remoteThread(entry(), {
           scenario: "host",
           data: { config: { ...statefulConfig(), env: { TEST_TAG: t } } }
         })

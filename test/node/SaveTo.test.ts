@@ -12,17 +12,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { modernConfig, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, structured, withHost } from "./helpers.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
+const entry = remoteEntry()
 let dir = ""
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
+beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-saveto-"))
 })
 afterAll(() => {
-  remove()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -276,7 +273,7 @@ describe("C32: saveTo", () => {
         const where = freshDir("remote")
         const id = yield* workers.open(statefulConfig())
         const plain = yield* workers.callTool(id, "big", { bytes: 5_000 })
-        const outcome = yield* runInThread(entry, { scenario: "saveTo", data: { id, dir: where } })
+        const outcome = yield* runInThread(entry(), { scenario: "saveTo", data: { id, dir: where } })
         assert.isTrue(outcome.ok)
         if (!outcome.ok) return
         const target = path.join(where, "remote.json")
