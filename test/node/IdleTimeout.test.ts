@@ -21,16 +21,21 @@ describe("C121: a request ends when its server's progress stops for idleTimeout;
     ["an owner thread, legacy era", statefulConfig(), "thread"],
     ["an owner thread, modern era", modernConfig(), "thread"],
     ["an owner process", statefulConfig(), "process"]
-  ] as const)("the host service: %s", ([, config, isolation]) =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(config, { isolation })
-        const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), id))
-        assert.deepStrictEqual(seen, expectedIdle)
-        yield* workers.close(id)
-      })
-    )
+  ] as const)(
+    "the host service: %s",
+    ([, config, isolation]) =>
+      withHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(config, { isolation })
+          const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), id))
+          assert.deepStrictEqual(seen, expectedIdle)
+          yield* workers.close(id)
+        })
+      ),
+    // The suite mostly waits on idle budgets. Tests that start no remote thread and no Promise client in this thread
+    // run at once: neither looks for the process's host, so each test's host serves only its own callers.
+    { concurrent: true }
   )
 
   it.live("the Promise client in the host's thread", () =>
@@ -60,30 +65,36 @@ describe("C121: a request ends when its server's progress stops for idleTimeout;
     )
   )
 
-  it.scopedLive("a socket peer (layerConnect)", () =>
-    Effect.gen(function* () {
-      const socket = socketPath()
-      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
-      const workers = Context.get(host, McpWorkers)
-      const id = yield* workers.open(statefulConfig())
-      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
-      const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(peer.callTool), id))
-      assert.deepStrictEqual(seen, expectedIdle)
-      yield* workers.close(id)
-    })
+  it.scopedLive(
+    "a socket peer (layerConnect)",
+    () =>
+      Effect.gen(function* () {
+        const socket = socketPath()
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+        const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
+        const workers = Context.get(host, McpWorkers)
+        const id = yield* workers.open(statefulConfig())
+        const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+        const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(peer.callTool), id))
+        assert.deepStrictEqual(seen, expectedIdle)
+        yield* workers.close(id)
+      }),
+    { concurrent: true }
   )
 
-  it.scopedLive("McpClient", () =>
-    Effect.gen(function* () {
-      const client = yield* McpClient.make(statefulConfig())
-      const seen = yield* Effect.promise(() =>
-        exerciseIdle(
-          effectIdleSurface((_, name, args, options) => client.callTool(name, args, options)),
-          ""
+  it.scopedLive(
+    "McpClient",
+    () =>
+      Effect.gen(function* () {
+        const client = yield* McpClient.make(statefulConfig())
+        const seen = yield* Effect.promise(() =>
+          exerciseIdle(
+            effectIdleSurface((_, name, args, options) => client.callTool(name, args, options)),
+            ""
+          )
         )
-      )
-      assert.deepStrictEqual(seen, expectedIdle)
-    })
+        assert.deepStrictEqual(seen, expectedIdle)
+      }),
+    { concurrent: true }
   )
 })
