@@ -8,8 +8,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as RcRef from "effect/RcRef"
 import * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
+import { afterAll } from "vitest"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
@@ -20,6 +22,16 @@ const entry = remoteEntry()
 
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
+
+// Tests that mostly wait on the host's patience run at once, each on a worker of its own, on one host held while any
+// of them runs: a remote thread reaches the process's newest host, so they cannot each have one.
+const sharedScope = Effect.runSync(Scope.make())
+const sharedHost = Effect.runSync(
+  RcRef.make({ acquire: Layer.build(NodeMcpWorkers.layer()) }).pipe(Scope.extend(sharedScope))
+)
+afterAll(() => Effect.runPromise(Scope.close(sharedScope, Exit.void)))
+const withSharedHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
+  Effect.scoped(Effect.flatMap(RcRef.get(sharedHost), (host) => Effect.provide(effect, host)))
 
 // runInThread fails when a thread does not exit once its scenario has reported (an idle channel keeping it alive).
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
@@ -260,7 +272,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
   it.live.each(paths)(
     "a remote thread terminated mid-call (%s): its request is cancelled long before its budget, the worker works",
     (path) =>
-      withHost(
+      withSharedHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
@@ -281,13 +293,14 @@ describe("NodeMcpWorkers.layerRemote", () => {
           yield* expectCancelled(workers, id, "orphan", "interrupted")
           yield* idle(workers, id)
         })
-      )
+      ),
+    { concurrent: true }
   )
 
   it.live.each(paths)(
     "C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence (%s)",
     (path) =>
-      withHost(
+      withSharedHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
@@ -306,7 +319,8 @@ describe("NodeMcpWorkers.layerRemote", () => {
           yield* expectCancelled(workers, id, "stalled", "interrupted")
           yield* idle(workers, id)
         })
-      )
+      ),
+    { concurrent: true }
   )
 
   it.live("C11, C22: a remote waiting on a call tells the host so, even while it hears from the host side", () =>
