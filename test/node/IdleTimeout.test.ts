@@ -9,12 +9,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import { modernConfig, statefulConfig } from "../fixtures/servers.js"
-import { withHost, withPromiseClient } from "./helpers.js"
+import { sharedHost, withPromiseClient } from "./helpers.js"
 import { effectIdleSurface, exerciseIdle, expectedIdle } from "./idleSuite.js"
 import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
+
+// The suite mostly waits on idle budgets: the surfaces run at once, on one host (helpers.ts), each on workers of its
+// own. The socket peer's listener is a host too, so it runs after them, alone.
+const withSharedHost = sharedHost()
 
 describe("C121: a request ends when its server's progress stops for idleTimeout; progress extends it", () => {
   it.live.each([
@@ -24,7 +28,7 @@ describe("C121: a request ends when its server's progress stops for idleTimeout;
   ] as const)(
     "the host service: %s",
     ([, config, isolation]) =>
-      withHost(
+      withSharedHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(config, { isolation })
@@ -33,52 +37,39 @@ describe("C121: a request ends when its server's progress stops for idleTimeout;
           yield* workers.close(id)
         })
       ),
-    // The suite mostly waits on idle budgets. Tests that start no remote thread and no Promise client in this thread
-    // run at once: neither looks for the process's host, so each test's host serves only its own callers.
     { concurrent: true }
   )
 
-  it.live("the Promise client in the host's thread", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const id = yield* workers.open(statefulConfig())
-        const seen = yield* withPromiseClient((mcp) => exerciseIdle(mcp, id))
-        assert.deepStrictEqual(seen, expectedIdle)
-        yield* workers.close(id)
-      })
-    )
-  )
-
-  it.live("a remote thread: layerRemote and the Promise client", () =>
-    withHost(
-      Effect.gen(function* () {
-        const workers = yield* McpWorkers
-        const effect = yield* workers.open(statefulConfig())
-        const promise = yield* workers.open(statefulConfig())
-        const outcome = yield* runInThread(entry(), { scenario: "idle", data: { effect, promise } })
-        assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
-        assert.deepStrictEqual(outcome.ok ? outcome.value : null, { effect: expectedIdle, promise: expectedIdle })
-        yield* workers.close(effect)
-        yield* workers.close(promise)
-      })
-    )
-  )
-
-  it.scopedLive(
-    "a socket peer (layerConnect)",
+  it.live(
+    "the Promise client in the host's thread",
     () =>
-      Effect.gen(function* () {
-        const socket = socketPath()
-        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-        const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
-        const workers = Context.get(host, McpWorkers)
-        const id = yield* workers.open(statefulConfig())
-        const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
-        const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(peer.callTool), id))
-        assert.deepStrictEqual(seen, expectedIdle)
-        yield* workers.close(id)
-      }),
+      withSharedHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(statefulConfig())
+          const seen = yield* withPromiseClient((mcp) => exerciseIdle(mcp, id))
+          assert.deepStrictEqual(seen, expectedIdle)
+          yield* workers.close(id)
+        })
+      ),
+    { concurrent: true }
+  )
+
+  it.live(
+    "a remote thread: layerRemote and the Promise client",
+    () =>
+      withSharedHost(
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const effect = yield* workers.open(statefulConfig())
+          const promise = yield* workers.open(statefulConfig())
+          const outcome = yield* runInThread(entry(), { scenario: "idle", data: { effect, promise } })
+          assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
+          assert.deepStrictEqual(outcome.ok ? outcome.value : null, { effect: expectedIdle, promise: expectedIdle })
+          yield* workers.close(effect)
+          yield* workers.close(promise)
+        })
+      ),
     { concurrent: true }
   )
 
@@ -96,5 +87,19 @@ describe("C121: a request ends when its server's progress stops for idleTimeout;
         assert.deepStrictEqual(seen, expectedIdle)
       }),
     { concurrent: true }
+  )
+
+  it.scopedLive("a socket peer (layerConnect)", () =>
+    Effect.gen(function* () {
+      const socket = socketPath()
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
+      const host = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, acceptWorkerIds: true }))
+      const workers = Context.get(host, McpWorkers)
+      const id = yield* workers.open(statefulConfig())
+      const peer = Context.get(yield* Layer.build(NodeMcpWorkers.layerConnect({ path: socket.path })), McpWorkers)
+      const seen = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(peer.callTool), id))
+      assert.deepStrictEqual(seen, expectedIdle)
+      yield* workers.close(id)
+    })
   )
 })

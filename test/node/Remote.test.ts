@@ -8,13 +8,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as RcRef from "effect/RcRef"
 import * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import { afterAll } from "vitest"
 import * as Protocol from "../../packages/node/src/internal/wire/remoteProtocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
-import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
+import { eventually, isAlive, processesWithEnv, sharedHost, structured, tag } from "./helpers.js"
 import type { ThreadInput } from "./remote-entry.js"
 import { remoteEntry, remoteThread, runInThread } from "./remoteThread.js"
 
@@ -23,15 +21,8 @@ const entry = remoteEntry()
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
 
-// Tests that mostly wait on the host's patience run at once, each on a worker of its own, on one host held while any
-// of them runs: a remote thread reaches the process's newest host, so they cannot each have one.
-const sharedScope = Effect.runSync(Scope.make())
-const sharedHost = Effect.runSync(
-  RcRef.make({ acquire: Layer.build(NodeMcpWorkers.layer()) }).pipe(Scope.extend(sharedScope))
-)
-afterAll(() => Effect.runPromise(Scope.close(sharedScope, Exit.void)))
-const withSharedHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
-  Effect.scoped(Effect.flatMap(RcRef.get(sharedHost), (host) => Effect.provide(effect, host)))
+// Tests that mostly wait on the host's patience run at once, on one host (helpers.ts).
+const withSharedHost = sharedHost()
 
 // runInThread fails when a thread does not exit once its scenario has reported (an idle channel keeping it alive).
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
