@@ -3,9 +3,8 @@
 // client; and against both places an owner runs, a thread of the host and a process of its own (C35). McpClient,
 // which has no owner, runs it in McpClient.test.ts. And against both protocol eras (C51): the 1.x stateful fixture
 // (2025-11-25, initialize) and the v2 modern fixture (2026-07-28, server/discover, nothing but the _meta envelope).
-import { assert, describe, layer as sharing } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import { modernConfig, statefulConfig } from "../fixtures/servers.js"
 import {
@@ -15,7 +14,7 @@ import {
   exerciseBehaviour,
   expectedBehaviour
 } from "./behaviourSuite.js"
-import { withPromiseClient } from "./helpers.js"
+import { withHost, withPromiseClient } from "./helpers.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 
 const entry = remoteEntry()
@@ -29,57 +28,50 @@ describe.each([
   ["process", "modern"]
 ] as const)("C8–C12, C35, C51: every surface follows the same request rules (%s, %s era)", (isolation, era) => {
   const stateful = () => eras[era]("--exit-on-stdin-eof")
-  // One host for the three surfaces, each on workers of its own: they run at once, as each mostly waits on the
-  // server. No other host starts meanwhile: the Promise clients and the remote thread reach the process's newest host.
-  sharing(NodeMcpWorkers.layer(), { excludeTestServices: true })((it) => {
-    it.effect(
-      "the host service",
-      () =>
-        Effect.gen(function* () {
-          const workers = yield* McpWorkers
-          const id = yield* workers.open(stateful(), { isolation })
-          assert.strictEqual((yield* workers.status(id)).era, era)
-          const seen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), id))
-          assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
-        }),
-      { concurrent: true }
+  it.live("the host service", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(stateful(), { isolation })
+        assert.strictEqual((yield* workers.status(id)).era, era)
+        const seen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), id))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByInterruption))
+      })
     )
+  )
 
-    it.effect(
-      "the Promise client in the host's thread",
-      () =>
-        Effect.gen(function* () {
-          const workers = yield* McpWorkers
-          const id = yield* workers.open(stateful(), { isolation })
-          const seen = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, id))
-          assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
-        }),
-      { concurrent: true }
+  it.live("the Promise client in the host's thread", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const id = yield* workers.open(stateful(), { isolation })
+        const seen = yield* withPromiseClient((mcp) => exerciseBehaviour(mcp, id))
+        assert.deepStrictEqual(seen, expectedBehaviour(abortedByPromise))
+      })
     )
+  )
 
-    it.effect(
-      "a remote thread: layerRemote and the Promise client",
-      () =>
-        Effect.gen(function* () {
-          const workers = yield* McpWorkers
-          const effect = yield* workers.open(stateful(), { isolation })
-          const promise = yield* workers.open(stateful(), { isolation })
-          const effectRelayed = yield* workers.open(stateful(), { isolation })
-          const promiseRelayed = yield* workers.open(stateful(), { isolation })
-          const outcome = yield* runInThread(entry(), {
-            scenario: "behaviour",
-            data: { effect, promise, effectRelayed, promiseRelayed }
-          })
-          assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
-          // Straight to the owner thread (an owner process relays), and relayed by the host.
-          assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
-            effect: expectedBehaviour(abortedByInterruption),
-            promise: expectedBehaviour(abortedByPromise),
-            effectRelayed: expectedBehaviour(abortedByInterruption),
-            promiseRelayed: expectedBehaviour(abortedByPromise)
-          })
-        }),
-      { concurrent: true }
+  it.live("a remote thread: layerRemote and the Promise client", () =>
+    withHost(
+      Effect.gen(function* () {
+        const workers = yield* McpWorkers
+        const effect = yield* workers.open(stateful(), { isolation })
+        const promise = yield* workers.open(stateful(), { isolation })
+        const effectRelayed = yield* workers.open(stateful(), { isolation })
+        const promiseRelayed = yield* workers.open(stateful(), { isolation })
+        const outcome = yield* runInThread(entry(), {
+          scenario: "behaviour",
+          data: { effect, promise, effectRelayed, promiseRelayed }
+        })
+        assert.isTrue(outcome.ok, outcome.ok ? "" : String(outcome.error))
+        // Straight to the owner thread (an owner process relays), and relayed by the host.
+        assert.deepStrictEqual(outcome.ok ? outcome.value : null, {
+          effect: expectedBehaviour(abortedByInterruption),
+          promise: expectedBehaviour(abortedByPromise),
+          effectRelayed: expectedBehaviour(abortedByInterruption),
+          promiseRelayed: expectedBehaviour(abortedByPromise)
+        })
+      })
     )
-  })
+  )
 })
