@@ -15,7 +15,13 @@ export const nodeIndependent = [
   },
   {
     checks: ["imports", "sizes"],
-    suites: ["test/install/**", "test/node/HttpAuth.test.ts", "test/node/Tasks.test.ts", "test/node/Tasks2026.test.ts"]
+    suites: [
+      "test/install/**",
+      "test/node/HttpAuth.test.ts",
+      "test/node/Pack.test.ts",
+      "test/node/Tasks.test.ts",
+      "test/node/Tasks2026.test.ts"
+    ]
   },
   {
     checks: ["docs", "contract-index"],
@@ -34,7 +40,6 @@ export const nodeIndependent = [
       "test/node/Everything.test.ts",
       "test/node/LongCall.test.ts",
       "test/node/ObservabilityExample.test.ts",
-      "test/node/Pack.test.ts",
       "test/node/TasksExample.test.ts"
     ]
   }

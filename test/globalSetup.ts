@@ -1,9 +1,12 @@
 // Builds what real threads and real processes need (they bypass vitest's TypeScript transform), and after
 // the whole suite fails the run if any fixture server process of ours is still alive.
+import * as esbuild from "esbuild"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import type { TestProject } from "vitest/node"
 // @ts-expect-error plain ESM build script without types
 import { bundleFixtures, bundleOwner } from "../scripts/bundle.mjs"
 
@@ -65,15 +68,78 @@ const buildCaller = () =>
     )
   )
 
-// Processes that were alive before this run (another run on the same machine) are not this run's to judge.
-let before = new Set<string>()
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** test/node/remote-entry.ts bundled, for the remote threads of test/node/remoteThread.ts. */
+    readonly remoteEntry: string
+    /** test/fixtures/sandbox.ts bundled, for the sandbox processes of test/node/listenSandbox.ts. */
+    readonly sandboxEntry: string
+  }
+}
 
-export async function setup() {
-  if (process.platform === "linux") before = new Set(ourProcesses().map((line) => line.split(":")[0]!))
-  await Promise.all([bundleOwner(), bundleFixtures(), buildCaller()])
+// Loaded in the same `require` way by both bundles: the SDK and its peers are CommonJS in places.
+const requireBanner =
+  'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
+
+// Bundled once for the run rather than once per file: each bundle costs seconds of CPU, and a score of files
+// start remote threads or sandboxes (vitest's TypeScript transform reaches neither; one bundled file boots fast).
+// A thread that runs a host finds the owner bundle where the library looks for it, `../../../owner/owner.cjs` from
+// its entry.
+const bundleEntries = async (dir: string): Promise<{ remoteEntry: string; sandboxEntry: string }> => {
+  const remoteEntry = path.join(dir, "src", "internal", "host", "remote-entry.mjs")
+  const sandboxEntry = path.join(dir, "sandbox", "sandbox.mjs")
+  fs.mkdirSync(path.dirname(remoteEntry), { recursive: true })
+  fs.symlinkSync(path.join(root, "packages/node/owner"), path.join(dir, "owner"))
+  // The root tsconfig maps `@mcp-worker/*` to the sources.
+  const common = {
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    tsconfig: path.join(root, "tsconfig.json"),
+    banner: { js: requireBanner },
+    logLevel: "warning"
+  } as const
+  await Promise.all([
+    esbuild.build({
+      ...common,
+      entryPoints: [path.join(root, "test/node/remote-entry.ts")],
+      outfile: remoteEntry,
+      target: "node22",
+      minify: true
+    }),
+    esbuild.build({
+      ...common,
+      entryPoints: [path.join(root, "test/fixtures/sandbox.ts")],
+      outfile: sandboxEntry,
+      target: "node20"
+    })
+  ])
+  return { remoteEntry, sandboxEntry }
+}
+
+const prepare = async () => {
+  // Processes that were alive before this run (another run on the same machine) are not this run's to judge.
+  const before = new Set(process.platform === "linux" ? ourProcesses().map((line) => line.split(":")[0]!) : [])
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-entries-"))
+  const [entries] = await Promise.all([bundleEntries(dir), bundleOwner(), bundleFixtures(), buildCaller()])
+  return { ...entries, dir, before }
+}
+
+// vitest runs setup for the root project and then for each project of the run (vitest.config.ts has two), one after
+// another, each maybe with its own copy of this module: the run's work is done once, and undone once.
+const once = globalThis as { mcpwPrepared?: ReturnType<typeof prepare>; mcpwTornDown?: boolean }
+
+export async function setup(project: TestProject) {
+  const prepared = await (once.mcpwPrepared ??= prepare())
+  project.provide("remoteEntry", prepared.remoteEntry)
+  project.provide("sandboxEntry", prepared.sandboxEntry)
 }
 
 export async function teardown() {
+  if (once.mcpwPrepared === undefined || once.mcpwTornDown === true) return
+  once.mcpwTornDown = true
+  const { before, dir } = await once.mcpwPrepared
+  fs.rmSync(dir, { recursive: true, force: true })
   if (process.platform !== "linux") return
   const fresh = () => ourProcesses().filter((line) => !before.has(line.split(":")[0]!))
   let left = fresh()

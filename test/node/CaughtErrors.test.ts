@@ -63,19 +63,24 @@ describe("caught errors are not logged as unhandled", () => {
     return Effect.gen(function* () {
       const workers = yield* McpWorkers
       const runtime = yield* Effect.runtime<never>()
-      const own = yield* workers.open(stateful())
-      const ownSeen = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers, runtime), own))
-      const [effect, promise, effectRelayed, promiseRelayed, bySocket] = yield* Effect.all(
-        Array.from({ length: 5 }, () => workers.open(stateful()))
+      const [own, effect, promise, effectRelayed, promiseRelayed, bySocket] = yield* Effect.all(
+        Array.from({ length: 6 }, () => workers.open(stateful()))
       )
-      const remote = yield* runInThread(entry(), {
-        scenario: "behaviour",
-        data: { effect, promise, effectRelayed, promiseRelayed }
-      })
-      const socketSeen = yield* Effect.acquireUseRelease(
-        Effect.sync(() => makePromiseClient({ connect: socket.path })),
-        (mcp) => Effect.promise(() => exerciseBehaviour(mcp, bySocket)),
-        (mcp) => Effect.promise(() => mcp.dispose())
+      // Each caller on workers of its own: they go at once.
+      const { ownSeen, remote, socketSeen } = yield* Effect.all(
+        {
+          ownSeen: Effect.promise(() => exerciseBehaviour(effectSurface(workers, runtime), own)),
+          remote: runInThread(entry(), {
+            scenario: "behaviour",
+            data: { effect, promise, effectRelayed, promiseRelayed }
+          }),
+          socketSeen: Effect.acquireUseRelease(
+            Effect.sync(() => makePromiseClient({ connect: socket.path })),
+            (mcp) => Effect.promise(() => exerciseBehaviour(mcp, bySocket)),
+            (mcp) => Effect.promise(() => mcp.dispose())
+          )
+        },
+        { concurrency: "unbounded" }
       )
       assert.deepStrictEqual(ownSeen, expectedBehaviour(abortedByInterruption))
       assert.deepStrictEqual(remote.ok ? remote.value : remote.error, {

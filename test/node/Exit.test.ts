@@ -1,6 +1,6 @@
 // C93: a program that never disposes its host or client exits by itself once its work is done, and leaves no
 // server behind. The program is bundled into main.mjs in a temporary directory and run as a user would run it.
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -17,16 +17,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 // How long a finished program may take to end: nothing of the library may hold it, so this is only process teardown.
 const exitWithinMs = 5_000
 
-/** main.mjs in a temporary directory of its own, removed with the scope. */
-const program = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpw-exit-"))
-    const main = path.join(dir, "main.mjs")
-    await bundleHost({ entryPoints: [path.join(root, "test/fixtures/undisposed-program.ts")], outfile: main })
-    return main
-  }),
-  (main) => Effect.sync(() => fs.rmSync(path.dirname(main), { recursive: true, force: true }))
-)
+// main.mjs in a temporary directory of its own, bundled once for the file's tests.
+let main = ""
+beforeAll(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpw-exit-"))
+  main = path.join(dir, "main.mjs")
+  await bundleHost({ entryPoints: [path.join(root, "test/fixtures/undisposed-program.ts")], outfile: main })
+})
+afterAll(() => fs.rmSync(path.dirname(main), { recursive: true, force: true }))
 
 interface Run {
   readonly code: number | null
@@ -73,7 +71,6 @@ describe("C93: a program that never disposes exits by itself", () => {
       `${face}: the awaited call completes, the process ends, no server is left`,
       () =>
         Effect.gen(function* () {
-          const main = yield* program
           // A program that is never done fails here, by the test's timeout: it is killed with the scope.
           const ended = yield* run(main, face)
           assert.strictEqual(ended.code, 0, ended.stdout)
@@ -87,7 +84,8 @@ describe("C93: a program that never disposes exits by itself", () => {
             `server ${pid} outlived its host`
           )
         }),
-      60_000
+      // Each program is a process of its own that mostly waits on its server: the four run at once.
+      { timeout: 60_000, concurrent: true }
     )
   }
 })

@@ -1,6 +1,6 @@
 // The fault matrix: servers, payloads and hosts that misbehave. Every row asserts what the caller gets AND that
 // nothing of ours is left running: no server process (each row tags its servers with TEST_TAG) and no owner thread.
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Context from "effect/Context"
@@ -20,14 +20,9 @@ import {
   tag,
   withHost
 } from "./helpers.js"
-import { bundleRemoteEntry, remoteThread } from "./remoteThread.js"
+import { remoteEntry, remoteThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 /** Blocks this thread's event loop (the host's, in these tests) for `ms`, as a CPU-bound step would. */
 const blockEventLoop = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
@@ -88,7 +83,7 @@ describe("faults", () => {
         yield* Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open({ ...statefulConfig("--exit-on-stdin-eof"), env: { TEST_TAG: testTag } })
-          const remote = yield* remoteThread(entry, { scenario, data: { id, ...call } })
+          const remote = yield* remoteThread(entry(), { scenario, data: { id, ...call } })
           yield* Effect.promise(() => remote.event("ready"))
           remote.send("go")
           blockEventLoop(blockMs)
@@ -335,7 +330,7 @@ describe("faults", () => {
         yield* Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: testTag } })
-          const remote = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan" } })
+          const remote = yield* remoteThread(entry(), { scenario: "hang", data: { id, token: "orphan" } })
           yield* Effect.promise(() => remote.event("calling"))
           while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
           const { requestId } = yield* workers.status(id)

@@ -6,17 +6,11 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as McpClient from "@mcp-worker/node/McpClient"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import { afterAll, beforeAll } from "vitest"
 import { type HttpFixture, type OAuthFixtureLog, startHttpFixture } from "../fixtures/servers.js"
 import { structured, tag } from "./helpers.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 const secret = `CANARY-secret-${tag()}`
 
@@ -101,7 +95,7 @@ describe("HTTP authorization (C34)", () => {
           [null, 1]
         )
         // Another thread, knowing only the id, uses the session with the token the owner renewed.
-        const outcome = yield* runInThread(entry, { scenario: "inc", data: { id } })
+        const outcome = yield* runInThread(entry(), { scenario: "inc", data: { id } })
         assert.isTrue(outcome.ok)
         if (outcome.ok) assert.strictEqual(outcome.value.count, 3)
         const after = yield* logOf(server)

@@ -5,17 +5,11 @@ import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
-import { afterAll, beforeAll } from "vitest"
 import { type HttpFixture, startHttpFixture } from "../fixtures/servers.js"
 import { structured, tag } from "./helpers.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 const fixture = (...flags: Array<string>) =>
   Effect.acquireRelease(
@@ -52,7 +46,7 @@ describe("NodeMcpWorkers over streamable HTTP", () => {
       assert.strictEqual(structured(yield* Fiber.join(slow)).token, "first")
 
       // Another thread, knowing only the id, continues the same session.
-      const outcome = yield* runInThread(entry, { scenario: "inc", data: { id } })
+      const outcome = yield* runInThread(entry(), { scenario: "inc", data: { id } })
       assert.isTrue(outcome.ok)
       if (outcome.ok) assert.strictEqual(outcome.value.count, 2)
 

@@ -10,26 +10,23 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { BroadcastChannel } from "node:worker_threads"
-import { afterAll, beforeAll } from "vitest"
 import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
-import { eventually, isAlive, processesWithEnv, structured, tag } from "./helpers.js"
+import { eventually, isAlive, processesWithEnv, sharedHost, structured, tag } from "./helpers.js"
 import type { ThreadInput } from "./remote-entry.js"
-import { bundleRemoteEntry, remoteThread, runInThread } from "./remoteThread.js"
+import { remoteEntry, remoteThread, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
-})
-afterAll(() => remove())
+const entry = remoteEntry()
 
 const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
   Effect.scoped(Effect.provide(effect, NodeMcpWorkers.layer()))
 
+// Tests that mostly wait on the host's patience run at once, on one host (helpers.ts).
+const withSharedHost = sharedHost()
+
 // runInThread fails when a thread does not exit once its scenario has reported (an idle channel keeping it alive).
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
-  runInThread(entry, { scenario, data }, env === undefined ? {} : { env })
+  runInThread(entry(), { scenario, data }, env === undefined ? {} : { env })
 
 interface ServerRecords {
   readonly calls: ReadonlyArray<{ id: number | string; name: string; token?: string }>
@@ -198,7 +195,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
-          const running = yield* remoteThread(entry, { scenario: "whileHostBlocked", data: { id } })
+          const running = yield* remoteThread(entry(), { scenario: "whileHostBlocked", data: { id } })
           yield* Effect.promise(() => running.event("ready"))
           running.send("go")
           // This thread (the host's) reads nothing for a second.
@@ -225,8 +222,8 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const a = yield* remoteThread(entry, { scenario: "race", data: { id, token: "a", ms: 300 } })
-        const b = yield* remoteThread(entry, { scenario: "race", data: { id, token: "b", ms: 300 } })
+        const a = yield* remoteThread(entry(), { scenario: "race", data: { id, token: "a", ms: 300 } })
+        const b = yield* remoteThread(entry(), { scenario: "race", data: { id, token: "b", ms: 300 } })
         yield* Effect.promise(() => Promise.all([a.event("ready"), b.event("ready")]))
         a.send("go")
         b.send("go")
@@ -266,12 +263,12 @@ describe("NodeMcpWorkers.layerRemote", () => {
   it.live.each(paths)(
     "a remote thread terminated mid-call (%s): its request is cancelled long before its budget, the worker works",
     (path) =>
-      withHost(
+      withSharedHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
           const direct = path === paths[1]
-          const running = yield* remoteThread(entry, { scenario: "hang", data: { id, token: "orphan", direct } })
+          const running = yield* remoteThread(entry(), { scenario: "hang", data: { id, token: "orphan", direct } })
           yield* Effect.promise(() => running.event("calling"))
           assert.isTrue(
             yield* Effect.promise(() => eventually(async () => (await Effect.runPromise(workers.status(id))).busy))
@@ -287,13 +284,14 @@ describe("NodeMcpWorkers.layerRemote", () => {
           yield* expectCancelled(workers, id, "orphan", "interrupted")
           yield* idle(workers, id)
         })
-      )
+      ),
+    { concurrent: true }
   )
 
   it.live.each(paths)(
     "C11, C22: a remote whose event loop stalls past the host's patience gets DeliveryUnknown, not silence (%s)",
     (path) =>
-      withHost(
+      withSharedHost(
         Effect.gen(function* () {
           const workers = yield* McpWorkers
           const id = yield* workers.open(statefulConfig())
@@ -312,7 +310,8 @@ describe("NodeMcpWorkers.layerRemote", () => {
           yield* expectCancelled(workers, id, "stalled", "interrupted")
           yield* idle(workers, id)
         })
-      )
+      ),
+    { concurrent: true }
   )
 
   it.live("C11, C22: a remote waiting on a call tells the host so, even while it hears from the host side", () =>
@@ -320,7 +319,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "timedCall",
           data: { id, token: "long", ms: 4_000, timeout: 20_000 }
         })
@@ -352,7 +351,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
       Effect.gen(function* () {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "timedCall",
           data: { id, token: "late", ms: 10_000, timeout: 1_000 }
         })
@@ -399,7 +398,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
         const workers = Context.get(yield* Layer.buildWithScope(NodeMcpWorkers.layer(), hostScope), McpWorkers)
         const t = tag()
         const id = yield* workers.open({ ...statefulConfig(), env: { TEST_TAG: t } })
-        const running = yield* remoteThread(entry, {
+        const running = yield* remoteThread(entry(), {
           scenario: "holdAcrossHostClose",
           data: { id, config: statefulConfig() }
         })
@@ -433,7 +432,7 @@ describe("NodeMcpWorkers.layerRemote", () => {
             for (const pid of processesWithEnv("TEST_TAG", t)) process.kill(pid, "SIGKILL")
           })
         )
-        const host = yield* remoteThread(entry, {
+        const host = yield* remoteThread(entry(), {
           scenario: "host",
           data: { config: { ...statefulConfig(), env: { TEST_TAG: t } } }
         })

@@ -12,17 +12,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { modernConfig, startHttpFixture, statefulConfig } from "../fixtures/servers.js"
 import { eventually, structured, withHost } from "./helpers.js"
-import { bundleRemoteEntry, runInThread } from "./remoteThread.js"
+import { remoteEntry, runInThread } from "./remoteThread.js"
 
-let entry = ""
-let remove = () => {}
+const entry = remoteEntry()
 let dir = ""
-beforeAll(async () => {
-  ;({ entry, remove } = await bundleRemoteEntry())
+beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-saveto-"))
 })
 afterAll(() => {
-  remove()
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
@@ -214,22 +211,23 @@ describe("C32: saveTo", () => {
         if (error._tag === "DeliveryUnknown") assert.strictEqual(error.reason, "timeout")
         assert.isTrue(yield* Effect.promise(() => eventually(settled, 3_000)), fs.readdirSync(where).join(", "))
 
-        // The rest of that answer arrives and is dropped; then a cancel and an interruption, mid-write too.
-        yield* Effect.sleep(2_000)
+        // The rest of that answer arrives and is dropped (`drained` answers after it); then a cancel and an
+        // interruption, mid-write too.
+        yield* workers.callTool(id, "drained")
         const cancelled = yield* Effect.fork(Effect.flip(workers.callTool(id, "drip", drip, { saveTo: target })))
         assert.isTrue(yield* Effect.promise(() => eventually(partWritten, 1_000)))
         yield* workers.cancel(id, (yield* workers.status(id)).requestId!)
         assert.strictEqual((yield* Fiber.join(cancelled))._tag, "DeliveryUnknown")
         assert.isTrue(yield* Effect.promise(() => eventually(settled, 3_000)), fs.readdirSync(where).join(", "))
 
-        yield* Effect.sleep(2_000)
+        yield* workers.callTool(id, "drained")
         const interrupted = yield* Effect.fork(workers.callTool(id, "drip", drip, { saveTo: target }))
         assert.isTrue(yield* Effect.promise(() => eventually(partWritten, 1_000)))
         yield* Fiber.interrupt(interrupted)
         assert.isTrue(yield* Effect.promise(() => eventually(settled, 3_000)), fs.readdirSync(where).join(", "))
 
         // The worker goes on, and a whole answer is saved as usual.
-        yield* Effect.sleep(2_000)
+        yield* workers.callTool(id, "drained")
         const saved = yield* workers.callTool(id, "drip", { ...drip, pieces: 2 }, { saveTo: target })
         assert.strictEqual(saved.bytes, fs.statSync(target).size)
         assert.strictEqual(saved.bytes, 2 * 65_536 + '{"content":[{"type":"text","text":""}]}'.length)
@@ -276,7 +274,7 @@ describe("C32: saveTo", () => {
         const where = freshDir("remote")
         const id = yield* workers.open(statefulConfig())
         const plain = yield* workers.callTool(id, "big", { bytes: 5_000 })
-        const outcome = yield* runInThread(entry, { scenario: "saveTo", data: { id, dir: where } })
+        const outcome = yield* runInThread(entry(), { scenario: "saveTo", data: { id, dir: where } })
         assert.isTrue(outcome.ok)
         if (!outcome.ok) return
         const target = path.join(where, "remote.json")

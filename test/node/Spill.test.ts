@@ -281,8 +281,8 @@ describe("C61: a spill that does not complete leaves nothing, and says delivery 
         )
         assert.isTrue(yield* Effect.promise(() => eventually(settled, 3_000)), fs.readdirSync(where).join(", "))
 
-        // The rest of that answer arrives and is dropped; then a cancel, mid-spill too.
-        yield* Effect.sleep(2_000)
+        // The rest of that answer arrives and is dropped (`drained` answers after it); then a cancel, mid-spill too.
+        yield* workers.callTool(id, "drained")
         const cancelled = yield* Effect.fork(Effect.flip(workers.callTool(id, "drip", drip)))
         assert.isTrue(yield* Effect.promise(() => eventually(partWritten, 1_000)))
         yield* workers.cancel(id, (yield* workers.status(id)).requestId!)
@@ -294,7 +294,7 @@ describe("C61: a spill that does not complete leaves nothing, and says delivery 
         assert.isTrue(yield* Effect.promise(() => eventually(settled, 3_000)), fs.readdirSync(where).join(", "))
 
         // A whole answer spills as usual.
-        yield* Effect.sleep(2_000)
+        yield* workers.callTool(id, "drained")
         const whole = yield* workers.callTool(id, "drip", { ...drip, pieces: 2 })
         assert.isTrue(ResultFile.isSpilled(whole))
         assert.deepStrictEqual(fs.readdirSync(where), [path.basename((whole as ResultFile.SpilledResult).path)])

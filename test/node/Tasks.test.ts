@@ -1,7 +1,7 @@
 // Tasks against the published server-everything (stdio): one suite (tasksSuite.ts) from the host service, the Promise
 // client in the host's thread and a Promise client in a remote thread, each seeing the same answers; the server's
 // question during a task reaches the host's ordinary elicitation handler.
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer as sharing } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import { McpClient, McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
@@ -33,53 +33,71 @@ const layer = NodeMcpWorkers.layer({ handlers })
 const entry = remoteEntry()
 
 describe("C70-C74: tasks against the published server-everything", () => {
-  it.live("the host service", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(everything)
-      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks(promised(workers), id)), expectedTasks)
-      const closed = yield* workers.close(id)
-      assert.strictEqual(closed.cleanup?.activeProcesses, 0)
-    }).pipe(Effect.provide(layer))
-  )
+  // One host for the suite's surfaces, each on a worker of its own: they run at once, as each mostly waits on its
+  // tasks. No other host starts meanwhile: the Promise clients and the remote thread reach the process's newest host.
+  sharing(layer, { excludeTestServices: true })((it) => {
+    it.effect(
+      "the host service",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(everything)
+          assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks(promised(workers), id)), expectedTasks)
+          const closed = yield* workers.close(id)
+          assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+        }),
+      { concurrent: true }
+    )
 
-  it.live("the Promise client in the host's thread", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(everything)
-      assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks(mcp, id)), expectedTasks)
-    }).pipe(Effect.provide(layer))
-  )
+    it.effect(
+      "the Promise client in the host's thread",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(everything)
+          assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks(mcp, id)), expectedTasks)
+        }),
+      { concurrent: true }
+    )
 
-  it.live("McpClient: one connection in the calling thread", () =>
-    McpClient.withClient(
-      everything,
-      (client) => {
-        const surface = Object.fromEntries(
-          Object.keys(Operations.requests).map((name) => [
-            name,
-            (_id: string, ...args: Array<unknown>) =>
-              Effect.runPromise(Effect.either((client as any)[name](...args) as Effect.Effect<unknown, unknown>)).then(
-                (either) => (either._tag === "Right" ? either.right : Promise.reject(either.left))
-              )
-          ])
-        )
-        const status = () => Effect.runPromise(client.status)
-        return Effect.promise(() => exerciseTasks({ ...surface, status } as unknown as TaskSurface, client.workerId))
-      },
-      { handlers }
-    ).pipe(Effect.map((seen) => assert.deepStrictEqual(seen, expectedTasks)))
-  )
+    it.effect(
+      "McpClient: one connection in the calling thread",
+      () =>
+        McpClient.withClient(
+          everything,
+          (client) => {
+            const surface = Object.fromEntries(
+              Object.keys(Operations.requests).map((name) => [
+                name,
+                (_id: string, ...args: Array<unknown>) =>
+                  Effect.runPromise(
+                    Effect.either((client as any)[name](...args) as Effect.Effect<unknown, unknown>)
+                  ).then((either) => (either._tag === "Right" ? either.right : Promise.reject(either.left)))
+              ])
+            )
+            const status = () => Effect.runPromise(client.status)
+            return Effect.promise(() =>
+              exerciseTasks({ ...surface, status } as unknown as TaskSurface, client.workerId)
+            )
+          },
+          { handlers }
+        ).pipe(Effect.map((seen) => assert.deepStrictEqual(seen, expectedTasks))),
+      { concurrent: true }
+    )
 
-  it.live("the Promise client in a remote thread", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(everything)
-      const outcome = yield* runInThread(entry(), { scenario: "tasks", data: { id } })
-      assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
-      assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks)
-    }).pipe(Effect.provide(layer))
-  )
+    it.effect(
+      "the Promise client in a remote thread",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(everything)
+          const outcome = yield* runInThread(entry(), { scenario: "tasks", data: { id } })
+          assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
+          assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks)
+        }),
+      { concurrent: true }
+    )
+  })
 })
 
 // A listener with the same handlers, and a Promise client of this process connected to it (the sandbox tests of the

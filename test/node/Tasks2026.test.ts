@@ -2,7 +2,7 @@
 // to the extension's spec: the suite of tasks26Suite.ts from the host service, the Promise client in the host's
 // thread, a Promise client in a remote thread and a socket peer by grant, each seeing the same answers; over Streamable HTTP, the header that
 // routes a task's requests.
-import { assert, describe, it } from "@effect/vitest"
+import { assert, describe, it, layer as sharing } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
@@ -24,36 +24,49 @@ const layer = NodeMcpWorkers.layer({ handlers })
 const entry = remoteEntry()
 
 describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the extension's spec", () => {
-  it.live("the host service", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(tasks26)
-      assert.strictEqual((yield* workers.status(id)).era, "modern")
-      assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(promised(workers), id)), expectedTasks26)
-      const closed = yield* workers.close(id)
-      assert.strictEqual(closed.cleanup?.activeProcesses, 0)
-    }).pipe(Effect.provide(layer))
-  )
+  // One host for the suite's surfaces, each on a worker of its own: they run at once, as each mostly waits on its
+  // tasks. No other host starts meanwhile: the Promise clients and the remote thread reach the process's newest host.
+  sharing(layer, { excludeTestServices: true })((it) => {
+    it.effect(
+      "the host service",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(tasks26)
+          assert.strictEqual((yield* workers.status(id)).era, "modern")
+          assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(promised(workers), id)), expectedTasks26)
+          const closed = yield* workers.close(id)
+          assert.strictEqual(closed.cleanup?.activeProcesses, 0)
+        }),
+      { concurrent: true }
+    )
 
-  it.live("the Promise client in the host's thread", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(tasks26)
-      assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks26(mcp, id)), expectedTasks26)
-      yield* workers.close(id)
-    }).pipe(Effect.provide(layer))
-  )
+    it.effect(
+      "the Promise client in the host's thread",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(tasks26)
+          assert.deepStrictEqual(yield* withPromiseClient((mcp) => exerciseTasks26(mcp, id)), expectedTasks26)
+          yield* workers.close(id)
+        }),
+      { concurrent: true }
+    )
 
-  it.live("the Promise client in a remote thread", () =>
-    Effect.gen(function* () {
-      const workers = yield* McpWorkers
-      const id = yield* workers.open(tasks26)
-      const outcome = yield* runInThread(entry(), { scenario: "tasks26", data: { id } })
-      assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
-      assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks26)
-      yield* workers.close(id)
-    }).pipe(Effect.provide(layer))
-  )
+    it.effect(
+      "the Promise client in a remote thread",
+      () =>
+        Effect.gen(function* () {
+          const workers = yield* McpWorkers
+          const id = yield* workers.open(tasks26)
+          const outcome = yield* runInThread(entry(), { scenario: "tasks26", data: { id } })
+          assert.isTrue(outcome.ok, JSON.stringify(outcome.ok ? null : outcome.error))
+          assert.deepStrictEqual(outcome.ok ? outcome.value : null, expectedTasks26)
+          yield* workers.close(id)
+        }),
+      { concurrent: true }
+    )
+  })
 })
 
 describe("C71, C75: a socket peer by grant on the 2026-07-28 revision", () => {

@@ -3,7 +3,10 @@ import type { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import type { PromiseClient } from "@mcp-worker/node/PromiseClient"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as RcRef from "effect/RcRef"
+import * as Scope from "effect/Scope"
 import { type ChildProcessByStdio, spawn } from "node:child_process"
 import * as DiagnosticsChannel from "node:diagnostics_channel"
 import * as fs from "node:fs"
@@ -11,10 +14,24 @@ import * as path from "node:path"
 import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import type { Worker } from "node:worker_threads"
+import { afterAll } from "vitest"
 
 /** Runs `effect` with a fresh host registry, closed (with all its workers) when the effect ends. */
 export const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers>) =>
   Effect.provide(effect, NodeMcpWorkers.layer())
+
+/**
+ * For tests that run at once: `withHost` with one host, held while any of them runs and closed when the last ends (or
+ * with the file). A remote thread, or a Promise client of this thread, reaches the process's newest host, so such
+ * tests cannot each have one; each opens workers of its own.
+ */
+export const sharedHost = () => {
+  const scope = Effect.runSync(Scope.make())
+  const host = Effect.runSync(RcRef.make({ acquire: Layer.build(NodeMcpWorkers.layer()) }).pipe(Scope.extend(scope)))
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  return <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =>
+    Effect.scoped(Effect.flatMap(RcRef.get(host), (context) => Effect.provide(effect, context)))
+}
 
 /** Runs `f` with a Promise client of this thread, disposed when it settles. */
 export const withPromiseClient = <A>(f: (mcp: PromiseClient) => Promise<A>): Effect.Effect<A> =>

@@ -1,43 +1,18 @@
-// Sandbox processes for the listener tests: test/fixtures/sandbox.ts bundled with esbuild once per file (one file
-// boots fast), run as real child processes that know nothing but the socket path and what they are sent.
-import { afterAll, beforeAll } from "@effect/vitest"
+// Sandbox processes for the listener tests: test/fixtures/sandbox.ts bundled once for the run (test/globalSetup.ts;
+// one file boots fast), run as real child processes that know nothing but the socket path and what they are sent.
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpGrants, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { spawn, type ChildProcess } from "node:child_process"
-import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
+import { inject } from "vitest"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, "../..")
-
-/** Bundles the sandbox before the file's tests; gives its path. */
-export const sandboxEntry = (): (() => string) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-sandbox-"))
-  const entry = path.join(dir, "sandbox.mjs")
-  beforeAll(async () => {
-    await esbuild.build({
-      entryPoints: [path.join(root, "test/fixtures/sandbox.ts")],
-      outfile: entry,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      tsconfig: path.join(root, "tsconfig.json"),
-      banner: {
-        js: 'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
-      },
-      logLevel: "warning"
-    })
-  })
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return () => entry
-}
+/** Where the sandbox is bundled for the run (test/globalSetup.ts). */
+export const sandboxEntry = (): (() => string) => () => inject("sandboxEntry")
 
 /** What a sandbox said about one command. */
 export interface Outcome {

@@ -205,12 +205,17 @@ const scenarios: Record<ScenarioName, Scenario> = {
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       yield* workers.ping(data.effect)
-      const effect = yield* Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), data.effect))
-      const promise = yield* withPromiseClient(async (mcp) => {
-        await mcp.ping(data.promise)
-        return exerciseIdle(mcp, data.promise)
-      })
-      return { effect, promise }
+      // Two workers, one run each: the runs go at once.
+      return yield* Effect.all(
+        {
+          effect: Effect.promise(() => exerciseIdle(effectIdleSurface(workers.callTool), data.effect)),
+          promise: withPromiseClient(async (mcp) => {
+            await mcp.ping(data.promise)
+            return exerciseIdle(mcp, data.promise)
+          })
+        },
+        { concurrency: "unbounded" }
+      )
     }),
 
   /**
@@ -492,7 +497,6 @@ const scenarios: Record<ScenarioName, Scenario> = {
   /** C66: the signal suite through this thread's Promise client. */
   signal: (data: { id: string }) => withPromiseClient((mcp) => exerciseSignal(mcp, data.id)),
 
-  /** The behaviour suite through this thread's `layerRemote`, then through its Promise client (on two workers). */
   /**
    * The behaviour suite on both paths of a remote's requests: straight to the owner thread (a `ping` first gives this
    * thread the worker's route, and is no `tools/call` the suite counts), and relayed by the host (every call with a
@@ -502,18 +506,21 @@ const scenarios: Record<ScenarioName, Scenario> = {
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       yield* workers.ping(data.effect)
-      const effect = yield* Effect.promise(() => exerciseBehaviour(effectSurface(workers), data.effect))
-      const promise = yield* withPromiseClient(async (mcp) => {
-        await mcp.ping(data.promise)
-        return exerciseBehaviour(mcp, data.promise)
-      })
-      const effectRelayed = yield* Effect.promise(() =>
-        exerciseBehaviour(withProgress(effectSurface(workers)), data.effectRelayed)
+      // Four workers, one run each: the runs go at once.
+      return yield* Effect.all(
+        {
+          effect: Effect.promise(() => exerciseBehaviour(effectSurface(workers), data.effect)),
+          promise: withPromiseClient(async (mcp) => {
+            await mcp.ping(data.promise)
+            return exerciseBehaviour(mcp, data.promise)
+          }),
+          effectRelayed: Effect.promise(() =>
+            exerciseBehaviour(withProgress(effectSurface(workers)), data.effectRelayed)
+          ),
+          promiseRelayed: withPromiseClient((mcp) => exerciseBehaviour(withProgress(mcp), data.promiseRelayed))
+        },
+        { concurrency: "unbounded" }
       )
-      const promiseRelayed = yield* withPromiseClient((mcp) =>
-        exerciseBehaviour(withProgress(mcp), data.promiseRelayed)
-      )
-      return { effect, promise, effectRelayed, promiseRelayed }
     }),
 
   /**

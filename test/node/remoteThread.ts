@@ -1,56 +1,15 @@
-// Runs the scenarios of remote-entry.ts in fresh worker_threads. The entry is bundled with esbuild into a temp
-// directory (vitest's TypeScript transform does not reach worker threads, and one bundled file boots fast).
+// Runs the scenarios of remote-entry.ts in fresh worker_threads, from its bundle (test/globalSetup.ts: vitest's
+// TypeScript transform does not reach worker threads, and one bundled file boots fast).
 import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
-import { afterAll, beforeAll } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as esbuild from "esbuild"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
+import { inject } from "vitest"
 import type { ThreadInput, ThreadMessage } from "./remote-entry.js"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, "../..")
-
-/**
- * Bundles remote-entry.ts; returns its path and a cleanup for the temp directory. A thread that runs a host finds
- * the owner bundle where the library looks for it, `../../../owner/owner.cjs` from its entry.
- */
-export const bundleRemoteEntry = async (): Promise<{ entry: string; remove: () => void }> => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "mcp-worker-remote-"))
-  const entry = path.join(dir, "src", "internal", "host", "remote-entry.mjs")
-  fs.symlinkSync(path.join(root, "packages/node/owner"), path.join(dir, "owner"))
-  await esbuild.build({
-    entryPoints: [path.join(here, "remote-entry.ts")],
-    outfile: entry,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22",
-    // The root tsconfig maps `@mcp-worker/*` to the sources.
-    tsconfig: path.join(root, "tsconfig.json"),
-    banner: {
-      js: 'import { createRequire as __mcpwCreateRequire } from "node:module"; const require = __mcpwCreateRequire(import.meta.url);'
-    },
-    minify: true,
-    logLevel: "warning"
-  })
-  return { entry, remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
-}
-
-/** Bundles the remote entry before the file's tests and removes it after them; returns where it is. */
-export const remoteEntry = (): (() => string) => {
-  let bundled = { entry: "", remove: () => {} }
-  beforeAll(async () => {
-    bundled = await bundleRemoteEntry()
-  })
-  afterAll(() => bundled.remove())
-  return () => bundled.entry
-}
+/** Where remote-entry.ts is bundled for the run (test/globalSetup.ts). */
+export const remoteEntry = (): (() => string) => () => inject("remoteEntry")
 
 /** How a thread's scenario ended: its value, or its error decoded into the core error class. */
 export type Outcome = { readonly ok: true; readonly value: any } | { readonly ok: false; readonly error: unknown }
