@@ -40,6 +40,8 @@ export const nodeIndependent = [
       "test/node/Everything.test.ts",
       "test/node/LongCall.test.ts",
       "test/node/ObservabilityExample.test.ts",
+      // Both conformance runners' server scenarios against the gateway: the protocol, whatever Node serves it.
+      "test/node/ServeConformance.test.ts",
       "test/node/TasksExample.test.ts"
     ]
   }
