@@ -15,6 +15,7 @@ import {
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import { fixturePath } from "../fixtures/servers.js"
 
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
@@ -296,5 +297,39 @@ plain.scopedLive("C153: a client that does not answer within the host's timeout 
     assert.isTrue(result.isError)
     assert.include(textOf(result), "elicitation/create")
     yield* Deferred.await(withdrawn)
+  }).pipe(Effect.provide(briefHost))
+)
+
+plain.scopedLive("C173: a client that never retries: the question is answered with an error, the call let go", () =>
+  Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const serve = yield* McpServe.McpServe
+    const id = yield* workers.open({ ...config, timeoutMs: 60_000 })
+    const grant = yield* serve.grant({ w: id })
+    const failed = yield* Deferred.make<void>()
+    yield* workers.events(id).pipe(
+      Stream.filter((event) => event.method === "notifications/message"),
+      Stream.runForEach(() => Deferred.succeed(failed, undefined)),
+      Effect.forkScoped
+    )
+    const first = (yield* Effect.promise(() =>
+      modernCall(serve.url!, grant, "w__test_elicitation", { message: "nobody retries" }, {})
+    )).result as { resultType: string; requestState: string }
+    assert.strictEqual(first.resultType, "input_required")
+    // The host's timeout answers the worker's server, whose tool tells of it.
+    yield* Deferred.await(failed)
+    const late = yield* Effect.promise(() =>
+      modernCall(
+        serve.url!,
+        grant,
+        "w__test_elicitation",
+        { message: "nobody retries" },
+        {
+          requestState: first.requestState,
+          inputResponses: { q1: accept("late") }
+        }
+      )
+    )
+    assert.include(late.error?.data, { _tag: "InvalidInput", delivery: "not_sent" })
   }).pipe(Effect.provide(briefHost))
 )
