@@ -95,7 +95,15 @@ const refused = (message: string) =>
 
 /** C170, C171: one exchange's answer: the call's result, or `input_required` with a fresh state. */
 const exchange = async (asking: Asking, held: Questions.Held, ctx: ServerContext): Promise<unknown> => {
-  const step = await Questions.next(held, ctx.mcpReq.signal)
+  const progressToken = ctx.mcpReq._meta?.progressToken
+  held.progress =
+    progressToken === undefined
+      ? undefined
+      : (params) =>
+          void ctx.mcpReq.notify({ method: "notifications/progress", params: { ...params, progressToken } } as never)
+  const step = await Questions.next(held, ctx.mcpReq.signal).finally(() => {
+    held.progress = undefined
+  })
   if (step._tag === "Done") return step.result
   if (step._tag === "Failed") throw step.error
   const requestState = await asking.codec.mint({ id: held.id, round: held.round }, ctx)
@@ -111,7 +119,7 @@ const heldCall = (asking: Asking, bearer: string, callTool: CallTool, params: Ca
   const { requestState: _, inputResponses: __, ...call } = params as CallParams & Record<string, unknown>
   callTool(call as CallParams, {
     signal: held.end.signal,
-    notify: async () => {},
+    notify: async (notification) => held.progress?.(notification.params),
     questions: Questions.heldCaller(held)
   }).then(
     (result) => Questions.settle(held, { _tag: "Done", result }),

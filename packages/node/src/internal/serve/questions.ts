@@ -60,6 +60,8 @@ export interface Held {
   asked: number
   settled: Step | undefined
   waiting: ((step: Step) => void) | undefined
+  /** The waiting exchange's progress, under its own token (C136). */
+  progress: ((params: Record<string, unknown>) => void) | undefined
   /** Ends the call at the worker's server (C148's cancel). */
   readonly end: AbortController
   readonly release: () => void
@@ -76,6 +78,7 @@ export const hold = (id: string, grant: string, tool: string, release: () => voi
   asked: 0,
   settled: undefined,
   waiting: undefined,
+  progress: undefined,
   end: new AbortController(),
   release
 })
