@@ -238,7 +238,7 @@ layer(hostLayer, { timeout: 60_000, excludeTestServices: true })("McpServe quest
     })
   )
 
-  it.scoped("C172: a forged, foreign or used requestState is refused, not_sent, and starts no call", () =>
+  it.scoped("C171, C172: a forged, foreign or used requestState is refused, not_sent, and starts no call", () =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const serve = yield* McpServe.McpServe
