@@ -116,8 +116,7 @@ const heldCall = (asking: Asking, bearer: string, callTool: CallTool, params: Ca
   const held = Questions.hold(id, bearer, params.name, () => asking.held.delete(id))
   held.declared = declaredOf(ctx)
   asking.held.set(id, held)
-  const { requestState: _, inputResponses: __, ...call } = params as CallParams & Record<string, unknown>
-  callTool(call as CallParams, {
+  callTool(params, {
     signal: held.end.signal,
     notify: async (notification) => held.progress?.(notification.params),
     questions: Questions.heldCaller(held)
@@ -143,11 +142,6 @@ const retried = async (asking: Asking, bearer: string, name: string, state: stri
   return exchange(asking, held, ctx)
 }
 
-const asks = (ctx: ServerContext): boolean => {
-  const declared = declaredOf(ctx)
-  return declared?.elicitation !== undefined || declared?.sampling !== undefined
-}
-
 /** C160, C161, C162 */
 const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run, asking: Asking): Server => {
   const bundle = Gateway.bundleOf(gateway, bearer)
@@ -162,7 +156,8 @@ const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run, asking: As
     server.setRequestHandler("tools/call", (request, ctx) => {
       const state = ctx.mcpReq.requestState()
       if (typeof state === "string") return retried(asking, bearer, request.params.name, state, ctx) as never
-      if (asks(ctx)) return heldCall(asking, bearer, callTool, request.params, ctx) as never
+      if (Questions.declaresAny(declaredOf(ctx)))
+        return heldCall(asking, bearer, callTool, request.params, ctx) as never
       return callTool(request.params, {
         signal: ctx.mcpReq.signal,
         notify: (notification) => ctx.mcpReq.notify(notification)

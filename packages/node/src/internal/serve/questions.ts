@@ -10,6 +10,10 @@ export type Send = (
 /** C151 */
 const capabilityOf = { "elicitation/create": "elicitation", "sampling/createMessage": "sampling" } as const
 
+/** Whether a client declared any capability a worker's server can ask it by (C170). @internal */
+export const declaresAny = (declared: Readonly<Record<string, unknown>> | undefined): boolean =>
+  Object.values(capabilityOf).some((capability) => declared?.[capability] !== undefined)
+
 /** @internal */
 export interface Caller {
   readonly declared: () => Readonly<Record<string, unknown>> | undefined
