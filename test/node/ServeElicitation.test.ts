@@ -15,6 +15,7 @@ import {
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import { fixturePath } from "../fixtures/servers.js"
 
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
@@ -74,6 +75,42 @@ const elicit = (client: { callTool: Client["callTool"] }, message: string, signa
   )
 const sample = (client: { callTool: Client["callTool"] }) =>
   Effect.promise(() => client.callTool({ name: "w__test_sampling", arguments: { prompt: "hello" } }))
+
+/** One 2026-07-28 `tools/call` exchange on the wire, declaring elicitation: its JSON-RPC answer. */
+const modernCall = async (
+  url: string,
+  grant: string,
+  name: string,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown>
+): Promise<{ result?: unknown; error?: { code: number; message: string; data: Record<string, unknown> } }> => {
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: {} }
+  }
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${grant}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "tools/call",
+      "mcp-name": name
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name, arguments: args, _meta, ...extra }
+    })
+  })
+  const text = await response.text()
+  // Either one JSON body or an event stream whose last data line is the answer.
+  const lines = text.split("\n").filter((line) => line.startsWith("data:"))
+  return JSON.parse(lines.length === 0 ? text : lines.at(-1)!.slice(5))
+}
 
 const accept = (username: string): ElicitResult => ({
   action: "accept",
@@ -170,16 +207,20 @@ layer(hostLayer, { timeout: 60_000, excludeTestServices: true })("McpServe quest
     })
   )
 
-  it.scoped("C155: a 2026-07-28 client is not asked: the host's handlers answer", () =>
+  it.scoped("C170: a 2026-07-28 client that answers input_required gets the result showing its answer", () =>
     Effect.gen(function* () {
       const { grant, url } = yield* served
+      const asked: Array<unknown> = []
       const client = yield* Effect.acquireRelease(
         Effect.promise(async () => {
           const modern = new V2.Client(
             { name: "modern", version: "1.0.0" },
             { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: { form: {} } } }
           )
-          modern.setRequestHandler("elicitation/create", () => ({ action: "accept", content: {} }))
+          modern.setRequestHandler("elicitation/create", (request) => {
+            asked.push(request.params.message)
+            return accept("grace")
+          })
           const headers = { Authorization: `Bearer ${grant}` }
           await modern.connect(new V2.StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }))
           return modern
@@ -191,8 +232,38 @@ layer(hostLayer, { timeout: 60_000, excludeTestServices: true })("McpServe quest
       const result = yield* Effect.promise(() =>
         client.callTool({ name: "w__test_elicitation", arguments: { message: "who?" } })
       )
-      assert.include(textOf(result), '"action":"decline"')
-      assert.deepStrictEqual(hostAsked.slice(before), ["elicitation/create"])
+      assert.include(textOf(result), '"username":"grace"')
+      assert.deepStrictEqual(asked, ["who?"])
+      assert.strictEqual(hostAsked.length, before, "the host's handlers were not asked")
+    })
+  )
+
+  it.scoped("C171, C172: a forged, foreign or used requestState is refused, not_sent, and starts no call", () =>
+    Effect.gen(function* () {
+      const workers = yield* McpWorkers
+      const serve = yield* McpServe.McpServe
+      const id = yield* workers.open(config)
+      const [mine, theirs] = [yield* serve.grant({ w: id }), yield* serve.grant({ w: id })]
+      const call = (grant: string, extra: Record<string, unknown> = {}) =>
+        Effect.promise(() => modernCall(serve.url!, grant, "w__test_elicitation", { message: "who?" }, extra))
+      const first = (yield* call(mine)).result as { resultType: string; requestState: string; inputRequests: object }
+      assert.strictEqual(first.resultType, "input_required")
+      const [key] = Object.keys(first.inputRequests)
+      const inputResponses = { [key!]: accept("ada") }
+      const before = hostAsked.length
+      for (const [grant, requestState] of [
+        [mine, `${first.requestState}x`],
+        [theirs, first.requestState]
+      ] as const) {
+        const refused = (yield* call(grant, { requestState, inputResponses })).error
+        assert.strictEqual(refused?.code, -32602)
+        assert.include(refused?.data, { _tag: "InvalidInput", path: "requestState", delivery: "not_sent" })
+      }
+      const answered = (yield* call(mine, { requestState: first.requestState, inputResponses })).result
+      assert.include(textOf(answered), '"username":"ada"')
+      const used = (yield* call(mine, { requestState: first.requestState, inputResponses })).error
+      assert.include(used?.data, { _tag: "InvalidInput", delivery: "not_sent" })
+      assert.strictEqual(hostAsked.length, before, "no refused retry reached the worker")
     })
   )
 })
@@ -226,5 +297,39 @@ plain.scopedLive("C153: a client that does not answer within the host's timeout 
     assert.isTrue(result.isError)
     assert.include(textOf(result), "elicitation/create")
     yield* Deferred.await(withdrawn)
+  }).pipe(Effect.provide(briefHost))
+)
+
+plain.scopedLive("C173: a client that never retries: the question is answered with an error, the call let go", () =>
+  Effect.gen(function* () {
+    const workers = yield* McpWorkers
+    const serve = yield* McpServe.McpServe
+    const id = yield* workers.open({ ...config, timeoutMs: 60_000 })
+    const grant = yield* serve.grant({ w: id })
+    const failed = yield* Deferred.make<void>()
+    yield* workers.events(id).pipe(
+      Stream.filter((event) => event.method === "notifications/message"),
+      Stream.runForEach(() => Deferred.succeed(failed, undefined)),
+      Effect.forkScoped
+    )
+    const first = (yield* Effect.promise(() =>
+      modernCall(serve.url!, grant, "w__test_elicitation", { message: "nobody retries" }, {})
+    )).result as { resultType: string; requestState: string }
+    assert.strictEqual(first.resultType, "input_required")
+    // The host's timeout answers the worker's server, whose tool tells of it.
+    yield* Deferred.await(failed)
+    const late = yield* Effect.promise(() =>
+      modernCall(
+        serve.url!,
+        grant,
+        "w__test_elicitation",
+        { message: "nobody retries" },
+        {
+          requestState: first.requestState,
+          inputResponses: { q1: accept("late") }
+        }
+      )
+    )
+    assert.include(late.error?.data, { _tag: "InvalidInput", delivery: "not_sent" })
   }).pipe(Effect.provide(briefHost))
 )

@@ -68,7 +68,7 @@ export interface CallContext {
     method: "notifications/progress"
     params: Record<string, unknown>
   }) => Promise<void>
-  /** C151, C155 */
+  /** C151, C170 */
   readonly questions?: Omit<Questions.Caller, "ended"> | undefined
 }
 

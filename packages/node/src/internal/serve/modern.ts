@@ -1,6 +1,21 @@
 // C133, C134, C148, C162, C163: stateless, beside the sessions; a handler per grant.
-import { classifyInboundRequest, createMcpHandler, ProtocolError, Server } from "@modelcontextprotocol/server"
-import type { McpHttpHandler, ServerEvent, ServerEventBus } from "@modelcontextprotocol/server"
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
+  createMcpHandler,
+  createRequestStateCodec,
+  ProtocolError,
+  Server
+} from "@modelcontextprotocol/server"
+import type {
+  McpHttpHandler,
+  RequestStateCodec,
+  ServerContext,
+  ServerEvent,
+  ServerEventBus
+} from "@modelcontextprotocol/server"
+import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
+import { randomBytes, randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as http from "node:http"
@@ -8,6 +23,7 @@ import { Readable } from "node:stream"
 import * as Gateway from "./gateway.js"
 import { type Fork, handlers, type Raise, type Run, version } from "./mcpServer.js"
 import * as ModernTasks from "./modernTasks.js"
+import * as Questions from "./questions.js"
 import * as Beyond from "./resources.js"
 import * as ServeTasks from "./tasks.js"
 
@@ -52,8 +68,82 @@ const optional = <K extends string>(key: K, value: string | undefined) =>
 
 const raise: Raise = ({ code, data, message }) => new ProtocolError(code, message, data)
 
+/** C170–C174: the calls held between a client's exchanges, and the key that seals their states. */
+interface Asking {
+  readonly held: Map<string, Questions.Held>
+  readonly codec: RequestStateCodec<{ readonly id: string; readonly round: number }>
+}
+
+const makeAsking = (): Asking => ({
+  held: new Map(),
+  // C172: bound to the grant; one process serves every round, so the key never leaves it.
+  codec: createRequestStateCodec({ key: randomBytes(32), bind: (ctx) => ctx.http?.authInfo?.token ?? "" })
+})
+
+type CallTool = ReturnType<typeof handlers>["callTool"]
+type CallParams = Parameters<CallTool>[0]
+
+const declaredOf = (ctx: ServerContext) =>
+  (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    Readonly<Record<string, unknown>> | undefined
+
+// C172
+const refused = (message: string) =>
+  raise(
+    Gateway.mcpErrorOf(new InvalidInput({ where: "arguments", path: "requestState", message, delivery: "not_sent" }))
+  )
+
+/** C170, C171: one exchange's answer: the call's result, or `input_required` with a fresh state. */
+const exchange = async (asking: Asking, held: Questions.Held, ctx: ServerContext): Promise<unknown> => {
+  const progressToken = ctx.mcpReq._meta?.progressToken
+  held.progress =
+    progressToken === undefined
+      ? undefined
+      : (params) =>
+          void ctx.mcpReq.notify({ method: "notifications/progress", params: { ...params, progressToken } } as never)
+  const step = await Questions.next(held, ctx.mcpReq.signal).finally(() => {
+    held.progress = undefined
+  })
+  if (step._tag === "Done") return step.result
+  if (step._tag === "Failed") throw step.error
+  const requestState = await asking.codec.mint({ id: held.id, round: held.round }, ctx)
+  return { resultType: "input_required", inputRequests: step.inputRequests, requestState }
+}
+
+/** C170: a call of a client that declared a capability a worker's server can ask for, held between exchanges. */
+const heldCall = (asking: Asking, bearer: string, callTool: CallTool, params: CallParams, ctx: ServerContext) => {
+  const id = randomUUID()
+  const held = Questions.hold(id, bearer, params.name, () => asking.held.delete(id))
+  held.declared = declaredOf(ctx)
+  asking.held.set(id, held)
+  callTool(params, {
+    signal: held.end.signal,
+    notify: async (notification) => held.progress?.(notification.params),
+    questions: Questions.heldCaller(held)
+  }).then(
+    (result) => Questions.settle(held, { _tag: "Done", result }),
+    (error: unknown) => Questions.settle(held, { _tag: "Failed", error })
+  )
+  return exchange(asking, held, ctx)
+}
+
+/** C171, C172: a retry answers its call's open questions, once, and waits on the same call. */
+const retried = async (asking: Asking, bearer: string, name: string, state: string, ctx: ServerContext) => {
+  const payload = await asking.codec.verify(state, ctx).catch(() => undefined)
+  if (payload === undefined)
+    throw refused("this requestState was not issued to this grant by this gateway, or has expired")
+  const held = asking.held.get(payload.id)
+  if (held === undefined || held.grant !== bearer || held.round !== payload.round || held.waiting !== undefined)
+    throw refused("this requestState was already used, or its call has ended")
+  if (held.tool !== name) throw refused(`this requestState belongs to a call of ${JSON.stringify(held.tool)}`)
+  held.round++
+  held.declared = declaredOf(ctx) ?? held.declared
+  Questions.answer(held, ctx.mcpReq.inputResponses)
+  return exchange(asking, held, ctx)
+}
+
 /** C160, C161, C162 */
-const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server => {
+const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run, asking: Asking): Server => {
   const bundle = Gateway.bundleOf(gateway, bearer)
   const served = Beyond.capabilitiesOf(gateway, bundle)
   const tasks = bundle !== undefined && ServeTasks.runsTasks(gateway, bundle)
@@ -63,14 +153,16 @@ const serverOf = (gateway: Gateway.Gateway, bearer: string, run: Run): Server =>
   // The same JSON under two SDKs' result types.
   if (capabilities.tools !== undefined) {
     server.setRequestHandler("tools/list", () => listTools() as never)
-    server.setRequestHandler(
-      "tools/call",
-      (request, ctx) =>
-        callTool(request.params, {
-          signal: ctx.mcpReq.signal,
-          notify: (notification) => ctx.mcpReq.notify(notification)
-        }) as never
-    )
+    server.setRequestHandler("tools/call", (request, ctx) => {
+      const state = ctx.mcpReq.requestState()
+      if (typeof state === "string") return retried(asking, bearer, request.params.name, state, ctx) as never
+      if (Questions.declaresAny(declaredOf(ctx)))
+        return heldCall(asking, bearer, callTool, request.params, ctx) as never
+      return callTool(request.params, {
+        signal: ctx.mcpReq.signal,
+        notify: (notification) => ctx.mcpReq.notify(notification)
+      }) as never
+    })
   }
   for (const [method, handle] of Beyond.declaredHandles(gateway, answer, capabilities)) {
     server.setRequestHandler(
@@ -171,6 +263,7 @@ const subscribeListened = async (
 /** @internal */
 export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => {
   const byGrant = new Map<string, McpHttpHandler>()
+  const asking = makeAsking()
   // C133: a lapsed grant loses its handler when another opens one.
   const handlerOf = (bearer: string): McpHttpHandler => {
     const known = byGrant.get(bearer)
@@ -181,7 +274,7 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
         void handler.close()
       }
     }
-    const handler = createMcpHandler(() => serverOf(gateway, bearer, run), {
+    const handler = createMcpHandler(() => serverOf(gateway, bearer, run, asking), {
       legacy: "reject",
       bus: grantBus(gateway, bearer, fork)
     })
@@ -210,6 +303,11 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
         .pipe(res)
     },
     close: async () => {
+      // C173: a call held for a retry that can no longer come ends at its worker's server.
+      for (const held of [...asking.held.values()]) {
+        held.end.abort()
+        held.release()
+      }
       const handlers = [...byGrant.values()]
       byGrant.clear()
       await Promise.all(handlers.map((handler) => handler.close()))
