@@ -1,11 +1,11 @@
 import type * as Worker from "@effect/platform/Worker"
+import * as Slot from "../thread/slot.js"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
 import * as Connection from "../shared/connection.js"
-import * as ThreadProtocol from "../thread/protocol.js"
 import type * as Observe from "../metrics/observe.js"
 import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
@@ -19,7 +19,7 @@ export interface Entry extends Connection.Connection {
   /** Reply channels given this worker's `Route`: each is told `WorkerEnded`. */
   readonly routes: Set<string>
   /** Read for `status` only: the owner thread alone writes it. */
-  slot: ThreadProtocol.Slot | undefined
+  slot: Slot.Slot | undefined
   readonly cancels: Map<string, (cancelled: boolean) => void>
   readonly syncs: Map<number, () => void>
   thread: OwnerHandle | undefined
@@ -58,8 +58,8 @@ export interface DataPort {
 }
 
 /** C22a: none once the thread has ended; what it held is its remote's to answer. @internal */
-export const heldDirect = (entry: Entry): ThreadProtocol.Held | undefined =>
-  entry.slot === undefined || !entry.threadAlive ? undefined : ThreadProtocol.readSlot(entry.slot)
+export const heldDirect = (entry: Entry): Slot.Held | undefined =>
+  entry.slot === undefined || !entry.threadAlive ? undefined : Slot.readSlot(entry.slot)
 
 /** @internal */
 export const forceEnd = (owner: OwnerHandle | undefined): void => {

@@ -1,4 +1,5 @@
 // Opening a worker: C3, C4.
+import * as Slot from "../thread/slot.js"
 import * as Worker from "@effect/platform/Worker"
 import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -19,7 +20,6 @@ import type { ChildProcess } from "node:child_process"
 import { MessageChannel, type MessagePort, type Worker as NodeThread } from "node:worker_threads"
 import * as Budget from "../shared/budget.js"
 import * as Connection from "../shared/connection.js"
-import * as ThreadProtocol from "../thread/protocol.js"
 import { checkSpillDirectory } from "../transport/responseSave.js"
 import * as LinePort from "../wire/linePort.js"
 import * as OwnerProcess from "./ownerProcess.js"
@@ -153,7 +153,7 @@ const makeEntry = (
       scope,
       port: ports.port,
       routes: new Set(),
-      slot: placement.isolation === "process" ? undefined : ThreadProtocol.makeSlot(),
+      slot: placement.isolation === "process" ? undefined : Slot.makeSlot(),
       cancels: new Map(),
       syncs: new Map(),
       thread: undefined,

@@ -1,4 +1,5 @@
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
+import type * as Slot from "../thread/slot.js"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -18,11 +19,7 @@ export interface OwnerDataPort {
 }
 
 /** `slot` only in a thread: a process cannot post to other threads' channels, so cannot answer directly. @internal */
-export const run = (
-  port: OwnerDataPort,
-  early: ProcessStart.StartedProcess | undefined,
-  slot?: RemoteProtocol.Slot
-): void => {
+export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, slot?: Slot.Slot): void => {
   const factory = makeFactory(early)
   // Decided once, so an owner without a tracer pays nothing per message.
   const tracing = Traced.threadTracing()

@@ -1,4 +1,5 @@
 // An owner thread's end of the thread plane; no channel from other threads reaches an owner process.
+import * as Slot from "./slot.js"
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -94,12 +95,12 @@ export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) 
 
 /** @internal */
 export const directPort = (
-  slot: RemoteProtocol.Slot,
+  slot: Slot.Slot,
   post: (message: OwnerProtocol.OwnerMessageEncoded) => void,
   spans: OwnerSpans | undefined
 ) => {
   const replies = makeReplies()
-  const held = RemoteProtocol.slotWriter(slot)
+  const held = Slot.slotWriter(slot)
   const observed = makeObserved(post)
   const hooks: Omit<OwnerDirect.DirectHooks, "spanOf"> = {
     postDirect: (replyTo, result, envelope, requestId) => {

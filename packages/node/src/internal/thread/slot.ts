@@ -1,0 +1,72 @@
+/**
+ * The request an owner thread took straight from a remote caller, as the host reads it for `status` and its view: a few
+ * bytes of memory the owner writes and the host only reads, so that no message per request crosses to the host and
+ * the host's view is the owner's own record (C8). A module of its own: the host's declarations name it, and they name
+ * no Node type (C98).
+ *
+ * @internal
+ */
+
+// [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
+const headerBytes = 16
+const maxIdBytes = 64
+
+/** @internal */
+export type Slot = SharedArrayBuffer
+
+/** @internal */
+export const makeSlot = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
+
+/** What the slot holds: the request in flight and since when (epoch ms). @internal */
+export interface Held {
+  readonly requestId: string
+  readonly since: number
+}
+
+/**
+ * The owner's writer. A sequence number, odd while a write runs, lets a reader in another thread see a whole write or
+ * retry.
+ *
+ * @internal
+ */
+export const slotWriter = (slot: Slot) => {
+  const header = new Int32Array(slot, 0, 2)
+  const since = new Float64Array(slot, 8, 1)
+  const bytes = new Uint8Array(slot, headerBytes, maxIdBytes)
+  return {
+    set: (requestId: string): void => {
+      Atomics.add(header, 0, 1)
+      const { written } = new TextEncoder().encodeInto(requestId.slice(0, maxIdBytes), bytes)
+      since[0] = Date.now()
+      Atomics.store(header, 1, written)
+      Atomics.add(header, 0, 1)
+    },
+    clear: (): void => {
+      Atomics.add(header, 0, 1)
+      Atomics.store(header, 1, 0)
+      Atomics.add(header, 0, 1)
+    }
+  }
+}
+
+const decoder = new TextDecoder()
+
+/** The host's read: `undefined` when the owner holds no request taken directly. @internal */
+export const readSlot = (slot: Slot): Held | undefined => {
+  const header = new Int32Array(slot, 0, 2)
+  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  for (let tries = 0; tries < 10_000; tries++) {
+    const before = Atomics.load(header, 0)
+    if ((before & 1) === 1) continue
+    const length = Atomics.load(header, 1)
+    const held =
+      length === 0
+        ? undefined
+        : {
+            requestId: decoder.decode(new Uint8Array(slot, headerBytes, length).slice()),
+            since: new Float64Array(slot, 8, 1)[0]!
+          }
+    if (Atomics.load(header, 0) === before) return held
+  }
+  return undefined
+}
