@@ -6,7 +6,10 @@
  *
  * @internal
  */
+import type { Envelope, Spill, TraceContext } from "../envelope.js"
 import type * as Operations from "../../Operations.js"
+
+export type { Envelope, Spill, TraceContext }
 
 const version = "v1"
 
@@ -48,18 +51,12 @@ export const graceMs = 250
 /** The MCP methods of the operation table. @internal */
 export type Method = Operations.Method
 
-/** A caller's span: trace id, span id, sampled, and the W3C `tracestate` and `baggage` it carries. @internal */
-export type TraceContext = readonly [string, string, boolean, (string | undefined)?, (string | undefined)?]
-
 /** One `notifications/progress` of a request. @internal */
 export interface Progress {
   readonly progress: number
   readonly total?: number | undefined
   readonly message?: string | undefined
 }
-
-/** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
-export type Spill = string | false
 
 /** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
 export interface RemoteOpen {
@@ -75,17 +72,16 @@ export interface RemoteOpen {
   readonly name?: string | undefined
 }
 
-/** Any request of the operation table; `params` is JSON text checked in the calling thread (C16). @internal */
-export interface RemoteCall {
+/**
+ * Any request of the operation table, its `Envelope` (`params` checked in the calling thread, C16) but for the trace,
+ * which `RemoteRequest` carries for every operation; no `deadline`: the worker's default budget.
+ *
+ * @internal
+ */
+export interface RemoteCall extends Omit<Envelope, "deadline" | "trace"> {
   readonly _tag: "RemoteCall"
   readonly workerId: string
-  readonly method: Method
-  readonly params: string
   readonly deadline?: number | undefined
-  readonly idleMs?: number | undefined
-  readonly progress?: boolean | undefined
-  readonly saveTo?: string | undefined
-  readonly spill?: Spill | undefined
   /** The caller reads `Result` replies: the owner thread may answer it itself. */
   readonly direct?: boolean | undefined
 }
@@ -151,18 +147,16 @@ export interface Ping {
 /** @internal */
 export type RemoteMessage = RemoteRequest | Interrupt | Ping
 
-/** Caller → owner thread: a request of the operation table, straight to the worker's owner. @internal */
-export interface Direct {
+/**
+ * Caller → owner thread: a request of the operation table, its `Envelope` but for `progress` (a call that reads progress
+ * goes through the host, C29).
+ *
+ * @internal
+ */
+export interface Direct extends Omit<Envelope, "progress"> {
   readonly _tag: "Direct"
   readonly from: string
   readonly callId: number
-  readonly method: Method
-  readonly params: string
-  readonly deadline: number
-  readonly idleMs?: number | undefined
-  readonly saveTo?: string | undefined
-  readonly spill?: Spill | undefined
-  readonly trace?: TraceContext | undefined
   /** The caller's thread id, when it takes its replies on a port (`ReplyPort`). */
   readonly thread?: number | undefined
 }

@@ -12,23 +12,24 @@ import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
 /** The caller's deadline, `Date.now()` epoch ms: one clock for every process of the machine (C9). */
 const deadline = Schema.optional(Schema.Number)
 
-/** What every request of the table sends. @internal */
+/**
+ * What every request of the table sends: its `Envelope` but for the method and `progress` (the rpc's tag names both),
+ * with a spill of `false` only (the caller's `onTooLarge: "fail"`; a spill directory of the caller's is refused) and
+ * the trace only when it carries a `tracestate` or `baggage` (C84; the rpc's own envelope has the ids).
+ *
+ * @internal
+ */
 export const RequestPayload = Schema.Struct({
   /** A grant, or (where the listener accepts them) a worker id. */
   id: Schema.String,
-  params: Schema.String,
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "method", "progress", "deadline", "spill"),
   deadline,
-  /** The caller's idle budget in ms (C121), which the owner runs. */
-  idleMs: Schema.optional(Schema.Number),
-  saveTo: Schema.optional(Schema.String),
-  /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it (a spill of the caller's is refused). */
-  spill: Schema.optional(Schema.Literal(false)),
-  /** The caller's trace context when its trace carries a `tracestate` or `baggage` (C84); the envelope has the ids. */
-  trace: Schema.optional(OwnerProtocol.TraceContext)
+  spill: Schema.optional(Schema.Literal(false))
 })
 
 /** One element of a streamed request: a progress notification, then the result. @internal */

@@ -30,6 +30,7 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
+import * as Struct from "effect/Struct"
 import { randomBytes } from "node:crypto"
 import * as WorkerThreads from "node:worker_threads"
 import { BroadcastChannel } from "node:worker_threads"
@@ -79,24 +80,16 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
 })
 
 /**
- * Any request of the operation table (`listTools`, `callTool`, `readResource`…): `params` is JSON text, checked as
- * JSON plain data in the calling thread.
+ * Any request of the operation table (`listTools`, `callTool`, `readResource`…): its `Envelope`, checked in the
+ * calling thread, but for the trace, which `RemoteRequest` carries for every operation. No `deadline`: the worker's
+ * default budget.
  *
  * @internal
  */
 export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
-  method: OwnerProtocol.Method,
-  params: Schema.String,
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "deadline", "trace"),
   deadline,
-  /** The caller's idle budget in ms (C121), which the owner runs. */
-  idleMs: Schema.optional(Schema.Number),
-  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `RemoteProgress` replies. */
-  progress: Schema.optional(Schema.Boolean),
-  /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
-  saveTo: Schema.optional(Schema.String),
-  /** The call's own `onTooLarge`, checked in the calling thread: a spill directory, or `false` for none. */
-  spill: Schema.optional(OwnerProtocol.Spill),
   /** The remote reads `Result` replies: the owner thread may post the success to it itself. */
   direct: Schema.optional(Schema.Boolean)
 })
@@ -203,24 +196,17 @@ export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
 /**
- * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
- * deadline is always there (the route gives the worker's default budget). Answered on `from` by the owner: the
- * success as `Result`, a failure or refusal as `RemoteFailure`.
+ * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner, its
+ * `Envelope` but for `progress` (a call that reads progress goes through the host, C29). The deadline is always there
+ * (the route gives the worker's default budget). Answered on `from` by the owner: the success as `Result`, a failure
+ * or refusal as `RemoteFailure`.
  *
  * @internal
  */
 export const Direct = Schema.TaggedStruct("Direct", {
   from: Schema.String,
   callId: Schema.Number,
-  method: OwnerProtocol.Method,
-  params: Schema.String,
-  deadline: Schema.Number,
-  /** The caller's idle budget in ms (C121): the owner ends the request when its server's progress stops that long. */
-  idleMs: Schema.optional(Schema.Number),
-  saveTo: Schema.optional(Schema.String),
-  spill: Schema.optional(OwnerProtocol.Spill),
-  /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
-  trace: Schema.optional(OwnerProtocol.TraceContext),
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "progress"),
   /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
   thread: Schema.optional(Schema.Number)
 })
