@@ -1,19 +1,14 @@
-/**
- * A request's fields as every plane's message carries them, in plain TypeScript: the thread plane's `RemoteCall` and
- * `Direct` and the socket's payload are built from this one type, and a type-level test proves it equal to core's
- * `OwnerProtocol.Envelope`, which the owner's `Request` carries. A new request option is one field here, one there.
- *
- * @internal
- */
+// A request's fields, defined once for every plane's message; test/caller/ThreadProtocol.test.ts proves this equal to
+// core's `OwnerProtocol.Envelope` (docs/architecture.md, "One request envelope").
 import type * as Operations from "../Operations.js"
 
-/** A caller's span: trace id, span id, sampled, and the W3C `tracestate` and `baggage` it carries. @internal */
+/** @internal */
 export type TraceContext = readonly [string, string, boolean, (string | undefined)?, (string | undefined)?]
 
-/** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
+/** @internal */
 export type Spill = string | false
 
-/** One request of the operation table, as it travels: the budget as an epoch `deadline` (C9). @internal */
+/** @internal */
 export interface Envelope {
   readonly method: Operations.Method
   readonly params: string
@@ -25,6 +20,6 @@ export interface Envelope {
   readonly trace?: TraceContext | undefined
 }
 
-/** The caller's budget (a duration, on this thread) as the deadline every other thread and process reads. @internal */
+/** C9: a budget crosses threads and processes as a `Date.now()` deadline. @internal */
 export const deadlineOf = (budgetMs: number | undefined): number | undefined =>
   budgetMs === undefined ? undefined : Date.now() + budgetMs
