@@ -1,11 +1,14 @@
 // The thread plane's message types are the host's Schemas' encoded types: one protocol, proven by the compiler (a
 // difference in any field, optionality or literal fails the typecheck). Its channel names and timings are the
-// caller's, which the host imports (`ThreadCaller.protocol`).
+// caller's, which the host imports (`ThreadCaller.protocol`). A request's `Envelope` is proven the same way, with the
+// socket plane's request payload built from it.
 import { assert, describe, it } from "@effect/vitest"
 import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import type * as Schema from "effect/Schema"
 import * as Caller from "../../packages/caller/src/internal/thread/protocol.js"
 import * as Host from "../../packages/node/src/internal/thread/protocol.js"
+import type * as CallerSocket from "../../packages/caller/src/internal/socket/wire.js"
+import type * as Listen from "../../packages/node/src/internal/listen/rpcs.js"
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 
@@ -15,6 +18,8 @@ type Encoded<S extends Schema.Schema.Any> = S["Encoded"]
 type HostError = Encoded<typeof Host.RemoteFailure>["error"]
 
 export const equalities = {
+  Envelope: proven<Equals<Caller.Envelope, Encoded<typeof OwnerProtocol.Envelope>>>(true),
+  RequestPayload: proven<Equals<CallerSocket.RequestPayload, Encoded<typeof Listen.RequestPayload>>>(true),
   Method: proven<Equals<Caller.Method, Encoded<typeof OwnerProtocol.Method>>>(true),
   TraceContext: proven<Equals<Caller.TraceContext, Encoded<typeof OwnerProtocol.TraceContext>>>(true),
   Progress: proven<Equals<Caller.Progress, Encoded<typeof OwnerProtocol.Progress>>>(true),

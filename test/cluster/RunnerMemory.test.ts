@@ -118,7 +118,7 @@ describe("a runner's memory (C89)", () => {
             workerId,
             operation: "callTool",
             args: ["echo", { token }],
-            timeoutMs: 10_000,
+            budgetMs: 10_000,
             call: randomUUID()
           })
         const status = (requestId: Snowflake.Snowflake) =>

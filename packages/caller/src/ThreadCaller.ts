@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import type * as Plane from "./Plane.js"
+import * as Envelope from "./internal/envelope.js"
 import { puller, subscribe as subscribeOn } from "./internal/thread/events.js"
 import * as Thread from "./internal/thread/record.js"
 import type { ThreadClient } from "./internal/thread/record.js"
@@ -81,6 +82,14 @@ export const make = (): ThreadCaller => Thread.make() as unknown as ThreadCaller
  * @category destructors
  */
 export const dispose = (caller: ThreadCaller): void => Thread.dispose(record(caller))
+
+/**
+ * A budget in ms from now as the `deadline` every other thread reads (C9); `undefined` stays the default budget.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deadlineOf: (budgetMs: number | undefined) => number | undefined = Envelope.deadlineOf
 
 /**
  * The host's operation for a checked request; its deadline counts from now.

@@ -203,8 +203,16 @@ export const withCarried: <A, E, R>(
 export const Spill: typeof internal.Spill = internal.Spill
 
 /**
- * Host → owner: send one MCP request. `params` is JSON text; `timeoutMs` is what is left of the caller's
- * budget, used only to keep the SDK's own request timer from cutting in first.
+ * A request's fields, as every plane's message of a request carries them: method, params, deadline, idle budget,
+ * progress, `saveTo`, spill and trace. A new request option goes here (docs/architecture.md, "One request envelope").
+ *
+ * @since 0.1.0
+ * @category data plane
+ */
+export const Envelope: typeof internal.Envelope = internal.Envelope
+
+/**
+ * Host → owner: send one MCP request, its `Envelope` under the host's `requestId`.
  *
  * @since 0.1.0
  * @category data plane

@@ -1,5 +1,6 @@
 // Stateless: a rebuilt facade looks the worker up again; it never opens, re-creates or replays anything.
 import type * as Entity from "@effect/cluster/Entity"
+import type * as Rpc from "@effect/rpc/Rpc"
 import type * as Snowflake from "@effect/cluster/Snowflake"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
@@ -17,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
-import { ControlEntity, WorkerEntity } from "./protocol.js"
+import { ControlEntity, type Request, WorkerEntity } from "./protocol.js"
 import { RequestRecord, type RequestRecordService } from "./requestRecord.js"
 
 // Its own tag: the layer's `McpWorkers` is the cluster-wide service.
@@ -78,19 +79,7 @@ const callerTraced = <A, E, R>(
         : Effect.withParentSpan(effect, OwnerProtocol.externalSpanOf(trace))
   )
 
-export const request = (
-  workers: McpWorkers.McpWorkersService,
-  self: Self,
-  payload: {
-    readonly workerId: string
-    readonly operation: string
-    readonly args: ReadonlyArray<unknown>
-    readonly timeoutMs: number
-    readonly idleMs?: number | undefined
-    readonly spill?: false | undefined
-    readonly trace?: OwnerProtocol.TraceContext | undefined
-  }
-) =>
+export const request = (workers: McpWorkers.McpWorkersService, self: Self, payload: Rpc.Payload<typeof Request>) =>
   Effect.flatMap(localIdOf(self, payload.workerId), (local) => {
     const operation = Object.hasOwn(operations, payload.operation) ? operations[payload.operation] : undefined
     if (operation === undefined) {
@@ -106,9 +95,9 @@ export const request = (
     const run = (workers as unknown as Record<string, (...args: Array<unknown>) => Effect.Effect<unknown, any>>)[
       payload.operation
     ]
-    const timeout = Duration.millis(payload.timeoutMs)
+    const timeout = Duration.millis(payload.budgetMs)
     // C121: never past the whole budget, which would end it first anyway.
-    const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.timeoutMs)
+    const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.budgetMs)
     const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
     const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
     return Effect.map(
@@ -162,7 +151,7 @@ export const workerHandlers = Effect.gen(function* () {
       once(
         record,
         message,
-        message.payload.timeoutMs,
+        message.payload.budgetMs,
         relay(calls, request(workers, self, message.payload), message.payload)
       )
   })

@@ -6,6 +6,7 @@ import * as McpWorkerError from "@mcp-worker/core/McpWorkerError"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as WorkerStatus from "@mcp-worker/core/WorkerStatus"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 import * as ClusterWorkerId from "../ClusterWorkerId.js"
 
 export const Request = Rpc.make("Request", {
@@ -13,18 +14,15 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
-    /** C89 */
-    timeoutMs: Schema.Number,
-    /** C121 */
-    idleMs: Schema.optional(Schema.Number),
+    /** C89: a duration, as every budget between runners, whose clocks differ. */
+    budgetMs: Schema.Number,
+    ...Struct.pick(OwnerProtocol.Envelope.fields, "idleMs", "trace"),
     /** `onTooLarge: "fail"` */
     spill: Schema.optional(Schema.Literal(false)),
     /** Known to the caller alone. */
     call: Schema.String,
     /** It ends before this begins. */
-    supersedes: Schema.optional(Schema.String),
-    /** C83, C84 */
-    trace: Schema.optional(OwnerProtocol.TraceContext)
+    supersedes: Schema.optional(Schema.String)
   },
   success: Schema.Unknown,
   error: McpWorkerError.RequestError

@@ -13,8 +13,10 @@ import {
 } from "../../McpWorkerError.js"
 import * as Operations from "../../Operations.js"
 import type * as Plane from "../../Plane.js"
+import { deadlineOf } from "../envelope.js"
 import * as Connection from "./connection.js"
 import * as Wire from "./wire.js"
+import type { RequestPayload } from "./wire.js"
 
 /** Where the plane connects. @internal */
 export interface Options {
@@ -224,10 +226,11 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
   const onProgress = call.onProgress
   let result: unknown
   const trace = call.trace
-  const payload = {
+  const deadline = deadlineOf(call.budgetMs)
+  const payload: RequestPayload = {
     id: call.workerId,
     params: call.params,
-    ...(call.budgetMs === undefined ? {} : { deadline: Date.now() + call.budgetMs }),
+    ...(deadline === undefined ? {} : { deadline }),
     ...(call.idleMs === undefined ? {} : { idleMs: call.idleMs }),
     ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
     ...(call.spill === false ? { spill: false } : {}),
@@ -367,7 +370,7 @@ export const make = (options: Options): Plane.Plane => {
         client,
         "close",
         workerId,
-        budgetMs === undefined ? {} : { deadline: Date.now() + budgetMs }
+        budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }
       ) as Promise<Plane.WorkerStatus>,
     events: (workerId, capacity) => events(client, workerId, capacity),
     dispose: async () => {
@@ -400,7 +403,7 @@ const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise
     tag: "open",
     payload: {
       config: open.config,
-      ...(budgetMs === undefined ? {} : { deadline: Date.now() + budgetMs }),
+      ...(budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }),
       ...(open.isolation === undefined || open.isolation === "thread" ? {} : { isolation: open.isolation }),
       ...(open.maxOldGenerationSizeMb === undefined ? {} : { maxOldGenerationSizeMb: open.maxOldGenerationSizeMb }),
       ...(open.tools === undefined ? {} : { tools: open.tools })

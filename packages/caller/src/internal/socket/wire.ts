@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type { Envelope } from "../envelope.js"
 
 /** The protocol's name and the version this caller speaks (C110). @internal */
 export const protocol = "mcp-worker"
@@ -27,6 +28,18 @@ export const silentAfterMs = 3_000
 export const idleAfterMs = 1_000
 /** The default bound of one frame: 16 MiB, as the listener's. @internal */
 export const defaultMaxFrameBytes = 16 * 1024 * 1024
+
+/**
+ * The payload of every request of the table: its `Envelope` but for the method and `progress` (the rpc's tag names
+ * both), with a spill of `false` only and the trace only when it carries more than the rpc envelope's ids (C84).
+ *
+ * @internal
+ */
+export interface RequestPayload extends Omit<Envelope, "method" | "progress" | "deadline" | "spill"> {
+  readonly id: string
+  readonly deadline?: number | undefined
+  readonly spill?: false | undefined
+}
 
 /** A frame the host sends. @internal */
 export type FromHost =

@@ -4,11 +4,9 @@
  * @internal
  */
 import type * as Plane from "../../Plane.js"
+import { deadlineOf } from "../envelope.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
-
-const deadlineOf = (budgetMs: number | undefined): number | undefined =>
-  budgetMs === undefined ? undefined : Date.now() + budgetMs
 
 /** Nothing starts until the first call; idle, it never keeps the thread alive. @internal */
 export const make = (): Plane.Plane => {

@@ -1,67 +1,53 @@
-/**
- * The thread plane's side of the protocol between a process's callers and its host (v1, over `BroadcastChannel`s
- * addressed by name): the channel names, the timings, and every message as a plain TypeScript type. The host reads
- * and writes the same messages through its Schemas; a type-level test proves each type here equal to the Schema's
- * encoded type, so the two sides cannot drift.
- *
- * @internal
- */
+// The thread plane's channel names, timings and messages as plain types (docs/wire.md); the host reads them through
+// its Schemas, which test/caller/ThreadProtocol.test.ts proves equal to these.
+import type { Envelope, Spill, TraceContext } from "../envelope.js"
 import type * as Operations from "../../Operations.js"
+
+export type { Envelope, Spill, TraceContext }
 
 const version = "v1"
 
-/** Where callers send requests. @internal */
+/** @internal */
 export const hostChannel = `mcp-worker/${version}/host`
 
-/** Where hosts announce that they started or closed. @internal */
+/** @internal */
 export const announceChannel = `mcp-worker/${version}/announce`
 
-/** The reply channel of one caller. @internal */
+/** @internal */
 export const replyChannel = (remoteId: string): string => `mcp-worker/${version}/reply/${remoteId}`
 
-/** Where callers send requests straight to the owner thread of `workerId`. @internal */
+/** @internal */
 export const ownerChannel = (workerId: string): string => `mcp-worker/${version}/owner/${workerId}`
 
-/** A caller asks for an `Ack` with a request when it has not heard from a host for this long. @internal */
+/** C22a: a request asks for an `Ack` when the host was not heard from this long. @internal */
 export const staleAfterMs = 1_500
 
-/** How long a caller waits for an `Ack` before it reports `HostUnavailable` (C22: within 1 s). @internal */
+/** C22: `HostUnavailable` within 1 s. @internal */
 export const ackWithinMs = 750
 
-/**
- * A caller with calls in flight posts a `Ping` whenever it has posted nothing to the host for this long: the host goes
- * by what it receives from the caller, so what the caller hears from the host does not count.
- *
- * @internal
- */
+/** The host goes by what it hears from a caller with calls in flight, so the caller pings. @internal */
 export const pingEveryMs = 1_000
 
-/** How long a caller with calls in flight waits for the `Ack` of a keep-alive `Ping` (a briefly blocked host). @internal */
+/** A keep-alive's `Ack` may wait on a briefly blocked host. @internal */
 export const pingAckWithinMs = 2_000
 
-/** A host that hears nothing from a caller with calls in flight this long takes it for gone (C22). @internal */
+/** C22: three pings, so a short block of the caller's loop does not cost it its calls. @internal */
 export const remoteGoneAfterMs = 3 * pingEveryMs
 
-/** A caller stops waiting on its own this long after a request's deadline, should no answer have come. @internal */
+/** The caller gives up this long after a deadline no one answered by (`giveUpAt`). @internal */
 export const graceMs = 250
 
-/** The MCP methods of the operation table. @internal */
+/** @internal */
 export type Method = Operations.Method
 
-/** A caller's span: trace id, span id, sampled, and the W3C `tracestate` and `baggage` it carries. @internal */
-export type TraceContext = readonly [string, string, boolean, (string | undefined)?, (string | undefined)?]
-
-/** One `notifications/progress` of a request. @internal */
+/** @internal */
 export interface Progress {
   readonly progress: number
   readonly total?: number | undefined
   readonly message?: string | undefined
 }
 
-/** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
-export type Spill = string | false
-
-/** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
+/** @internal */
 export interface RemoteOpen {
   readonly _tag: "RemoteOpen"
   readonly config: string
@@ -75,18 +61,11 @@ export interface RemoteOpen {
   readonly name?: string | undefined
 }
 
-/** Any request of the operation table; `params` is JSON text checked in the calling thread (C16). @internal */
-export interface RemoteCall {
+/** @internal */
+export interface RemoteCall extends Omit<Envelope, "deadline" | "trace"> {
   readonly _tag: "RemoteCall"
   readonly workerId: string
-  readonly method: Method
-  readonly params: string
   readonly deadline?: number | undefined
-  readonly idleMs?: number | undefined
-  readonly progress?: boolean | undefined
-  readonly saveTo?: string | undefined
-  readonly spill?: Spill | undefined
-  /** The caller reads `Result` replies: the owner thread may answer it itself. */
   readonly direct?: boolean | undefined
 }
 
@@ -110,7 +89,7 @@ export interface RemoteClose {
   readonly deadline?: number | undefined
 }
 
-/** One pull of an `events` subscription; the first subscribes, `end` unsubscribes. @internal */
+/** @internal */
 export interface RemoteEvents {
   readonly _tag: "RemoteEvents"
   readonly workerId: string
@@ -122,7 +101,7 @@ export interface RemoteEvents {
 /** @internal */
 export type Operation = RemoteOpen | RemoteCall | RemoteStatus | RemoteCancel | RemoteClose | RemoteEvents
 
-/** Caller → host: run `operation`; `ackBy` asks the host to confirm receipt by then, or refuse it unsent (C22a). @internal */
+/** @internal */
 export interface RemoteRequest {
   readonly _tag: "RemoteRequest"
   readonly from: string
@@ -130,11 +109,10 @@ export interface RemoteRequest {
   readonly ackBy?: number | undefined
   readonly operation: Operation
   readonly trace?: TraceContext | undefined
-  /** The caller's thread id, when it takes its replies on a port (`ReplyPort`). */
   readonly thread?: number | undefined
 }
 
-/** Caller → host or owner: the caller of `callId` stopped waiting; with `reply`, it waits for the answer. @internal */
+/** @internal */
 export interface Interrupt {
   readonly _tag: "Interrupt"
   readonly from: string
@@ -142,7 +120,7 @@ export interface Interrupt {
   readonly reply: boolean
 }
 
-/** Caller → host (and the owners of its direct calls): "are you there?", and "I am still here". @internal */
+/** @internal */
 export interface Ping {
   readonly _tag: "Ping"
   readonly from: string
@@ -151,40 +129,32 @@ export interface Ping {
 /** @internal */
 export type RemoteMessage = RemoteRequest | Interrupt | Ping
 
-/** Caller → owner thread: a request of the operation table, straight to the worker's owner. @internal */
-export interface Direct {
+/** @internal */
+export interface Direct extends Omit<Envelope, "progress"> {
   readonly _tag: "Direct"
   readonly from: string
   readonly callId: number
-  readonly method: Method
-  readonly params: string
-  readonly deadline: number
-  readonly idleMs?: number | undefined
-  readonly saveTo?: string | undefined
-  readonly spill?: Spill | undefined
-  readonly trace?: TraceContext | undefined
-  /** The caller's thread id, when it takes its replies on a port (`ReplyPort`). */
   readonly thread?: number | undefined
 }
 
 /** @internal */
 export type OwnerChannelMessage = Direct | Interrupt | Ping
 
-/** Host → caller: a host received the message that asked for it. @internal */
+/** @internal */
 export interface Ack {
   readonly _tag: "Ack"
   readonly hostId: string
   readonly callId?: number | undefined
 }
 
-/** Host → caller: the operation's value. @internal */
+/** @internal */
 export interface RemoteSuccess {
   readonly _tag: "RemoteSuccess"
   readonly callId: number
   readonly value: unknown
 }
 
-/** Owner thread → caller: a request's success as JSON text (with `envelope`, the server's whole response line). @internal */
+/** @internal */
 export interface Result {
   readonly _tag: "Result"
   readonly callId: number
@@ -192,33 +162,28 @@ export interface Result {
   readonly envelope: boolean
 }
 
-/** Host or owner → caller: a typed failure in its encoded form (`McpWorkerError.fromEncoded` reads it). @internal */
+/** @internal */
 export interface RemoteFailure<E = unknown> {
   readonly _tag: "RemoteFailure"
   readonly callId: number
   readonly error: E
 }
 
-/** Host → caller: the host hit a defect while running the call. @internal */
+/** @internal */
 export interface Defect {
   readonly _tag: "Defect"
   readonly callId: number
   readonly message: string
 }
 
-/** Host → caller: the server's progress on the request of `callId`. @internal */
+/** @internal */
 export interface RemoteProgress {
   readonly _tag: "RemoteProgress"
   readonly callId: number
   readonly progress: Progress
 }
 
-/**
- * Host → caller: requests to `workerId` may go straight to its owner on `channel` (default budget `timeoutMs`);
- * `traced`: the host traces, so a request made outside any span still goes through it (C83).
- *
- * @internal
- */
+/** @internal */
 export interface Route {
   readonly _tag: "Route"
   readonly workerId: string
@@ -227,27 +192,20 @@ export interface Route {
   readonly traced?: boolean | undefined
 }
 
-/** Host → caller: the worker's owner thread has ended, and its channel with it (C22a). @internal */
+/** @internal */
 export interface WorkerEnded<E = unknown> {
   readonly _tag: "WorkerEnded"
   readonly workerId: string
   readonly error: E
 }
 
-/** Host → caller: the route to `workerId` was dropped; relay requests again. @internal */
+/** @internal */
 export interface Unrouted {
   readonly _tag: "Unrouted"
   readonly workerId: string
 }
 
-/**
- * Host or owner thread → the caller's thread (Node's `postMessageToThread`, as a `workerMessage`): the port on which
- * that party posts its replies to the caller `to` from now on, in place of the caller's reply channel. A message read
- * on a `BroadcastChannel` makes a thread load the `MessageEvent` class, which costs a fresh thread more than the rest
- * of its call; a port read with a listener of its own hands over the data alone.
- *
- * @internal
- */
+/** @internal */
 export interface ReplyPort<Port = unknown> {
   readonly _tag: "ReplyPort"
   readonly to: string
@@ -258,14 +216,14 @@ export interface ReplyPort<Port = unknown> {
 export type Reply<E = unknown> =
   Ack | RemoteSuccess | Result | RemoteFailure<E> | Defect | RemoteProgress | Route | WorkerEnded<E> | Unrouted
 
-/** Host → everyone: a host is serving (again); the newest `startedAt` serves. @internal */
+/** @internal */
 export interface Up {
   readonly _tag: "Up"
   readonly hostId: string
   readonly startedAt: number
 }
 
-/** Host → everyone: a host closed; its workers are closed and their ids forgotten. @internal */
+/** @internal */
 export interface Gone {
   readonly _tag: "Gone"
   readonly hostId: string
@@ -274,13 +232,13 @@ export interface Gone {
 /** @internal */
 export type Announcement = Up | Gone
 
-/** What one pull of an `events` subscription is answered with. @internal */
+/** @internal */
 export interface EventsBatch<A = unknown> {
   readonly items: ReadonlyArray<A>
   readonly done: boolean
 }
 
-/** A fresh random id for a caller or a subscription (base64url, 96 bits). @internal */
+/** @internal */
 export const randomId = (): string => {
   const bytes = globalThis.crypto.getRandomValues(new Uint8Array(12))
   let binary = ""

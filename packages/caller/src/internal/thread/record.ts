@@ -7,6 +7,7 @@
  * @internal
  */
 import type * as Plane from "../../Plane.js"
+import { deadlineOf } from "../envelope.js"
 import {
   DeliveryUnknown,
   fromEncoded,
@@ -386,7 +387,7 @@ export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.Rem
     workerId: call.workerId,
     method: call.method as Protocol.Method,
     params: call.params,
-    deadline: call.budgetMs === undefined ? undefined : Date.now() + call.budgetMs,
+    deadline: deadlineOf(call.budgetMs),
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
@@ -519,18 +520,15 @@ const sendDirect = (
     ackBy: undefined,
     options
   })
-  const { saveTo, spill, idleMs } = operation
+  // C29: a call that reads progress never comes this way; the trace travels with the request, as on every plane.
+  const { _tag, workerId, direct, progress, ...envelope } = operation
   const { trace } = options
   const message: Protocol.Direct = {
+    ...envelope,
     _tag: "Direct",
     from: client.from,
     callId,
-    method: operation.method,
-    params: operation.params,
     deadline,
-    ...(idleMs === undefined ? {} : { idleMs }),
-    ...(saveTo === undefined ? {} : { saveTo }),
-    ...(spill === undefined ? {} : { spill }),
     ...(trace === undefined ? {} : { trace }),
     ...replyThread(client)
   }

@@ -78,22 +78,10 @@ export type DirectPort = Owner.OwnerPort & { readonly [K in keyof DirectHooks]?:
  *
  * @internal
  */
-export interface DirectRequest {
+export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
   /** The caller's reply channel, and the call's number there. */
   readonly from: string
   readonly callId: number
-  readonly method: OwnerProtocol.Method
-  /** JSON text of a plain object, checked in the calling thread. */
-  readonly params: string
-  /** The caller's deadline, `Date.now()` epoch ms (one clock for every thread of the process). */
-  readonly deadline: number
-  /** The caller's idle budget in ms (C121): this owner ends the request when its server's progress stops that long. */
-  readonly idleMs?: number | undefined
-  readonly saveTo?: string | undefined
-  /** The call's own spill directory (`onTooLarge`), or `false` for none. */
-  readonly spill?: string | false | undefined
-  /** The caller's span, when it traces: the server's parent, through the owner's span of it (C83). */
-  readonly trace?: OwnerProtocol.TraceContext | undefined
   /** The caller's thread, when it takes its replies on a port. */
   readonly thread?: number | undefined
 }
@@ -183,21 +171,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
   machine.direct = direct
   machine.port.taken?.(requestId, request.method)
   watch(machine, direct)
-  send(
-    machine,
-    connection,
-    {
-      requestId,
-      method: request.method,
-      deadline: direct.deadline,
-      idleMs: request.idleMs,
-      saveTo: request.saveTo,
-      spill: request.spill,
-      progress: undefined,
-      trace: request.trace
-    },
-    params
-  )
+  send(machine, connection, { ...request, requestId, deadline: direct.deadline }, params)
 }
 
 /**

@@ -130,30 +130,32 @@ export const TraceContext = Schema.Tuple(
 /** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
 export const Spill = Schema.Union(Schema.String, Schema.Literal(false))
 
-/** @internal */
-export const RequestMessage = Schema.TaggedStruct("Request", {
-  requestId: Schema.String,
+/**
+ * A request's fields, defined once: every plane's message of a request carries them (the owner's `Request`, a remote
+ * thread's `RemoteCall` and `Direct`, a socket's payload), so a new request option is an edit here and at its two
+ * ends. The caller's plain type (`@mcp-worker/caller`'s `Envelope`) is proven equal to this one by the compiler.
+ *
+ * @internal
+ */
+export const Envelope = Schema.Struct({
   method: Method,
   params: Schema.String,
-  /**
-   * The caller's deadline, `Date.now()` epoch ms: one clock for every thread and process of a machine, so the budget
-   * counts every hop on the way (C9). Every caller's request to an owner carries its budget this way.
-   */
+  /** The caller's deadline, `Date.now()` epoch ms: one clock for every thread and process of a machine (C9). */
   deadline: Schema.Number,
-  /**
-   * How long, in ms, the request may go without the server's progress before the owner ends it as a timeout (C121);
-   * it then carries a progress token, whether the caller reads progress or not.
-   */
+  /** How long, in ms, the request may go without the server's progress before the owner ends it (C121). */
   idleMs: Schema.optional(Schema.Number),
-  /** The caller wants the server's progress notifications for this request (it then carries a progress token). */
+  /** The caller reads the server's progress (`onProgress`): the request carries a progress token. */
   progress: Schema.optional(Schema.Boolean),
-  /** The absolute path the result is written to by the owner (`saveTo`); the answer is then its summary. */
+  /** The absolute path the owner writes the result to (`saveTo`); the answer is then its summary. */
   saveTo: Schema.optional(Schema.String),
   /** The call's own spill (`onTooLarge`): a directory, or `false` for none; absent, the worker's applies. */
   spill: Schema.optional(Spill),
-  /** The caller's span (a remote thread's, or the host's own): the owner's span of this request is its child. */
+  /** The caller's span: the owner's span of this request is its child (C83, C84). */
   trace: Schema.optional(TraceContext)
 })
+
+/** @internal */
+export const RequestMessage = Schema.TaggedStruct("Request", { requestId: Schema.String, ...Envelope.fields })
 
 /** @internal */
 export const CancelMessage = Schema.TaggedStruct("Cancel", {

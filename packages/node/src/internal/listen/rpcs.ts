@@ -1,37 +1,24 @@
-/**
- * The operations a listener serves, as one `RpcGroup`: every request of the operation table (`Operations.requests`)
- * twice — plain, and `<name>Streamed` for a caller with `onProgress`, whose progress streams back ahead of the result —
- * and the life cycle (`open`, `status`, `cancel`, `close`, `events`). Payloads carry the worker id (or a grant) and the
- * params as JSON text, checked as plain data in the calling process; results are the server's raw JSON.
- *
- * @internal
- */
+// The listener's operations as one `RpcGroup`: each request of the table plain and `<name>Streamed` (progress ahead
+// of the result), and the life cycle (docs/wire.md).
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
 import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
 import * as Schema from "effect/Schema"
+import * as Struct from "effect/Struct"
 
-/** The caller's deadline, `Date.now()` epoch ms: one clock for every process of the machine (C9). */
 const deadline = Schema.optional(Schema.Number)
 
-/** What every request of the table sends. @internal */
+/** A request's `Envelope`; the rpc's tag names its method and `progress`; only `spill: false` crosses. @internal */
 export const RequestPayload = Schema.Struct({
-  /** A grant, or (where the listener accepts them) a worker id. */
   id: Schema.String,
-  params: Schema.String,
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "method", "progress", "deadline", "spill"),
   deadline,
-  /** The caller's idle budget in ms (C121), which the owner runs. */
-  idleMs: Schema.optional(Schema.Number),
-  saveTo: Schema.optional(Schema.String),
-  /** The call's `onTooLarge: "fail"`: the worker's own spill does not apply to it (a spill of the caller's is refused). */
-  spill: Schema.optional(Schema.Literal(false)),
-  /** The caller's trace context when its trace carries a `tracestate` or `baggage` (C84); the envelope has the ids. */
-  trace: Schema.optional(OwnerProtocol.TraceContext)
+  spill: Schema.optional(Schema.Literal(false))
 })
 
-/** One element of a streamed request: a progress notification, then the result. @internal */
+/** @internal */
 export const StreamItem = Schema.Union(
   Schema.TaggedStruct("Progress", {
     progress: Schema.Number,
@@ -41,10 +28,10 @@ export const StreamItem = Schema.Union(
   Schema.TaggedStruct("Result", { value: Schema.Unknown })
 )
 
-/** A request of the table by its name on `McpWorkers`. @internal */
+/** @internal */
 export type RequestName = keyof Operations.Requests
 
-/** The tag of the streamed twin of a request. @internal */
+/** @internal */
 export const streamedTag = (name: string): string => `${name}Streamed`
 
 const requestRpcs = Object.keys(Operations.requests).flatMap((name) => [
@@ -52,7 +39,7 @@ const requestRpcs = Object.keys(Operations.requests).flatMap((name) => [
   Rpc.make(streamedTag(name), { payload: RequestPayload, success: StreamItem, error: McpWorkerError, stream: true })
 ])
 
-/** `open`: the config normalized in the calling process (its `envFrom` read there, C18), in its wire form. @internal */
+/** C18: the config read in the calling process. @internal */
 export const Open = Rpc.make("open", {
   payload: {
     config: Schema.String,
@@ -85,13 +72,7 @@ export const Close = Rpc.make("close", {
   error: McpWorkerError
 })
 
-/**
- * One pull of an `events` subscription (`subscription`: the caller's random id for it, within its connection): the
- * first pull subscribes, each is answered with what the host buffered for it once there is at least one, and `end`
- * unsubscribes. The caller pulls again only when its reader asks, so neither side holds more than `capacity` for it.
- *
- * @internal
- */
+/** One pull of a subscription: pulled only when the reader asks, so neither side holds past `capacity`. @internal */
 export const Events = Rpc.make("events", {
   payload: {
     id: Schema.String,
@@ -103,10 +84,5 @@ export const Events = Rpc.make("events", {
   error: McpWorkerError
 })
 
-/**
- * Every operation of a listener. The requests are derived from the table, so a new entry there is served here with
- * no change.
- *
- * @internal
- */
+/** @internal */
 export const ListenRpcs = RpcGroup.make(Open, Status, Cancel, Close, Events, ...requestRpcs)

@@ -94,9 +94,7 @@ const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<
 
 const checkWorkerId = (id: unknown): Either.Either<string, InvalidInput> => Prepare.checkId(id, "workerId")
 
-/** The deadline of a budget that starts now (`Date.now()`: one clock for all threads of the process). */
-const deadlineOf = (budget: number | undefined): number | undefined =>
-  budget === undefined ? undefined : Date.now() + budget
+const { deadlineOf } = ThreadCaller
 
 /**
  * The answer of a call the thread plane posts in the register step of an `Effect.async`: its errors as this package's

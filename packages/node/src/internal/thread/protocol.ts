@@ -1,26 +1,6 @@
-/**
- * The protocol between remote threads (`NodeMcpWorkers.layerRemote`, `makePromiseClient`) and the host registry
- * (`NodeMcpWorkers.layer()`) of the same process, over Node's `BroadcastChannel`s: process-wide, addressed by name.
- *
- * - `mcp-worker/v1/host`: remote → host requests. Remotes post on a fresh instance and close it at once, so a
- *   remote thread never receives (and is never woken by) another remote's traffic.
- * - `mcp-worker/v1/reply/<random>`: host → one remote. Only the calling thread is woken by its replies.
- * - `mcp-worker/v1/announce`: host → everyone, rarely: a host started (`Up`) or closed (`Gone`).
- * - `mcp-worker/v1/owner/<workerId>`: remote → one owner thread, directly: the requests of the operation table (and
- *   their interruptions) of a remote that the host gave the worker's `Route`. The owner decides busy, names the
- *   request, runs its budget and answers on the remote's reply channel; the host is not on the way.
- *
- * Only plain data crosses: the worker id, configs and arguments as JSON text (validated in the calling thread),
- * raw MCP results, and tagged errors in their encoded form, decoded back into the same classes.
- *
- * One tag, one message across the code base: the owner protocol has a `Request`, a `Success`, an `Open`… of its own,
- * so this protocol's operations and its request, success, failure and progress messages are `Remote…`.
- *
- * Beside the messages: the reply sinks they are posted to, and the few bytes of shared memory in which an owner thread
- * shows the host the request it took straight from a remote.
- *
- * @internal
- */
+// The thread plane's messages as the host and owner threads read them (docs/wire.md, "The thread plane"): its
+// channel names and timings are the caller's (`ThreadCaller.protocol`), its types proven equal to the caller's. Beside
+// them: the reply sinks they are posted to, and the slot in which an owner thread shows the host a direct request.
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
@@ -30,19 +10,12 @@ import * as Either from "effect/Either"
 import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
+import * as Struct from "effect/Struct"
 import { randomBytes } from "node:crypto"
 import * as WorkerThreads from "node:worker_threads"
 import { BroadcastChannel } from "node:worker_threads"
 
-/**
- * The channel names and timings of the thread plane, the caller's (`ThreadCaller.protocol`, docs/wire.md): a remote
- * asks for an `Ack` when it has not heard from a host for `staleAfterMs` and reports `HostUnavailable` without one
- * after `ackWithinMs` (C22); with calls in flight it pings every `pingEveryMs`; a host that hears nothing of it for
- * `remoteGoneAfterMs` (three pings: a short block of the caller's loop must not cost it its calls) interrupts its
- * calls; a remote stops waiting `graceMs` after a deadline the host did not answer by.
- *
- * @internal
- */
+/** @internal */
 export const {
   hostChannel,
   announceChannel,
@@ -56,48 +29,26 @@ export const {
   graceMs
 } = ThreadCaller.protocol
 
-/**
- * The caller's budget as an absolute deadline (`Date.now()` epoch ms, one clock for every thread of the process),
- * so that the time a message spends between threads counts against it (C9). Absent: the default budget.
- */
+// C9: absent, the default budget.
 const deadline = Schema.optional(Schema.Number)
 const workerId = Schema.String
 
-/** `open`: the config normalized in the calling thread (C18), in its wire form. @internal */
+/** @internal */
 export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   config: Schema.String,
   deadline,
-  /** Where the owner runs, checked in the calling thread (`McpWorkers.placementOf`). Absent: a thread. */
   isolation: Schema.optional(Schema.Literal("thread", "process")),
   maxOldGenerationSizeMb: Schema.optional(Schema.Number),
-  /** The worker's spill directory (`onTooLarge`), checked in the calling thread. */
   spill: Schema.optional(Schema.String),
-  /** Which tools the worker offers, checked in the calling thread (`ToolFilter.check`) and again by the host. */
   tools: Schema.optional(OwnerProtocol.ToolFilter),
-  /** The worker's name in the host's metrics and view (`OpenOptions.name`), checked in both threads. */
   name: Schema.optional(Schema.String)
 })
 
-/**
- * Any request of the operation table (`listTools`, `callTool`, `readResource`…): `params` is JSON text, checked as
- * JSON plain data in the calling thread.
- *
- * @internal
- */
+/** Its trace rides on `RemoteRequest`, as every operation's; no `deadline`: the worker's default. @internal */
 export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
-  method: OwnerProtocol.Method,
-  params: Schema.String,
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "deadline", "trace"),
   deadline,
-  /** The caller's idle budget in ms (C121), which the owner runs. */
-  idleMs: Schema.optional(Schema.Number),
-  /** The caller has an `onProgress` callback (it stays in its thread): the host sends it `RemoteProgress` replies. */
-  progress: Schema.optional(Schema.Boolean),
-  /** `saveTo`, checked in the calling thread: the owner writes the result to this absolute path. */
-  saveTo: Schema.optional(Schema.String),
-  /** The call's own `onTooLarge`, checked in the calling thread: a spill directory, or `false` for none. */
-  spill: Schema.optional(OwnerProtocol.Spill),
-  /** The remote reads `Result` replies: the owner thread may post the success to it itself. */
   direct: Schema.optional(Schema.Boolean)
 })
 
@@ -110,13 +61,7 @@ export const RemoteCancel = Schema.TaggedStruct("RemoteCancel", { workerId, requ
 /** @internal */
 export const RemoteClose = Schema.TaggedStruct("RemoteClose", { workerId, deadline })
 
-/**
- * One pull of an `events` subscription (`subscription`: the remote's random id for it). The first pull subscribes;
- * each is answered with what the host buffered for it, `{ items, done }`, once there is at least one; `end`
- * unsubscribes.
- *
- * @internal
- */
+/** @internal */
 export const RemoteEvents = Schema.TaggedStruct("RemoteEvents", {
   workerId,
   subscription: Schema.String,
@@ -124,30 +69,22 @@ export const RemoteEvents = Schema.TaggedStruct("RemoteEvents", {
   end: Schema.optional(Schema.Boolean)
 })
 
-/** One operation of `McpWorkers`, as data. @internal */
+/** @internal */
 export const Operation = Schema.Union(RemoteOpen, RemoteCall, RemoteStatus, RemoteCancel, RemoteClose, RemoteEvents)
 
 /** @internal */
 export type Operation = typeof Operation.Type
 
-/** An operation other than a request of the table: its answer is that of the `McpWorkers` operation it stands for. */
+/** @internal */
 export type LifecycleOperation = Exclude<Operation, typeof RemoteCall.Type>
 
-/** What one pull of an `events` subscription is answered with: what was buffered, and whether it has ended. @internal */
+/** @internal */
 export interface EventsBatch {
   readonly items: ReadonlyArray<McpWorkers.ServerNotification>
   readonly done: boolean
 }
 
-/**
- * What the host answers each operation other than a request with, its success and its failures, declared once: those
- * of the `McpWorkers` operation it stands for. A request's success is the result type of its operation table entry
- * (`Operations.Operation`), and its failures a `RequestError`. Replies are not decoded against these: the host posts
- * what its own service answered, and a request's result was checked once, in the owner, against the protocol's schema
- * of its method (C25).
- *
- * @internal
- */
+/** C25: replies are not decoded against these; a result was checked once, in the owner. @internal */
 export interface Answers {
   readonly RemoteOpen: ReturnType<McpWorkers.Lifecycle["open"]>
   readonly RemoteStatus: ReturnType<McpWorkers.Lifecycle["status"]>
@@ -162,73 +99,41 @@ export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answ
 /** The failures of an operation other than a request. @internal */
 export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
-/**
- * Remote → host: run `operation`. `from` is the remote's reply channel and `callId` numbers calls per remote.
- *
- * `ackBy` (sent only when the remote has not heard from a host lately) asks the host to confirm receipt at once, and
- * is the latest time (`Date.now()`, one clock for every thread of the process) at which it may: a host that reads
- * the request later refuses it unsent. So a remote that has no `Ack` once `ackBy` has passed knows that the request
- * was not sent and never will be (C22a).
- *
- * @internal
- */
+/** C22a: a host that reads it past `ackBy` refuses it unsent. @internal */
 export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   from: Schema.String,
   callId: Schema.Number,
   ackBy: Schema.optional(Schema.Number),
   operation: Operation,
-  /** The caller's span, when it was tracing: the host's span of the call, and the owner's, are its children. */
   trace: Schema.optional(OwnerProtocol.TraceContext),
-  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
   thread: Schema.optional(Schema.Number)
 })
 
-/**
- * Remote → host: the caller of `callId` stopped waiting. The host interrupts the fiber running it, which cancels
- * exactly that request. With `reply`, the host answers with `DeliveryUnknown{reason: "interrupted"}` (the Promise
- * facade's `AbortSignal`); without, the remote has already moved on (an interrupted fiber).
- *
- * @internal
- */
+/** C11: with `reply`, the host answers `DeliveryUnknown{interrupted}`. @internal */
 export const Interrupt = Schema.TaggedStruct("Interrupt", {
   from: Schema.String,
   callId: Schema.Number,
   reply: Schema.Boolean
 })
 
-/** Remote → host: "are you there?", and "I am still here" for the calls it waits on. Answered by an `Ack`. @internal */
+/** @internal */
 export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 
 /** @internal */
 export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
-/**
- * Remote → owner thread (its `ownerChannel`): a request of the operation table, straight to the worker's owner. The
- * deadline is always there (the route gives the worker's default budget). Answered on `from` by the owner: the
- * success as `Result`, a failure or refusal as `RemoteFailure`.
- *
- * @internal
- */
+/** C29: a call that reads progress goes through the host, so `Direct` has none. @internal */
 export const Direct = Schema.TaggedStruct("Direct", {
   from: Schema.String,
   callId: Schema.Number,
-  method: OwnerProtocol.Method,
-  params: Schema.String,
-  deadline: Schema.Number,
-  /** The caller's idle budget in ms (C121): the owner ends the request when its server's progress stops that long. */
-  idleMs: Schema.optional(Schema.Number),
-  saveTo: Schema.optional(Schema.String),
-  spill: Schema.optional(OwnerProtocol.Spill),
-  /** The caller's span, when it was tracing: the owner's span of the request, and the host's, are its children. */
-  trace: Schema.optional(OwnerProtocol.TraceContext),
-  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
+  ...Struct.omit(OwnerProtocol.Envelope.fields, "progress"),
   thread: Schema.optional(Schema.Number)
 })
 
 /** @internal */
 export type Direct = typeof Direct.Type
 
-/** What a remote posts on an owner's channel: a request, or its caller's interruption (`Interrupt`). @internal */
+/** @internal */
 export const OwnerChannelMessage = Schema.Union(Direct, Interrupt, Ping)
 
 /** @internal */
@@ -240,19 +145,13 @@ export type RemoteMessage = typeof RemoteMessage.Type
 /** @internal */
 export type RemoteMessageEncoded = typeof RemoteMessage.Encoded
 
-/** Host → remote: a host received the message that asked for it (the request `callId`, or a `Ping`). @internal */
+/** @internal */
 export const Ack = Schema.TaggedStruct("Ack", { hostId: Schema.String, callId: Schema.optional(Schema.Number) })
 
-/** Host → remote: the operation's value (an id, a `WorkerStatus`, a raw MCP result, or nothing). @internal */
+/** @internal */
 export const RemoteSuccess = Schema.TaggedStruct("RemoteSuccess", { callId: Schema.Number, value: Schema.Unknown })
 
-/**
- * Owner thread → remote: the success of the call `callId`, straight from the worker's owner thread, as JSON text (the
- * result itself, or with `envelope` the server's whole response line, whose `result` it is). Parsed in the calling
- * thread.
- *
- * @internal
- */
+/** @internal */
 export const Result = Schema.TaggedStruct("Result", {
   callId: Schema.Number,
   result: Schema.String,
@@ -262,24 +161,19 @@ export const Result = Schema.TaggedStruct("Result", {
 /** @internal */
 export type Result = typeof Result.Type
 
-/** Host → remote: a typed failure, encoded, decoded back into the same error class. @internal */
+/** @internal */
 export const RemoteFailure = Schema.TaggedStruct("RemoteFailure", { callId: Schema.Number, error: McpWorkerError })
 
-/** Host → remote: the host hit a defect while running the call. @internal */
+/** @internal */
 export const Defect = Schema.TaggedStruct("Defect", { callId: Schema.Number, message: Schema.String })
 
-/** Host → remote: the server's progress on the request of `callId`. @internal */
+/** @internal */
 export const RemoteProgress = Schema.TaggedStruct("RemoteProgress", {
   callId: Schema.Number,
   progress: OwnerProtocol.Progress
 })
 
-/**
- * Host → remote: the requests of this remote to `workerId` may go straight to its owner thread, on `channel`, with
- * `timeoutMs` as the budget of a call that names none. Sent once per worker with a request the host relayed.
- *
- * @internal
- */
+/** @internal */
 export const Route = Schema.TaggedStruct("Route", {
   workerId: Schema.String,
   channel: Schema.String,
@@ -287,16 +181,10 @@ export const Route = Schema.TaggedStruct("Route", {
   traced: Schema.optional(Schema.Boolean)
 })
 
-/**
- * Host → remote: the worker's owner thread has ended (the worker closed, or its owner died), and so has its
- * channel. A direct request of this remote still waiting may have been taken by the owner before it ended: it ends
- * as `error` says, with its delivery unknown (C22a). The route is forgotten.
- *
- * @internal
- */
+/** C22a: a direct request still waiting may have been taken: its delivery is unknown. @internal */
 export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema.String, error: McpWorkerError })
 
-/** Host → remote: the route to `workerId` was dropped (routes per worker are bounded); relay requests again. @internal */
+/** @internal */
 export const Unrouted = Schema.TaggedStruct("Unrouted", { workerId: Schema.String })
 
 /** @internal */
@@ -315,15 +203,10 @@ export const Reply = Schema.Union(
 /** @internal */
 export type Reply = typeof Reply.Type
 
-/**
- * Host → everyone: a host is serving remote requests (again). `startedAt` (epoch ms, sub-ms precision) orders
- * hosts: should two run in one process, only the newest serves.
- *
- * @internal
- */
+/** Should two hosts run in one process, only the newest (`startedAt`) serves. @internal */
 export const Up = Schema.TaggedStruct("Up", { hostId: Schema.String, startedAt: Schema.Number })
 
-/** Host → everyone: a host closed; its workers are closed and their ids forgotten. @internal */
+/** @internal */
 export const Gone = Schema.TaggedStruct("Gone", { hostId: Schema.String })
 
 /** @internal */
@@ -542,7 +425,6 @@ export const bounded = <Sink extends ReplySink | undefined>(
       }
       return sink
     },
-    /** The sink of `name`, if one is open. */
     peek: (name: string): ReplySink | undefined => sinks.get(name),
     close: () => {
       for (const sink of sinks.values()) sink.close()

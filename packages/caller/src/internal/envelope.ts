@@ -1,0 +1,25 @@
+// A request's fields, defined once for every plane's message; test/caller/ThreadProtocol.test.ts proves this equal to
+// core's `OwnerProtocol.Envelope` (docs/architecture.md, "One request envelope").
+import type * as Operations from "../Operations.js"
+
+/** @internal */
+export type TraceContext = readonly [string, string, boolean, (string | undefined)?, (string | undefined)?]
+
+/** @internal */
+export type Spill = string | false
+
+/** @internal */
+export interface Envelope {
+  readonly method: Operations.Method
+  readonly params: string
+  readonly deadline: number
+  readonly idleMs?: number | undefined
+  readonly progress?: boolean | undefined
+  readonly saveTo?: string | undefined
+  readonly spill?: Spill | undefined
+  readonly trace?: TraceContext | undefined
+}
+
+/** C9: a budget crosses threads and processes as a `Date.now()` deadline. @internal */
+export const deadlineOf = (budgetMs: number | undefined): number | undefined =>
+  budgetMs === undefined ? undefined : Date.now() + budgetMs
