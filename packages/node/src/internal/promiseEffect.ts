@@ -42,7 +42,7 @@ import type {
   Timeout,
   WithClientOptions
 } from "../PromiseClient.js"
-import * as McpClientInternal from "./mcpClient/client.js"
+import * as McpClientInternal from "./mcpClient/clientObject.js"
 import { openRequest, type OpenRequest } from "./thread/openRequest.js"
 
 const disposedError = (message: string) => {

@@ -1,7 +1,7 @@
 /**
  * The host registry's shared state — every worker's record, the platform's worker manager, the reaper, the
  * defaults — and what happens to a record when its owner thread speaks or dies. The operations live in `open.ts`,
- * `request.ts` and `close.ts`, each a function of this record; `layer.ts` wires them.
+ * `request.ts` and `close.ts`, each a function of this record; `service.ts` wires them.
  */
 import type * as Worker from "@effect/platform/Worker"
 import {

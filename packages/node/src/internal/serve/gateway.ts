@@ -11,7 +11,7 @@ import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { randomBytes } from "node:crypto"
 import type * as McpServeFace from "../../McpServe.js"
-import type { HostRegistry } from "../host/layer.js"
+import type { HostRegistry } from "../host/service.js"
 import type { Asker } from "../shared/connection.js"
 import * as Grants from "../listen/grants.js"
 

@@ -8,7 +8,7 @@ export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {
     if (config._tag === "Http") {
-      return Effect.promise(() => import("./http.js")).pipe(
+      return Effect.promise(() => import("./streamableHttp.js")).pipe(
         Effect.flatMap((HttpTransport) => HttpTransport.make(config, context))
       )
     }
