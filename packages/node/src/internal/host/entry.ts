@@ -9,7 +9,7 @@ import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
 import * as Connection from "../shared/connection.js"
 import * as ThreadProtocol from "../thread/protocol.js"
-import type * as Observe from "../metrics/observe.js"
+import type * as Metrics from "../metrics/metrics.js"
 import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
 
@@ -49,7 +49,7 @@ export interface Entry extends Connection.Connection {
   /** Whether this worker's requests are recorded as metrics (the host's option, C80). */
   readonly metrics: boolean
   /** The worker's requests by how they ended, for the host's view (when metrics are on). */
-  counts?: Observe.Counts | undefined
+  counts?: Metrics.Counts | undefined
   /** The server tree's last sample (Linux), for the host's view. */
   tree?: Tree.TreeUsage | undefined
   /** Whether its server runs tool calls as tasks, as the owner found when it opened (C156). */

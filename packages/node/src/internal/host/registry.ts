@@ -38,7 +38,7 @@ import {
 } from "../shared/connection.js"
 import type { Entry } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
-import * as Observe from "../metrics/observe.js"
+import * as Metrics from "../metrics/metrics.js"
 
 /** The registry's defaults, validated. @internal */
 export interface Defaults {
@@ -190,7 +190,7 @@ export const onOwnerMessage =
         return
       }
       case "Observed":
-        return Observe.observed(entry, message.requests)
+        return Metrics.observed(entry, message.requests)
       case "Synced": {
         const synced = entry.syncs.get(message.syncId)
         entry.syncs.delete(message.syncId)
