@@ -2,7 +2,7 @@
 // difference in any field, optionality or literal fails the typecheck). Its channel names and timings are the
 // caller's, which the host imports (`ThreadCaller.protocol`).
 import { assert, describe, it } from "@effect/vitest"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type * as Schema from "effect/Schema"
 import * as Caller from "../../packages/caller/src/internal/thread/protocol.js"
 import * as Host from "../../packages/node/src/internal/thread/protocol.js"

@@ -3,8 +3,8 @@
 // session termination on close, and header secrets (C8–C15, C21, C24).
 import { assert, describe, it } from "@effect/vitest"
 import type { CleanupSummary, OpenFailed } from "@mcp-worker/core/McpWorkerError"
-import * as Owner from "@mcp-worker/core/Owner"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Owner from "@mcp-worker/core/protocol/Owner"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as HttpTransport from "../../packages/node/src/internal/transport/streamableHttp.js"

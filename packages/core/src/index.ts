@@ -54,7 +54,7 @@ export * as McpWorkers from "./McpWorkers.js"
  *
  * @since 0.1.0
  */
-export * as Prepare from "./Prepare.js"
+export * as Prepare from "./protocol/Prepare.js"
 
 /**
  * Results written to a file instead of the answer: `saveTo`, and the `onTooLarge` spill.
@@ -66,12 +66,12 @@ export * as ResultFile from "./ResultFile.js"
 /**
  * @since 0.1.0
  */
-export * as OwnerProtocol from "./OwnerProtocol.js"
+export * as OwnerProtocol from "./protocol/OwnerProtocol.js"
 
 /**
  * @since 0.1.0
  */
-export * as Owner from "./Owner.js"
+export * as Owner from "./protocol/Owner.js"
 
 /**
  * Config documents: the readers of the files agent hosts keep their servers in.

@@ -17,8 +17,8 @@ import {
   WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"

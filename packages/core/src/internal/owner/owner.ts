@@ -2,7 +2,7 @@
  * The owner of one connection, wired: its machine, the control-plane handlers, and the data plane's (`requests.ts`
  * `onMessage`).
  */
-import type * as Owner from "../../Owner.js"
+import type * as Owner from "../../protocol/Owner.js"
 import * as Lifecycle from "./lifecycle.js"
 import { messageHandler } from "./requests.js"
 import { type Machine, makeMachine } from "./state.js"

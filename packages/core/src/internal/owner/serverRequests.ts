@@ -3,8 +3,8 @@
  * flow: each handed to the host, which answers with its handlers (`ServerReply`).
  */
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
-import type * as Owner from "../../Owner.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import { busyWith, type Machine } from "./state.js"
 
 /**

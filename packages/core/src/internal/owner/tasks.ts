@@ -4,7 +4,7 @@
  */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
 import { type Connection, connectionGone, type Machine, RequestAbort } from "./state.js"

@@ -7,7 +7,7 @@
  */
 import { type Client, ProtocolError } from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import type { Connection, Machine } from "./state.js"
 import type { RequestOptions } from "./tasksDispatch.js"
 

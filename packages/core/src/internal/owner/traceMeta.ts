@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 
 /** The `_meta` key of W3C `traceparent`, as the TypeScript SDK names it (`TRACEPARENT_META_KEY`). @internal */
 export const traceparentKey = "traceparent"

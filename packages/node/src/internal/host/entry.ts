@@ -2,7 +2,7 @@
  * The host's record of one worker, and what can be read off it without touching its owner thread.
  */
 import type * as Worker from "@effect/platform/Worker"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"

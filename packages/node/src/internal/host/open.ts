@@ -5,7 +5,7 @@
 import * as Worker from "@effect/platform/Worker"
 import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"

@@ -13,7 +13,7 @@ import {
   UnknownWorker,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

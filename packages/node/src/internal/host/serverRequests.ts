@@ -7,7 +7,7 @@
  */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -23,7 +23,7 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Chunk from "effect/Chunk"

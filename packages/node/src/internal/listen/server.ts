@@ -27,7 +27,7 @@ import {
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"

@@ -1,6 +1,6 @@
 // C24, C80: recorded in the host, where a request's end is known; label values are fixed lists or cut short.
 import { InvalidInput, type McpWorkerError, type RequestError } from "@mcp-worker/core/McpWorkerError"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Cause from "effect/Cause"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"

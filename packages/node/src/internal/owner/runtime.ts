@@ -5,7 +5,7 @@
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import { makeFactory } from "../transport/factory.js"

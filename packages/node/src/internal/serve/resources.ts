@@ -2,7 +2,7 @@
 import * as AgentHost from "@mcp-worker/core/AgentHost"
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CompleteRequestSchema,

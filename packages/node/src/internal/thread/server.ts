@@ -12,7 +12,7 @@ import {
   type McpWorkerError,
   type RequestError
 } from "@mcp-worker/core/McpWorkerError"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

@@ -1,4 +1,4 @@
-import type * as Owner from "@mcp-worker/core/Owner"
+import type * as Owner from "@mcp-worker/core/protocol/Owner"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import * as StdioTransport from "./stdio.js"
