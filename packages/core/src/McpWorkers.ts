@@ -80,7 +80,7 @@ import {
   type RequestNotPending,
   type UnknownWorker
 } from "./McpWorkerError.js"
-import type * as AgentHost from "./AgentHost.js"
+import type * as AgentHost from "./agentHost/AgentHost.js"
 import type * as Operations from "./Operations.js"
 import type * as ResultFile from "./ResultFile.js"
 import type { NotificationMethod } from "./protocol/OwnerProtocol.js"

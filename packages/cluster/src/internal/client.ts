@@ -3,7 +3,7 @@ import type * as ClusterError from "@effect/cluster/ClusterError"
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as Rpc from "@effect/rpc/Rpc"
 import type * as RpcClient from "@effect/rpc/RpcClient"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import {
   CloseFailed,

@@ -19,7 +19,7 @@ const environment: Client.Environment = {
   prepareOpen: (config, options) => effectSide().then((effect) => effect.prepareOpen(config, options as any)),
   // Rendering loads no Effect: core's declarations module is plain TypeScript.
   render: (tools, options) =>
-    import("@mcp-worker/core/ToolDeclarations").then((declarations) =>
+    import("@mcp-worker/core/agentHost/ToolDeclarations").then((declarations) =>
       declarations.render(tools as any, { name: options?.name, namespace: options?.namespace, title: options?.title })
     )
 }

@@ -5,7 +5,7 @@
  */
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type { InvalidInput, OpenFailed, RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"

@@ -9,7 +9,7 @@
 import * as CallerError from "@mcp-worker/caller/McpWorkerError"
 import type * as Plane from "@mcp-worker/caller/Plane"
 import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import {
   type CloseFailed,
   fromCaller,

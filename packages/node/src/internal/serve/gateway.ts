@@ -1,5 +1,5 @@
 // C44, C119: through a listener grant per worker, so the gateway admits and projects exactly as sockets do; C3.
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type { Tool } from "@modelcontextprotocol/client"
 import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as Operations from "@mcp-worker/core/Operations"

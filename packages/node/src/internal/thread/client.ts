@@ -18,7 +18,7 @@ import {
   type RequestError,
   type UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
