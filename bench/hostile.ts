@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { grantlessFrameBytes } from "../packages/node/src/internal/listen/frames.js"
-import { hello } from "../packages/node/src/internal/listen/handshake.js"
+import { hello } from "../packages/node/src/internal/listen/frames.js"
 
 const MiB = 1024 * 1024
 /** What each peer writes of its frame: 15 MiB, or what stays under the grantless bound. */

@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Exit from "effect/Exit"
 import { NodeMcpWorkers } from "../packages/node/src/index.js"
-import { Observation } from "../packages/node/src/internal/metrics/observe.js"
+import { Observation } from "../packages/node/src/internal/metrics/metrics.js"
 import { workerEchoBlock } from "./loops.js"
 import { compare, fmtRatio, fmtUs, median, round, table } from "./stats.js"
 

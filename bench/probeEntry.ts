@@ -5,8 +5,8 @@
 //   untouched, and no `internal/` module of the library is imported, so the replica survives refactors there);
 // - "sdk": the SDK client used directly inside a worker thread, with the same wire timestamps.
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
-import * as Owner from "@mcp-worker/core/Owner"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Owner from "@mcp-worker/core/protocol/Owner"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -123,7 +123,7 @@ export const bundleOwner = async () => {
     })
   const results = await Promise.all([
     // CommonJS: a thread (or process) whose entry is an ES module starts Node's ES module loader first.
-    owner("main.ts", "owner.cjs"),
+    owner("threadMain.ts", "owner.cjs"),
     // The owner process (`isolation: "process"`): the same prelude, reading its init data from its data pipe.
     owner("processMain.ts", "owner-process.cjs"),
     owner("runtime.ts", "owner-runtime.cjs", { plugins: [...common.plugins, lazyAjv, oneZod, zodEnglishOnly] })

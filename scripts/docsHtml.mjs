@@ -120,14 +120,17 @@ export const writeReference = (packages, outDir) => {
     const dir = path.join(outDir, short)
     fs.mkdirSync(dir, { recursive: true })
     const files = fs
-      .readdirSync(modules)
+      .readdirSync(modules, { recursive: true, encoding: "utf8" })
       .filter((file) => file.endsWith(".ts.md"))
       .sort()
     const links = (prefix) =>
       `<ul>${files.map((file) => `<li><a href="${prefix}${pageOf(file)}">${escape(file.replace(/\.ts\.md$/, ""))}</a></li>`).join("")}</ul>`
     for (const file of files) {
-      const nav = `<a href="../index.html">mcp-worker</a> / <a href="index.html">${escape(name)}</a>`
+      // A module in a folder of `src` (`protocol/Owner.ts.md`) has its page in the same folder.
+      const up = "../".repeat(file.split(path.sep).length - 1)
+      const nav = `<a href="${up}../index.html">mcp-worker</a> / <a href="${up}index.html">${escape(name)}</a>`
       const body = renderMarkdown(fs.readFileSync(path.join(modules, file), "utf8"))
+      fs.mkdirSync(path.dirname(path.join(dir, pageOf(file))), { recursive: true })
       fs.writeFileSync(path.join(dir, pageOf(file)), page(`${name}: ${file.replace(/\.ts\.md$/, "")}`, nav, body))
     }
     const intro = `<h1>${escape(name)}</h1><p>${escape(description ?? "")}</p>`

@@ -10,9 +10,9 @@
  *
  * Run: npm run example:agent
  */
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"

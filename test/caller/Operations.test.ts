@@ -3,7 +3,7 @@
 import * as Caller from "@mcp-worker/caller/Operations"
 import * as CallerErrors from "@mcp-worker/caller/McpWorkerError"
 import * as CoreOperations from "@mcp-worker/core/Operations"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"

@@ -3,7 +3,7 @@
 // caller's, which the host imports (`ThreadCaller.protocol`). A request's `Envelope` is proven the same way, with the
 // socket plane's request payload built from it.
 import { assert, describe, it } from "@effect/vitest"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type * as Schema from "effect/Schema"
 import * as Caller from "../../packages/caller/src/internal/thread/protocol.js"
 import * as Host from "../../packages/node/src/internal/thread/protocol.js"

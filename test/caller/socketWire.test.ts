@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import * as CallerWire from "../../packages/caller/src/internal/socket/wire.js"
 import * as Socket from "../../packages/caller/src/internal/socket/index.js"
 import * as Operations from "../../packages/core/src/Operations.js"
-import * as Handshake from "../../packages/node/src/internal/listen/handshake.js"
+import * as Frames from "../../packages/node/src/internal/listen/frames.js"
 import { makePromiseClient } from "../../packages/node/src/PromiseClient.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "../node/helpers.js"
@@ -71,9 +71,9 @@ describe("C110: the handshake", () => {
         ['{"_tag":"Ping"}\n', /must be a Hello/],
         ['{"_tag":"Request","id":"0","tag":"ping","payload":{},"headers":[]}\n', /must be a Hello/],
         ["not json\n", /not JSON/],
-        [Handshake.hello(2), /speaks versions 1 of "mcp-worker", not 2/],
+        [Frames.hello(2), /speaks versions 1 of "mcp-worker", not 2/],
         [JSON.stringify({ _tag: "Hello", protocol: "other", version: 1 }) + "\n", /speaks protocol "mcp-worker"/],
-        ["x".repeat(Handshake.maxHelloBytes + 1), /at most 256 bytes/]
+        ["x".repeat(Frames.maxHelloBytes + 1), /at most 256 bytes/]
       ]
       for (const [first, reason] of refusals) {
         const raw = yield* rawConnection(socket)

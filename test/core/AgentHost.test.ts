@@ -1,5 +1,5 @@
-import * as AgentHost from "@mcp-worker/core/AgentHost"
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"

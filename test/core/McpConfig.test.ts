@@ -1,4 +1,4 @@
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"

@@ -1,6 +1,6 @@
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import { CloseFailed, emptyCleanup, InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"

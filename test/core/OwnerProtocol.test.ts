@@ -1,6 +1,6 @@
 // The data plane's hand-written checks of its hot messages (a request, a success) against the Schemas they
 // stand for: any value is accepted by one exactly when the other accepts it, with the same fields.
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"

@@ -1,4 +1,4 @@
-import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
+import * as ToolDeclarations from "@mcp-worker/core/agentHost/ToolDeclarations"
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { compile } from "./declarationsCompiler.js"

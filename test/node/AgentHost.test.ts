@@ -3,9 +3,9 @@
 // compiled with strict: true, and their tools called as methods from the host, a remote thread and the Promise
 // client.
 import { assert, describe, it } from "@effect/vitest"
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -12,7 +12,6 @@ import fc from "fast-check"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as Frames from "../../packages/node/src/internal/listen/frames.js"
-import { hello } from "../../packages/node/src/internal/listen/handshake.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
 import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
@@ -126,7 +125,7 @@ describe("listener fuzz", () => {
               const conn = net.createConnection(socket.path)
               conn.on("error", () => {})
               await new Promise((resolve) => conn.once("connect", resolve))
-              conn.write(hello(1))
+              conn.write(Frames.hello(1))
               // Ends at a Pong (everything before it was read) or at the host closing the connection.
               const ended = new Promise<"closed" | "answered">((resolve) => {
                 let text = ""

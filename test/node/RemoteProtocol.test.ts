@@ -1,7 +1,7 @@
 // The remote protocol's hand-written checks of its hot messages (a remote's request of the operation table to the
 // host, and straight to an owner thread; an owner thread's `Result`) against the Schemas they stand for: any value is
 // accepted by one exactly when the other accepts it, with the same fields.
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import { assert, describe, it } from "@effect/vitest"
 import * as Either from "effect/Either"
 import * as fc from "fast-check"

@@ -3,9 +3,9 @@
 // and straight to the owner thread), a Direct request posted by hand on the owner's channel, the socket's clients,
 // McpClient, and a document's entries. Real fixture servers; the fixture's `calls` tool says what reached the server.
 import { assert, describe, it } from "@effect/vitest"
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import { McpClient, McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -2,7 +2,7 @@
  * A worker's tools as the methods of one object (`tools.get_sum({ a, b })`), over any surface's `callTool`: each
  * method is `callTool(id, realName, args, options)` and nothing else, so it fails with the same errors, answers the
  * server's raw result and takes the same options. Method names follow `methodNames`, which the rendered declarations
- * of the same tools use too (`@mcp-worker/core/ToolDeclarations`), so the declarations describe the object exactly.
+ * of the same tools use too (`@mcp-worker/core/agentHost/ToolDeclarations`), so the declarations describe the object exactly.
  *
  * Only the id and the tool names are held: the object works wherever its `callTool` does, and holds no connection.
  *

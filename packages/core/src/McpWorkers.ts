@@ -80,10 +80,10 @@ import {
   type RequestNotPending,
   type UnknownWorker
 } from "./McpWorkerError.js"
-import type * as AgentHost from "./AgentHost.js"
+import type * as AgentHost from "./agentHost/AgentHost.js"
 import type * as Operations from "./Operations.js"
 import type * as ResultFile from "./ResultFile.js"
-import type { NotificationMethod } from "./OwnerProtocol.js"
+import type { NotificationMethod } from "./protocol/OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
 import type * as ToolFilter from "./ToolFilter.js"
 import type { WorkerId } from "./WorkerId.js"

@@ -54,7 +54,7 @@ export * as McpWorkers from "./McpWorkers.js"
  *
  * @since 0.1.0
  */
-export * as Prepare from "./Prepare.js"
+export * as Prepare from "./protocol/Prepare.js"
 
 /**
  * Results written to a file instead of the answer: `saveTo`, and the `onTooLarge` spill.
@@ -66,40 +66,40 @@ export * as ResultFile from "./ResultFile.js"
 /**
  * @since 0.1.0
  */
-export * as OwnerProtocol from "./OwnerProtocol.js"
+export * as OwnerProtocol from "./protocol/OwnerProtocol.js"
 
 /**
  * @since 0.1.0
  */
-export * as Owner from "./Owner.js"
+export * as Owner from "./protocol/Owner.js"
 
 /**
  * Config documents: the readers of the files agent hosts keep their servers in.
  *
  * @since 0.1.0
  */
-export * as McpConfig from "./McpConfig.js"
+export * as McpConfig from "./agentHost/McpConfig.js"
 
 /**
  * Every server of a config document opened, and closed, at once.
  *
  * @since 0.1.0
  */
-export * as OpenAll from "./OpenAll.js"
+export * as OpenAll from "./agentHost/OpenAll.js"
 
 /**
  * TypeScript declarations of a server's tools, from its `tools/list`.
  *
  * @since 0.1.0
  */
-export * as ToolDeclarations from "./ToolDeclarations.js"
+export * as ToolDeclarations from "./agentHost/ToolDeclarations.js"
 
 /**
  * A worker's tools as the methods of one object.
  *
  * @since 0.1.0
  */
-export * as ToolBinding from "./ToolBinding.js"
+export * as ToolBinding from "./agentHost/ToolBinding.js"
 
 /**
  * Which of a server's tools a worker offers: the `tools` option of `open`.
@@ -113,7 +113,7 @@ export * as ToolFilter from "./ToolFilter.js"
  *
  * @since 0.1.0
  */
-export * as AgentHost from "./AgentHost.js"
+export * as AgentHost from "./agentHost/AgentHost.js"
 
 /**
  * Tasks: a tool call the server runs on after answering, reachable by its worker id and task id.

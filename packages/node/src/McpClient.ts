@@ -27,7 +27,7 @@ import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import * as internal from "./internal/mcpClient/client.js"
+import * as internal from "./internal/mcpClient/clientObject.js"
 import type { Handlers, OAuthProvider } from "./NodeMcpWorkers.js"
 
 /**

@@ -14,7 +14,7 @@
  */
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
-import type * as McpConfig from "@mcp-worker/core/McpConfig"
+import type * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import type {
   CloseFailed,
   HostUnavailable,
@@ -23,11 +23,11 @@ import type {
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import type * as OpenAll from "@mcp-worker/core/OpenAll"
+import type * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import type * as Operations from "@mcp-worker/core/Operations"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
-import type * as ToolBinding from "@mcp-worker/core/ToolBinding"
-import type * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
+import type * as ToolBinding from "@mcp-worker/core/agentHost/ToolBinding"
+import type * as ToolDeclarations from "@mcp-worker/core/agentHost/ToolDeclarations"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as internal from "./internal/promiseClient.js"

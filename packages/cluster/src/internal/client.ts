@@ -3,7 +3,7 @@ import type * as ClusterError from "@effect/cluster/ClusterError"
 import type * as Sharding from "@effect/cluster/Sharding"
 import type * as Rpc from "@effect/rpc/Rpc"
 import type * as RpcClient from "@effect/rpc/RpcClient"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import {
   CloseFailed,
@@ -17,8 +17,8 @@ import {
   WorkerBusy
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"

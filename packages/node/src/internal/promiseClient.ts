@@ -11,7 +11,7 @@ const environment: Client.Environment = {
   context: { isProxy: (u: unknown) => types.isProxy(u), checkSavePath, checkSpillDirectory },
   prepareOpen: (config, options) => effectSide().then((effect) => effect.prepareOpen(config, options as any)),
   render: (tools, options) =>
-    import("@mcp-worker/core/ToolDeclarations").then((declarations) =>
+    import("@mcp-worker/core/agentHost/ToolDeclarations").then((declarations) =>
       declarations.render(tools as any, { name: options?.name, namespace: options?.namespace, title: options?.title })
     )
 }

@@ -1,11 +1,11 @@
 /** The Effect side of the Promise surfaces, loaded only when one of them needs it. @internal */
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import type { ListToolsResult } from "@modelcontextprotocol/client"
 import type { ServerConfigInput } from "@mcp-worker/core/ServerConfig"
-import * as ToolBinding from "@mcp-worker/core/ToolBinding"
-import * as ToolDeclarations from "@mcp-worker/core/ToolDeclarations"
+import * as ToolBinding from "@mcp-worker/core/agentHost/ToolBinding"
+import * as ToolDeclarations from "@mcp-worker/core/agentHost/ToolDeclarations"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,7 +13,7 @@ import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type * as McpClient from "../McpClient.js"
-import type * as McpConfig from "@mcp-worker/core/McpConfig"
+import type * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import type {
   CloseFailed,
   HostUnavailable,
@@ -21,7 +21,7 @@ import type {
   OpenFailed,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import * as Either from "effect/Either"
 import type {
@@ -36,7 +36,7 @@ import type {
   Timeout,
   WithClientOptions
 } from "../PromiseClient.js"
-import * as McpClientInternal from "./mcpClient/client.js"
+import * as McpClientInternal from "./mcpClient/clientObject.js"
 import { openRequest, type OpenRequest } from "./thread/openRequest.js"
 
 const disposedError = (message: string) => {

@@ -1,7 +1,7 @@
 import * as Either from "effect/Either"
 import * as JsonValue from "../../JsonValue.js"
 import { InvalidInput } from "../../McpWorkerError.js"
-import type * as McpConfig from "../../McpConfig.js"
+import type * as McpConfig from "../../agentHost/McpConfig.js"
 import * as References from "./references.js"
 import * as Check from "./check.js"
 import * as ConfigNormalize from "./normalize.js"

@@ -11,8 +11,8 @@ import {
   WorkerBusy,
   type WorkerFailed
 } from "../../McpWorkerError.js"
-import type * as Owner from "../../Owner.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as JsonValue from "../../JsonValue.js"
 import * as WorkerId from "../../WorkerId.js"
 import { maxTimeoutMs } from "../config/normalize.js"

@@ -1,6 +1,6 @@
 /** What the server tells the owner unasked. */
 import type { Client } from "@modelcontextprotocol/client"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import * as Tasks from "./tasks.js"
 import * as Idle from "./idle.js"

@@ -1,5 +1,5 @@
 /** The owner of one connection, wired. */
-import type * as Owner from "../../Owner.js"
+import type * as Owner from "../../protocol/Owner.js"
 import * as Lifecycle from "./lifecycle.js"
 import { messageHandler } from "./requests.js"
 import { type Machine, makeMachine } from "./state.js"

@@ -17,8 +17,8 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 import * as Operations from "../../Operations.js"
-import type * as Owner from "../../Owner.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import * as ResultFile from "../../ResultFile.js"
 import { maxTimeoutMs } from "../config/normalize.js"

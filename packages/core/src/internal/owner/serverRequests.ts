@@ -1,7 +1,7 @@
 /** A server's requests and an OAuth flow's questions, answered by the host's handlers. */
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
-import type * as Owner from "../../Owner.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import { busyWith, type Machine } from "./state.js"
 
 /** A server is never told of a feature nobody answers. @internal */

@@ -18,8 +18,8 @@ import {
   type WorkerBusy,
   WorkerFailed
 } from "../../McpWorkerError.js"
-import type * as Owner from "../../Owner.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import type * as ToolFilter from "../toolFilter.js"
 import type * as Direct from "./direct.js"

@@ -1,7 +1,7 @@
 /** Tasks on the 2025-11-25 revision, checked before anything is sent (C72). */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import { errorText, isSchemaError, schemaErrorSummary, TaskEndedWithout, without } from "./errors.js"
 import { type Connection, connectionGone, type Machine, RequestAbort } from "./state.js"

@@ -1,7 +1,7 @@
 /** C75–C75c: tasks on the 2026-07-28 revision, where the eras differ. */
 import { type Client, ProtocolError } from "@modelcontextprotocol/client"
 import { InvalidInput } from "../../McpWorkerError.js"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import type { Connection, Machine } from "./state.js"
 import type { RequestOptions } from "./tasksDispatch.js"
 

@@ -14,7 +14,7 @@ import {
 } from "@modelcontextprotocol/ext-tasks/client"
 import { ProtocolDecodeError, taskId as asTaskId } from "@modelcontextprotocol/ext-tasks/core"
 import { ProtocolError, SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import { TaskEndedWithout, without } from "./errors.js"
 import { askHost } from "./serverRequests.js"
 import type { Connection, Machine, Modern } from "./state.js"

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import type * as OwnerProtocol from "../../OwnerProtocol.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 
 /** The SDK's `TRACEPARENT_META_KEY`. @internal */
 export const traceparentKey = "traceparent"

@@ -1,7 +1,7 @@
 // Closing a worker: C7, C19, C20.
 import { type CleanupSummary, CloseFailed, DeliveryUnknown, emptyCleanup } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

@@ -1,12 +1,12 @@
 import type * as Worker from "@effect/platform/Worker"
 import * as Slot from "../thread/slot.js"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
 import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
 import * as Connection from "../shared/connection.js"
-import type * as Observe from "../metrics/observe.js"
+import type * as Metrics from "../metrics/metrics.js"
 import type * as Tree from "../metrics/tree.js"
 import type * as HostEvents from "./events.js"
 
@@ -35,7 +35,7 @@ export interface Entry extends Connection.Connection {
   readonly name: string | undefined
   /** C80 */
   readonly metrics: boolean
-  counts?: Observe.Counts | undefined
+  counts?: Metrics.Counts | undefined
   tree?: Tree.TreeUsage | undefined
   /** C156 */
   tasks?: boolean | undefined

@@ -8,7 +8,7 @@ import {
   UnknownWorker,
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -33,7 +33,7 @@ import {
 } from "../shared/connection.js"
 import type { Entry } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
-import * as Observe from "../metrics/observe.js"
+import * as Metrics from "../metrics/metrics.js"
 
 /** @internal */
 export interface Defaults {
@@ -154,7 +154,7 @@ export const onOwnerMessage =
         return
       }
       case "Observed":
-        return Observe.observed(entry, message.requests)
+        return Metrics.observed(entry, message.requests)
       case "Synced": {
         const synced = entry.syncs.get(message.syncId)
         entry.syncs.delete(message.syncId)

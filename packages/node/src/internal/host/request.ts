@@ -11,8 +11,8 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as Prepare from "@mcp-worker/core/Prepare"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -25,8 +25,7 @@ import { ownerChannel } from "../thread/protocol.js"
 import { tracedWith } from "../shared/traced.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
-import type * as Metrics from "../metrics/metrics.js"
-import { Observation, refusedUnsent } from "../metrics/observe.js"
+import { type Surface, Observation, refusedUnsent } from "../metrics/metrics.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
@@ -149,7 +148,7 @@ export interface Relayed {
   /** The caller's span, when it is tracing: the owner's span of the request is its child (C83). */
   readonly trace?: OwnerProtocol.TraceContext | undefined
   /** Where the request came from, for its metrics (C80). */
-  readonly surface: Metrics.Surface
+  readonly surface: Surface
 }
 
 /** A remote thread that may be given the worker's route. @internal */
@@ -183,7 +182,7 @@ export const refused = (
   registry: Registry,
   id: string,
   method: OwnerProtocol.Method,
-  surface: Metrics.Surface
+  surface: Surface
 ): RequestError | undefined => {
   const entry = registry.entries.get(id)
   const error = Connection.refusalOf(id, entry)
@@ -201,7 +200,7 @@ export const refusedBefore = <E extends RequestError>(
   registry: Registry,
   id: unknown,
   method: OwnerProtocol.Method,
-  surface: Metrics.Surface,
+  surface: Surface,
   error: E
 ): E => {
   if (!registry.defaults.metrics) return error
@@ -281,14 +280,9 @@ export const begin = (
 export const relayTo = (registry: Registry) => ({
   begin: (request: Omit<Relayed, "started">, resume: (exit: Exit.Exit<unknown, RequestError>) => void) =>
     begin(registry, { ...request, started: Date.now() }, resume),
-  refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) =>
-    refused(registry, id, method, surface),
-  refusedBefore: <E extends RequestError>(
-    id: unknown,
-    method: OwnerProtocol.Method,
-    surface: Metrics.Surface,
-    error: E
-  ) => refusedBefore(registry, id, method, surface, error)
+  refused: (id: string, method: OwnerProtocol.Method, surface: Surface) => refused(registry, id, method, surface),
+  refusedBefore: <E extends RequestError>(id: unknown, method: OwnerProtocol.Method, surface: Surface, error: E) =>
+    refusedBefore(registry, id, method, surface, error)
 })
 
 /**

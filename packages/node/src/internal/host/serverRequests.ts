@@ -1,7 +1,7 @@
 /** What the host registry and an `McpClient` alike do with their owner's reports. @internal */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

@@ -9,7 +9,7 @@
 import * as CallerError from "@mcp-worker/caller/McpWorkerError"
 import type * as Plane from "@mcp-worker/caller/Plane"
 import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import {
   type CloseFailed,
   fromCaller,
@@ -23,7 +23,7 @@ import {
 } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import * as Chunk from "effect/Chunk"

@@ -1,20 +1,5 @@
 /**
- * The frames of a listener's socket: newline-delimited JSON, as `@effect/rpc`'s `ndjson`, with a bound on every frame
- * in both directions. A peer that sends a frame over the bound, bytes that are not JSON, or JSON that is not a message
- * of the protocol has its connection closed (the protocol closes on a `RpcSerializationError`); an answer over the
- * bound is replaced by `ResultTooLarge { bound: "frame" }` for its request, so the connection goes on.
- *
- * On a listener, a frame longer than `grantlessFrameBytes` must show a grant the listener accepts within its first
- * `grantlessFrameBytes` (C47), and what a connection holds of an unfinished frame is charged to the listener's budget
- * (C63).
- *
- * The budget is what a listener's peers may hold of the host's memory together (C63): the bytes of their unfinished
- * frames (held by each connection's decoder) and of the answers written to them but not yet taken by the kernel. Over the
- * budget, the peers holding the most are closed until the sum is under it again: with the sum over `maxBytes` and `n`
- * peers, the largest holds more than `maxBytes / n`, its share, so a peer within its share is never the one closed.
- *
- * A peer also stops being read while it leaves its answers unread or has too many calls unanswered (C64): what it
- * sends then waits in its own socket, not in the host.
+ * A listener's socket frames: the `Hello` (C110), each frame's bound (C47), the peers' budget (C63, C64).
  *
  * @internal
  */
@@ -23,40 +8,105 @@ import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type * as Net from "node:net"
 import * as Lines from "../wire/lines.js"
 
-/** The default bound of one frame, the caller's as the listener's (one fact of the wire). @internal */
+// C110
+
+/** @internal */
+export const protocol = SocketCaller.protocol
+
+/** @internal */
+export const versions: ReadonlyArray<number> = [SocketCaller.version]
+
+/** @internal */
+export const hello = (version: number): string => JSON.stringify({ _tag: "Hello", protocol, version }) + "\n"
+
+/** @internal */
+export const welcome = (version: number): string => JSON.stringify({ _tag: "Welcome", protocol, version }) + "\n"
+
+/** @internal */
+export const rejected = (reason: string): string =>
+  JSON.stringify({ _tag: "Rejected", protocol, versions, reason }) + "\n"
+
+/** C47: far below the grantless bound. @internal */
+export const maxHelloBytes = 256
+
+/** @internal */
+export const check = (line: string): { readonly version: number } | { readonly reason: string } => {
+  let frame: unknown
+  try {
+    frame = JSON.parse(line)
+  } catch {
+    return { reason: "the first frame is not JSON: it must be a Hello" }
+  }
+  const { _tag, protocol: named, version } = (frame ?? {}) as { _tag?: unknown; protocol?: unknown; version?: unknown }
+  if (_tag !== "Hello") {
+    return { reason: `the first frame must be a Hello naming protocol "${protocol}" and its version` }
+  }
+  if (named !== protocol) return { reason: `this listener speaks protocol "${protocol}", not ${JSON.stringify(named)}` }
+  if (typeof version !== "number" || !versions.includes(version)) {
+    return {
+      reason: `this listener speaks versions ${versions.join(", ")} of "${protocol}", not ${JSON.stringify(version)}`
+    }
+  }
+  return { version }
+}
+
+const newline = 10
+
+const bytesOf = (data: string | Uint8Array): Uint8Array => (typeof data === "string" ? Buffer.from(data) : data)
+
+/** @internal */
+export const guarded = (socket: Socket.Socket, conn: Net.Socket): Socket.Socket => {
+  let held: Uint8Array = new Uint8Array(0)
+  let state: "waiting" | "open" | "refused" = "waiting"
+  const refuse = (reason: string) => {
+    state = "refused"
+    conn.end(rejected(reason))
+    // A peer that does not read its refusal holds nothing open.
+    setTimeout(() => conn.destroy(), 1_000).unref()
+  }
+  const read: Socket.Socket["runRaw"] = (onData, options) =>
+    socket.runRaw((data) => {
+      if (state === "open") return onData(data)
+      if (state === "refused") return
+      const bytes = bytesOf(data)
+      const joined = held.length === 0 ? bytes : Buffer.concat([held, bytes])
+      const end = joined.indexOf(newline)
+      if (end === -1) {
+        if (joined.length > maxHelloBytes)
+          return refuse(`the first frame must be a Hello of at most ${maxHelloBytes} bytes`)
+        held = joined
+        return
+      }
+      held = new Uint8Array(0)
+      const answer = check(Buffer.from(joined.subarray(0, end)).toString("utf8"))
+      if ("reason" in answer) return refuse(answer.reason)
+      state = "open"
+      conn.write(welcome(answer.version))
+      const rest = joined.subarray(end + 1)
+      return rest.length === 0 ? undefined : onData(rest)
+    }, options)
+  return { ...socket, run: read as Socket.Socket["run"], runRaw: read }
+}
+
+/** @internal */
 export const defaultMaxFrameBytes = SocketCaller.defaultMaxFrameBytes
 
-/**
- * What a frame may hold before it has shown a grant: 4 KiB, where a request's grant comes within its first 300 bytes
- * (C47). A peer that has no grant can hold no more than this of the host's memory.
- *
- * @internal
- */
+/** C47: a grant comes within a request's first 300 bytes. @internal */
 export const grantlessFrameBytes = 4 * 1024
 
-/**
- * What a listener adds to its side's frames: `admits` says whether the head of a frame shows a grant it accepts; a
- * frame over `grantlessBytes` is read on only if it does.
- *
- * @internal
- */
+/** @internal */
 export interface Guard {
   readonly grantlessBytes: number
   readonly admits: (head: string) => boolean
   readonly budget: Budget
 }
 
-/**
- * Why the bytes of a peer cannot be read. Tagged as the protocol's own serialization error, which is what makes the
- * socket protocol close the connection (with the message as its reason) instead of answering it.
- *
- * @internal
- */
+/** The protocol's own tag: the connection closes instead of answering. @internal */
 export class FrameError extends Data.TaggedError("RpcSerializationError")<{ readonly message: string }> {}
 
-/** The messages a peer may send; anything else is not a frame of this protocol. */
 const clientTags = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
 const isMessage = (u: unknown): boolean => {
   const tag = typeof u === "object" && u !== null && !Array.isArray(u) ? (u as { _tag?: unknown })._tag : undefined
@@ -83,13 +133,12 @@ const grantless = (max: number) =>
 const evicted = () =>
   new FrameError({ message: "the listener's buffers are over their budget and this connection held the most" })
 
-/** Whether an encoded answer ends a request: what the listener counts a peer's calls down by (C64). */
+// C64
 const endsCall = (message: unknown): boolean => {
   const tag = (message as { _tag?: unknown })._tag
   return tag === "Exit" || tag === "Defect"
 }
 
-/** The encoded `Exit` of a request whose answer passed the bound: the caller's side fills in the worker id. */
 const frameTooLarge = (requestId: unknown, bytes: number, max: number) => ({
   _tag: "Exit",
   requestId,
@@ -111,15 +160,12 @@ const frameTooLarge = (requestId: unknown, bytes: number, max: number) => ({
 })
 
 const byteLength = (text: string, max: number): number =>
-  // A string of at most max/3 UTF-16 units is at most max bytes: only longer ones are measured.
+  // At most max/3 UTF-16 units is at most max bytes.
   text.length * 3 <= max ? text.length : Buffer.byteLength(text)
 
-/** The first `bytes` of a frame, as text: where a grant must show (C47). */
 const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.concat(held, bytes).toString("utf8")
 
-/** One connection's frame reader: splits the bytes on newlines and checks every frame's bounds as it grows. */
 const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
-  // What the chunk being decoded yields, and whose it is.
   let items: Array<unknown> = []
   let peer: Peer | undefined
   const lines = Lines.make({
@@ -130,11 +176,10 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
       items.push(message)
       if (peer === undefined || (message as { _tag: string })._tag !== "Request") return
       call(peer, 1)
-      // A peer read no further (C64) has the rest of this chunk given back, so that no more of its requests than the
-      // bound reach the host; it is read again, from there, when it resumes.
+      // C64: the chunk's rest is given back, read again on resume.
       return peer.state !== "paused"
     },
-    // Past the grantless bound, a frame is read on, up to the frame bound, only if its head shows a grant (C47).
+    // C47
     onOverflow: (held, bytes) => {
       if (bytes > maxFrameBytes || guard === undefined) throw tooLarge(bytes, maxFrameBytes)
       if (!guard.admits(headOf(held, guard.grantlessBytes))) throw grantless(guard.grantlessBytes)
@@ -142,8 +187,7 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
     }
   })
   const decode = (data: string | Uint8Array, reader: Peer | undefined): Array<unknown> => {
-    // Kept, not copied: a socket's chunks are fresh memory each (no `onread` buffer), and a copy would double what an
-    // unfinished frame costs until the next collection.
+    // Not copied: a copy would double what an unfinished frame costs.
     const bytes =
       typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     items = []
@@ -158,12 +202,7 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
   return { decode, drop: () => lines.clear() }
 }
 
-/**
- * The listener's serialization: it reads a caller's messages, and answers an oversized `Exit` with `ResultTooLarge`;
- * `guard` adds the grant and budget checks (C47, C63). The caller's side is `@mcp-worker/caller`'s socket plane.
- *
- * @internal
- */
+/** @internal */
 export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.RpcSerialization["Type"] => {
   const encodeOne = (message: unknown): string => {
     const text = JSON.stringify(message)
@@ -173,7 +212,6 @@ export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.Rpc
     if (tag === "Exit") {
       return JSON.stringify(frameTooLarge((message as { requestId?: unknown }).requestId, bytes, maxFrameBytes)) + "\n"
     }
-    // A chunk: the listener checks what it streams before it gets here.
     throw tooLarge(bytes, maxFrameBytes)
   }
   return RpcSerialization.RpcSerialization.of({
@@ -181,7 +219,6 @@ export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.Rpc
     includesFraming: true,
     unsafeMake: () => {
       const frames = decoder(maxFrameBytes, guard)
-      // The connection's account, known from its first bytes on (a server answers only what it has read).
       let peer: Peer | undefined
       const ended = (message: unknown) => {
         if (peer !== undefined && endsCall(message) && peer.calls > 0) call(peer, -1)
@@ -190,7 +227,7 @@ export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.Rpc
         decode: (data) => {
           if (peer === undefined && guard?.budget.reading !== undefined) {
             peer = guard.budget.reading
-            // A connection closed (by the budget, or its end) lets go of its unfinished frame at once.
+            // C63
             peer.release = frames.drop
           }
           return frames.decode(data, peer)
@@ -213,67 +250,46 @@ export const make = (maxFrameBytes: number, guard?: Guard): RpcSerialization.Rpc
   })
 }
 
-/** The default budget: 256 MiB for every peer together, whatever their number (C63). @internal */
+/** C63 @internal */
 export const defaultMaxBufferedBytes = 256 * 1024 * 1024
 
-/**
- * A peer is read no further while this many of its calls are unanswered (C64): what it has waiting in the host is
- * what another peer's request may queue behind.
- *
- * @internal
- */
+/** C64 @internal */
 export const maxCallsPerPeer = 64
 
-/** ... or while this many bytes of its answers wait to be written (C64). @internal */
+/** C64 @internal */
 export const maxQueuedPerPeer = 1024 * 1024
 
-/**
- * A connection with a request refused at once is read no further for this long (C86): what it sends meanwhile waits
- * in its own socket, so that asking a busy worker again and again takes a bounded share of the host.
- *
- * @internal
- */
+/** C86 @internal */
 export const restAfterRefusalMs = 10
 
-/** One connection's account. @internal */
+/** @internal */
 export interface Peer {
-  /** Bytes of its unfinished frame. */
   held: number
-  /** Bytes of answers handed to its socket, not yet written. */
   queued: number
-  /** Requests read from it, not yet answered. */
   calls: number
   state: "reading" | "paused" | "closed"
-  /** While set, it is read no further: a request of it was refused at once lately (C86). */
   resting: ReturnType<typeof setTimeout> | undefined
-  /** When its rest ends, on `performance.now()`'s clock. */
   restsUntil: number
-  /** Lets go of its unfinished frame (set by its decoder). */
   release: () => void
   readonly pause: () => void
   readonly resume: () => void
   readonly close: () => void
-  /** Gives back bytes read but not decoded: they are read again when it resumes. */
   readonly unread: (bytes: Uint8Array) => void
 }
 
-/** A listener's budget, shared by its connections. @internal */
+/** @internal */
 export interface Budget {
   readonly maxBytes: number
-  /** The sum of every open peer's `held` and `queued`. */
   used: number
   readonly peers: Set<Peer>
-  /**
-   * The peer whose bytes are being decoded: the protocol makes one decoder per connection with no way to name it, and
-   * calls it synchronously from that connection's data callback, which sets this around the call.
-   */
+  // The protocol names no connection to its decoder: set around each data callback.
   reading: Peer | undefined
 }
 
 /** @internal */
 export const makeBudget = (maxBytes: number): Budget => ({ maxBytes, used: 0, peers: new Set(), reading: undefined })
 
-/** A new connection's account. @internal */
+/** @internal */
 export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close" | "unread">): Peer => {
   const peer: Peer = {
     held: 0,
@@ -289,7 +305,7 @@ export const join = (budget: Budget, io: Pick<Peer, "pause" | "resume" | "close"
   return peer
 }
 
-/** A connection ended: what it held is released. @internal */
+/** @internal */
 export const leave = (budget: Budget, peer: Peer): void => {
   if (!budget.peers.delete(peer)) return
   budget.used -= peer.held + peer.queued
@@ -309,7 +325,6 @@ const evict = (budget: Budget): void => {
   }
 }
 
-/** Pauses or resumes reading `peer` by what it has unanswered and unread. */
 const flow = (peer: Peer): void => {
   if (peer.state === "closed") return
   const full = peer.calls >= maxCallsPerPeer || peer.queued > maxQueuedPerPeer || peer.resting !== undefined
@@ -322,7 +337,7 @@ const flow = (peer: Peer): void => {
   }
 }
 
-/** `peer` now holds `bytes` of an unfinished frame; `false` when that closed it (past its share, over budget). @internal */
+/** `false` when it closed `peer` (C63). @internal */
 export const hold = (budget: Budget, peer: Peer, bytes: number): boolean => {
   if (peer.state === "closed") return false
   budget.used += bytes - peer.held
@@ -331,7 +346,7 @@ export const hold = (budget: Budget, peer: Peer, bytes: number): boolean => {
   return budget.peers.has(peer)
 }
 
-/** `bytes` of answers handed to `peer`'s socket (positive) or written by it (negative). @internal */
+/** @internal */
 export const queue = (budget: Budget, peer: Peer, bytes: number): void => {
   if (peer.state === "closed") return
   budget.used += bytes
@@ -340,7 +355,7 @@ export const queue = (budget: Budget, peer: Peer, bytes: number): void => {
   flow(peer)
 }
 
-/** `delta` requests of `peer` read (positive) or answered (negative). @internal */
+/** @internal */
 export const call = (peer: Peer, delta: number): void => {
   peer.calls += delta
   flow(peer)
@@ -351,7 +366,7 @@ const restFor = (peer: Peer, ms: number): void => {
   peer.resting.unref()
 }
 
-// A timer counts from the loop's cached time, which may be behind: it rests on until the full time has passed.
+// The loop's cached time may be behind the full rest.
 const wake = (peer: Peer): void => {
   const left = peer.restsUntil - performance.now()
   if (left > 0) return restFor(peer, Math.ceil(left))
@@ -359,7 +374,7 @@ const wake = (peer: Peer): void => {
   flow(peer)
 }
 
-/** `peer` is read no further for `ms` (C86), unless it rests already. @internal */
+/** C86 @internal */
 export const rest = (peer: Peer, ms: number): void => {
   if (peer.state === "closed" || peer.resting !== undefined) return
   peer.restsUntil = performance.now() + ms
@@ -367,12 +382,7 @@ export const rest = (peer: Peer, ms: number): void => {
   flow(peer)
 }
 
-/**
- * A connection's socket that tells the budget what it holds: the bytes being decoded are its (`Budget.reading`), and
- * an answer is queued from its hand-over to the socket until the kernel took it (C63).
- *
- * @internal
- */
+/** C63: an answer counts until the kernel took it. @internal */
 export const accounted = (socket: Socket.Socket, budget: Budget, peer: Peer): Socket.Socket => {
   const read: Socket.Socket["runRaw"] = (onData, options) =>
     socket.runRaw((data) => {

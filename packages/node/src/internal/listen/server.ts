@@ -27,7 +27,7 @@ import {
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
 import * as SocketCaller from "@mcp-worker/caller/SocketCaller"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import type * as ToolFilter from "@mcp-worker/core/ToolFilter"
@@ -42,10 +42,9 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
-import type { HostRegistry } from "../host/layer.js"
+import type { HostRegistry } from "../host/service.js"
 import { isTracing } from "../shared/traced.js"
 import * as Frames from "./frames.js"
-import * as Handshake from "./handshake.js"
 import * as Grants from "./grants.js"
 import * as Incoming from "./incoming.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
@@ -348,7 +347,7 @@ const bounded = (
           })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
           // C110: the handshake first; the protocol reads only what follows an accepted Hello.
-          return handler(Frames.accounted(Handshake.guarded(socket, netSocket), budget, peer))
+          return handler(Frames.accounted(Frames.guarded(socket, netSocket), budget, peer))
         })
       )
   }

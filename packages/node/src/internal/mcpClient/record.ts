@@ -10,8 +10,8 @@ import {
   OpenFailed
 } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as Owner from "@mcp-worker/core/Owner"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Owner from "@mcp-worker/core/protocol/Owner"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as ToolFilter from "@mcp-worker/core/ToolFilter"
 import * as WorkerId from "@mcp-worker/core/WorkerId"

@@ -7,8 +7,8 @@ import {
   RequestNotPending
 } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as Prepare from "@mcp-worker/core/Prepare"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"

@@ -1,6 +1,6 @@
 /** @internal */
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"

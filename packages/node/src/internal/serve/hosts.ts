@@ -1,6 +1,6 @@
 // C118: one registry for every plane; the public view hands out nothing of it.
 import type * as HostViewFace from "../../HostView.js"
-import type { HostRegistry } from "../host/layer.js"
+import type { HostRegistry } from "../host/service.js"
 
 const byView = new WeakMap<HostViewFace.HostViewService, HostRegistry>()
 

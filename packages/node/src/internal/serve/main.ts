@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // C19, C138
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as McpConfig from "@mcp-worker/core/McpConfig"
+import * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import * as OpenAll from "@mcp-worker/core/OpenAll"
+import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

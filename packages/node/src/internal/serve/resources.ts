@@ -1,8 +1,8 @@
 // C141, C142
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import { InvalidInput, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import * as Operations from "@mcp-worker/core/Operations"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CompleteRequestSchema,

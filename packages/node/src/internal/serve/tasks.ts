@@ -8,7 +8,7 @@ import {
   GetTaskRequestSchema,
   ListTasksRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import * as Effect from "effect/Effect"
 import * as Grants from "../listen/grants.js"
 import * as Gateway from "./gateway.js"

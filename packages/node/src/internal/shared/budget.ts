@@ -1,4 +1,4 @@
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

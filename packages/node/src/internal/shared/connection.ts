@@ -9,7 +9,7 @@ import {
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
 import * as JsonValue from "@mcp-worker/core/JsonValue"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

@@ -1,7 +1,7 @@
 // The default tracer exports nothing yet draws ids for ~10 µs, a tenth of a thread hop: no spans without a real
 // tracer. C83: a caller's span is still sent, its ids already drawn.
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import type { TraceContext } from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import type { TraceContext } from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"

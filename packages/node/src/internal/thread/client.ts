@@ -18,11 +18,11 @@ import {
   type RequestError,
   type UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
-import * as AgentHost from "@mcp-worker/core/AgentHost"
+import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
-import * as Prepare from "@mcp-worker/core/Prepare"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Pulled from "../shared/pulled.js"

@@ -2,7 +2,7 @@
 import * as Slot from "./slot.js"
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
-import type * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Either from "effect/Either"
 import { BroadcastChannel } from "node:worker_threads"
 import * as RemoteProtocol from "./protocol.js"

@@ -3,7 +3,7 @@
 // them: the reply sinks they are posted to, and the slot in which an owner thread shows the host a direct request.
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type * as Effect from "effect/Effect"
 import * as ThreadCaller from "@mcp-worker/caller/ThreadCaller"
 import * as Either from "effect/Either"

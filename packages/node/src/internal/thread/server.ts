@@ -12,7 +12,7 @@ import {
   type McpWorkerError,
   type RequestError
 } from "@mcp-worker/core/McpWorkerError"
-import * as OwnerProtocol from "@mcp-worker/core/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -27,7 +27,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { BroadcastChannel } from "node:worker_threads"
-import type { HostRegistry } from "../host/layer.js"
+import type { HostRegistry } from "../host/service.js"
 import type { RemoteRoutes } from "../host/registry.js"
 import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"

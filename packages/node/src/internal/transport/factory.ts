@@ -1,4 +1,4 @@
-import type * as Owner from "@mcp-worker/core/Owner"
+import type * as Owner from "@mcp-worker/core/protocol/Owner"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import * as StdioTransport from "./stdio.js"
@@ -8,7 +8,7 @@ export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {
     if (config._tag === "Http") {
-      return Effect.promise(() => import("./http.js")).pipe(
+      return Effect.promise(() => import("./streamableHttp.js")).pipe(
         Effect.flatMap((HttpTransport) => HttpTransport.make(config, context))
       )
     }

@@ -1,5 +1,5 @@
 // C34. No `authProvider` for the SDK transports: their 401 handling re-authorizes unbounded, untyped.
-import type * as Owner from "@mcp-worker/core/Owner"
+import type * as Owner from "@mcp-worker/core/protocol/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
 import {

@@ -1,5 +1,5 @@
 // The SDK's stdio transport signals the direct child only; `close` must end and confirm the whole tree.
-import * as Owner from "@mcp-worker/core/Owner"
+import * as Owner from "@mcp-worker/core/protocol/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"

@@ -14,10 +14,10 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as McpConfig from "./McpConfig.js"
-import type { InvalidInput } from "./McpWorkerError.js"
-import type { ServerConfigInput } from "./ServerConfig.js"
-import type { WorkerId } from "./WorkerId.js"
-import type { WorkerStatus } from "./WorkerStatus.js"
+import type { InvalidInput } from "../McpWorkerError.js"
+import type { ServerConfigInput } from "../ServerConfig.js"
+import type { WorkerId } from "../WorkerId.js"
+import type { WorkerStatus } from "../WorkerStatus.js"
 
 /**
  * An entry that opened: its worker id.

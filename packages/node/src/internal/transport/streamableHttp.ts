@@ -1,5 +1,5 @@
 // C3: never reconnects on its own. C21: stop DELETEs the session, then aborts.
-import * as Owner from "@mcp-worker/core/Owner"
+import * as Owner from "@mcp-worker/core/protocol/Owner"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as ServerConfig from "@mcp-worker/core/ServerConfig"

@@ -10,8 +10,8 @@
 import * as Caller from "@mcp-worker/caller/Operations"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { eitherOf, fromCaller, type InvalidInput } from "./McpWorkerError.js"
-import type * as Operations from "./Operations.js"
+import { eitherOf, fromCaller, type InvalidInput } from "../McpWorkerError.js"
+import type * as Operations from "../Operations.js"
 
 /**
  * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold

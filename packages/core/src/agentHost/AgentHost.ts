@@ -17,10 +17,10 @@ import type {
   OpenFailed,
   RequestError,
   UnknownWorker
-} from "./McpWorkerError.js"
-import type * as McpWorkers from "./McpWorkers.js"
+} from "../McpWorkerError.js"
+import type * as McpWorkers from "../McpWorkers.js"
 import * as OpenAll from "./OpenAll.js"
-import type * as Operations from "./Operations.js"
+import type * as Operations from "../Operations.js"
 import * as ToolBinding from "./ToolBinding.js"
 import * as ToolDeclarations from "./ToolDeclarations.js"
 

@@ -16,9 +16,9 @@ import type * as Fiber from "effect/Fiber"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
-import * as checks from "./internal/ownerProtocol/checks.js"
-import * as internal from "./internal/ownerProtocol/messages.js"
-import * as traceContext from "./internal/ownerProtocol/traceContext.js"
+import * as checks from "../internal/ownerProtocol/checks.js"
+import * as internal from "../internal/ownerProtocol/messages.js"
+import * as traceContext from "../internal/ownerProtocol/traceContext.js"
 
 /**
  * What an owner reports once its connection is initialized.

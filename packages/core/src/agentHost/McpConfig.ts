@@ -18,9 +18,9 @@
  */
 import type * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
-import * as internal from "./internal/config/document.js"
-import type { InvalidInput } from "./McpWorkerError.js"
-import type { HttpConfigInput, ServerConfigInput, StdioConfigInput } from "./ServerConfig.js"
+import * as internal from "../internal/config/document.js"
+import type { InvalidInput } from "../McpWorkerError.js"
+import type { HttpConfigInput, ServerConfigInput, StdioConfigInput } from "../ServerConfig.js"
 
 /**
  * The file formats with a reader: where each keeps its servers and how it writes references.

@@ -13,9 +13,9 @@
 import * as CallerBinding from "@mcp-worker/caller/Binding"
 import type { CallToolResult } from "@modelcontextprotocol/client"
 import type * as Effect from "effect/Effect"
-import type { JsonObject } from "./JsonValue.js"
-import type { RequestError } from "./McpWorkerError.js"
-import type { CallToolOptions, SavedResult } from "./Operations.js"
+import type { JsonObject } from "../JsonValue.js"
+import type { RequestError } from "../McpWorkerError.js"
+import type { CallToolOptions, SavedResult } from "../Operations.js"
 
 /**
  * What a binding is made for: a `tools/list` result, its tools (several pages joined), or tool names.

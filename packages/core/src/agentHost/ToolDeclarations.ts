@@ -12,7 +12,7 @@
  */
 import * as Binding from "@mcp-worker/caller/Binding"
 import type { ListToolsResult, Tool } from "@modelcontextprotocol/client"
-import * as SchemaType from "./internal/schemaType.js"
+import * as SchemaType from "../internal/schemaType.js"
 
 /**
  * Options of `render`.

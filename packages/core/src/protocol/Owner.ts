@@ -8,12 +8,12 @@
 import type { Transport } from "@modelcontextprotocol/client"
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import * as errors from "./internal/owner/errors.js"
-import * as internal from "./internal/owner/owner.js"
-import type { CleanupSummary, FailureKind, OpenFailed } from "./McpWorkerError.js"
-import type { SavedResult } from "./Operations.js"
+import * as errors from "../internal/owner/errors.js"
+import * as internal from "../internal/owner/owner.js"
+import type { CleanupSummary, FailureKind, OpenFailed } from "../McpWorkerError.js"
+import type { SavedResult } from "../Operations.js"
 import type * as OwnerProtocol from "./OwnerProtocol.js"
-import type * as ServerConfig from "./ServerConfig.js"
+import type * as ServerConfig from "../ServerConfig.js"
 
 /**
  * A started connection's transport, as the platform built it.
