@@ -1,7 +1,8 @@
 // The gateway in front of one worker, the conformance fixture server (test/fixtures/dist/conformance.mjs), granted
 // unprefixed (C141) so its tools, prompts and resources keep the names the server scenarios call. Prints one JSON line,
-// `{"url"}` (the relay that presents the grant), and serves until its input ends or SIGTERM.
-//   node --import tsx examples/conformance-gateway.ts
+// `{"url"}` (the relay that presents the grant), and serves until its input ends or SIGTERM. With `--input-required`
+// the fixture also serves the tools of the 2026-07-28 input-required scenarios (each needs a worker of its own, C174).
+//   node --import tsx examples/conformance-gateway.ts [--input-required]
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import { McpServe } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,8 @@ const fixture = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../t
 const program = Effect.gen(function* () {
   const workers = yield* McpWorkers
   const serve = yield* McpServe.McpServe
-  const id = yield* workers.open({ command: process.execPath, args: [fixture] })
+  const args = process.argv.includes("--input-required") ? [fixture, "--input-required"] : [fixture]
+  const id = yield* workers.open({ command: process.execPath, args })
   const grant = yield* serve.grant({ conformance: id }, { unprefixed: true })
   const relayed = yield* Effect.acquireRelease(
     Effect.promise(() => relay(serve.url!, grant)),

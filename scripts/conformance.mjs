@@ -132,21 +132,25 @@ if (runEra("modern")) {
   }
 }
 
-// The gateway runs until its input ends; it prints its relay's URL as one JSON line when it serves.
-const gateway = gatewayWanted
-  ? spawn(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts"], {
-      cwd: root,
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-  : undefined
-const first =
-  gateway &&
-  (await new Promise((resolve) => {
-    createInterface({ input: gateway.stdout }).once("line", resolve)
-    gateway.once("exit", () => resolve(null))
-  }))
-if (first === null) process.exit(1)
-const url = first && JSON.parse(first).url
+// A gateway runs until its input ends; it prints its relay's URL as one JSON line when it serves.
+const startGateway = async (args = []) => {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/conformance-gateway.ts", ...args], {
+    cwd: root,
+    stdio: ["pipe", "pipe", "inherit"]
+  })
+  const first = await new Promise((resolve) => {
+    createInterface({ input: child.stdout }).once("line", resolve)
+    child.once("exit", () => resolve(null))
+  })
+  if (first === null) process.exit(1)
+  const stop = async () => {
+    child.stdin.end()
+    if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve))
+  }
+  return { url: JSON.parse(first).url, stop }
+}
+const gateway = gatewayWanted ? await startGateway() : undefined
+const url = gateway?.url
 
 if (runEra("server")) {
   const outOfScope = { ...listed.serverLeftOut, ...listed.serverFailing }
@@ -186,6 +190,21 @@ if (runEra("modern-server")) {
   })
   const output = strip(`${result.stdout}${result.stderr}`)
   const scenarios = summaryOf(output)
+  // C174: a scenario that takes input_required and never retries holds its worker; each runs on a gateway of its own.
+  for (const scenario of required.filter((s) => s.startsWith("input-required-result-"))) {
+    if (named.length > 0 && !named.includes(scenario)) continue
+    const own = await startGateway(["--input-required"])
+    const alone = run(
+      node22,
+      [runner, "server", "--url", own.url, "--scenario", scenario, "--spec-version", modernRevision, "--verbose"],
+      { env: { ...process.env, NO_COLOR: "1" } }
+    )
+    await own.stop()
+    // One scenario's --verbose output is its checks as JSON; it passes when none failed.
+    const text = strip(`${alone.stdout}`)
+    const checks = JSON.parse(text.slice(text.indexOf("\n["), text.indexOf("\n]") + 2))
+    scenarios.set(scenario, checks.some((c) => c.status === "SUCCESS") && checks.every((c) => c.status !== "FAILURE"))
+  }
   console.log(
     `\nMCP conformance ${modernVersion}, the ${required.length} server scenarios ${modernRevision} requires, against the gateway at ${url}`
   )
@@ -203,10 +222,7 @@ if (runEra("modern-server")) {
   if (results.some((r) => r.era === "modern-server" && !r.passed)) console.log(`\n${output.trim()}\n`)
 }
 
-if (gateway) {
-  gateway.stdin.end()
-  await new Promise((resolve) => gateway.once("exit", resolve))
-}
+if (gateway) await gateway.stop()
 
 const line = (era) => {
   const all = results.filter((r) => r.era === era)
