@@ -63,7 +63,6 @@ const resultSchemas = Object.fromEntries(
     .map((operation) => [operation.method, operation.result])
 ) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
-// The host or this owner runs the caller's budget; the SDK's timer only backs it up, later.
 const sdkTimeoutOf = (message: Taken): number =>
   Math.min(Math.max(0, message.deadline - Date.now()) + sdkTimeoutSlackMs, maxTimeoutMs)
 
@@ -430,7 +429,6 @@ export const onClientError = (machine: Machine, connection: Connection, error: E
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
 
-// `onTooLarge`: a `callTool` without `saveTo` spills into its own directory, else its worker's.
 interface SpillRequest {
   readonly requestId: string
   readonly method: string
@@ -438,7 +436,6 @@ interface SpillRequest {
   readonly spill?: string | false | undefined
 }
 
-// A transport that cannot spill (HTTP) refuses the request unsent.
 const startSpill = (
   connection: Connection,
   request: SpillRequest,
