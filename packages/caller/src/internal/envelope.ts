@@ -1,5 +1,4 @@
-// A request's fields, defined once for every plane's message; test/caller/ThreadProtocol.test.ts proves this equal to
-// core's `OwnerProtocol.Envelope` (docs/architecture.md, "One request envelope").
+// test/caller/ThreadProtocol.test.ts proves this equal to core's `OwnerProtocol.Envelope`.
 import type * as Operations from "../Operations.js"
 
 /** @internal */

@@ -1,46 +1,36 @@
-/**
- * One connection of a caller to a listener, with the delivery rules of C46: a frame of a request is written only on
- * an open connection whose host answered the `Hello` (C110) and was heard from within `staleAfterMs` (else a `Ping`
- * goes first, and a host that does not answer within `ackWithinMs` gets nothing); while calls are in flight it pings
- * every `pingEveryMs` and is dropped after `silentAfterMs` of silence. A dead connection is never reopened, and
- * nothing is resent.
- *
- * @internal
- */
+/** One connection of a caller to a listener (C46, C110); a dead one is never reopened, nothing is resent. @internal */
 import * as Net from "./nodeNet.js"
 import * as Wire from "./wire.js"
 
-/** Why a connection ended, once anything may have been read of it. @internal */
+/** Once anything may have been read of the connection. @internal */
 export type Lost = "connection_lost" | "host_unresponsive"
 
-/** Why nothing was sent: the connection never opened, the host refused it, or it did not answer in time. @internal */
+/** @internal */
 export type NotSentReason =
   | { readonly _tag: "NoHost" }
   | { readonly _tag: "Refused"; readonly reason: string }
   | { readonly _tag: "Unresponsive" }
 
-/** How a call in flight on a connection ends: the host's answer, or the connection's end. @internal */
+/** @internal */
 export interface Waiter {
   readonly onChunk: (values: ReadonlyArray<unknown>) => void
   readonly onExit: (exit: Wire.ExitEncoded) => void
   readonly onLost: (lost: Lost) => void
 }
 
-/** A connection's state. @internal */
+/** @internal */
 export interface Connection {
   state: "connecting" | "open" | "dead"
-  /** Why the host refused the `Hello`, if it did (C110). */
+  /** C110 */
   rejected: string | undefined
   lost: Lost
-  /** Calls and subscriptions in flight: while there are any, the socket keeps the process alive and is pinged. */
+  /** While above 0, the socket keeps the process alive and is pinged. */
   inFlight: number
-  /** When the host last sent anything; `0` until it answered the `Hello`. */
+  /** `0` until the host answered the `Hello`. */
   lastHeard: number
   openedAt: number
   lastSent: number
-  /** A `Ping` or the `Hello` waits for its answer. */
   probing: boolean
-  /** Resolved by the next frame from the host, or the connection's end. */
   readonly heard: Set<() => void>
   readonly waiters: Map<string, Waiter>
   readonly transport: Net.Transport
@@ -55,7 +45,7 @@ const wake = (connection: Connection) => {
   for (const resume of heard) resume()
 }
 
-/** Ends the connection: what was in flight on it is told `lost`. @internal */
+/** @internal */
 export const drop = (connection: Connection, lost: Lost): void => {
   if (connection.state === "dead") return
   connection.lost = lost
@@ -93,7 +83,7 @@ const receive = (connection: Connection, line: string) => {
       return waiter?.onExit(frame.exit)
     }
     case "Defect": {
-      // A defect of the connection as a whole (a frame the host could not read): every call on it ends with it.
+      // A frame the host could not read: every call on the connection ends with it.
       const waiters = [...connection.waiters.values()]
       connection.waiters.clear()
       for (const waiter of waiters) waiter.onExit({ _tag: "Failure", cause: { _tag: "Die", defect: frame.defect } })
@@ -112,8 +102,7 @@ const watch = (connection: Connection) => {
     const now = Date.now()
     const since = Math.max(connection.lastHeard, connection.openedAt)
     if (now - since > Wire.silentAfterMs) {
-      // This process's own loop may have been blocked with the host's answer unread: the check phase comes after the
-      // socket was read, so only silence that outlasts that read counts.
+      // Our own loop may have been blocked with the answer unread; only silence that outlasts the next read counts.
       return void afterReads(() => {
         if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > Wire.silentAfterMs) {
           drop(connection, "host_unresponsive")
@@ -126,7 +115,7 @@ const watch = (connection: Connection) => {
   timer.unref?.()
 }
 
-/** Opens a connection to the listener at `path`; its `Hello` goes first. @internal */
+/** @internal */
 export const open = (path: string, maxFrameBytes: number): Connection => {
   const split = Wire.lines(maxFrameBytes)
   const connection: Connection = {
@@ -167,14 +156,14 @@ export const open = (path: string, maxFrameBytes: number): Connection => {
   return connection
 }
 
-/** Writes a frame; `false` when the connection can take nothing more. @internal */
+/** `false` when the connection can take nothing more. @internal */
 export const write = (connection: Connection, frame: string): boolean => {
   if (connection.state !== "open" || !connection.transport.write(frame)) return false
   connection.lastSent = Date.now()
   return true
 }
 
-/** Marks a call in flight (or over): only a connection in use keeps the process alive. @internal */
+/** Only a connection in use keeps the process alive. @internal */
 export const use = (connection: Connection, delta: 1 | -1): void => {
   connection.inFlight += delta
   if (connection.inFlight === 1 && delta === 1) {
@@ -185,7 +174,7 @@ export const use = (connection: Connection, delta: 1 | -1): void => {
     connection.transport.hold(false)
     connection.idle = setTimeout(() => {
       if (connection.inFlight > 0 || connection.state === "dead") return
-      // Nothing is in flight, so nothing is lost: the state says so before the socket goes.
+      // Marked ended before the socket goes: nothing was in flight, so nothing is lost.
       connection.transport.end()
       ended(connection)
     }, Wire.idleAfterMs)
@@ -214,12 +203,7 @@ const openedOrDead = (connection: Connection): Promise<void> =>
         check()
       })
 
-/**
- * Proves the host there before a request is written (C46): the connection open, its `Hello` answered, and the host
- * heard from within `staleAfterMs`, else a `Ping` answered within `ackWithinMs`. `undefined`: the request may go.
- *
- * @internal
- */
+/** C46: `undefined` when the request may be written. @internal */
 export const live = async (connection: Connection): Promise<NotSentReason | undefined> => {
   await openedOrDead(connection)
   if (connection.state === "dead") return notSentOf(connection)
@@ -231,7 +215,7 @@ export const live = async (connection: Connection): Promise<NotSentReason | unde
   const answered = await nextHeard(connection, Wire.ackWithinMs)
   if (isDead(connection)) return notSentOf(connection)
   if (answered) return undefined
-  // Whatever the host reads of this connection later, no request of it was written.
+  // No request of it was written, whatever the host reads later.
   drop(connection, "host_unresponsive")
   return { _tag: "Unresponsive" }
 }

@@ -1,9 +1,4 @@
-/**
- * The socket plane: a `Plane` over a host's listener (docs/wire.md), one connection at a time. A connection that died
- * is never reopened for what was in flight on it; the next call opens a new one (C46).
- *
- * @internal
- */
+/** A `Plane` over a host's listener (docs/wire.md), one connection at a time (C46). @internal */
 import {
   DeliveryUnknown,
   fromEncoded,
@@ -18,14 +13,13 @@ import * as Connection from "./connection.js"
 import * as Wire from "./wire.js"
 import type { RequestPayload } from "./wire.js"
 
-/** Where the plane connects. @internal */
+/** @internal */
 export interface Options {
-  /** The listener's socket path. */
   readonly path: string
   readonly maxFrameBytes?: number | undefined
 }
 
-/** How a call ends when its connection does: a request's outcome is unknown, a life-cycle call's is told as such. */
+/** How a call ends when its connection does. */
 type Kind = "request" | "lifecycle"
 
 interface Client {
@@ -79,20 +73,19 @@ const lostError = (kind: Kind, workerId: string, lost: Connection.Lost | "interr
         delivery: "not_sent"
       })
 
-/** The error of a failed exit, as its caller sees it. */
 const failure = (kind: Kind, workerId: string, cause: Wire.CauseEncoded): unknown => {
   const ending = Wire.endingOf(cause)
   switch (ending._tag) {
     case "Fail": {
       const error = ending.error as { _tag?: unknown; workerId?: unknown }
-      // An answer over the frame bound was replaced on the way out, before the worker id was known (C43).
+      // C43: replaced on the way out, before the worker id was known.
       const named = error?._tag === "ResultTooLarge" && error.workerId === "" ? { ...error, workerId } : error
       return fromEncoded(named)
     }
     case "Die":
       return new Error(`the mcp-worker host failed the call: ${JSON.stringify(ending.defect)}`)
     case "Interrupt":
-      // The listener stopped the call (it is closing): a request was cancelled at the server, its outcome unknown.
+      // The listener is closing: a request was cancelled at the server.
       return lostError(kind, workerId, "interrupted")
   }
 }
@@ -109,14 +102,11 @@ interface Send {
 
 const aborted = (signal: AbortSignal | undefined) => signal?.aborted === true
 
-/**
- * Sends one call on the connection and resolves with its `Exit`'s value: written only once `live` proved the host
- * there (C46), and nothing of it resent.
- */
+// C46: written only once `live` proved the host there; nothing resent.
 const send = async (client: Client, connection: Connection.Connection, call: Send): Promise<unknown> => {
   const refused = await Connection.live(connection)
   if (refused !== undefined) throw notSent(client, refused)
-  // C66: aborted before the request left: nothing is sent, the signal's reason is the answer.
+  // C66
   if (aborted(call.signal)) throw call.signal!.reason
   const id = String(client.nextId++)
   const frame =
@@ -165,17 +155,14 @@ const run = async (client: Client, call: Send): Promise<unknown> => {
   }
 }
 
-/**
- * The listener's operation name of a request: its rpc tag (docs/wire.md). The call names it where its method does
- * not (`startTask` and `callTool` are both `tools/call`, and a grant tells the two apart).
- */
+// The rpc tag: `startTask` and `callTool` are both `tools/call`, and a grant tells the two apart.
 const nameOf = (call: Plane.Call): string | undefined => {
   if (call.operation === undefined) return methods.get(call.method)
   const named = Operations.requests[call.operation as keyof typeof Operations.requests]
   return Object.hasOwn(Operations.requests, call.operation) && named.method === call.method ? call.operation : undefined
 }
 
-/** The MCP method of every request of the table to its name, `tools/call` to `callTool`: the listener's tag of it. */
+/** `tools/call` maps to `callTool`. */
 const methods: ReadonlyMap<string, string> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
     operation.method === "tools/call" && name !== "callTool" ? [] : [[operation.method as string, name] as const]
@@ -234,13 +221,13 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
     ...(call.idleMs === undefined ? {} : { idleMs: call.idleMs }),
     ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
     ...(call.spill === false ? { spill: false } : {}),
-    // The envelope carries the span's ids; what its trace carries besides them travels here (C84).
+    // C84: the envelope carries the span's ids; the rest of the trace travels here.
     ...(trace === undefined || trace.length < 4 ? {} : { trace })
   }
   const streamed = run(client, {
     kind: "request",
     workerId: call.workerId,
-    // With `onProgress`, the streamed twin: progress, then the result, as chunks (docs/wire.md).
+    // docs/wire.md: the streamed twin.
     tag: onProgress === undefined ? name : `${name}Streamed`,
     payload,
     envelope: trace === undefined ? undefined : { traceId: trace[0], spanId: trace[1], sampled: trace[2] },
@@ -258,7 +245,7 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
 const progressed = (onProgress: ((progress: Plane.Progress) => void) | undefined, item: Plane.Progress) => {
   const { progress, total, message } = item
   try {
-    // The caller's own code: what it throws changes nothing about the request (C29).
+    // C29
     onProgress?.({ progress, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) })
   } catch {
     // ignored on purpose
@@ -274,10 +261,7 @@ const randomId = (): string => {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
 }
 
-/**
- * `events` as pulls (docs/wire.md): the first subscribes, each later one only when the reader asks, so this process
- * holds at most one batch; `return` (or disposal) unsubscribes. The connection stays in use meanwhile.
- */
+/** Pulled only when the reader asks, so this process holds at most one batch (docs/wire.md). */
 interface Batch {
   readonly items: Array<Plane.ServerNotification>
   readonly done: boolean
@@ -289,8 +273,7 @@ const events = (
   capacity: number
 ): AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable => {
   const subscription = randomId()
-  // The first pull, which subscribes, starts in this very step: what the caller asks of the worker next is read by
-  // the host after it, on the same connection.
+  // Subscribes in this very step, so the host reads the caller's next call after it.
   let connection: Connection.Connection | undefined = acquire(client)
   let buffered: Array<Plane.ServerNotification> = []
   let done = false
@@ -347,11 +330,7 @@ const events = (
   return iterator
 }
 
-/**
- * The socket plane of the listener at `options.path`. Nothing connects until the first call.
- *
- * @internal
- */
+/** Nothing connects until the first call. @internal */
 export const make = (options: Options): Plane.Plane => {
   const client: Client = {
     path: options.path,
@@ -382,10 +361,7 @@ export const make = (options: Options): Plane.Plane => {
   }
 }
 
-/**
- * `open` where the listener accepts worker ids: the config read in the calling process (C18). A spill directory
- * would be the listener's host's, so it is refused here.
- */
+// C18: the config is read in the calling process; a spill directory would be the listener's host's.
 const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise<string> => {
   if (open.spill !== undefined) {
     return Promise.reject(

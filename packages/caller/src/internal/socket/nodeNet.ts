@@ -1,31 +1,23 @@
-/**
- * The socket plane's one platform adapter: a Unix socket through `node:net`, which Node, Deno 2 and Bun 1 all
- * provide. Nothing else of the package imports a `node:` module.
- *
- * @internal
- */
+/** The package's only `node:` import: Node, Deno 2 and Bun 1 all provide `node:net`. @internal */
 import * as Net from "node:net"
 
-/** What the connection needs of a socket. @internal */
+/** @internal */
 export interface Transport {
-  /** Hands `text` to the socket; `false` once the socket can take nothing more. */
+  /** `false` once the socket can take nothing more. */
   readonly write: (text: string) => boolean
-  /** Ends the socket after what was written (a polite close). */
   readonly end: () => void
-  /** Ends the socket at once. */
   readonly destroy: () => void
-  /** Whether the socket keeps the process alive. */
   readonly hold: (held: boolean) => void
 }
 
-/** What the socket tells its connection. @internal */
+/** @internal */
 export interface Handlers {
   readonly onOpen: () => void
   readonly onData: (bytes: Uint8Array) => void
   readonly onClose: () => void
 }
 
-/** Connects to the Unix socket at `path`. @internal */
+/** @internal */
 export const connect = (path: string, handlers: Handlers): Transport => {
   const socket = Net.createConnection({ path })
   socket.on("connect", handlers.onOpen)

@@ -1,47 +1,37 @@
-/**
- * The socket protocol's frames as a caller writes and reads them (docs/wire.md): newline-delimited JSON, a `Hello`
- * first (C110), then `@effect/rpc`'s messages with the payloads of the listener's operations.
- *
- * @internal
- */
+/** The socket protocol's frames, caller side (docs/wire.md). @internal */
 import type { Envelope } from "../envelope.js"
 
-/** The protocol's name and the version this caller speaks (C110). @internal */
+/** C110 @internal */
 export const protocol = "mcp-worker"
 /** @internal */
 export const version = 1
 
-/** The first frame of every connection. @internal */
+/** @internal */
 export const hello = JSON.stringify({ _tag: "Hello", protocol, version }) + "\n"
 /** @internal */
 export const ping = '{"_tag":"Ping"}\n'
 
-/** A request goes out without a `Ping` first only if the host was heard from this recently (C46). @internal */
+/** C46: heard from within this, a request needs no `Ping` first. @internal */
 export const staleAfterMs = 1_500
-/** How long a `Ping` (or the `Hello`) before a request may wait for its answer; past it nothing is sent. @internal */
+/** Past it, the request waiting on a `Ping` or `Hello` is not sent. @internal */
 export const ackWithinMs = 750
-/** While calls are in flight, a `Ping` goes out this often. @internal */
+/** @internal */
 export const pingEveryMs = 1_000
-/** A host silent this long while calls are in flight is taken for stalled or gone (C46). @internal */
+/** C46 @internal */
 export const silentAfterMs = 3_000
-/** A connection with nothing in flight this long is closed, before a listener's idle bound (at least 2 s). @internal */
+/** Below a listener's idle bound (at least 2 s), so the caller closes first. @internal */
 export const idleAfterMs = 1_000
-/** The default bound of one frame: 16 MiB, as the listener's. @internal */
+/** As the listener's. @internal */
 export const defaultMaxFrameBytes = 16 * 1024 * 1024
 
-/**
- * The payload of every request of the table: its `Envelope` but for the method and `progress` (the rpc's tag names
- * both), with a spill of `false` only and the trace only when it carries more than the rpc envelope's ids (C84).
- *
- * @internal
- */
+/** The rpc's tag names the method and `progress`; C84: the trace only when it carries more than the ids. @internal */
 export interface RequestPayload extends Omit<Envelope, "method" | "progress" | "deadline" | "spill"> {
   readonly id: string
   readonly deadline?: number | undefined
   readonly spill?: false | undefined
 }
 
-/** A frame the host sends. @internal */
+/** @internal */
 export type FromHost =
   | { readonly _tag: "Welcome"; readonly protocol: string; readonly version: number }
   | {
@@ -56,11 +46,11 @@ export type FromHost =
   | { readonly _tag: "Defect"; readonly defect: unknown }
   | { readonly _tag: "ClientEnd" }
 
-/** An `Exit` as `effect/Schema`'s `Exit` encodes it. @internal */
+/** As `effect/Schema`'s `Exit` encodes it. @internal */
 export type ExitEncoded =
   { readonly _tag: "Success"; readonly value?: unknown } | { readonly _tag: "Failure"; readonly cause: CauseEncoded }
 
-/** A `Cause` as `effect/Schema`'s `Cause` encodes it. @internal */
+/** As `effect/Schema`'s `Cause` encodes it. @internal */
 export type CauseEncoded =
   | { readonly _tag: "Empty" }
   | { readonly _tag: "Fail"; readonly error: unknown }
@@ -68,7 +58,7 @@ export type CauseEncoded =
   | { readonly _tag: "Interrupt"; readonly fiberId: unknown }
   | { readonly _tag: "Sequential" | "Parallel"; readonly left: CauseEncoded; readonly right: CauseEncoded }
 
-/** What a failed `Exit` means to its caller: the first failure, else a defect, else an interruption. @internal */
+/** @internal */
 export type Ending =
   | { readonly _tag: "Fail"; readonly error: unknown }
   | { readonly _tag: "Die"; readonly defect: unknown }
@@ -77,7 +67,7 @@ export type Ending =
 const causes = (cause: CauseEncoded): Array<CauseEncoded> =>
   cause._tag === "Sequential" || cause._tag === "Parallel" ? [...causes(cause.left), ...causes(cause.right)] : [cause]
 
-/** The ending a failed exit's cause stands for (a failure wins, as `Cause.failureOption` reads it). @internal */
+/** A failure wins, as `Cause.failureOption` reads it. @internal */
 export const endingOf = (cause: CauseEncoded): Ending => {
   const all = causes(cause)
   const fail = all.find((one) => one._tag === "Fail")
@@ -87,7 +77,7 @@ export const endingOf = (cause: CauseEncoded): Ending => {
   return { _tag: "Interrupt" }
 }
 
-/** The bytes of `text` in UTF-8, without encoding it. @internal */
+/** Without encoding it. @internal */
 export const utf8Length = (text: string): number => {
   let bytes = text.length
   for (let i = 0; i < text.length; i++) {
@@ -102,12 +92,7 @@ export const utf8Length = (text: string): number => {
   return bytes
 }
 
-/**
- * Splits bytes into frames on newlines. A frame over `maxBytes` ends the connection (`undefined`): the host never
- * writes one (it answers `ResultTooLarge` instead).
- *
- * @internal
- */
+/** `undefined`: a frame over `maxBytes`, which the host never writes (it answers `ResultTooLarge`). @internal */
 export const lines = (maxBytes: number) => {
   const decoder = new TextDecoder()
   let held: Array<Uint8Array> = []

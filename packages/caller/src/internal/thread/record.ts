@@ -1,10 +1,6 @@
 /**
- * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one: the calls this thread waits on (one
- * map, by call id, each with its own timer), what it knows of the host, the routes it was given; and the functions of
- * it that post a call, time it and read the replies. Liveness costs nothing on the hot path: an `Ack` is asked only
- * of a host not heard from lately (C22a), and one keep-alive runs while calls are in flight (C22).
- *
- * @internal
+ * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one. Liveness stays off the hot path: an
+ * `Ack` only of a host not heard from lately (C22a), one keep-alive while calls are in flight (C22). @internal
  */
 import type * as Plane from "../../Plane.js"
 import { deadlineOf } from "../envelope.js"
@@ -22,19 +18,18 @@ import * as Protocol from "./protocol.js"
 /** @internal */
 export interface Waiting {
   readonly operation: Protocol.Operation
-  /** The owner thread's channel the request went to directly; `undefined`: it went to the host. */
+  /** `undefined`: the request went to the host. */
   readonly channel: string | undefined
-  /** When this thread stops waiting without the host: the request's deadline plus `graceMs`, if it has one. */
+  /** The deadline plus `graceMs`. */
   readonly giveUpAt: number | undefined
-  /** The time by which a host must acknowledge the request, when one was asked to; a host refuses it later. */
+  /** C22a: a host refuses the request later. */
   readonly ackBy: number | undefined
   acked: boolean
   readonly onProgress: ((progress: Protocol.Progress) => void) | undefined
   readonly resolve: (value: unknown) => void
   readonly reject: (error: unknown) => void
-  /** Drops what ties the call to its caller (the abort listener). */
   readonly release: () => void
-  /** The call's own timer: its `ackBy`, then its `giveUpAt`. */
+  /** `ackBy`, then `giveUpAt`. */
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
@@ -42,20 +37,18 @@ export interface Waiting {
 export interface ThreadClient {
   readonly from: string
   readonly replies: Channel
-  /** The ports the host and owner threads reply on, where this runtime takes them (`Protocol.ReplyPort`). */
+  /** `Protocol.ReplyPort`, where this runtime takes them. */
   readonly replyPorts: ReplyPorts | undefined
   readonly announcements: Channel
   readonly pending: Map<number, Waiting>
-  /** The owner threads this caller's requests may reach directly, by worker id (`Route`). */
+  /** By worker id (`Route`). */
   readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number; readonly traced: boolean }>
   nextCallId: number
   lastHeard: number
   lastSent: number
-  /** An acknowledgement asked for and not yet received: when it was asked, and how long it may take. */
   probe: { readonly sentAt: number; readonly withinMs: number } | undefined
   knownHost: string | undefined
   hostGone: boolean
-  /** The keep-alive timer (pings, and the probe's verdict), and when it fires. */
   keepAlive: { readonly handle: ReturnType<typeof setTimeout>; readonly at: number } | undefined
 }
 
@@ -100,7 +93,7 @@ export const failAll = (
   }
 }
 
-/** What a call gets once the host has closed: its workers were closed and their ids forgotten with it. @internal */
+/** The host's workers were closed and their ids forgotten with it. @internal */
 export const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -127,10 +120,7 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 const isCallReply = (u: Record<string, unknown>): boolean => typeof u.callId === "number"
 
-/**
- * A success straight from the owner thread. It says nothing of the host, whose liveness this caller tracks, so it is
- * not taken as word from it.
- */
+// Straight from the owner thread, so not word from the host, whose liveness this caller tracks.
 const onResult = (client: ThreadClient, reply: Record<string, unknown>): void => {
   const callId = reply.callId as number
   const call = client.pending.get(callId)
@@ -148,10 +138,7 @@ const onResult = (client: ThreadClient, reply: Record<string, unknown>): void =>
   })
 }
 
-/**
- * The worker's owner has ended. A direct request still waiting may have been taken, so it is answered unknown, never
- * as not sent (C22a).
- */
+// C22a: a direct request still waiting may have been taken, so it is never answered as not sent.
 const onWorkerEnded = (client: ThreadClient, workerId: string, encoded: unknown): void => {
   const route = client.routes.get(workerId)
   if (route === undefined) return
@@ -243,19 +230,18 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
     return
   }
   if (data._tag !== "Gone") return
-  // Another host's `Gone` (a second host in the process, on standby) says nothing about ours.
+  // A second host in the process, on standby, says nothing about ours.
   if (client.knownHost !== undefined && data.hostId !== client.knownHost) return
   client.knownHost = undefined
   client.hostGone = true
   client.routes.clear()
-  // The host answered every call it ran before announcing; those answers are read in this same turn of the event
-  // loop, so whatever is still pending after it was never going to be.
+  // The host answered every call it ran before announcing, and those answers are read in this turn.
   later(() => {
     if (client.hostGone) failAll(client, afterHostClosed)
   })
 }
 
-/** A request no host acknowledged by its `ackBy`: proven never sent, since a host reading it later refuses it. */
+// C22a: a host reading it after `ackBy` refuses it, so it was never sent.
 const noHost = () =>
   new HostUnavailable({
     message:
@@ -265,7 +251,6 @@ const noHost = () =>
       "was blocked"
   })
 
-/** A request the host may have sent before it fell silent. */
 const hostUnresponsive = (operation: Protocol.Operation) =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -296,13 +281,12 @@ const checkCall = (client: ThreadClient, callId: number): void => {
   const call = client.pending.get(callId)
   if (call === undefined) return
   const now = Date.now()
-  // No `Ack` by `ackBy`, and every message that arrived meanwhile has been read: no host took it (C22a).
+  // C22a: every message that arrived meanwhile has been read.
   if (call.ackBy !== undefined && !call.acked && now > call.ackBy) {
     return settle(client, callId, { ok: false, error: noHost() })
   }
   if (call.giveUpAt !== undefined && now >= call.giveUpAt) {
-    // Past its deadline and its grace with no answer: the request may have reached the server, and whoever runs it
-    // is told to cancel it. Its request id was never sent here.
+    // It may have reached the server; its request id was never sent here.
     interrupt(client, callId, false, call)
     return settle(client, callId, {
       ok: false,
@@ -346,15 +330,14 @@ const checkHost = (client: ThreadClient): void => {
   const probe = client.probe
   if (probe !== undefined && now - probe.sentAt >= probe.withinMs) {
     client.probe = undefined
-    // The host fell silent with these calls in flight: each may have been sent before it did. A call still waiting
-    // for its own `Ack` is left to its `ackBy`, which proves it either way.
+    // A call still waiting for its own `Ack` is left to its `ackBy`, which proves it either way.
     failAll(client, hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
   }
   if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
     post(client, { _tag: "Ping", from: client.from })
-    // An owner thread running a request of this caller's, straight from it, goes by this caller's word too.
+    // An owner thread running a direct request goes by this caller's word too.
     for (const channel of directChannels(client)) postOn(channel, { _tag: "Ping", from: client.from })
-    // A probe already out keeps its own deadline: pings must not postpone the verdict on a host that is gone.
+    // Pings must not postpone the verdict on a host that is gone.
     if (client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.pingAckWithinMs }
   }
   armKeepAlive(client)
@@ -366,7 +349,7 @@ export const stopKeepAlive = (client: ThreadClient): void => {
   client.keepAlive = undefined
 }
 
-/** What a call takes beyond its operation: the caller's signal, progress callback and span. @internal */
+/** @internal */
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined
   readonly onProgress?: ((progress: Protocol.Progress) => void) | undefined
@@ -391,7 +374,7 @@ export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.Rem
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
-    // Progress comes through the host: a success straight from the owner could overtake its last (C29).
+    // C29: a success straight from the owner could overtake the last progress.
     ...(onProgress === undefined ? { direct: true } : { progress: true })
   }
 }
@@ -403,11 +386,7 @@ export const disposedError = (message: string): Error => {
   return error
 }
 
-/**
- * A thread caller: its channels never keep the thread alive while no call is in flight.
- *
- * @internal
- */
+/** Its channels never keep the thread alive while no call is in flight. @internal */
 export const make = (): ThreadClient => {
   const from = Protocol.replyChannel(Protocol.randomId())
   const client: ThreadClient = {
@@ -430,7 +409,7 @@ export const make = (): ThreadClient => {
   return client
 }
 
-/** The calls in flight end with an `AbortError`, and whoever runs them is told. @internal */
+/** @internal */
 export const dispose = (client: ThreadClient): void => {
   stopKeepAlive(client)
   for (const [callId, call] of Array.from(client.pending.entries())) {
@@ -445,20 +424,14 @@ export const dispose = (client: ThreadClient): void => {
   client.announcements.close()
 }
 
-/**
- * Posts one operation and gives its answer. A signal aborted before this sends nothing and rejects with its reason;
- * aborted while the call waits, it asks whoever runs the call to interrupt exactly it and answer
- * `DeliveryUnknown{reason: "interrupted"}` (C11, C66).
- *
- * @internal
- */
+/** C11, C66 @internal */
 export const send = (client: ThreadClient, operation: Protocol.Operation, options: CallOptions = {}): Sent => {
   const { signal } = options
   if (signal?.aborted === true) return refused(signal.reason)
   if (client.hostGone) return refused(afterHostClosed(operation))
   const callId = ++client.nextCallId
   const now = Date.now()
-  // Heard from the host lately, and given the route: straight to the owner thread (progress comes through the host).
+  // C29: progress comes through the host.
   if (
     operation._tag === "RemoteCall" &&
     options.onProgress === undefined &&
@@ -469,11 +442,10 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
     const direct = route !== undefined && (!route.traced || options.trace !== undefined)
     if (direct) return sendDirect(client, callId, operation, route, options)
   }
-  // Not heard from a host lately: this request asks for an `Ack`, by a time after which a host refuses it.
+  // C22a
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
   if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
-  // Only requests have an answer for a caller who stops waiting on its own (`DeliveryUnknown`); an open or a close is
-  // bounded by the host, and by the `Ack`s of a host that is gone.
+  // An open or a close is bounded by the host, and by the `Ack`s of a host that is gone.
   const deadline = operation._tag === "RemoteCall" ? operation.deadline : undefined
   const answer = register(client, callId, {
     operation,
@@ -501,10 +473,7 @@ const replyThread = (client: ThreadClient): { readonly thread?: number } =>
 
 const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
 
-/**
- * A request straight to the worker's owner thread, on its route: no `Ack` is asked (the host was heard from lately),
- * and the deadline always travels with it, the worker's default budget when the call names none.
- */
+// No `Ack`: the host was heard from lately. The owner thread runs the budget, so a deadline always travels.
 const sendDirect = (
   client: ThreadClient,
   callId: number,
@@ -520,7 +489,7 @@ const sendDirect = (
     ackBy: undefined,
     options
   })
-  // C29: a call that reads progress never comes this way; the trace travels with the request, as on every plane.
+  // C29: a call that reads progress never comes this way.
   const { _tag, workerId, direct, progress, ...envelope } = operation
   const { trace } = options
   const message: Protocol.Direct = {
@@ -571,12 +540,7 @@ const register = (
     armCall(client, callId, waiting)
   })
 
-/**
- * Stops waiting on a call whose caller no longer wants its answer (an `events` iterator left early): it is forgotten
- * here, and whoever runs it is told.
- *
- * @internal
- */
+/** For an `events` iterator left early. @internal */
 export const abandon = (client: ThreadClient, sent: Sent): void => {
   const call = client.pending.get(sent.callId)
   if (call === undefined) return

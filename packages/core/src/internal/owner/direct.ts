@@ -1,9 +1,4 @@
-/**
- * Remote callers' requests that reach an owner thread straight from the caller's thread, on the owner's own channel:
- * the owner decides busy, names the request, runs its budget and answers the caller itself; the host never learns of
- * it. Only the Node owner runtime builds an owner with these; the public `Owner` has none of
- * them.
- */
+/** Remote callers' requests taken by an owner thread itself; the host never learns of them. */
 import {
   DeadlineExceeded,
   InvalidInput,
@@ -20,35 +15,19 @@ import { ownerOf } from "./owner.js"
 import { send } from "./requests.js"
 import { busyWith, connectionGone, type DirectInFlight, endDirect, type Machine, makeMachine } from "./state.js"
 
-/**
- * What an owner thread adds to its port to answer remote callers itself.
- *
- * @internal
- */
+/** @internal */
 export interface DirectHooks {
-  /**
-   * Posts the success of a request taken directly straight to its caller: `result` is JSON text, the result itself or
-   * (`envelope`) the server's whole response line. Without it (an owner process, which has no channel to other
-   * threads), every answer goes to the host.
-   */
+  /** `envelope`: `result` is the server's whole response line. An owner process has no such channel. */
   readonly postDirect: (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean, requestId: string) => void
-  /**
-   * Posts the failure of a request taken directly on its caller's own channel; `requestId` is absent for a refusal
-   * (nothing sent, the request never named).
-   */
+  /** `requestId` is absent for a refusal: the request was never named. */
   readonly postDirectFailure: (
     replyTo: OwnerProtocol.ReplyTo,
     error: McpWorkerError,
     requestId: string | undefined
   ) => void
-  /** A remote caller's request was taken directly and named, and is about to be sent. */
   readonly taken: (requestId: string, method: OwnerProtocol.Method) => void
-  /** The request taken directly has ended, however it ended: it is no longer this owner's. */
   readonly released: () => void
-  /**
-   * Counts a request taken directly as it ends (C80): `outcome` is `result`, `is_error` or the error's tag; `seconds`
-   * is absent for a refusal, which was never sent. The host never sees these requests, so the owner reports them.
-   */
+  /** C80: the host never sees these requests, so the owner counts them. */
   readonly observe: (
     method: OwnerProtocol.Method,
     outcome: string,
@@ -56,62 +35,34 @@ export interface DirectHooks {
     seconds: number | undefined,
     spilled: number | undefined
   ) => void
-  /** Posts what the owner holds back in batches (its `observe` counts) before it answers a `Sync`. */
+  /** Before a `Sync` is answered, so the counts held back in batches are in. */
   readonly flush: () => void
-  /**
-   * The owner's own span of a request, when its runtime traces: the parent its server is given in `_meta` (C83).
-   * Without it, the caller's span is.
-   */
+  /** C83: the parent the server is given in `_meta`; without it, the caller's span is. */
   readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 
-/**
- * The port of an owner thread: the host's, and the hooks it has of `DirectHooks`.
- *
- * @internal
- */
+/** @internal */
 export type DirectPort = Owner.OwnerPort & { readonly [K in keyof DirectHooks]?: DirectHooks[K] | undefined }
 
-/**
- * A remote caller's request that reached an owner thread straight from the caller's thread (on the owner's own
- * channel), checked there.
- *
- * @internal
- */
+/** @internal */
 export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
-  /** The caller's reply channel, and the call's number there. */
   readonly from: string
   readonly callId: number
-  /** The caller's thread, when it takes its replies on a port. */
   readonly thread?: number | undefined
 }
 
-/**
- * An owner that also takes remote callers' requests directly.
- *
- * @internal
- */
+/** @internal */
 export interface DirectOwner extends Owner.Owner {
-  /** Takes or refuses a remote caller's request that reached this owner thread directly. Never throws. */
+  /** Never throws. */
   readonly startDirect: (request: DirectRequest) => void
-  /**
-   * The remote caller of `callId` stopped waiting: its request, if still in flight, is cancelled at the server, and
-   * answered `DeliveryUnknown{interrupted}` (read by a caller that still waits, `reply`, else dropped).
-   */
   readonly interruptDirect: (from: string, callId: number) => void
-  /** The remote caller `from` is alive and waiting (its keep-alive). */
   readonly heard: (from: string) => void
 }
 
-/**
- * Creates the owner of one connection in an owner thread. Each hook is optional: an owner process has none of them.
- *
- * @internal
- */
+/** Each hook is optional: an owner process has none of them. @internal */
 export const make = (options: {
   readonly port: DirectPort
   readonly factory: Owner.TransportFactory
-  /** How long a remote caller with a request in flight may go without a word before it is taken for gone. */
   readonly callerGoneAfterMs: number
 }): DirectOwner => {
   const machine = makeMachine(options.port)
@@ -126,10 +77,7 @@ export const make = (options: {
   }
 }
 
-/**
- * A remote caller's request, straight from its thread: refused on its own channel (nothing sent), or taken, timed and
- * answered here. No other thread records it: the owner is the one authority on it (C8, C9, C12).
- */
+// C8, C9, C12: no other thread records the request; the owner is the one authority on it.
 const startDirect = (machine: Machine, request: DirectRequest): void => {
   const { thread } = request
   const replyTo = { channel: request.from, callId: request.callId, ...(thread === undefined ? {} : { thread }) }
@@ -155,7 +103,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
     return refuse(new InvalidInput({ where: "arguments", path: "params", message, delivery: "not_sent" }))
   }
   const left = request.deadline - Date.now()
-  // The deadline passed between the caller's thread and this one: never sent (C9, C22a).
+  // C9, C22a: the deadline passed between the caller's thread and this one.
   if (!(left > 0)) return refuse(new DeadlineExceeded({ workerId, delivery: "not_sent" }))
   const requestId = WorkerId.makeRequestId()
   const now = Date.now()
@@ -174,11 +122,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
   send(machine, connection, { ...request, requestId, deadline: direct.deadline }, params)
 }
 
-/**
- * One timer per direct request, at its deadline or when its caller would have been silent too long, whichever comes
- * first. At the deadline the request ends as `timeout` (C9, C10); a caller silent past `callerGoneAfterMs` (its
- * thread terminated, or blocked that long) has it interrupted, and the answer waits on its channel (C11, C22).
- */
+// One timer, at the deadline (C9, C10) or when the caller has been silent too long (C11, C22), whichever is first.
 const watch = (machine: Machine, direct: DirectInFlight): void => {
   const at = Math.min(direct.deadline, direct.heardAt + machine.callerGoneAfterMs)
   direct.timer = setTimeout(onWatch, Math.max(0, at - Date.now()), machine, direct)
@@ -201,8 +145,8 @@ const parseParams = (text: string): Record<string, unknown> | undefined => {
   }
 }
 
-// The caller's interruption travels on the channel of its request, so it cannot overtake it; and the caller's next
-// request travels after it, so it finds the worker free (C8).
+// C8: the interruption travels on its request's channel, so it cannot overtake it, and the next request finds the
+// worker free.
 const interruptDirect = (machine: Machine, from: string, callId: number): void => {
   const direct = machine.direct
   if (direct === undefined || direct.replyTo.channel !== from || direct.replyTo.callId !== callId) return

@@ -1,8 +1,4 @@
-/**
- * The requests the owner sends its server, one at a time: taken from the host (or, in an owner thread, straight from
- * a remote caller, `direct.ts`), sent as plain requests checked against the result schema of their `Operations`
- * entry, cancelled exactly, and answered to whoever sent them.
- */
+/** The requests the owner sends its server, from the host or straight from a remote caller (`direct.ts`). */
 import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
@@ -60,30 +56,26 @@ import * as TasksExtension from "./tasksExtension.js"
 // The SDK arms its own timer per request; it must never cut in before the host's budget does.
 const sdkTimeoutSlackMs = 5_000
 
-// The protocol's own result schema of each method, read off the operation table: results are checked against the
-// protocol, never against what a server declared about itself (C25).
-// A task start shares `tools/call` with `callTool`; its schema is chosen by its params (`Tasks.isStart`).
+// C25: the protocol's schema, never what a server declared. A task start's is chosen by its params (`Tasks.isStart`).
 const resultSchemas = Object.fromEntries(
   Object.values(Operations.requests)
     .filter((operation) => operation !== Operations.requests.startTask)
     .map((operation) => [operation.method, operation.result])
 ) as Readonly<Record<OwnerProtocol.Method, StandardSchemaV1>>
 
-// The caller's budget is run by its caller (the host) or by this owner (a direct request); the SDK's own timer only
-// backs it up, later.
 const sdkTimeoutOf = (message: Taken): number =>
   Math.min(Math.max(0, message.deadline - Date.now()) + sdkTimeoutSlackMs, maxTimeoutMs)
 
-/** What a request carries once taken, from the host's `RequestMessage` or from a remote caller. @internal */
+/** @internal */
 export type Taken = Omit<typeof OwnerProtocol.RequestMessage.Type, "_tag" | "params">
 
-/** The data plane's handler of `machine`. @internal */
+/** @internal */
 export const messageHandler =
   (machine: Machine) =>
   (raw: unknown): void =>
     onMessage(machine, raw)
 
-/** Handles one raw data-plane message from the host. Never throws. @internal */
+/** Never throws. @internal */
 export const onMessage = (machine: Machine, raw: unknown): void => {
   const decoded = Checks.decodeHostMessage(raw)
   if (Either.isLeft(decoded)) return
@@ -94,8 +86,7 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     case "Cancel": {
       const { requestId, reason } = message
       if (message.confirm !== true) return void cancel(machine.state, requestId, reason)
-      // The host's `cancel` of a request taken directly: the host answers its caller after the `cancel`'s own
-      // answer, on the channel both travel, so a Promise caller has its `cancel` resolved first (C12).
+      // C12: the host answers the caller after the `cancel`'s own answer, so a Promise caller sees `cancel` first.
       const direct = cancelDirect(machine, requestId)
       if (direct !== undefined) {
         return machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: true, replyTo: direct.replyTo })
@@ -111,7 +102,7 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
   }
 }
 
-/** The host's request: refused when the owner is not ready or busy, else sent. @internal */
+/** @internal */
 export const startRequest = (machine: Machine, message: typeof OwnerProtocol.RequestMessage.Type): void => {
   const { requestId } = message
   const state = machine.state
@@ -130,7 +121,7 @@ export const startRequest = (machine: Machine, message: typeof OwnerProtocol.Req
   send(machine, connection, message, JSON.parse(message.params))
 }
 
-/** Sends one request that was taken: from the host (its `RequestMessage`) or straight from a remote caller. @internal */
+/** @internal */
 export const send = (
   machine: Machine,
   connection: Connection,
@@ -139,8 +130,7 @@ export const send = (
   listed = false
 ): void => {
   const { requestId } = message
-  // Every path to the server passes here (the host's requests, a remote caller's direct ones): a tool the worker does
-  // not offer is refused before anything is written, whatever the caller's thread or process (C59).
+  // C59: every path to the server passes here, so the filter holds whatever the caller's thread or process.
   if (message.method === "tools/call" && connection.tools !== undefined) {
     if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
       return postFailure(machine, requestId, outsideFilter())
@@ -167,8 +157,7 @@ export const send = (
   // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
-  // Only when the caller asked, or gave an idle budget (C121), does the request carry a progress token. Progress never
-  // extends the whole budget.
+  // C121: progress never extends the whole budget.
   const progressed =
     message.progress === true || message.idleMs !== undefined ? withProgressToken(parsed, requestId) : parsed
   // C83: the server's parent is the owner's span of the request, else the caller's.
@@ -183,17 +172,14 @@ export const send = (
     timeout: sdkTimeoutOf(message),
     ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
-  // Plain requests, not `callTool`/`listTools`: those make the client read tool descriptions (output
-  // schemas it validates results against, task requirements it refuses calls for), and descriptions and
-  // results are untrusted data the library does not interpret (C25). Results come back as the server sent
-  // them; the schema applied is the protocol's own.
+  // C25: not `callTool`/`listTools`, which make the client act on the server's untrusted tool descriptions.
   const schema = Tasks.isStart(message.method, parsed) ? Tasks.createdSchema : resultSchemas[message.method]
   const sent =
     (connection.modern !== undefined
       ? (TasksExtension.send(machine, connection, message.method, params, requestOptions) ??
         modernOnly(connection, connection.modern, message.method, params, requestOptions))
       : undefined) ?? connection.client.request({ method: message.method, params }, schema, requestOptions)
-  // What the tools listed declare about tasks (C72); a task's id stays out of the errors about it (C71).
+  // C72; C71: a task's id stays out of the errors about it.
   const promise =
     message.method === "tools/list"
       ? sent.then((result) => (Tasks.learn(connection.taskSupport, result), result))
@@ -210,7 +196,7 @@ export const send = (
   )
 }
 
-// The tool's name is the caller's data: the message says why, never which (C24).
+// C24: the tool's name is the caller's data.
 const outsideFilter = (): InvalidInput =>
   new InvalidInput({
     where: "arguments",
@@ -227,7 +213,7 @@ const excludedTool = (): InvalidInput =>
     delivery: "not_sent"
   })
 
-/** How a `tools/list` result is read before it is answered: the tools filter (C59), the header rules (C62). */
+/** C59, C62 */
 interface Listing {
   readonly filter: ToolFilter.Compiled | undefined
   readonly known: ParamHeaders.Known | undefined
@@ -245,11 +231,7 @@ const listed = (listing: Listing, result: unknown): unknown => {
   return valid
 }
 
-/**
- * The operations a 2026-07-28 server has no method for, done the way that revision does them: a resource subscription
- * is part of the connection's subscriptions/listen filter (C57), answered once the server acknowledged the new
- * stream; `ping` is a `server/discover`, which every modern server answers. `undefined`: a plain request.
- */
+/** C57: operations a 2026-07-28 server has no method for, done that revision's way. `undefined`: a plain request. */
 const modernOnly = (
   connection: Connection,
   modern: Modern,
@@ -292,20 +274,19 @@ const onSettled = (
   connection.progress.delete(requestId)
   Idle.ended(connection, requestId)
   if (Either.isLeft(exit)) file?.discard()
-  // A cancelled request has already been answered by the host; its late outcome is dropped here.
+  // The host already answered a cancelled request.
   if (controller.aborted) return
   if (Either.isLeft(exit))
     return postFailure(machine, requestId, requestError(machine, connection, requestId, exit.left))
   const { port } = machine
   if (file !== undefined && !("limit" in file)) return postSaved(machine, connection, requestId, file)
-  // A spilled result is answered by its file's summary; a result within the limit, as any other.
   const spilled = file === undefined ? undefined : spilledAnswer(file)
   if (spilled !== undefined) {
     if (port.postResult !== undefined) return port.postResult(requestId, spilled)
     return postSuccess(machine, requestId, JSON.stringify(spilled), false, spilled)
   }
   const response = connection.transport.takeResponse?.()
-  // A tools/list with only the offered tools (C59) that are validly declared (C62): no longer the server's line.
+  // C59, C62: filtered, so no longer the server's line.
   const changed =
     listing === undefined ? undefined : listed(listing, response !== undefined ? response.result : exit.right)
   if (changed !== undefined) {
@@ -318,7 +299,6 @@ const onSettled = (
   else postSuccess(machine, requestId, JSON.stringify(exit.right), false, exit.right)
 }
 
-// Straight to a remote caller when this owner took its request directly, else to the host.
 const postSuccess = (machine: Machine, requestId: string, result: string, envelope: boolean, value: unknown): void => {
   const direct = takeDirect(machine, requestId)
   if (direct === undefined) return machine.port.post({ _tag: "Success", requestId, result, envelope })
@@ -326,7 +306,7 @@ const postSuccess = (machine: Machine, requestId: string, result: string, envelo
   machine.port.postDirect!(direct.replyTo, result, envelope, requestId)
 }
 
-// What is counted of a success the host does not see (C80): `isError`, and a spill's size. Never the result itself.
+// C80: never the result itself.
 const observeSuccess = (port: Port, direct: DirectInFlight, value: unknown): void => {
   if (port.observe === undefined) return
   const spill = Array.isArray(value) ? ResultFile.answerOf(value) : undefined
@@ -336,7 +316,6 @@ const observeSuccess = (port: Port, direct: DirectInFlight, value: unknown): voi
   port.observe(direct.method, isError ? "is_error" : "result", "delivered", secondsSince(direct.sentAt), spilled?.bytes)
 }
 
-// The result went to its file; the answer is the file's summary, which never carries the result itself.
 const postSaved = (machine: Machine, connection: Connection, requestId: string, save: Owner.ResponseSave): void => {
   const summary = save.summary()
   if (summary !== undefined) return postSuccess(machine, requestId, JSON.stringify(summary), false, summary)
@@ -360,7 +339,7 @@ const requestError = (
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) {
     const failure = fail(machine, kind, Redact.redact(errorText(error), secrets))
-    // A request refused for want of authorization was not run by the server (C34).
+    // C34
     return new WorkerFailed({
       workerId,
       kind,
@@ -370,7 +349,7 @@ const requestError = (
   }
   if (machine.state._tag !== "Ready")
     return connectionGone(machine.state, "unknown", "transport", "the connection closed")
-  // A modern HTTP exchange that broke: the request's outcome is unknown, the worker goes on (C54).
+  // C54
   if (error instanceof StreamBroken) {
     return new DeliveryUnknown({ workerId, requestId, reason: "stream_broken", delivery: "unknown" })
   }
@@ -395,8 +374,7 @@ const requestError = (
   }
   const unusable = error instanceof SdkError ? unusableOf(workerId, requestId, error) : undefined
   if (unusable !== undefined) return unusable
-  // The connection is still up: the result broke the protocol's schema, or the request failed in the client;
-  // neither is a dead connection (C15 is for a connection that is gone, which the transport reports by closing).
+  // The connection is still up; C15 is for a connection the transport reported closed.
   const message = isSchemaError(error)
     ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
     : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
@@ -405,9 +383,8 @@ const requestError = (
   return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message, delivery })
 }
 
-// The answer in flight passed the limit: the transport skips the rest of it, and the request ends here. Aborting
-// makes the client forget the request (its late outcome is dropped) and tell the server it is no longer wanted. Past
-// the owner's own bound while its tool listing was in flight, the caller's call was not sent (C95).
+// Aborting makes the client drop the late outcome and cancel at the server. C95: past the owner's own bound, the
+// caller's call was not sent.
 const refuseOversized = (machine: Machine, connection: Connection, error: OversizedMessage): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
@@ -430,8 +407,7 @@ const refuseOversized = (machine: Machine, connection: Connection, error: Oversi
   }
 }
 
-// A modern HTTP request whose stream broke: the request in flight (one at a time, C8) ends as DeliveryUnknown, and the
-// client forgets it; it is never sent again (C54).
+// C54; C8: the one request in flight is the one whose stream broke.
 const endBroken = (machine: Machine, connection: Connection): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
@@ -444,7 +420,7 @@ const endBroken = (machine: Machine, connection: Connection): void => {
   }
 }
 
-/** The client's `onerror`: an oversized answer, or what the transport classifies as the connection's end. @internal */
+/** The client's `onerror`. @internal */
 export const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
   if (error instanceof OversizedMessage) return refuseOversized(machine, connection, error)
   if (error instanceof StreamBroken) return endBroken(machine, connection)
@@ -453,7 +429,6 @@ export const onClientError = (machine: Machine, connection: Connection, error: E
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
 
-// `onTooLarge`: a `callTool` without `saveTo` spills into its own directory, else its worker's.
 interface SpillRequest {
   readonly requestId: string
   readonly method: string
@@ -461,7 +436,6 @@ interface SpillRequest {
   readonly spill?: string | false | undefined
 }
 
-// A transport that cannot spill (HTTP) refuses the request unsent.
 const startSpill = (
   connection: Connection,
   request: SpillRequest,

@@ -1,8 +1,4 @@
-/**
- * The owner's state: one tagged union (`Idle | Opening | Ready | Failed | Closed`) around one SDK `Client`, the
- * record that holds it (`Machine`), each request's abort (`RequestAbort`), and the small functions that read and move
- * it. Every other module of the owner takes the `Machine` and calls these.
- */
+/** The owner's one state machine around one SDK `Client`; every other module of the owner moves it through these. */
 import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import {
@@ -27,64 +23,54 @@ import type * as ParamHeaders from "./paramHeaders.js"
 import type * as Tasks from "./tasks.js"
 import type * as TasksDispatch from "./tasksDispatch.js"
 
-/** Why the connection is gone, as reported to the host once. @internal */
+/** Reported to the host once. @internal */
 export interface Failure {
   readonly kind: FailureKind
   readonly message: string
 }
 
-/** A connection that completed initialize, and the requests in flight over it. @internal */
+/** @internal */
 export interface Connection {
   readonly workerId: string
-  /** What never appears in a message; it grows as tokens are obtained. */
+  /** Grows as tokens are obtained. */
   readonly secrets: () => ReadonlyArray<string>
   readonly transport: Owner.OwnerTransport
   readonly client: Client
-  /** One controller per request, so that a cancel aborts exactly the request it names. */
+  /** One per request, so a cancel aborts exactly the request it names. */
   readonly inflight: Map<string, RequestAbort>
-  /** The requests that asked for progress, by the progress token they carry (their request id). */
+  /** By progress token, which is the request id. */
   readonly progress: Map<string, RequestAbort>
-  /** The requests with an idle budget (C121), by request id: their timers, started anew by each progress. */
+  /** C121 */
   readonly idle: Map<string, IdleWatch>
-  /** Set once the client negotiated the 2026-07-28 era: what only that era needs (C56, C57). */
+  /** C56, C57: set once the 2026-07-28 era is negotiated. */
   readonly modern: Modern | undefined
-  /** The worker's spill directory (`open`'s `onTooLarge`), for a `callTool` that names no policy of its own. */
+  /** For a `callTool` that names no spill policy of its own. */
   readonly spill: string | undefined
-  /** Which tools the worker offers, from its open (C59); `undefined`: every tool. */
+  /** C59; `undefined`: every tool. */
   readonly tools: ToolFilter.Compiled | undefined
-  /** What the tools listed so far declared about tasks (C72). */
+  /** C72 */
   readonly taskSupport: Tasks.Known
 }
 
-/** A request's idle budget and the timer that ends it (C121). @internal */
+/** C121 @internal */
 export interface IdleWatch {
   readonly idleMs: number
   timer: ReturnType<typeof setTimeout>
 }
 
-/**
- * A modern connection's own state: the `subscriptions/listen` stream that feeds `events` (C57), opened anew when the
- * resource URIs subscribed to change, and what the tools listed declare for headers (C62).
- *
- * @internal
- */
+/** C57: the `subscriptions/listen` stream is opened anew when the URIs subscribed to change. @internal */
 export interface Modern {
   readonly subscribed: Set<string>
   listening: { close(): Promise<void> } | undefined
-  /** Over Streamable HTTP, whose requests carry headers: the tools' `x-mcp-header` declarations listed (C62). */
+  /** C62: only Streamable HTTP's requests carry headers. */
   readonly params: ParamHeaders.Known | undefined
-  /** The `_meta` envelope of this era's requests, for those sent beside the client (C75). */
+  /** C75: for the requests sent beside the client. */
   readonly framing: TasksDispatch.Framing
-  /** The config's bound on the rounds of one call (C53), for a task's start. */
+  /** C53 */
   readonly maxInputRounds: number
 }
 
-/**
- * Where the owner is. `Opening` and `Closed` keep whatever the open built (a transport, a client): `close` ends
- * it in any state, and closing again is harmless. A failed open ends as `Closed`, having stopped its transport.
- *
- * @internal
- */
+/** `Opening` and `Closed` keep what the open built, so `close` can end it from any state. @internal */
 export type State = Data.TaggedEnum<{
   Idle: {}
   Opening: {
@@ -105,10 +91,10 @@ export type State = Data.TaggedEnum<{
 /** @internal */
 export const State = Data.taggedEnum<State>()
 
-/** The port an owner reports on: the host's, and in an owner thread the direct replies to remote callers. @internal */
+/** @internal */
 export type Port = Direct.DirectPort
 
-/** The owner's one mutable cell, the port it reports on, and the server's requests waiting for the host. @internal */
+/** @internal */
 export interface Machine {
   state: State
   readonly port: Port
@@ -117,32 +103,26 @@ export interface Machine {
     { readonly resolve: (result: unknown) => void; readonly reject: (e: Error) => void }
   >
   nextServerRequest: number
-  /** The remote caller's request taken directly and not yet answered: this owner answers it itself (C8, C9). */
+  /** C8, C9: this owner answers it itself. */
   direct: DirectInFlight | undefined
-  /** How long a remote caller with a request taken directly may be silent before it is taken for gone. */
   callerGoneAfterMs: number
 }
 
-/**
- * A remote caller's request an owner thread took straight from the caller: whom it answers, what it counts of it
- * (C80), and its deadline's timer, run here since no other thread knows of the request.
- *
- * @internal
- */
+/** Timed here, since no other thread knows of the request. @internal */
 export interface DirectInFlight {
   readonly replyTo: OwnerProtocol.ReplyTo
   readonly requestId: string
   readonly method: OwnerProtocol.Method
-  /** `performance.now()` when it was sent. */
+  /** `performance.now()` */
   readonly sentAt: number
-  /** The caller's deadline (epoch ms). */
+  /** Epoch ms */
   readonly deadline: number
-  /** When the caller was last heard from (epoch ms): its request, its keep-alives. */
+  /** Epoch ms */
   heardAt: number
   timer: ReturnType<typeof setTimeout> | undefined
 }
 
-/** A machine that has opened nothing yet. @internal */
+/** @internal */
 export const makeMachine = (port: Port): Machine => ({
   state: State.Idle(),
   port,
@@ -185,7 +165,7 @@ export const heldBy = (
 export const closedFrom = (state: State): State =>
   State.Closed({ workerId: workerIdOf(state), failure: failureOf(state), ...heldBy(state) })
 
-/** The connection failed: recorded and reported once, from `Ready`. Returns the failure on record. @internal */
+/** Reported once, from `Ready`; returns the failure on record. @internal */
 export const fail = (machine: Machine, kind: FailureKind, message: string): Failure => {
   const state = machine.state
   if (state._tag !== "Ready") return failureOf(state) ?? { kind, message }
@@ -195,7 +175,7 @@ export const fail = (machine: Machine, kind: FailureKind, message: string): Fail
   return failure
 }
 
-/** The connection is gone: the recorded failure if there is one, else what the caller saw. @internal */
+/** The recorded failure wins over what the caller saw. @internal */
 export const connectionGone = (
   state: State,
   delivery: "not_sent" | "unknown",
@@ -211,18 +191,13 @@ export const connectionGone = (
   })
 }
 
-/**
- * The request in flight, if any: one at a time (C8), decided here for every caller. A caller that ended its request
- * early told this owner first (a `Cancel`, an `Interrupt`), on the channel its next request travels.
- *
- * @internal
- */
+/** C8: decided here for every caller; a `Cancel` or `Interrupt` arrives before the next request. @internal */
 export const busyWith = (connection: Connection): string | undefined => {
   for (const requestId of connection.inflight.keys()) return requestId
   return undefined
 }
 
-/** Only the exact request named; an id that is no longer in flight changes nothing. @internal */
+/** An id no longer in flight changes nothing. @internal */
 export const cancel = (state: State, requestId: string, reason: string): boolean => {
   const inflight = inflightOf(state)
   const controller = inflight?.get(requestId)
@@ -232,11 +207,7 @@ export const cancel = (state: State, requestId: string, reason: string): boolean
   return true
 }
 
-/**
- * The answer to a failed request: straight to its remote caller when this owner took it directly, else to the host.
- *
- * @internal
- */
+/** @internal */
 export const postFailure = (
   machine: Machine,
   requestId: string,
@@ -264,7 +235,7 @@ export const postFailure = (
 /** @internal */
 export const secondsSince = (sentAt: number): number => (performance.now() - sentAt) / 1000
 
-/** The direct request `requestId` ends: it is no longer this owner's to time or answer. @internal */
+/** @internal */
 export const takeDirect = (machine: Machine, requestId: string): DirectInFlight | undefined => {
   const direct = machine.direct
   if (direct === undefined || direct.requestId !== requestId) return undefined
@@ -274,12 +245,7 @@ export const takeDirect = (machine: Machine, requestId: string): DirectInFlight 
   return direct
 }
 
-/**
- * Cancels the direct request `requestId` for the host's `cancel`, which answers its caller: counted here as it ends
- * (C80), and no longer this owner's.
- *
- * @internal
- */
+/** For the host's `cancel`, which answers the caller; counted here (C80). @internal */
 export const cancelDirect = (machine: Machine, requestId: string): DirectInFlight | undefined => {
   if (machine.direct?.requestId !== requestId) return undefined
   cancel(machine.state, requestId, "cancelled")
@@ -288,12 +254,7 @@ export const cancelDirect = (machine: Machine, requestId: string): DirectInFligh
   return direct
 }
 
-/**
- * Ends the direct request `requestId` without its answer: cancelled at the server, and its caller told the outcome is
- * unknown. Whatever the server answers later is dropped (C13).
- *
- * @internal
- */
+/** C13: whatever the server answers later is dropped. @internal */
 export const endDirect = (machine: Machine, requestId: string, reason: "timeout" | "interrupted" | "cancelled") => {
   if (machine.direct?.requestId !== requestId) return false
   cancel(machine.state, requestId, reason)
@@ -303,12 +264,8 @@ export const endDirect = (machine: Machine, requestId: string, reason: "timeout"
 }
 
 /**
- * The client reads only what this has: `aborted`, `reason`, `throwIfAborted()` and one `abort` listener, added once
- * per request and never removed. A Node `AbortController` with that listener costs 13–22 µs to make on Node 20, more
- * than the rest of the owner's own work on a call; this costs well under 1 µs. Aborting is idempotent and runs each
- * listener once.
- *
- * @internal
+ * The client reads only these members. A Node `AbortController` costs 13–22 µs to make, more than the rest of the
+ * owner's work on a call; this costs under 1 µs. @internal
  */
 export class RequestAbort {
   aborted = false
@@ -337,7 +294,6 @@ export class RequestAbort {
     if (listeners !== undefined) for (const listener of listeners) listener()
   }
 
-  /** What the SDK's request options type it as. */
   get signal(): AbortSignal {
     return this as unknown as AbortSignal
   }

@@ -1,7 +1,4 @@
-/**
- * The messages between the host and one owner, as schemas: the control plane's `Schema.TaggedRequest`s and the
- * data plane's small tagged messages. Documented where they are public, in `OwnerProtocol`.
- */
+/** The messages between the host and one owner; documented where they are public, in `OwnerProtocol`. */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
 import {
@@ -20,10 +17,7 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 
-/**
- * What the worker's server declares it serves, of what a gateway re-serves (C161): only these members of its
- * capabilities cross to the host. @internal
- */
+/** C161: only these members of the server's capabilities cross to the host. @internal */
 export const Serves = Schema.Struct({
   tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
   resources: Schema.optional(
@@ -36,16 +30,15 @@ export const Serves = Schema.Struct({
 /** @internal */
 export const OpenInfo = Schema.Struct({
   pid: Schema.NullOr(Schema.Number),
-  /** The protocol era the worker's client negotiated: `initialize` (legacy) or `server/discover` (modern). */
   era: Schema.NullOr(Schema.Literal("legacy", "modern")),
   protocolVersion: Schema.NullOr(Schema.String),
   server: Schema.NullOr(Schema.Struct({ name: Schema.String, version: Schema.String })),
-  /** Whether the server runs tool calls as tasks (C72, C75), what a gateway of it declares (C156). */
+  /** C72, C75, C156 */
   tasks: Schema.Boolean,
   serves: Schema.optional(Serves)
 })
 
-/** A worker's tool filter as it travels to the owner, checked by the caller (`ToolFilter.check`). @internal */
+/** Checked by the caller (`ToolFilter.check`). @internal */
 export const ToolFilter = Schema.Struct({
   allow: Schema.optional(Schema.Array(Schema.String)),
   deny: Schema.optional(Schema.Array(Schema.String))
@@ -60,16 +53,12 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
     marker: Schema.String,
     config: Schema.String,
     timeoutMs: Schema.Number,
-    /** The server requests the host has a handler for: the client declares these capabilities, and no others. */
+    /** The client declares these capabilities, and no others. */
     handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
-    /**
-     * The host's interactive OAuth client (C34), as JSON text: redirect URL, client metadata, a pre-registered
-     * client. Used for a server that asks for authorization when the config has no `auth` of its own.
-     */
+    /** C34: JSON text; used only when the config has no `auth` of its own. */
     oauth: Schema.optional(Schema.String),
-    /** The worker's spill directory (`open`'s `onTooLarge`): where a `callTool` result over the limit goes. */
     spill: Schema.optional(Schema.String),
-    /** Which tools the worker offers (C59): the owner filters every `tools/list` and refuses every other call. */
+    /** C59 */
     tools: Schema.optional(ToolFilter)
   }
 }) {}
@@ -107,17 +96,13 @@ export const Method = Schema.Literal(
 export const ReplyTo = Schema.Struct({
   channel: Schema.String,
   callId: Schema.Number,
-  /** The caller's thread, when it takes its replies on a port (`ReplyPort`). */
+  /** Set when the caller takes its replies on a port (`ReplyPort`). */
   thread: Schema.optional(Schema.Number)
 })
 
 /**
- * The span a message's work is part of, in the thread that sent it: `[traceId, spanId, sampled]`, as
- * `@effect/platform`'s Worker carries it with each request, then the W3C `tracestate` and `baggage` its trace carries
- * as their header text (`""`: none; both absent when neither is). Only a call made while tracing is on carries one;
- * the receiving side opens its own span as the child of this one (`Effect.withParentSpan` with an external span).
- *
- * @internal
+ * `[traceId, spanId, sampled]` as `@effect/platform`'s Worker carries it, then W3C `tracestate` and `baggage` header
+ * text (`""`: none; both absent when neither is). @internal
  */
 export const TraceContext = Schema.Tuple(
   Schema.String,
@@ -127,30 +112,25 @@ export const TraceContext = Schema.Tuple(
   Schema.optionalElement(Schema.String)
 )
 
-/** A call's spill directory (`onTooLarge`), or `false`: the call fails a result over the limit. @internal */
+/** `false`: the call fails a result over the limit. @internal */
 export const Spill = Schema.Union(Schema.String, Schema.Literal(false))
 
 /**
- * A request's fields, defined once: every plane's message of a request carries them (the owner's `Request`, a remote
- * thread's `RemoteCall` and `Direct`, a socket's payload), so a new request option is an edit here and at its two
- * ends. The caller's plain type (`@mcp-worker/caller`'s `Envelope`) is proven equal to this one by the compiler.
- *
- * @internal
+ * Every plane's request message carries these fields, so a new option is an edit here and at its two ends; the
+ * compiler proves `@mcp-worker/caller`'s `Envelope` equal. @internal
  */
 export const Envelope = Schema.Struct({
   method: Method,
   params: Schema.String,
-  /** The caller's deadline, `Date.now()` epoch ms: one clock for every thread and process of a machine (C9). */
+  /** C9: `Date.now()` epoch ms, one clock for every thread and process of a machine. */
   deadline: Schema.Number,
-  /** How long, in ms, the request may go without the server's progress before the owner ends it (C121). */
+  /** C121 */
   idleMs: Schema.optional(Schema.Number),
-  /** The caller reads the server's progress (`onProgress`): the request carries a progress token. */
   progress: Schema.optional(Schema.Boolean),
-  /** The absolute path the owner writes the result to (`saveTo`); the answer is then its summary. */
   saveTo: Schema.optional(Schema.String),
-  /** The call's own spill (`onTooLarge`): a directory, or `false` for none; absent, the worker's applies. */
+  /** Absent: the worker's applies. */
   spill: Schema.optional(Spill),
-  /** The caller's span: the owner's span of this request is its child (C83, C84). */
+  /** C83, C84 */
   trace: Schema.optional(TraceContext)
 })
 
@@ -161,10 +141,7 @@ export const RequestMessage = Schema.TaggedStruct("Request", { requestId: Schema
 export const CancelMessage = Schema.TaggedStruct("Cancel", {
   requestId: Schema.String,
   reason: Schema.Literal("timeout", "interrupted", "cancelled"),
-  /**
-   * The owner answers whether it cancelled the request (`CancelAnswerMessage`): a `cancel` of a request the owner
-   * thread took straight from a remote caller, which only the owner knows of.
-   */
+  /** Only the owner knows of a request it took straight from a remote caller, so it answers the `cancel`. */
   confirm: Schema.optional(Schema.Boolean)
 })
 
@@ -185,12 +162,7 @@ export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
   error: Schema.optional(Schema.Struct({ code: Schema.Number, message: Schema.String }))
 })
 
-/**
- * The host asks its owner to answer once everything the owner posted before has reached the host (`SyncedMessage`,
- * on the same ordered channel): a `status` read after a call's answer then counts what came before that answer (C30).
- *
- * @internal
- */
+/** C30: answered on the same ordered channel, so a `status` counts all that came before. @internal */
 export const SyncMessage = Schema.TaggedStruct("Sync", { syncId: Schema.Number })
 
 /** @internal */
@@ -218,7 +190,7 @@ export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
   serverRequestId: Schema.String,
   method: ServerMethod,
   params: Schema.String,
-  /** The owner's request in flight when the server asked, if any: the question is taken to be part of it (C151). */
+  /** C151 */
   requestId: Schema.optional(Schema.String)
 })
 
@@ -258,11 +230,11 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
 export const CancelAnswerMessage = Schema.TaggedStruct("CancelAnswer", {
   requestId: Schema.String,
   cancelled: Schema.Boolean,
-  /** A request the owner thread took straight from a remote caller, cancelled: the host answers that caller. */
+  /** The host answers that caller. */
   replyTo: Schema.optional(ReplyTo)
 })
 
-/** How a request taken directly ended, as the metrics count it (C80): never its data. @internal */
+/** C80: never its data. @internal */
 export const ObservedOutcome = Schema.Literal(
   "result",
   "is_error",
@@ -284,17 +256,12 @@ export const ObservedRequest = Schema.Struct({
   method: Method,
   outcome: ObservedOutcome,
   delivery: Schema.Literal("delivered", "not_sent", "unknown"),
-  /** Absent for a refusal: it was never sent. */
+  /** Absent for a refusal. */
   seconds: Schema.optional(Schema.Number),
   spilled: Schema.optional(Schema.Number)
 })
 
-/**
- * The requests an owner thread took straight from remote callers and answered itself, counted for the host's metrics
- * in batches: the host is not on their way (C80).
- *
- * @internal
- */
+/** C80: the host is not on these requests' way. @internal */
 export const ObservedMessage = Schema.TaggedStruct("Observed", { requests: Schema.Array(ObservedRequest) })
 
 /** @internal */
