@@ -1,8 +1,6 @@
 /**
- * The listener's socket file. The boundary is the directory: it must belong to this process's user and be closed to
- * everyone else (mode 0700; created so when missing), and the socket in it is made 0600. Node offers no way to read a
- * peer's credentials (`SO_PEERCRED`) without native code, so who may connect is decided by who may enter the
- * directory. A socket file left by a host that died is replaced; one a live host listens on is refused.
+ * The listener's socket file. Node cannot read a peer's credentials (`SO_PEERCRED`) without native code, so who may
+ * connect is who may enter the directory: this user's, mode 0700.
  *
  * @internal
  */
@@ -96,7 +94,6 @@ export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError
       if ((yield* probe(socketPath)) === "live") {
         return yield* fail(socketPath, "in_use", "another mcp-worker host is listening there")
       }
-      // A host that died left it: nobody answers on it.
       yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
     }
     return { path: socketPath, createdDirectory }
