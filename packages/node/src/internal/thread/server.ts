@@ -1,7 +1,6 @@
 /**
- * The host end of the thread plane: one record of the calls it serves, a request of the table relayed in the step
- * that reads it. Acquired in two steps around the registry, so that its workers close first (and their calls are
- * answered), then the call fibers left are interrupted, and only then `Gone` goes out.
+ * The host end of the thread plane. Acquired in two steps around the registry, so that its workers close first (and
+ * their calls are answered), then the call fibers left are interrupted, and only then `Gone` goes out.
  *
  * @internal
  */
@@ -80,7 +79,6 @@ const interruptedError = (call: ServedCall): McpWorkerError => {
 
 interface ServerState {
   readonly hostId: string
-  /** Only the newest host of the process serves remote requests. */
   readonly startedAt: number
   readonly newer: Set<string>
   readonly calls: Map<string, ServedCall>
@@ -131,7 +129,6 @@ const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, 
     return
   }
   if (call.interrupt === "silent") return
-  // An abandoned call is answered too: a blocked thread without a budget would otherwise wait for ever.
   reply(server, call.from, {
     _tag: "RemoteFailure",
     callId,
@@ -436,11 +433,7 @@ const onAnnouncement = (server: ServerState, data: unknown) => {
   }
 }
 
-/**
- * Opens the host's channels in the current scope. Requests are served once `serve` is called.
- *
- * @internal
- */
+/** Requests are served once `serve` is called. @internal */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
   // Acquired first, released last: `Gone` goes out after every call was answered.
