@@ -222,7 +222,6 @@ export const shownIn = (grants: Grants, text: string, now: number): boolean => {
 const encodeError = Schema.encodeSync(McpWorkerError)
 const decodeError = Schema.decodeUnknownSync(McpWorkerError)
 
-/** What a caller's id names for one operation: the worker, and the grant it came through. */
 export interface Target {
   readonly workerId: string
   readonly grant: Grant | undefined
@@ -313,7 +312,6 @@ export const checked = (
   return problem === undefined ? undefined : invalid("options.saveTo", problem)
 }
 
-/** What a call that arrives while the host closes is told. */
 export const closingError = (): HostUnavailable =>
   new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
