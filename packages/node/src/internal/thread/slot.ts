@@ -1,7 +1,6 @@
 /**
- * The request an owner thread took straight from a remote caller: shared memory the owner writes and the host only
- * reads, so no message per request crosses and the host's view is the owner's record (C8). Free of Node types because
- * the host's declarations name it (C98).
+ * A direct request, in memory the owner writes and the host only reads: no message per request crosses (C8). Free of
+ * Node types, as the host's declarations name it (C98).
  *
  * @internal
  */
