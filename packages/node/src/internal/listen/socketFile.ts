@@ -37,7 +37,6 @@ const fail = (socketPath: string, reason: ListenError["reason"], detail: string)
 
 const errnoOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code
 
-/** Whether a host answers on the socket file: a connection it accepts, or a refusal (nobody listens). */
 const probe = (socketPath: string): Effect.Effect<"live" | "stale"> =>
   Effect.async<"live" | "stale">((resume) => {
     const socket = net.createConnection({ path: socketPath })
@@ -74,11 +73,7 @@ const directory = (socketPath: string, dir: string): Effect.Effect<boolean, List
     return created
   })
 
-/**
- * Checks the path and its directory, and removes a stale socket file. Fails when a live host listens there.
- *
- * @internal
- */
+/** A stale socket file is removed; one a live host listens on fails. @internal */
 export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError> =>
   Effect.gen(function* () {
     if (process.platform === "win32") return yield* fail(socketPath, "path", "Unix domain sockets only")
