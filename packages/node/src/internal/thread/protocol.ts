@@ -92,10 +92,10 @@ export interface Answers {
   readonly RemoteEvents: Effect.Effect<EventsBatch, Stream.Stream.Error<ReturnType<McpWorkers.Lifecycle["events"]>>>
 }
 
-/** The success of an operation other than a request. @internal */
+/** @internal */
 export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answers[O["_tag"]]>
 
-/** The failures of an operation other than a request. @internal */
+/** @internal */
 export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
 /** C22a: a host that reads it past `ackBy` refuses it unsent. @internal */
@@ -279,7 +279,7 @@ export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
 // One sink per remote, kept open for its next answer; past a bound the least recently opened closes (its remote just
 // gets a new one). None keeps its thread alive.
-/** Where one remote's replies are posted. @internal */
+/** @internal */
 export interface ReplySink {
   readonly postMessage: (message: unknown) => void
   readonly close: () => void
@@ -287,7 +287,7 @@ export interface ReplySink {
 
 /** @internal */
 export interface ReplyChannels {
-  /** The open sink of the remote `name`, opened now if it is not: a port to `thread` when it names one. */
+  /** A port to `thread` when it names one. */
   readonly get: (name: string, thread?: number | undefined) => ReplySink
   readonly close: () => void
 }
