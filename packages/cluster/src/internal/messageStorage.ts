@@ -1,5 +1,4 @@
-// C37. Not `MessageStorage.noop` itself: with the noop (by identity) `Sharding` never runs the loop that forgets
-// answered ids. Test "C89: the cluster forgets the ids it answered …" guards both internals.
+// C37. Not `MessageStorage.noop` itself: with the noop (by identity) `Sharding` never forgets answered ids (C89).
 import * as MessageStorage from "@effect/cluster/MessageStorage"
 import * as Layer from "effect/Layer"
 

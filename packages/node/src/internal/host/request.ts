@@ -1,7 +1,4 @@
-/**
- * Requests from the host's side: the busy check and the request id (C8), the caller's whole budget (C9), the exact
- * cancel on timeout, interruption or `cancel` (C10–C12), and the plain-data check of arguments (C16).
- */
+/** Requests from the host's side (C8–C12, C16). */
 import {
   DeadlineExceeded,
   DeliveryUnknown,
@@ -29,13 +26,9 @@ import { type Surface, Observation, refusedUnsent } from "../metrics/metrics.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
-// What the params builders get here, in the calling thread.
 const context = { isProxy, checkSavePath, checkSpillDirectory }
 
-/**
- * The request in flight on a worker: what completes it, and what ends it on its timeout or its caller's
- * interruption. One object per request and no closures: this is the host's own work on every call.
- */
+/** One object per request and no closures: this is the host's own work on every call. */
 class RequestInFlight implements Connection.Pending {
   readonly since = Date.now()
   timer: ReturnType<typeof setTimeout> | undefined = undefined
@@ -49,13 +42,13 @@ class RequestInFlight implements Connection.Pending {
     readonly ask: Connection.Asker | undefined
   ) {}
 
-  /** The owner's answer, or a cancel or close that ended the request (they have given up the slot). */
+  /** Also from a cancel or close that ended the request: they have given up the slot. */
   complete(exit: Exit.Exit<unknown, RequestError>): void {
     this.disarm()
     this.resume(exit)
   }
 
-  /** Ends the request without its answer: the owner cancels exactly it. `false` if it had already ended. */
+  /** The owner cancels exactly it. `false` if it had already ended. */
   end(reason: "timeout" | "interrupted"): boolean {
     const entry = this.entry
     if (entry.pending !== this) return false
@@ -65,14 +58,13 @@ class RequestInFlight implements Connection.Pending {
     return true
   }
 
-  /** Ends the request, and its caller learns that the outcome is unknown. */
   unknown(reason: "timeout" | "interrupted"): void {
     if (!this.end(reason)) return
     const { entry, requestId } = this
     this.resume(Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason, delivery: "unknown" })))
   }
 
-  /** A caller's signal aborted while the request is in flight ends it as its timeout would, as `interrupted` (C66). */
+  /** C66 */
   abortOn(signal: AbortSignal): void {
     this.signal = signal
     this.onAbort = () => this.unknown("interrupted")
@@ -97,12 +89,7 @@ const stdioOnly = (option: "saveTo" | "spill") =>
     delivery: "not_sent"
   })
 
-/**
- * A remote caller's way to the worker's owner thread, given with its first request relayed there: its later requests
- * go straight to `channel`. `evicted`: the remote whose route was dropped for it (routes per worker are bounded).
- *
- * @internal
- */
+/** `evicted`: the remote whose route was dropped for it, as routes per worker are bounded. @internal */
 export interface Route {
   readonly channel: string
   readonly timeoutMs: number
@@ -112,46 +99,41 @@ export interface Route {
 /** Routes kept per worker; a remote whose route is dropped is told, and relays its requests again. */
 const maxRoutes = 256
 
-/** A request sent to its owner: its id, and what ends it on its caller's interruption. @internal */
+/** @internal */
 export interface Sent {
   readonly requestId: string
-  /** Ends the request without its answer (the owner cancels exactly it); `false` if it had already ended. */
+  /** `false` if it had already ended. */
   readonly end: (reason: "interrupted") => boolean
-  /** Ends the request with `DeliveryUnknown{interrupted}` when `signal` aborts while it is in flight. */
+  /** C66 */
   readonly abortOn: (signal: AbortSignal) => void
 }
 
-/**
- * A request whose arguments were prepared (`Prepare.prepare`), as the host sends it to the owner: from its own
- * fibers, a remote thread, a socket peer or another runner.
- *
- * @internal
- */
+/** From the host's own fibers, a remote thread, a socket peer or another runner. @internal */
 export interface Relayed {
   readonly id: string
   readonly method: OwnerProtocol.Method
   /** JSON text of a plain object. */
   readonly params: string
-  /** The caller's budget in ms, counted from `started`; `undefined`: the worker's default. */
+  /** `undefined`: the worker's default. */
   readonly budgetMs: number | undefined
   readonly started: number
-  /** The caller's idle budget in ms (C121), which the owner runs. */
+  /** C121: the owner runs it. */
   readonly idleMs?: number | undefined
   readonly onProgress?: ((progress: OwnerProtocol.Progress) => void) | undefined
-  /** Who answers the server's questions during the request instead of the host's handlers (C151). */
+  /** C151 */
   readonly ask?: Connection.Asker | undefined
   readonly saveTo?: string | undefined
   /** The call's own `onTooLarge`: a directory, or `false` for none; absent, the worker's. */
   readonly spill?: string | false | undefined
   /** A remote thread given the worker's route (once, before the request is sent): its next requests go direct. */
   readonly remote?: RemoteCaller | undefined
-  /** The caller's span, when it is tracing: the owner's span of the request is its child (C83). */
+  /** C83 */
   readonly trace?: OwnerProtocol.TraceContext | undefined
-  /** Where the request came from, for its metrics (C80). */
+  /** C80 */
   readonly surface: Surface
 }
 
-/** A remote thread that may be given the worker's route. @internal */
+/** @internal */
 export interface RemoteCaller {
   readonly channel: string
   readonly onRoute: (route: Route) => void
@@ -171,13 +153,7 @@ const routeFor = (entry: Entry, remote: string): Route | undefined => {
   return { channel: ownerChannel(entry.workerId), timeoutMs: entry.defaultTimeoutMs, evicted }
 }
 
-/**
- * The host's refusal of a request to `id` now, from what it knows without the owner (unknown, closing or failed, its
- * own request still in flight), counted where it ends (C80); `undefined` when it would be sent, and the owner decides
- * (C8).
- *
- * @internal
- */
+/** C8, C80: only what the host knows without the owner; `undefined`: the owner decides. @internal */
 export const refused = (
   registry: Registry,
   id: string,
@@ -190,12 +166,7 @@ export const refused = (
   return error
 }
 
-/**
- * Counts a request refused before the registry was asked (its arguments, its id, a listener's grant or closing),
- * against the worker `id` names when it names one (C117). Gives back `error`.
- *
- * @internal
- */
+/** C117 @internal */
 export const refusedBefore = <E extends RequestError>(
   registry: Registry,
   id: unknown,
@@ -209,10 +180,8 @@ export const refusedBefore = <E extends RequestError>(
 }
 
 /**
- * Starts one request: refuses it (`resume` is called at once) or sends it. What the host refuses itself is what it
- * knows without the owner: an unknown id, a worker that is not ready, a spent budget, and its own request still in
- * flight; the owner decides busy for every caller (C8). Checking and taking the slot are one synchronous step: the
- * host's own requests run it as the register step of their `Effect.async`.
+ * The owner decides busy for every caller (C8). Checking and taking the slot are one synchronous step, run in the
+ * register step of the host's own `Effect.async`.
  *
  * @internal
  */
@@ -230,8 +199,7 @@ export const begin = (
     : undefined
   const resume = observation?.resume ?? callerResume
   const left = (request.budgetMs ?? entry.defaultTimeoutMs) - (Date.now() - request.started)
-  // The deadline passed before the request could go (a remote caller's budget spent between threads, or a zero
-  // budget): it is never sent (C22a).
+  // C22a: a budget spent between threads, or a zero one, is never sent.
   if (left <= 0) {
     return void resume(Exit.fail(new DeadlineExceeded({ workerId: entry.workerId, delivery: "not_sent" })))
   }
@@ -271,12 +239,7 @@ export const begin = (
   return inflight
 }
 
-/**
- * The registry's `begin` and `refused`, for requests prepared elsewhere (a remote thread, a socket peer, another
- * runner); a relayed request's budget counts from now.
- *
- * @internal
- */
+/** A relayed request's budget counts from now. @internal */
 export const relayTo = (registry: Registry) => ({
   begin: (request: Omit<Relayed, "started">, resume: (exit: Exit.Exit<unknown, RequestError>) => void) =>
     begin(registry, { ...request, started: Date.now() }, resume),
@@ -285,13 +248,7 @@ export const relayTo = (registry: Registry) => ({
     refusedBefore(registry, id, method, surface, error)
 })
 
-/**
- * Every request operation of the table, on the host's side: arguments checked and encoded in the register step
- * of the request itself, then sent, and its answer read (`answer`: a spill's summary). A span is opened only when
- * tracing is on.
- *
- * @internal
- */
+/** Arguments are checked and encoded in the request's own register step. @internal */
 export const requests = (registry: Registry): Operations.Service<Operations.Requests, SignalOption> =>
   Operations.derive<SignalOption>((operation, id, args, options) => {
     // The span's context goes to the owner with the request: its span of it is a child of this one.
@@ -301,12 +258,7 @@ export const requests = (registry: Registry): Operations.Service<Operations.Requ
     return operation.answer === undefined ? traced : Effect.map(traced, operation.answer)
   })
 
-/**
- * What the Promise host adds to a request's options: its caller's `AbortSignal`, which ends the request as
- * `DeliveryUnknown{interrupted}` (C66).
- *
- * @internal
- */
+/** C66 @internal */
 export interface SignalOption {
   readonly signal?: AbortSignal | undefined
 }
@@ -352,8 +304,7 @@ const request = (
   })
 
 /**
- * Cancels exactly the request in flight named (C12): the host's own, or one the owner thread took straight from a
- * remote caller, which only the owner can say it cancelled (its caller is then answered by the owner).
+ * C12: only the owner can say it cancelled a request it took straight from a remote.
  *
  * @internal
  */

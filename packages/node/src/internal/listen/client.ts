@@ -1,8 +1,6 @@
 /**
- * `McpWorkers` in another process, through a host's listener: the Effect face of `@mcp-worker/caller`'s socket plane
- * (`SocketCaller`), which speaks the wire (docs/wire.md) and keeps its delivery rules (C46). Every input is checked
- * here, in the calling process, then each call is one `Effect.async` over the plane; interrupting it aborts the call.
- * The service has the remote thread's shape (`thread/client.ts`), so the Promise client stands on either.
+ * The Effect face of `@mcp-worker/caller`'s socket plane (C46). It has the remote thread's shape (`thread/client.ts`),
+ * so the Promise client stands on either.
  *
  * @internal
  */
@@ -43,19 +41,14 @@ import * as Budget from "../shared/budget.js"
 import { tracedWith } from "../shared/traced.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
-// `saveTo` names a path of the host's file system, which the listener checks (the owner writes it there); here only
-// its form is. A spill names a directory of the host's too, which a grant has no say over: refused, saveTo is the way.
+// `saveTo` is a host path the listener checks against the grant; a spill directory, the host's too, no grant governs.
 const context = {
   isProxy,
   checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path"),
   checkSpillDirectory: () => SocketCaller.spillRefused
 }
 
-/**
- * What a plane's rejection is to an Effect caller: an error of the union by its `_tag`; the call's own signal's
- * reason, when it was aborted before anything was sent, an interruption (the Promise client answers it with that
- * reason, C66); anything else a defect.
- */
+/** C66: the call's own abort is an interruption, which the Promise client answers with the signal's reason. */
 const failureOf = <E>(error: unknown, signal: AbortSignal): Effect.Effect<never, E> =>
   CallerError.isMcpWorkerError(error)
     ? Effect.fail(fromCaller(error) as E)
@@ -63,11 +56,7 @@ const failureOf = <E>(error: unknown, signal: AbortSignal): Effect.Effect<never,
       ? Effect.interrupt
       : Effect.die(error)
 
-/**
- * One plane call as an effect. Interrupting the fiber aborts the call (C11): the plane then cancels exactly its
- * request at the listener, or sent nothing; the caller's own `signal` aborts it too (C66). `E`: the errors the
- * operation's caller may see, which the plane answers by tag.
- */
+/** C11, C66: interrupting the fiber or the caller's `signal` aborts the plane's call. */
 const fromPlane = <A, E extends McpWorkerError>(
   start: (signal: AbortSignal) => Promise<unknown>,
   signal?: AbortSignal | undefined
@@ -86,7 +75,6 @@ const names = new Map<Operations.Any, string>(
   Object.entries(Operations.requests).map(([name, operation]) => [operation, name])
 )
 
-/** A request of the table: checked here, then sent by the plane, in the span of its operation. */
 const request = (plane: Plane.Plane) =>
   Operations.derive<Remote.RemoteExtra>((operation, id, args, options) =>
     Effect.suspend(() => {
@@ -119,11 +107,7 @@ const request = (plane: Plane.Plane) =>
     })
   )
 
-/**
- * `events` as the pull the Promise client reads, as a remote thread's (`thread/client.ts` `subscribe`): the plane's
- * first pull (which subscribes) starts in this very step, and each later one only when the reader asks. Leaving the
- * scope early unsubscribes.
- */
+/** As `thread/client.ts`'s: the first pull (which subscribes) starts now, each later one when the reader asks. */
 const subscribe = (plane: Plane.Plane, id: string, options?: { readonly capacity?: number | undefined }) =>
   Effect.gen(function* () {
     const workerId = yield* Prepare.checkId(id, "workerId")
@@ -151,12 +135,7 @@ const subscribe = (plane: Plane.Plane, id: string, options?: { readonly capacity
     )
   })
 
-/**
- * A client of the listener at `options.path`, in the current scope, whose closing disposes the plane. Nothing
- * connects until the first call.
- *
- * @internal
- */
+/** Nothing connects until the first call. @internal */
 export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteService, never, Scope.Scope> =>
   Effect.gen(function* () {
     const plane = yield* Effect.acquireRelease(
@@ -190,8 +169,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
       events: (id, eventsOptions) =>
         Stream.unwrapScoped(Effect.map(subscribe(plane, id, eventsOptions), Stream.repeatEffectChunkOption))
     } satisfies Omit<McpWorkers.McpWorkersService, "openAll" | "closeAll" | "describe" | "tools">
-    // openAll, closeAll, describe and tools over this process's own operations, as a remote thread's: a document's
-    // references read this process's environment (the caller's), and each call travels as any other of it.
+    // A document's references read the caller's environment, as over a remote thread.
     const service: Remote.RemoteService = {
       ...AgentHost.extend(base, { environment: () => process.env }),
       subscribe: (id, eventsOptions) =>
@@ -200,10 +178,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
     return service
   })
 
-/**
- * `open` where the listener accepts worker ids: checked here as from a remote thread (the config read in this
- * process, C18); the socket plane refuses a spill directory, which would be the listener's host's.
- */
+/** C18: the config is read in this process. */
 const open = (
   plane: Plane.Plane,
   input: unknown,

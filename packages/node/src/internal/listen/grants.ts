@@ -1,13 +1,6 @@
 /**
- * Grants: opaque ids that name a worker with narrower rights, for code in another process. A grant is
- * `mcpg_<nonce><tag>`: 128 random bits and the first 128 bits of an HMAC-SHA256 of them under a key that never leaves
- * the host. A presented grant is checked by recomputing its tag and comparing in constant time before anything is
- * looked up, so a forged grant costs exactly what a real one costs, and an unknown, expired, revoked or forged one is
- * answered the same (`UnknownWorker`, naming what was presented).
- *
- * What a socket caller's id names and may do is here too: the worker behind a grant (or a plain id, where the
- * listener accepts them), its request checked against the grant before anything is sent, and what the grant lets it
- * see (C44).
+ * Grants (C44): `mcpg_<nonce><tag>`, the tag a truncated HMAC-SHA256 under a key that never leaves the host. The tag is
+ * checked in constant time before any lookup, so a forged grant costs what a real one does.
  *
  * @internal
  */
@@ -34,26 +27,22 @@ import { budgetOf } from "../shared/budget.js"
 import { checkSavePath } from "../transport/responseSave.js"
 import type { RequestPayload } from "./rpcs.js"
 
-/**
- * Issues and revokes grants of the host's workers.
- *
- * @internal
- */
+/** @internal */
 export class McpGrants extends Context.Tag("@mcp-worker/node/McpGrants")<McpGrants, McpGrantsFace.McpGrantsService>() {}
 
 /** One grant's rights. @internal */
 export interface Grant {
   readonly workerId: string
   readonly operations: ReadonlySet<string>
-  /** The tools a `callTool` may name, and the only ones `listTools` shows; `undefined`: every tool. */
+  /** `undefined`: every tool. */
   readonly tools: ReadonlySet<string> | undefined
-  /** `Date.now()` past which the grant is over; `Infinity` without a ttl. */
+  /** `Infinity` without a ttl. */
   readonly expiresAt: number
-  /** The directory (its real path) under which a `saveTo` of this grant may write; `undefined`: nowhere. */
+  /** A real path; `undefined`: no `saveTo` at all. */
   readonly saveDir: string | undefined
-  /** The ids of the tasks started through this grant: the only ones it reaches (C71). */
+  /** C71 */
   readonly tasks: Set<string>
-  /** The ids of the requests begun through this grant and not yet ended: the only ones it is shown (C119). */
+  /** C119 */
   readonly requests: Set<string>
 }
 
@@ -69,7 +58,7 @@ const tagBytes = 16
 const tagChars = 22
 const grantLength = prefix.length + nonceChars + tagChars
 
-/** What a grant allows without `operations`: every request of the table, `status`, `cancel` and `events`. @internal */
+/** @internal */
 export const defaultOperations: ReadonlyArray<McpGrantsFace.GrantOperation> = [
   ...(Object.keys(Operations.requests) as Array<keyof Operations.Requests>),
   "status",
@@ -96,11 +85,7 @@ const stringList = (value: unknown, path: string): Either.Either<ReadonlyArray<s
   return Either.right(value as ReadonlyArray<string>)
 }
 
-/**
- * A new grant of the open worker `workerId`, or why the options cannot make one.
- *
- * @internal
- */
+/** @internal */
 export const issue = (
   grants: Grants,
   workerId: string,
@@ -145,8 +130,7 @@ const saveDirOf = (dir: unknown): Either.Either<string | undefined, InvalidInput
 }
 
 /**
- * Whether `target` would be written inside `dir` (a real path): its directory, with every link in it resolved, is `dir`
- * or below it. The owner writes next to the target and renames into place, so only the directory's real path counts.
+ * The owner writes next to the target and renames into place, so only the directory's real path counts.
  *
  * @internal
  */
@@ -159,12 +143,7 @@ export const isUnder = (dir: string, target: string): boolean => {
 // Checked whatever was presented: a string of any other shape is compared against a tag too.
 const filler = Buffer.alloc(tagChars)
 
-/**
- * The grant `id` names, if it is one of this host's and still valid. The tag is checked in constant time first; only a
- * grant this host issued reaches the table.
- *
- * @internal
- */
+/** @internal */
 export const resolve = (grants: Grants, id: string, now: number): Grant | undefined => {
   const shaped = id.length === grantLength && id.startsWith(prefix)
   const nonce = shaped ? id.slice(prefix.length, prefix.length + nonceChars) : "-"
@@ -184,8 +163,7 @@ export const resolve = (grants: Grants, id: string, now: number): Grant | undefi
 }
 
 /**
- * The grant `id` names when its holder issued it to itself and never handed it out (the gateway's grant of each of its
- * workers): no one else can present it, so its record is looked up without the tag check a presented grant needs.
+ * For grants a holder issued itself and never handed out (the gateway's): no one else can present them, so no tag check.
  *
  * @internal
  */
@@ -207,27 +185,17 @@ export const sweep = (grants: Grants, isOpen: (workerId: string) => boolean, now
   }
 }
 
-/**
- * Why a request through `grant` may not name its task: only a task started through this grant is reached through it,
- * and one it did not start looks the same whether or not it exists (C71).
- *
- * @internal
- */
+/** C71 @internal */
 export const taskRefusal = (grant: Grant, name: string, params: JsonValue.JsonObject): InvalidInput | undefined => {
   if (!Tasks.byId.has(name)) return undefined
   const taskId = params.taskId
   return typeof taskId === "string" && grant.tasks.has(taskId) ? undefined : notItsTask()
 }
 
-/** The one answer to a task id a grant did not start, whether or not the task exists (C71). @internal */
+/** C71: one answer whether or not the task exists. @internal */
 export const notItsTask = (): InvalidInput => invalid("taskId", "this grant started no task of that id")
 
-/**
- * A result as a caller through `grant` sees it: a task it started is remembered as its own, and `listTasks` shows only
- * its own tasks (C71).
- *
- * @internal
- */
+/** C71 @internal */
 export const taskShown = (grant: Grant, name: string, result: unknown): unknown => {
   if (name === "startTask") {
     const taskId = (result as { task?: { taskId?: unknown } } | undefined)?.task?.taskId
@@ -242,12 +210,7 @@ export const taskShown = (grant: Grant, name: string, result: unknown): unknown 
   }
 }
 
-/**
- * Whether `text` (the head of a frame) holds, as a JSON string, a grant of this host's that is still valid: what lets
- * a frame grow past the grantless bound (C47). Any grant will do: the request's own checks come after.
- *
- * @internal
- */
+/** C47: any valid grant lets a frame grow; the request's own checks come after. @internal */
 export const shownIn = (grants: Grants, text: string, now: number): boolean => {
   for (let at = text.indexOf(`"${prefix}`); at !== -1; at = text.indexOf(`"${prefix}`, at + 1)) {
     const end = at + 1 + grantLength
@@ -259,16 +222,12 @@ export const shownIn = (grants: Grants, text: string, now: number): boolean => {
 const encodeError = Schema.encodeSync(McpWorkerError)
 const decodeError = Schema.decodeUnknownSync(McpWorkerError)
 
-/** What a caller's id names for one operation: the worker, and the grant it came through. */
 export interface Target {
   readonly workerId: string
   readonly grant: Grant | undefined
 }
 
-/**
- * The worker `id` names for `operation`, or `UnknownWorker` naming `id`: an unknown, expired, revoked or forged grant,
- * an operation the grant does not allow, and a plain id where only grants are accepted all look alike.
- */
+/** Every refusal is the same `UnknownWorker`, so a bad grant, a disallowed operation and a plain id look alike. */
 export const target = (
   listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean; readonly ownIds?: boolean },
   id: string,
@@ -280,7 +239,7 @@ export const target = (
   return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
 }
 
-/** An error as the caller must see it: naming what it presented (re-made through its schema, fields and all). */
+/** Re-made through its schema, so the error names what the caller presented. */
 export const renamed = <E extends McpWorkerError>(error: E, id: string, grant?: Grant): E => {
   const hidden = grant === undefined ? undefined : hiddenOf(error, grant)
   if (hidden === undefined && (!("workerId" in error) || error.workerId === id)) return error
@@ -298,11 +257,7 @@ const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> |
 
 const failureWords = (kind: string): string => `the worker's connection failed (${kind})`
 
-/**
- * A worker's status as a grant holder reads it (C119): the host's record projected field by field — its state, the
- * server it speaks to, its notifications, its cleanup, and its own request in flight; never a pid, a thread id, a
- * runner, a failure's words or another caller's request id. Through a plain id (`acceptWorkerIds`) the whole record.
- */
+/** C119: projected field by field, so a field added to the record stays hidden until chosen here. */
 export const statusShown = (grant: Grant | undefined, presented: string, status: WorkerStatus): WorkerStatus =>
   grant === undefined
     ? { ...status, workerId: presented }
@@ -329,11 +284,7 @@ export const statusShown = (grant: Grant | undefined, presented: string, status:
         notifications: status.notifications
       }
 
-/**
- * What a caller sent, checked as the host server checks a remote thread's (the owner must get an object's JSON text),
- * and against its grant: the tool allow-list, and where `saveTo` may write (only under the grant's `saveDir`: a path of
- * the host's file system, which the owner writes). Nothing is sent before these pass.
- */
+/** As the host server checks a remote thread's: the owner must get an object's JSON text. */
 export const checked = (
   target: Target,
   name: string,
@@ -361,14 +312,10 @@ export const checked = (
   return problem === undefined ? undefined : invalid("options.saveTo", problem)
 }
 
-/** What a call that arrives while the host closes is told. */
 export const closingError = (): HostUnavailable =>
   new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
-/**
- * A request of the table as the listener admits it, before the host is asked: the host not closing, the worker its
- * id names for `name`, and what it sent checked against the grant. Whatever fails here was not sent.
- */
+/** Whatever fails here was not sent. */
 export const admitted = (
   listener: {
     readonly grants: Grants
@@ -387,7 +334,7 @@ export const admitted = (
   return refused === undefined ? found : Either.left(refused)
 }
 
-/** `listTools` through a grant with an allow-list shows only those tools; its tasks are its own (C71). */
+/** C44, C71 */
 export const shown = (grant: Grant | undefined, name: string, result: unknown): unknown => {
   if (grant !== undefined && (name === "startTask" || name === "listTasks")) return taskShown(grant, name, result)
   const tools = grant?.tools

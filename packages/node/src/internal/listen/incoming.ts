@@ -1,16 +1,8 @@
 /**
- * A peer's frame in the step that reads it, before `RpcServer` does. Where the listener does not trace, a plain request
- * of the operation table is relayed from here: the host is the owner's relay, not a server of its own.
- *
- * - A plain request is checked (its payload, then `Grants.admitted`) and begun on the registry
- *   (`HostRegistry.begin`); its answer is encoded through the operation's own exit schema and written when the owner
- *   gives it, with no fiber of the server. One the host refuses at once (busy, closing, gone, its budget spent) is
- *   answered in this step, and its connection rests (C86).
- * - A streamed request, and every request where the listener traces, is stamped with its call's key and goes on to
- *   the server, which begins it (and makes its span).
- * - An `Interrupt` ends its call's request here: a relayed call is answered as interrupted at once; for the server's
- *   own, `RpcServer` interrupts its handler's fiber as a fork, so the peer's next request could begin before that
- *   fiber's finalizer freed the worker (C11).
+ * A peer's frame before `RpcServer` reads it. The host is the owner's relay, not a server of its own: where the listener
+ * does not trace, a plain request is begun and answered from here with no fiber of the server. An `Interrupt` ends its
+ * request here too, since `RpcServer` interrupts a handler as a fork and the next request could find the worker busy
+ * (C11).
  *
  * @internal
  */
@@ -30,31 +22,27 @@ import type * as HostRequest from "../host/request.js"
 import * as Grants from "./grants.js"
 import { ListenRpcs, RequestPayload, streamedTag } from "./rpcs.js"
 
-/** A request begun for a socket call and not yet answered. */
 interface Call {
   readonly clientId: number
   readonly sent: HostRequest.Sent
-  /** Set for a call relayed from here: answers it (the server answers its own). */
+  /** `undefined`: the server answers its own. */
   readonly answer: ((exit: Exit.Exit<unknown, RequestError>) => void) | undefined
 }
 
-/** The calls of one listener whose requests are begun and not yet answered, by `keyOf`. */
+/** By `keyOf`. */
 export type Calls = Map<string, Call>
 
-/** The header stamped on every request frame the server reads: its call's key (a peer's own value is replaced). */
+/** Stamped on every request frame the server reads; a peer's own value is replaced. */
 const callHeader = "x-mcp-worker-call"
 
 const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}`
 
-/** The key of the call a handler serves, from the headers `RpcServer` gives it. */
 export const callOf = (headers: Headers.Headers): string | undefined => headers[callHeader]
 
-/** A call the server's handler began, kept until it ends. */
 export const began = (calls: Calls, key: string, sent: HostRequest.Sent): void => {
   calls.set(key, { clientId: Number(key.slice(0, key.indexOf("/"))), sent, answer: undefined })
 }
 
-/** What a listener's intake needs. */
 export interface Listener {
   readonly registry: Pick<HostRegistry, "begin" | "refused" | "refusedBefore">
   readonly grants: Grants.Grants
@@ -101,12 +89,7 @@ export type Step =
 
 const taken: Step = { _tag: "Taken" }
 
-/**
- * A frame from a peer, before the server reads it. `write` writes an answer frame on the peer's connection later;
- * `relay`: whether plain requests are relayed from here (the listener does not trace).
- *
- * @internal
- */
+/** `relay`: the listener does not trace, so plain requests are answered from here. @internal */
 export const step = (
   listener: Listener,
   clientId: number,
@@ -148,10 +131,7 @@ export const step = (
   }
 }
 
-/**
- * Ends the calls taken here: those of `clientId`, whose connection closed; or every one, answered as interrupted,
- * when the listener closes (as the server answers its own).
- */
+/** Without `clientId` (the listener closes) every call is answered as interrupted, as the server does its own. */
 export const endTaken = (calls: Calls, clientId?: number): void => {
   for (const [key, call] of calls) {
     if (call.answer === undefined || (clientId !== undefined && call.clientId !== clientId)) continue
@@ -161,11 +141,7 @@ export const endTaken = (calls: Calls, clientId?: number): void => {
   }
 }
 
-/**
- * `Grants.admitted`, its refusal counted where it is made, against the worker a grant it could read names (C117).
- *
- * @internal
- */
+/** C117: a refusal is counted where it is made. @internal */
 export const admitted = (
   listener: Listener,
   name: string,
@@ -203,8 +179,7 @@ const peerTrace = (
     ? [message.traceId, message.spanId, message.sampled !== false]
     : undefined)
 
-// C83: a listener that does not trace opens no span of a streamed call: the peer's span goes to its handler in the
-// payload, as what its trace carries besides the ids does.
+// C83: the peer's span goes to the handler in the payload; no span of the listener's own.
 const withPeerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -261,7 +236,6 @@ const relayNow = (
   return taken
 }
 
-/** The refusal of a streamed request the host would not take now: admitted, then asked of the registry. */
 const refusedNow = (
   listener: Listener,
   requestId: string,

@@ -1,5 +1,4 @@
-// The listener's operations as one `RpcGroup`: each request of the table plain and `<name>Streamed` (progress ahead
-// of the result), and the life cycle (docs/wire.md).
+// docs/wire.md: each request of the table plain and as `<name>Streamed` (progress ahead of the result).
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
 import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"

@@ -1,13 +1,6 @@
 /**
- * The listener: the host's operations served on a Unix domain socket to other processes, with `@effect/rpc`'s
- * `RpcServer` over the socket protocol of `@effect/platform-node`'s `NodeSocketServer`. Each call runs in a fiber of
- * the server; its request is begun on the host registry in the step that starts it, and ended (cancelled exactly at
- * the server) when the fiber is interrupted: by the caller's `Interrupt`, by its connection closing (a process that
- * died), or by the listener closing.
- *
- * What a caller presents is a grant (`grants.ts`), or a worker id where the listener accepts them. A grant's rights
- * are checked before anything is sent, and errors and status name what the caller presented, never the worker id
- * behind a grant.
+ * The listener: `RpcServer` on a Unix domain socket. A call's request ends (cancelled exactly) when its fiber is
+ * interrupted, whether by the caller's `Interrupt`, its connection closing or the listener closing.
  *
  * @internal
  */
@@ -50,31 +43,23 @@ import * as Incoming from "./incoming.js"
 import { ListenRpcs, type RequestPayload, streamedTag } from "./rpcs.js"
 import * as SocketFile from "./socketFile.js"
 
-/** Default: a connection that sends nothing for this long is closed (a client in use pings every second). */
 const defaultIdleMs = 10_000
 const defaultMaxConnections = 1_024
 
-/** One listener's state, passed to the functions below. */
 interface Listener {
   readonly registry: HostRegistry
   readonly grants: Grants.Grants
   readonly acceptWorkerIds: boolean
-  /** Names this listener's subscriptions at the host, apart from any other's. */
   readonly prefix: string
-  /** The `events` subscriptions of each connection, by the server's id for it. */
   readonly subscriptions: Map<number, Set<string>>
   readonly calls: Incoming.Calls
-  /** Each connection's account, by its socket: what reads a frame finds its peer by. */
+  /** By socket: how the frame reader finds its peer. */
   readonly peers: WeakMap<object, Frames.Peer>
   closing: boolean
 }
 
 const remaining = Incoming.remaining
 
-/**
- * Begins one request on the registry and waits for its end; interrupting it ends the request (the owner cancels
- * exactly it).
- */
 const request = (
   listener: Listener,
   name: string,
@@ -127,7 +112,6 @@ const request = (
     )
   })
 
-/** The streamed twin of a request: its progress, then its result, as elements of one stream. */
 const streamed = (listener: Listener, name: string, payload: typeof RequestPayload.Type, call: string | undefined) =>
   Stream.asyncPush<
     ({ readonly _tag: "Progress" } & Operations.Progress) | { _tag: "Result"; value: unknown },
@@ -220,15 +204,14 @@ const lifecycle = (listener: Listener) => {
       },
       { clientId }: { readonly clientId: number }
     ) => {
-      // Subscriptions live in the connection that made them: no other connection can name them, and they end with it.
+      // Keyed by connection: no other can name them, and they end with it.
       const key = `${listener.prefix}/${clientId}/${payload.subscription}`
       let keys = listener.subscriptions.get(clientId)
       const pull = (workerId: string, known: Set<string>) =>
         Effect.tap(registry.pullEvents(workerId, key, payload.capacity, payload.end === true), (batch) =>
           Effect.sync(() => (batch.done || payload.end === true) && known.delete(key))
         )
-      // A subscription this connection made was granted then: it reads on to its end (the worker's close included),
-      // whatever became of the grant since.
+      // Granted when made: it reads on to its end whatever became of the grant since.
       if (keys?.has(key) === true) return pull("", keys)
       return by(payload.id, "events", ({ workerId }) => {
         if (keys === undefined) listener.subscriptions.set(clientId, (keys = new Set()))
@@ -239,7 +222,6 @@ const lifecycle = (listener: Listener) => {
   }
 }
 
-/** A connection closed: its subscriptions end at the host. */
 const disconnected = (listener: Listener, clientId: number): Effect.Effect<void> =>
   Effect.suspend(() => {
     Incoming.endTaken(listener.calls, clientId)
@@ -251,18 +233,13 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
     })
   })
 
-/** The connection being read rests before its refusal is answered (C86): its socket is in this fiber's context. */
+/** C86: the connection being read is in this fiber's context. */
 const rest = (listener: Listener): Effect.Effect<void> =>
   Effect.map(Effect.serviceOption(NodeSocket.NetSocket), (conn) => {
     const peer = Option.isSome(conn) ? listener.peers.get(conn.value) : undefined
     if (peer !== undefined) Frames.rest(peer, Frames.restAfterRefusalMs)
   })
 
-/**
- * The protocol with the listener's part in each frame (`Incoming.step`: a plain request relayed, a refusal answered at
- * once, C86) and in each disconnect, ahead of the server's own. Where calls are traced, each goes to the server,
- * which makes it a span.
- */
 const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], tracing: boolean) =>
   Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
@@ -291,7 +268,6 @@ const watched = (listener: Listener, protocol: RpcServer.Protocol["Type"], traci
     return { ...protocol, run, disconnects }
   })
 
-/** Every operation's handler, by its tag: the requests derived from the operation table. */
 const handlers = (listener: Listener) => {
   const requests = Object.fromEntries(
     Object.keys(Operations.requests).flatMap((name) => [
@@ -310,10 +286,6 @@ const handlers = (listener: Listener) => {
   return { ...lifecycle(listener), ...requests }
 }
 
-/**
- * The socket server with the listener's bounds on connections: at most `maxConnections` at once (a connection past it
- * is closed at once), each closed after `idleMs` in which it sent nothing, and each an account of the budget.
- */
 const bounded = (
   listener: Listener,
   server: SocketServer.SocketServer["Type"],
@@ -356,19 +328,14 @@ const bounded = (
 /** A running listener. @internal */
 export interface Running {
   readonly path: string
-  /** From now on new calls are refused (the host is closing); those in flight run on. */
+  /** Those in flight run on. */
   readonly stop: () => void
 }
 
 const durationMs = (input: Duration.DurationInput | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.decode(input))
 
-/**
- * Listens on `options.path` in the current scope: the socket file is prepared, served, and removed when the scope
- * closes, after every call in flight was answered.
- *
- * @internal
- */
+/** @internal */
 export const make = (
   registry: HostRegistry,
   grants: Grants.Grants,
@@ -413,15 +380,12 @@ export const make = (
       Effect.provideService(SocketServer.SocketServer, sockets),
       Effect.provideService(RpcSerialization.RpcSerialization, Frames.make(maxFrameBytes, guard))
     )
-    // Spans only where a real tracer is installed: then each call is a span, the child of its caller's in the other
-    // process (`RpcServer` reads the span context every request carries).
+    // Spans only where a real tracer is installed.
     const tracing = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
     const protocol = yield* watched(listener, socketProtocol, tracing)
     // Runs before the server is interrupted: the calls taken by the listener end, answered, as the server's do.
     yield* Effect.addFinalizer(() => Effect.sync(() => Incoming.endTaken(listener.calls)))
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
-    // Interrupted when the scope closes: every call still in flight is interrupted (its request ended at the server)
-    // and answered, then the connections and the socket close.
     yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: !tracing }).pipe(
       Effect.provideService(RpcServer.Protocol, protocol),
       Effect.provide(context),

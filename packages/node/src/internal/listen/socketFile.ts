@@ -1,8 +1,6 @@
 /**
- * The listener's socket file. The boundary is the directory: it must belong to this process's user and be closed to
- * everyone else (mode 0700; created so when missing), and the socket in it is made 0600. Node offers no way to read a
- * peer's credentials (`SO_PEERCRED`) without native code, so who may connect is decided by who may enter the
- * directory. A socket file left by a host that died is replaced; one a live host listens on is refused.
+ * The listener's socket file. Node cannot read a peer's credentials (`SO_PEERCRED`) without native code, so who may
+ * connect is who may enter the directory: this user's, mode 0700.
  *
  * @internal
  */
@@ -39,7 +37,6 @@ const fail = (socketPath: string, reason: ListenError["reason"], detail: string)
 
 const errnoOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException | null)?.code
 
-/** Whether a host answers on the socket file: a connection it accepts, or a refusal (nobody listens). */
 const probe = (socketPath: string): Effect.Effect<"live" | "stale"> =>
   Effect.async<"live" | "stale">((resume) => {
     const socket = net.createConnection({ path: socketPath })
@@ -76,11 +73,7 @@ const directory = (socketPath: string, dir: string): Effect.Effect<boolean, List
     return created
   })
 
-/**
- * Checks the path and its directory, and removes a stale socket file. Fails when a live host listens there.
- *
- * @internal
- */
+/** A stale socket file is removed; one a live host listens on fails. @internal */
 export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError> =>
   Effect.gen(function* () {
     if (process.platform === "win32") return yield* fail(socketPath, "path", "Unix domain sockets only")
@@ -96,7 +89,6 @@ export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError
       if ((yield* probe(socketPath)) === "live") {
         return yield* fail(socketPath, "in_use", "another mcp-worker host is listening there")
       }
-      // A host that died left it: nobody answers on it.
       yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
     }
     return { path: socketPath, createdDirectory }

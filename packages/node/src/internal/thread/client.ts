@@ -1,11 +1,6 @@
 /**
- * The remote side of `McpWorkers`: any thread of the process reaches the host registry (`NodeMcpWorkers.layer()`,
- * built in some other thread or in this one) by worker id. This module checks each operation's input in the calling
- * thread and waits on it as an Effect; the thread plane of `@mcp-worker/caller` (`ThreadCaller`) carries it to the
- * host and back, the same caller the Promise client stands on (C106).
- *
- * Cost of a call: one message to the host and one back; once the host gave the worker's route, one message to its
- * owner thread and one back.
+ * The remote side of `McpWorkers` in any thread: input checked here, carried by `@mcp-worker/caller`'s thread plane,
+ * the same the Promise client stands on (C106).
  *
  * @internal
  */
@@ -42,34 +37,19 @@ import type * as Protocol from "./protocol.js"
 import { openRequest } from "./openRequest.js"
 import { traced, tracedWith } from "../shared/traced.js"
 
-/**
- * Options of a remote request: the `McpWorkers` options plus a caller-local `AbortSignal` (the Promise facade).
- * Aborting it asks the host to interrupt exactly that call and to answer `DeliveryUnknown{reason: "interrupted"}`;
- * a signal aborted before the request was posted sends nothing, and the call is interrupted.
- *
- * @internal
- */
+/** C66 @internal */
 export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
   readonly signal?: AbortSignal | undefined
 }
 
-/**
- * `McpWorkers` served by the host of this process, with `signal` on the two requests.
- *
- * @internal
- */
+/** @internal */
 export interface RemoteService
   extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra>, AgentHost.AgentHost {
-  /** `events` as a pull whose subscription is made when this effect runs (see `subscribe`). */
+  /** Subscribed when this effect runs. */
   readonly subscribe: (id: string, options?: { readonly capacity?: number | undefined }) => ReturnType<typeof subscribe>
 }
 
-/**
- * What a remote request takes beyond the core options: the caller-local `AbortSignal`, and when the caller made
- * the call (`Date.now()`), if that was before this effect runs.
- *
- * @internal
- */
+/** `startedAt`: when the caller made the call, if before this effect runs. @internal */
 export interface RemoteExtra {
   readonly signal?: AbortSignal | undefined
   readonly startedAt?: number | undefined
@@ -77,16 +57,12 @@ export interface RemoteExtra {
 
 const isProxy = (u: unknown) => types.isProxy(u)
 
-// What the params builders get here, in the calling thread.
 const context = { isProxy, checkSavePath, checkSpillDirectory }
 
-// Remote spans say so; like the host's, they are only opened when a real tracer is installed.
+// Opened only when a real tracer is installed, as the host's.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
 
-/**
- * A caller's budget in milliseconds, or `undefined` for the default one, refused exactly as the host refuses it
- * (`InvalidInput` at `options.timeout`), and clamped to the longest timer.
- */
+/** Refused exactly as the host refuses it, and clamped to the longest timer. */
 const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<number | undefined, InvalidInput> =>
   Either.mapLeft(Budget.budgetOf(input as Duration.DurationInput | undefined), (message) =>
     Budget.invalidTimeout(where, message)
@@ -96,11 +72,7 @@ const checkWorkerId = (id: unknown): Either.Either<string, InvalidInput> => Prep
 
 const { deadlineOf } = ThreadCaller
 
-/**
- * The answer of a call the thread plane posts in the register step of an `Effect.async`: its errors as this package's
- * classes; an abort before it was sent (C66), or the plane closed with its scope, an interruption. Interrupting the
- * fiber stops waiting and tells whoever runs the call, silently.
- */
+/** C66: an abort before sending, or the plane closed with its scope, is an interruption. */
 const answerOf = <A, E>(
   caller: ThreadCaller.ThreadCaller,
   post: () => ThreadCaller.Sent,
@@ -122,7 +94,6 @@ const exitOf = <E>(error: unknown, signal: AbortSignal | undefined): Exit.Exit<n
       ? Exit.interrupt(FiberId.none)
       : Exit.die(error)
 
-/** An operation other than a request, in the span of the fiber that sends it. */
 const send = <O extends Protocol.LifecycleOperation>(
   caller: ThreadCaller.ThreadCaller,
   operation: O
@@ -134,11 +105,8 @@ const send = <O extends Protocol.LifecycleOperation>(
   )
 
 /**
- * Subscribes to a worker's notifications from this thread, in the scope: the subscription's first request goes out in
- * this very step, so the host has it before anything this thread asks afterwards (a call made right after
- * subscribing, whose notifications must not be missed, however long this thread is busy in between). Gives the pull
- * of the batches that follow; each pull takes one batch from the host, so this thread never holds more than that.
- * Leaving the scope early unsubscribes.
+ * The first request goes out in this step, so no notification of a call made right after is missed however long this
+ * thread is busy between. One batch per pull, so this thread never holds more.
  *
  * @internal
  */
@@ -169,10 +137,7 @@ const events =
   (id, options) =>
     Stream.unwrapScoped(Effect.map(subscribe(caller, id, options), Stream.repeatEffectChunkOption))
 
-/**
- * One request of the table, its input checked and the request posted in the register step of one `Effect.async`, as
- * the host does. `trace`: the span the request is part of, when the caller is tracing.
- */
+/** `trace`: the span the request is part of, when the caller is tracing. */
 const call = <A>(
   caller: ThreadCaller.ThreadCaller,
   operation: Operations.Operation<any, any, A>,
@@ -182,7 +147,7 @@ const call = <A>(
   trace: OwnerProtocol.TraceContext | undefined
 ): Effect.Effect<A, RequestError> =>
   Effect.suspend(() => {
-    // The budget counts from the caller's call: a surface may say when that was (its runtime may start a moment later).
+    // The budget counts from the caller's call; a surface's runtime may start a moment later.
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
@@ -210,12 +175,7 @@ const call = <A>(
 const answered = <A, E>(operation: Operations.Operation<any, any, A>, effect: Effect.Effect<A, E>) =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer as (value: A) => A)
 
-/**
- * Builds a remote client in the current scope. Its channels never keep the thread alive while no call is in
- * flight, and are closed with the scope.
- *
- * @internal
- */
+/** Its channels never keep the thread alive while no call is in flight. @internal */
 export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen(function* () {
   const caller = yield* Effect.acquireRelease(Effect.sync(ThreadCaller.make), (caller) =>
     Effect.sync(() => ThreadCaller.dispose(caller))
@@ -233,8 +193,6 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.open", {}))
 
-  // Every request of the table: its input checked and the request posted in the register step of one
-  // `Effect.async`, as the host does; a span only when tracing is on.
   const request = <A>(
     operation: Operations.Operation<any, any, A>,
     id: string,
@@ -280,8 +238,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id }))
 
-  // openAll, closeAll, describe and tools over this thread's own operations: a document's references read this
-  // thread's environment (the caller's), and each call travels as any other of this thread.
+  // A document's references read the caller's environment, and each call travels as any other of this thread.
   const base = { open, ...requests, status, cancel, close, events: events(caller) }
   const service: RemoteService = {
     ...AgentHost.extend(base, { environment: () => process.env }),
@@ -289,9 +246,5 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   }
   return service
 })
-/**
- * `McpWorkers` in any thread of a process whose host registry runs in some thread.
- *
- * @internal
- */
+/** @internal */
 export const layer: Layer.Layer<McpWorkers.McpWorkers> = Layer.scoped(McpWorkers.McpWorkers, make)

@@ -1,6 +1,5 @@
-// The thread plane's messages as the host and owner threads read them (docs/wire.md, "The thread plane"): its
-// channel names and timings are the caller's (`ThreadCaller.protocol`), its types proven equal to the caller's. Beside
-// them: the reply sinks they are posted to, and the slot in which an owner thread shows the host a direct request.
+// The thread plane's messages (docs/wire.md): channel names and timings are the caller's (`ThreadCaller.protocol`),
+// its types proven equal to the caller's.
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -93,10 +92,10 @@ export interface Answers {
   readonly RemoteEvents: Effect.Effect<EventsBatch, Stream.Stream.Error<ReturnType<McpWorkers.Lifecycle["events"]>>>
 }
 
-/** The success of an operation other than a request. @internal */
+/** @internal */
 export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answers[O["_tag"]]>
 
-/** The failures of an operation other than a request. @internal */
+/** @internal */
 export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
 /** C22a: a host that reads it past `ackBy` refuses it unsent. @internal */
@@ -215,17 +214,17 @@ export const Announcement = Schema.Union(Up, Gone)
 /** @internal */
 export type Announcement = typeof Announcement.Type
 
-/** A fresh random id for a remote client or a host (base64url, 96 bits). @internal */
+/** 96 bits. @internal */
 export const randomId = (): string => randomBytes(12).toString("base64url")
 
-/** A channel instance that never keeps its thread alive on its own. @internal */
+/** @internal */
 export const unrefChannel = (name: string): BroadcastChannel => {
   const channel = new BroadcastChannel(name)
   channel.unref()
   return channel
 }
 
-/** What a call gets once the host has closed: its workers were closed and their ids forgotten with it. @internal */
+/** The host's workers were closed and their ids forgotten with it. @internal */
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -241,13 +240,12 @@ export const arrivedLate = (): HostUnavailable =>
       "time; it was not sent"
   })
 
-/** Arguments refused before anything was sent. @internal */
+/** @internal */
 export const invalidArguments = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// The decoders and encoder. The messages of every call (a remote's request to the host or straight to an owner thread,
-// an owner thread's `Result`) are read by fast checks derived from their Schemas, without building a parse tree;
-// anything else, or anything that does not pass, goes through the Schema and its errors.
+// Every call's messages are read by fast checks derived from their Schemas, with no parse tree; anything else, or
+// anything that fails a check, goes through the Schema for its errors.
 
 const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
 
@@ -255,36 +253,18 @@ const decodeReplySchema = OwnerProtocol.safeDecoder(Reply)
 
 const decodeOwnerChannelSchema = OwnerProtocol.safeDecoder(OwnerChannelMessage)
 
-/**
- * Validates what a remote posted on an owner thread's channel; a request (every direct call) by the fast check of
- * `Direct`, the rest by the Schema.
- *
- * @internal
- */
+/** @internal */
 export const decodeOwnerChannelMessage = (raw: unknown): Either.Either<OwnerChannelMessage, ParseResult.ParseError> =>
   isPlainDirect(raw) ? Either.right(raw) : decodeOwnerChannelSchema(raw)
 
-/**
- * Validates what a remote posted to the host. A request of the operation table (every call) takes the fast check of
- * `RemoteRequest` with a `RemoteCall`; anything else, or anything that does not pass, goes through the Schema and its
- * errors.
- *
- * @internal
- */
+/** @internal */
 export const decodeRemoteMessage = (raw: unknown): Either.Either<RemoteMessage, ParseResult.ParseError> =>
   isPlainCallRequest(raw) ? Either.right(raw) : decodeRemoteMessageSchema(raw)
 
-/**
- * Validates what a remote received on its reply channel; the success an owner thread posts (`Result`, every direct
- * call) by its fast check, the rest by the Schema.
- *
- * @internal
- */
+/** @internal */
 export const decodeReply = (raw: unknown): Either.Either<Reply, ParseResult.ParseError> =>
   isPlainResult(raw) ? Either.right(raw) : decodeReplySchema(raw)
 
-// The messages of every call, read without a parse tree by checks derived from their Schemas. Of a remote's requests
-// to the host, only those of the operation table (every call) take the fast path.
 const isPlainCallRequest = OwnerProtocol.fastCheck(Schema.Struct({ ...RemoteRequest.fields, operation: RemoteCall }))
 
 const isPlainDirect = OwnerProtocol.fastCheck(Direct)
@@ -297,10 +277,9 @@ export const encodeReply = Schema.encodeSync(Reply)
 /** @internal */
 export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
-// The reply channels a thread posts to: one sink per remote, kept open for the next answer, the least recently opened
-// closed past a bound (an evicted remote just gets a new one). A remote that names its thread gets a port of its own,
-// sent to that thread (`ReplyPort`); others get a `BroadcastChannel` instance. None keeps its thread alive.
-/** Where one remote's replies are posted. @internal */
+// One sink per remote, kept open for its next answer; past a bound the least recently opened closes (its remote just
+// gets a new one). None keeps its thread alive.
+/** @internal */
 export interface ReplySink {
   readonly postMessage: (message: unknown) => void
   readonly close: () => void
@@ -308,9 +287,8 @@ export interface ReplySink {
 
 /** @internal */
 export interface ReplyChannels {
-  /** The open sink of the remote `name`, opened now if it is not: a port to `thread` when it names one. */
+  /** A port to `thread` when it names one. */
   readonly get: (name: string, thread?: number | undefined) => ReplySink
-  /** Closes every sink. */
   readonly close: () => void
 }
 
@@ -321,12 +299,9 @@ const channelSink = (name: string): ReplySink => {
 }
 
 /**
- * A port whose other end goes to the thread `thread` for the remote `to` (`ReplyPort`, C150); `undefined` where it
- * cannot (this very thread, or a Node without `postMessageToThread`). The main thread hands a port over at once; any
- * other thread's handover passes through the main thread, which may be blocked (C22 holds for direct calls while it
- * is): with `fallbackAfterMs`, what was posted and not yet confirmed received goes on the remote's channel too after
- * that long, and later replies with it until the handover is confirmed. Only replies the remote reads once each (one
- * per call, by call id) may be posted twice so; without `fallbackAfterMs` only the main thread uses ports.
+ * C150; `undefined` in this very thread or a Node without `postMessageToThread`. Another thread's handover passes
+ * through the main thread, which may be blocked (C22): with `fallbackAfterMs`, what is unconfirmed then goes on the
+ * remote's channel too. Only replies read once each, by call id, may be posted twice so.
  *
  * @internal
  */
@@ -400,12 +375,7 @@ const ownerFallbackMs = 100
 const openSink = (name: string, thread: number | undefined): ReplySink =>
   openReplyPort(name, thread, ownerFallbackMs) ?? channelSink(name)
 
-/**
- * The sinks of the remotes last heard from, at most `max` (the least recently opened closed past it), each opened by
- * `open`; a remote `open` has no sink for is not kept.
- *
- * @internal
- */
+/** A remote `open` has no sink for is not kept. @internal */
 export const bounded = <Sink extends ReplySink | undefined>(
   max: number,
   open: (name: string, thread: number | undefined) => Sink

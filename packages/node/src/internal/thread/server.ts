@@ -1,7 +1,6 @@
 /**
- * The host end of the thread plane: one record of the calls it serves, a request of the table relayed in the step
- * that reads it. Acquired in two steps around the registry, so that its workers close first (and their calls are
- * answered), then the call fibers left are interrupted, and only then `Gone` goes out.
+ * The host end of the thread plane. Acquired in two steps around the registry, so that its workers close first (and
+ * their calls are answered), then the call fibers left are interrupted, and only then `Gone` goes out.
  *
  * @internal
  */
@@ -33,8 +32,7 @@ import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
 
-// Who interrupted a call: its remote, waiting for nothing (`silent`) or for `DeliveryUnknown` (`reply`); the host, as
-// the remote fell silent (`abandoned`, answered as `reply`: a blocked thread would wait for ever); unset, the close.
+// `abandoned`: the host's, as the remote fell silent; answered as `reply`, since a blocked thread would wait for ever.
 type InterruptMode = "silent" | "reply" | "abandoned"
 
 interface ServedCall {
@@ -80,7 +78,6 @@ const interruptedError = (call: ServedCall): McpWorkerError => {
 
 interface ServerState {
   readonly hostId: string
-  /** Only the newest host of the process serves remote requests. */
   readonly startedAt: number
   readonly newer: Set<string>
   readonly calls: Map<string, ServedCall>
@@ -119,7 +116,7 @@ const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
 const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
   if (call.span !== undefined) endSpan(server.tracing!, call.span, exit)
-  // The count of the remote this call was made by: the same thread may be tracked anew since it was abandoned.
+  // The same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const { callId } = call
   if (Exit.isSuccess(exit)) return reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
@@ -131,7 +128,6 @@ const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, 
     return
   }
   if (call.interrupt === "silent") return
-  // An abandoned call is answered too: a blocked thread without a budget would otherwise wait for ever.
   reply(server, call.from, {
     _tag: "RemoteFailure",
     callId,
@@ -175,7 +171,7 @@ const watchEvery = Schedule.spaced(watchEveryMs).pipe(
   Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
 )
 
-// Suspended: built on every call, run only when no watcher does (eagerly it cost 180 ns per call, suspended 18 ns).
+// Suspended, as it is built on every call: eagerly it cost 180 ns a call, suspended 18 ns.
 const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
@@ -264,7 +260,7 @@ const runRequest = (
   operation: typeof Protocol.RemoteCall.Type
 ) => {
   const trace = traceCall(server, call, message.trace, operation)
-  // Checked in the calling thread; read here only to be sure the owner gets an object's JSON text.
+  // Checked in the calling thread; here only so the owner surely gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   const invalid = Either.isLeft(params)
     ? params.left
@@ -346,14 +342,14 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
       Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
-      // Its failure is the remote's answer, given by `finish`: not an unhandled error of this fiber.
+      // `finish` answers the failure; it is no unhandled error of this fiber.
       Effect.exit
     )
   )
   if (server.calls.has(key)) call.fiber = fiber
 }
 
-// C117: a request of the table the host refuses before the registry is asked is counted here, once.
+// C117: counted here, once.
 const countedRefusal = <E extends McpWorkerError>(
   active: HostRegistry,
   operation: (typeof Protocol.RemoteRequest.Type)["operation"],
@@ -368,7 +364,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
   if (active === undefined || !serving(server)) return
   server.replyPorts.get(message.from, message.thread)
   if (message.ackBy !== undefined) {
-    // Too late to acknowledge: the remote has already been told that its request was not sent (C22a).
+    // C22a: the remote has already been told it was not sent.
     if (Date.now() > message.ackBy) {
       return reply(server, message.from, {
         _tag: "RemoteFailure",
@@ -391,7 +387,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
 const onRemoteMessage = (server: ServerState, data: unknown) => {
   const decoded = Protocol.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
-    // Only a remote of another version of this library would send what cannot be read: say so, if it can hear.
+    // Only another version of this library sends what cannot be read: say so, if it can hear.
     const raw = data as { from?: unknown; callId?: unknown } | null
     if (serving(server) && typeof raw?.from === "string" && typeof raw.callId === "number") {
       reply(server, raw.from, {
@@ -436,11 +432,7 @@ const onAnnouncement = (server: ServerState, data: unknown) => {
   }
 }
 
-/**
- * Opens the host's channels in the current scope. Requests are served once `serve` is called.
- *
- * @internal
- */
+/** Requests are served once `serve` is called. @internal */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
   // Acquired first, released last: `Gone` goes out after every call was answered.
@@ -487,7 +479,7 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       server.registry = active
       active.routeRemotes(routes(server))
       announce.postMessage({ _tag: "Up", hostId, startedAt: server.startedAt })
-      // Runs before the registry closes its workers: from then on, new requests are refused at once.
+      // Before the registry closes its workers: new requests are refused from then on.
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           server.closing = true

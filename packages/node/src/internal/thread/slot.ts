@@ -1,8 +1,6 @@
 /**
- * The request an owner thread took straight from a remote caller, as the host reads it for `status` and its view: a few
- * bytes of memory the owner writes and the host only reads, so that no message per request crosses to the host and
- * the host's view is the owner's own record (C8). A module of its own: the host's declarations name it, and they name
- * no Node type (C98).
+ * A direct request, in memory the owner writes and the host only reads: no message per request crosses (C8). Free of
+ * Node types, as the host's declarations name it (C98).
  *
  * @internal
  */
@@ -17,7 +15,7 @@ export type Slot = SharedArrayBuffer
 /** @internal */
 export const makeSlot = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
 
-/** What the slot holds: the request in flight and since when (epoch ms). @internal */
+/** `since`: epoch ms. @internal */
 export interface Held {
   readonly requestId: string
   readonly since: number
@@ -51,7 +49,7 @@ export const slotWriter = (slot: Slot) => {
 
 const decoder = new TextDecoder()
 
-/** The host's read: `undefined` when the owner holds no request taken directly. @internal */
+/** @internal */
 export const readSlot = (slot: Slot): Held | undefined => {
   const header = new Int32Array(slot, 0, 2)
   // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
