@@ -174,3 +174,27 @@ export interface Plane {
   readonly events: (workerId: string, capacity: number) => AsyncIterableIterator<ServerNotification> & AsyncDisposable
   readonly dispose: () => Promise<void>
 }
+
+/**
+ * The iterator a plane's `events` answers, from its `next` and its `finish`: `return` and disposal both run `finish`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const eventsIterator = <A>(
+  next: () => Promise<IteratorResult<A>>,
+  finish: () => Promise<unknown>
+): AsyncIterableIterator<A> & AsyncDisposable => {
+  const iterator: AsyncIterableIterator<A> & AsyncDisposable = {
+    next,
+    return: async () => {
+      await finish()
+      return { done: true, value: undefined }
+    },
+    [Symbol.asyncIterator]: () => iterator,
+    [Symbol.asyncDispose]: async () => {
+      await finish()
+    }
+  }
+  return iterator
+}
