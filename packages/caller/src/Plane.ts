@@ -9,6 +9,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { CleanupSummary } from "./McpWorkerError.js"
 import type * as Protocol from "./internal/thread/protocol.js"
+import * as internal from "./internal/iterator.js"
 
 /**
  * One progress notification of a request, as the server counts it.
@@ -181,20 +182,7 @@ export interface Plane {
  * @since 0.1.0
  * @category constructors
  */
-export const eventsIterator = <A>(
+export const eventsIterator: <A>(
   next: () => Promise<IteratorResult<A>>,
   finish: () => Promise<unknown>
-): AsyncIterableIterator<A> & AsyncDisposable => {
-  const iterator: AsyncIterableIterator<A> & AsyncDisposable = {
-    next,
-    return: async () => {
-      await finish()
-      return { done: true, value: undefined }
-    },
-    [Symbol.asyncIterator]: () => iterator,
-    [Symbol.asyncDispose]: async () => {
-      await finish()
-    }
-  }
-  return iterator
-}
+) => AsyncIterableIterator<A> & AsyncDisposable = internal.eventsIterator

@@ -5,7 +5,7 @@
  */
 import { abandon, send, type Sent, type ThreadClient } from "./record.js"
 import * as Protocol from "./protocol.js"
-import * as Plane from "../../Plane.js"
+import { eventsIterator } from "../iterator.js"
 
 /** Its first call subscribes. @internal */
 export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
@@ -65,5 +65,5 @@ export const subscribe = <A>(
     return { done: true, value: undefined }
   }
 
-  return Plane.eventsIterator(next, finish)
+  return eventsIterator(next, finish)
 }

@@ -3,7 +3,8 @@
  *
  * @internal
  */
-import * as Plane from "../../Plane.js"
+import type * as Plane from "../../Plane.js"
+import { eventsIterator } from "../iterator.js"
 import { deadlineOf } from "../envelope.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
@@ -56,7 +57,7 @@ export const make = (): Plane.Plane => {
 /** @internal */
 export const failedIterator = <A>(error: unknown): AsyncIterableIterator<A> & AsyncDisposable => {
   let failed = false
-  return Plane.eventsIterator<A>(
+  return eventsIterator<A>(
     async () => {
       if (failed) return { done: true, value: undefined }
       failed = true
