@@ -1,6 +1,7 @@
 import * as ToolDeclarations from "@mcp-worker/core/agentHost/ToolDeclarations"
 import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
+import { fileURLToPath } from "node:url"
 import { compile } from "./declarationsCompiler.js"
 
 const compiles = (text: string, check?: string) => {
@@ -135,6 +136,18 @@ export const call = async (tools: Tools) => {
     assert.include(b, "export declare namespace SecondServer {")
     assert.include(a, "export interface Api {")
     compiles(`${a}\n${b}`)
+  })
+
+  // The declarations stand alone (no import), so they carry a copy of the caller's SavedResult: proved equal here.
+  it("declares SavedResult exactly as the caller's ResultFile does", () => {
+    const resultFile = fileURLToPath(new URL("../../packages/caller/src/ResultFile.js", import.meta.url))
+    const check = `import type * as Declared from "./tools"
+import type * as ResultFile from ${JSON.stringify(resultFile)}
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+export const same: Same<Declared.SavedResult, ResultFile.SavedResult> = true`
+    // The caller's own files need Node's types, which this program leaves out: only the check's verdict counts.
+    const problems = compile(ToolDeclarations.render({ tools: [] }), check).filter((p) => p.startsWith("/virtual/"))
+    assert.deepStrictEqual(problems, [], check)
   })
 
   it("no tools, and entries that are not tools, still compile", () => {

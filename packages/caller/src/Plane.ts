@@ -9,6 +9,7 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { CleanupSummary } from "./McpWorkerError.js"
 import type * as Protocol from "./internal/thread/protocol.js"
+import * as internal from "./internal/iterator.js"
 
 /**
  * One progress notification of a request, as the server counts it.
@@ -174,3 +175,14 @@ export interface Plane {
   readonly events: (workerId: string, capacity: number) => AsyncIterableIterator<ServerNotification> & AsyncDisposable
   readonly dispose: () => Promise<void>
 }
+
+/**
+ * The iterator a plane's `events` answers, from its `next` and its `finish`: `return` and disposal both run `finish`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const eventsIterator: <A>(
+  next: () => Promise<IteratorResult<A>>,
+  finish: () => Promise<unknown>
+) => AsyncIterableIterator<A> & AsyncDisposable = internal.eventsIterator

@@ -246,6 +246,38 @@ const transportUnknown = (id: string, requestId: string) => ({
   PersistenceError: () => Effect.fail(controlUnknown(id, requestId)())
 })
 
+type Lost =
+  ClusterError.MailboxFull | ClusterError.AlreadyProcessingMessage | ClusterError.PersistenceError | DeliveryUnknown
+
+const lostTags: ReadonlySet<string> = new Set<Lost["_tag"]>([
+  "MailboxFull",
+  "AlreadyProcessingMessage",
+  "PersistenceError",
+  "DeliveryUnknown"
+])
+const isLost = <E extends { readonly _tag: string }>(error: E | Lost): error is Lost => lostTags.has(error._tag)
+
+// C89: a control message whose answer is lost, or comes past its budget, is DeliveryUnknown.
+const answeredOrUnknown = <A, E extends { readonly _tag: string }, R, E2, R2>(
+  reached: Effect.Effect<unknown, E2, R2>,
+  sent: Effect.Effect<A, E | Lost, R>,
+  id: string,
+  requestId: string,
+  budgetMs: number
+): Effect.Effect<A, E | E2 | HostUnavailable, R | R2> =>
+  reached.pipe(
+    Effect.zipRight(
+      sent.pipe(
+        Effect.catchAll((error): Effect.Effect<never, E | HostUnavailable> =>
+          isLost(error) ? Effect.fail(controlUnknown(id, requestId)()) : Effect.fail(error)
+        ),
+        Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
+      )
+    ),
+    Effect.disconnect,
+    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: controlUnknown(id, requestId) })
+  )
+
 const open = (
   client: Client,
   config: ServerConfig.ServerConfigInput,
@@ -268,20 +300,12 @@ const status = (client: Client, id: string): ReturnType<McpWorkers.Lifecycle["st
   )
   if (local !== undefined) return local
   const budgetMs = client.defaults.requestTimeoutMs
-  return reachable(client, id).pipe(
-    Effect.zipRight(
-      client
-        .control(id)
-        .Status({ workerId: id, budgetMs })
-        .pipe(
-          Effect.catchTags(transportUnknown(id, "")),
-          // C89
-          Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, "")())),
-          Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, "")()))
-        )
-    ),
-    Effect.disconnect,
-    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: controlUnknown(id, "") })
+  return answeredOrUnknown(
+    reachable(client, id),
+    client.control(id).Status({ workerId: id, budgetMs }),
+    id,
+    "",
+    budgetMs
   )
 }
 
@@ -289,20 +313,12 @@ const cancel = (client: Client, id: string, requestId: string): ReturnType<McpWo
   const local = viaLocal(client, id, (local, localId) => local.cancel(localId, requestId))
   if (local !== undefined) return local
   const budgetMs = client.defaults.requestTimeoutMs
-  return reachable(client, id).pipe(
-    Effect.zipRight(
-      client
-        .control(id)
-        .Cancel({ workerId: id, requestId, budgetMs })
-        .pipe(
-          Effect.catchTags(transportUnknown(id, requestId)),
-          // C89
-          Effect.catchTag("DeliveryUnknown", () => Effect.fail(controlUnknown(id, requestId)())),
-          Effect.catchAllDefect(() => Effect.fail(controlUnknown(id, requestId)()))
-        )
-    ),
-    Effect.disconnect,
-    Effect.timeoutFail({ duration: Duration.millis(budgetMs), onTimeout: controlUnknown(id, requestId) })
+  return answeredOrUnknown(
+    reachable(client, id),
+    client.control(id).Cancel({ workerId: id, requestId, budgetMs }),
+    id,
+    requestId,
+    budgetMs
   )
 }
 

@@ -1,6 +1,7 @@
 /** @internal */
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
+import * as Plane from "@mcp-worker/caller/Plane"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -168,15 +169,7 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
       }
       return { done: true, value: undefined }
     }
-    const iterator = {
-      next,
-      return: finish,
-      [Symbol.asyncIterator]: () => iterator,
-      [Symbol.asyncDispose]: async () => {
-        await finish()
-      }
-    }
-    return iterator
+    return Plane.eventsIterator(next, finish)
   }
 
   const dispose = () => runtime.dispose()

@@ -5,6 +5,7 @@
  */
 import { abandon, send, type Sent, type ThreadClient } from "./record.js"
 import * as Protocol from "./protocol.js"
+import { eventsIterator } from "../iterator.js"
 
 /** Its first call subscribes. @internal */
 export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
@@ -64,13 +65,5 @@ export const subscribe = <A>(
     return { done: true, value: undefined }
   }
 
-  const iterator: AsyncIterableIterator<A> & AsyncDisposable = {
-    next,
-    return: finish,
-    [Symbol.asyncIterator]: () => iterator,
-    [Symbol.asyncDispose]: async () => {
-      await finish()
-    }
-  }
-  return iterator
+  return eventsIterator(next, finish)
 }

@@ -4,6 +4,7 @@
  * @internal
  */
 import type * as Plane from "../../Plane.js"
+import { eventsIterator } from "../iterator.js"
 import { deadlineOf } from "../envelope.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
@@ -56,20 +57,14 @@ export const make = (): Plane.Plane => {
 /** @internal */
 export const failedIterator = <A>(error: unknown): AsyncIterableIterator<A> & AsyncDisposable => {
   let failed = false
-  const iterator: AsyncIterableIterator<A> & AsyncDisposable = {
-    next: async () => {
+  return eventsIterator<A>(
+    async () => {
       if (failed) return { done: true, value: undefined }
       failed = true
       throw error
     },
-    return: async () => {
-      failed = true
-      return { done: true, value: undefined }
-    },
-    [Symbol.asyncIterator]: () => iterator,
-    [Symbol.asyncDispose]: async () => {
+    async () => {
       failed = true
     }
-  }
-  return iterator
+  )
 }
