@@ -117,12 +117,13 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
     }
     // C156, C71
     const operation = task === undefined ? "callTool" : "startTask"
-    const ended = new AbortController()
-    const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended.signal })
+    const ended = context.questions && new AbortController()
+    const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended!.signal })
     try {
       return (await called(entry, operation, params, { onProgress, ask }, context.signal)) as CallToolResult
     } finally {
-      ended.abort()
+      // A reason of its own: without one, each call would build a DOMException.
+      ended?.abort(callEnded)
     }
   }
   // The most frequent request runs on the registry's callback, without a fiber; `signal` is the client's cancel (C135).
@@ -152,6 +153,8 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
     answered(request(bundle()), signal)
   return { answer, listTools, callTool }
 }
+
+const callEnded = new Error("the call ended")
 
 /** @internal */
 export const make = (gateway: Gateway.Gateway, bearer: string, run: Run, fork: Fork): Server => {
