@@ -216,43 +216,43 @@ describe("C35: isolation", () => {
     )
   )
 
-  // A thread's heap limit stops an owner that grows past it; one allocation far past it (a 48 MB string under a
-  // 32 MB limit) makes V8 abort the whole host process, which only a process owner survives (measured; see C35).
-  // Node 24 does not count that 24 MB result against a thread's limit at all: there the row checks that the limit
-  // is the thread's and that the host is unharmed, not that the owner dies.
-  const threadLimitStopsTheResult = Number(process.versions.node.split(".")[0]) < 24
+  // C35: the limit is the owner's heap limit in either isolation; only a process owner's death is never the host's. A
+  // thread owner is not pushed over its limit here: one large allocation past a thread's limit makes V8 abort the
+  // whole host process (measured: a 24 MB result under a 32 MB limit did so on Node 22, and killed the test's fork).
   it.live.each([
-    { isolation: "thread", bytes: 24 * MiB },
+    { isolation: "thread", bytes: undefined },
     { isolation: "process", bytes: 96 * MiB }
-  ] as const)("an owner past its heap limit ($isolation): WorkerFailed, the host unharmed", ({ isolation, bytes }) =>
-    withHost(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const workers = yield* McpWorkers
-          const threads = yield* startedThreads
-          const testTag = tag()
-          const config = { ...statefulConfig(), env: { TEST_TAG: testTag }, maxResultBytes: 200 * MiB }
-          const id = yield* workers.open(config, { isolation, maxOldGenerationSizeMb: 32 })
-          if (isolation === "thread") {
-            const thread = yield* ownerThread(threads, (yield* workers.status(id)).threadId)
-            assert.strictEqual(thread.resourceLimits?.maxOldGenerationSizeMb, 32)
-          }
-          const other = yield* workers.open(statefulConfig("--exit-on-stdin-eof"), { isolation })
-          const exit = yield* Effect.exit(workers.callTool(id, "big", { bytes }))
-          if (isolation === "process" || threadLimitStopsTheResult) {
-            const error = failureOf(exit)
-            assert.strictEqual(error?._tag, "WorkerFailed")
-            assert.strictEqual(error?.kind, "thread")
-            assert.strictEqual((yield* workers.status(id)).state, "failed")
-            assert.isTrue(
-              yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", testTag).length === 0)),
-              "a server process is left"
-            )
-          }
-          assert.strictEqual(structured(yield* workers.callTool(other, "echo", { token: "alive" })).token, "alive")
-        })
+  ] as const)(
+    "an owner's heap limit ($isolation); a process owner past it: WorkerFailed, the host unharmed",
+    ({ isolation, bytes }) =>
+      withHost(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const workers = yield* McpWorkers
+            const threads = yield* startedThreads
+            const testTag = tag()
+            const config = { ...statefulConfig(), env: { TEST_TAG: testTag }, maxResultBytes: 200 * MiB }
+            const id = yield* workers.open(config, { isolation, maxOldGenerationSizeMb: 32 })
+            if (isolation === "thread") {
+              const thread = yield* ownerThread(threads, (yield* workers.status(id)).threadId)
+              assert.strictEqual(thread.resourceLimits?.maxOldGenerationSizeMb, 32)
+            }
+            const other = yield* workers.open(statefulConfig("--exit-on-stdin-eof"), { isolation })
+            if (bytes !== undefined) {
+              const exit = yield* Effect.exit(workers.callTool(id, "big", { bytes }))
+              const error = failureOf(exit)
+              assert.strictEqual(error?._tag, "WorkerFailed")
+              assert.strictEqual(error?.kind, "thread")
+              assert.strictEqual((yield* workers.status(id)).state, "failed")
+              assert.isTrue(
+                yield* Effect.promise(() => eventually(() => processesWithEnv("TEST_TAG", testTag).length === 0)),
+                "a server process is left"
+              )
+            }
+            assert.strictEqual(structured(yield* workers.callTool(other, "echo", { token: "alive" })).token, "alive")
+          })
+        )
       )
-    )
   )
 
   it.scopedLive("C27, C35: with its host and the reaper SIGKILLed, an owner process ends its tree and exits", () =>
