@@ -4,9 +4,8 @@
 import { assert, describe, it, layer as sharing } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
-import { McpClient, McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { McpClient, NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Fiber from "effect/Fiber"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
@@ -14,10 +13,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fixturePath, modernConfig, statefulConfig } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
-import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
-import { clarification, exerciseTasks, expectedTasks, researchTool, type TaskSurface } from "./tasksSuite.js"
-import { promised } from "./tasksPromised.js"
+import { exerciseTasks, expectedTasks, researchTool, type TaskSurface } from "./tasksSuite.js"
+import { handlers, listening, promised } from "./tasksPromised.js"
 
 const require = createRequire(import.meta.url)
 
@@ -27,7 +25,6 @@ export const everything = {
   args: [require.resolve("@modelcontextprotocol/server-everything/dist/index.js"), "stdio"]
 }
 
-const handlers = { elicitation: () => Effect.succeed(clarification) }
 const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
@@ -98,23 +95,6 @@ describe("C70-C74: tasks against the published server-everything", () => {
       { concurrent: true }
     )
   })
-})
-
-// A listener with the same handlers, and a Promise client of this process connected to it (the sandbox tests of the
-// listener show the client behaves the same from another process).
-const listening = Effect.gen(function* () {
-  const socket = socketPath()
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-  const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, handlers }))
-  const mcp = yield* Effect.acquireRelease(
-    Effect.sync(() => makePromiseClient({ connect: socket.path })),
-    (client) => Effect.promise(() => client.dispose())
-  )
-  return {
-    mcp,
-    workers: context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"],
-    grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
-  }
 })
 
 describe("C71: a socket peer by grant reaches only the tasks started through its grant", () => {

@@ -4,21 +4,17 @@
 // routes a task's requests.
 import { assert, describe, it, layer as sharing } from "@effect/vitest"
 import { McpWorkers } from "@mcp-worker/core/McpWorkers"
-import { McpGrants, makePromiseClient, NodeMcpWorkers } from "@mcp-worker/node"
+import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as fs from "node:fs"
 import { fixturePath, startHttpFixture } from "../fixtures/servers.js"
 import { withPromiseClient } from "./helpers.js"
-import { socketPath } from "./listenSandbox.js"
 import { remoteEntry, runInThread } from "./remoteThread.js"
 import { exerciseTasks26, expectedTasks26 } from "./tasks26Suite.js"
 import { clarification } from "./tasksSuite.js"
-import { promised } from "./tasksPromised.js"
+import { handlers, listening, promised } from "./tasksPromised.js"
 
 const tasks26 = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
 
-const handlers = { elicitation: () => Effect.succeed(clarification) }
 const layer = NodeMcpWorkers.layer({ handlers })
 
 const entry = remoteEntry()
@@ -72,15 +68,7 @@ describe("C70-C75c: tasks on the 2026-07-28 revision, against a fixture of the e
 describe("C71, C75: a socket peer by grant on the 2026-07-28 revision", () => {
   it.scopedLive("the suite through a grant, where a task it did not start is refused before sending", () =>
     Effect.gen(function* () {
-      const socket = socketPath()
-      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(socket.dir, { recursive: true, force: true })))
-      const context = yield* Layer.build(NodeMcpWorkers.layerListen({ path: socket.path, handlers }))
-      const workers = context.unsafeMap.get(McpWorkers.key) as McpWorkers["Type"]
-      const grants = context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
-      const mcp = yield* Effect.acquireRelease(
-        Effect.sync(() => makePromiseClient({ connect: socket.path })),
-        (client) => Effect.promise(() => client.dispose())
-      )
+      const { grants, mcp, workers } = yield* listening
       const id = yield* workers.open(tasks26)
       const grant = yield* grants.grant(id)
       assert.deepStrictEqual(yield* Effect.promise(() => exerciseTasks26(mcp, grant)), {
