@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { fixturePath } from "../fixtures/servers.js"
+import { modernPost } from "./helpers.js"
 
 const config = { command: process.execPath, args: [fixturePath("conformance")] }
 
@@ -83,34 +84,13 @@ const modernCall = async (
   name: string,
   args: Record<string, unknown>,
   extra: Record<string, unknown>
-): Promise<{ result?: unknown; error?: { code: number; message: string; data: Record<string, unknown> } }> => {
-  const _meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1.0.0" },
-    "io.modelcontextprotocol/clientCapabilities": { elicitation: {} }
-  }
-  const response = await fetch(url, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${grant}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "tools/call",
-      "mcp-name": name
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name, arguments: args, _meta, ...extra }
-    })
-  })
-  const text = await response.text()
-  // Either one JSON body or an event stream whose last data line is the answer.
-  const lines = text.split("\n").filter((line) => line.startsWith("data:"))
-  return JSON.parse(lines.length === 0 ? text : lines.at(-1)!.slice(5))
-}
+): Promise<{ result?: unknown; error?: { code: number; message: string; data: Record<string, unknown> } }> =>
+  modernPost(
+    url,
+    grant,
+    { method: "tools/call", name, params: { name, arguments: args, ...extra } },
+    { elicitation: {} }
+  )
 
 const accept = (username: string): ElicitResult => ({
   action: "accept",

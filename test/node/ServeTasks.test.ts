@@ -22,6 +22,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fixturePath, statefulConfig } from "../fixtures/servers.js"
+import { modernPost } from "./helpers.js"
 
 const tasksFixture = { command: process.execPath, args: [fixturePath("tasks")] }
 const tasks26Fixture = { command: process.execPath, args: [fixturePath("tasks26"), "--exit-on-stdin-eof"] }
@@ -67,27 +68,14 @@ const rejection = (promise: () => Promise<unknown>) =>
 
 /** A raw 2026-07-28 `tasks/update` of `taskId`, declaring the tasks extension: its JSON-RPC answer. */
 const updateOf = (url: string, grant: string, taskId: string) =>
-  Effect.promise(async () => {
-    const meta = {
-      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-      "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-      "io.modelcontextprotocol/clientCapabilities": { extensions: { [Tasks.extensionId]: {} } }
-    }
-    const body = { jsonrpc: "2.0", id: 1, method: "tasks/update", params: { taskId, inputResponses: {}, _meta: meta } }
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${grant}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tasks/update",
-        "mcp-name": taskId
-      },
-      body: JSON.stringify(body)
-    })
-    return (await response.json()) as { error?: { data?: Record<string, unknown> } }
-  })
+  Effect.promise(() =>
+    modernPost(
+      url,
+      grant,
+      { method: "tasks/update", name: taskId, params: { taskId, inputResponses: {} } },
+      { extensions: { [Tasks.extensionId]: {} } }
+    )
+  )
 
 /** A file whose creation ends a fixture task started with `until` (a test's word, not a time a busy machine overruns). */
 const gateFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "serve-tasks-")), "done")

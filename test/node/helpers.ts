@@ -155,3 +155,35 @@ export const hostProgram = (
     )
     return { host, stdout }
   })
+
+/**
+ * One raw 2026-07-28 request to the gateway at `url`, its envelope declaring `capabilities`: the JSON-RPC answer, read
+ * from a JSON body or from the last data line of an event stream.
+ */
+export const modernPost = async (
+  url: string,
+  grant: string,
+  request: { readonly method: string; readonly name: string; readonly params: Record<string, unknown> },
+  capabilities: Record<string, unknown>
+): Promise<{ result?: unknown; error?: { code: number; message: string; data: Record<string, unknown> } }> => {
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "wire", version: "1.0.0" },
+    "io.modelcontextprotocol/clientCapabilities": capabilities
+  }
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${grant}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": request.method,
+      "mcp-name": request.name
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: request.method, params: { ...request.params, _meta } })
+  })
+  const text = await response.text()
+  const lines = text.split("\n").filter((line) => line.startsWith("data:"))
+  return JSON.parse(lines.length === 0 ? text : lines.at(-1)!.slice(5))
+}
