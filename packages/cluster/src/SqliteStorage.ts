@@ -18,6 +18,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -68,6 +69,11 @@ const loadPeer = <A>(peer: string, load: () => Promise<A>): Effect.Effect<A, Sql
       })
   })
 
+const walRetryMs = 10
+
+const isBusy = (error: SqlError): boolean =>
+  typeof error.cause === "object" && error.cause !== null && (error.cause as { code?: unknown }).code === "SQLITE_BUSY"
+
 /**
  * A `SqlClient` on the file, in WAL mode with the busy timeout set. A missing or unloadable native addon (one built
  * for another Node), or a missing optional peer, is a `SqlError` that says so, not a defect.
@@ -83,7 +89,8 @@ export const make = (
       optionalPeers.sqlite,
       () => import("@effect/sql-sqlite-node/SqliteClient")
     )
-    const client = yield* Sqlite.make({ filename: options.filename }).pipe(
+    // WAL is switched on here, not by the client: its switch runs before any busy timeout is set.
+    const client = yield* Sqlite.make({ filename: options.filename, disableWAL: true }).pipe(
       // better-sqlite3 throws from its constructor when its addon cannot load for this Node.
       Effect.catchAllDefect((cause) =>
         Effect.fail(
@@ -99,7 +106,16 @@ export const make = (
       Math.round(Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout)))
     )
     yield* client.unsafe(`PRAGMA busy_timeout = ${busyMs}`)
-    const rows = yield* client.unsafe<{ journal_mode: string }>("PRAGMA journal_mode")
+    const rows = yield* client.unsafe<{ journal_mode: string }>("PRAGMA journal_mode = WAL").pipe(
+      // Two processes switching a fresh file to WAL at once deadlock; SQLite fails one of them at once with
+      // SQLITE_BUSY instead of calling its busy handler, so that one tries again within the busy timeout.
+      Effect.retry({
+        while: isBusy,
+        schedule: Schedule.spaced(Duration.millis(walRetryMs)).pipe(
+          Schedule.upTo(Duration.millis(Math.max(busyMs, walRetryMs)))
+        )
+      })
+    )
     if (rows[0]?.journal_mode !== "wal") {
       // A file system without shared memory (a network mount) cannot hold a WAL, and then several processes
       // would lock each other out: refuse instead.
