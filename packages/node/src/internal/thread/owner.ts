@@ -1,4 +1,4 @@
-// An owner thread's end of the thread plane; no channel from other threads reaches an owner process.
+// An owner thread's end of the thread plane.
 import * as Slot from "./slot.js"
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -11,7 +11,7 @@ import type { OwnerSpans } from "../owner/spans.js"
 // A worker is rarely used from more threads at once.
 const maxReplyChannels = 16
 
-/** The channels close with the thread. @internal */
+/** @internal */
 export const makeReplies = () => {
   const channels = RemoteProtocol.makeReplyChannels(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
@@ -30,7 +30,7 @@ export const makeReplies = () => {
 /** @internal */
 export type Replies = ReturnType<typeof makeReplies>
 
-/** What cannot be read is answered as a defect, when it says where. @internal */
+/** Unreadable messages are answered as a defect when they say where. @internal */
 export const listen = (
   workerId: string,
   owner: OwnerDirect.DirectOwner,
@@ -65,7 +65,7 @@ type ObservedRequest = (typeof OwnerProtocol.ObservedMessage.Type)["requests"][n
 
 const observeEveryMs = 250
 
-/** C80: counted here, told to the host in batches, none while no request is taken directly. @internal */
+/** C80 @internal */
 export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) => void) => {
   let batch: Array<ObservedRequest> = []
   let timer: ReturnType<typeof setTimeout> | undefined

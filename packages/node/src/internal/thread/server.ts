@@ -1,6 +1,6 @@
 /**
- * The host end of the thread plane. Acquired in two steps around the registry, so that its workers close first (and
- * their calls are answered), then the call fibers left are interrupted, and only then `Gone` goes out.
+ * The host end of the thread plane, acquired around the registry: workers close first, then stray call fibers are
+ * interrupted, then `Gone` goes out.
  *
  * @internal
  */
@@ -32,7 +32,7 @@ import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
 
-// `abandoned`: the host's, as the remote fell silent; answered as `reply`, since a blocked thread would wait for ever.
+// `abandoned`: the remote fell silent; answered as `reply`, since a blocked thread would wait for ever.
 type InterruptMode = "silent" | "reply" | "abandoned"
 
 interface ServedCall {
@@ -57,7 +57,7 @@ const watchEveryMs = 500
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
   operation._tag === "RemoteOpen" ? undefined : operation.workerId
 
-// C9: the hop counts against the budget; the longest is what a timer holds.
+// C9: the hop counts against the budget.
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
@@ -100,10 +100,9 @@ type ReplyPorts = ReturnType<typeof makeReplyPorts>
 
 const makeReplyPorts = () => Protocol.bounded(maxReplyPorts, Protocol.openReplyPort)
 
-// A fresh channel instance per message: one kept open would receive every answer the owner posts on it too.
+// A fresh channel per message: one kept open would also receive every answer posted on it.
 const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  // Only the errors have an encoded form that differs from their type.
   const encoded =
     message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   const port = server.replyPorts.peek(to)
@@ -116,7 +115,6 @@ const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
 const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
   if (call.span !== undefined) endSpan(server.tracing!, call.span, exit)
-  // The same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const { callId } = call
   if (Exit.isSuccess(exit)) return reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
@@ -140,7 +138,7 @@ const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) =
   const sent = call.sent
   if (sent !== undefined) {
     call.interrupt = mode
-    // C11: still in flight, the owner cancels exactly it; otherwise it was answered already.
+    // C11
     if (sent.end("interrupted")) finish(server, call, Exit.interrupt(FiberId.none))
     return
   }
@@ -166,12 +164,11 @@ const sweep = (server: ServerState): Effect.Effect<ServerState> =>
     return server
   })
 
-// The watcher ends with the last remote it tracks; the next tracked call starts it again.
 const watchEvery = Schedule.spaced(watchEveryMs).pipe(
   Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
 )
 
-// Suspended, as it is built on every call: eagerly it cost 180 ns a call, suspended 18 ns.
+// Suspended: built on every call, eagerly it cost 10x.
 const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
@@ -205,10 +202,10 @@ const track = (
   return call
 }
 
-// A request another operation ended is answered after that operation: a `cancel` resolves before its request rejects.
+// A `cancel` resolves before the request it ended rejects.
 const ended = (server: ServerState, call: ServedCall) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
   Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
-// C29: progress travels through the host, so a call with progress is never given the route.
+// C29: a call with progress is never given the route.
 const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
@@ -220,7 +217,7 @@ const remoteOf = (
         onRoute: (route) => {
           const { workerId } = operation
           const { channel, timeoutMs } = route
-          // C83: a host that traces keeps the untraced calls it would root on its own path.
+          // C83: a tracing host keeps untraced calls on its own path, to root them.
           const traced = server.tracing === undefined ? {} : { traced: true }
           reply(server, message.from, { _tag: "Route", workerId, channel, timeoutMs, ...traced })
           if (route.evicted !== undefined) reply(server, route.evicted, { _tag: "Unrouted", workerId })
@@ -228,7 +225,7 @@ const remoteOf = (
       }
     : undefined
 
-// C83: a tracing host spans the request, a root for an untraced caller, and hands the owner its own span.
+// C83
 const traceCall = (
   server: ServerState,
   call: ServedCall,
@@ -251,7 +248,7 @@ const routes = (server: ServerState): RemoteRoutes => ({
   }
 })
 
-// No fiber per request: the registry's close of a worker ends a request in flight, which answers it.
+// No fiber per request: closing a worker ends its request in flight, which answers it.
 const runRequest = (
   server: ServerState,
   active: HostRegistry,
@@ -260,7 +257,7 @@ const runRequest = (
   operation: typeof Protocol.RemoteCall.Type
 ) => {
   const trace = traceCall(server, call, message.trace, operation)
-  // Checked in the calling thread; here only so the owner surely gets an object's JSON text.
+  // Checked by the caller already; here so the owner surely gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   const invalid = Either.isLeft(params)
     ? params.left
@@ -342,14 +339,13 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
       Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
-      // `finish` answers the failure; it is no unhandled error of this fiber.
       Effect.exit
     )
   )
   if (server.calls.has(key)) call.fiber = fiber
 }
 
-// C117: counted here, once.
+// C117
 const countedRefusal = <E extends McpWorkerError>(
   active: HostRegistry,
   operation: (typeof Protocol.RemoteRequest.Type)["operation"],
@@ -364,7 +360,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
   if (active === undefined || !serving(server)) return
   server.replyPorts.get(message.from, message.thread)
   if (message.ackBy !== undefined) {
-    // C22a: the remote has already been told it was not sent.
+    // C22a
     if (Date.now() > message.ackBy) {
       return reply(server, message.from, {
         _tag: "RemoteFailure",
@@ -427,12 +423,11 @@ const onAnnouncement = (server: ServerState, data: unknown) => {
     return
   }
   if (server.newer.delete(announcement.hostId) && server.newer.size === 0 && server.registry !== undefined) {
-    // Serving again: remotes that saw the newer host go learn that a host is here.
     if (!server.closing) server.announce.postMessage({ _tag: "Up", hostId: server.hostId, startedAt: server.startedAt })
   }
 }
 
-/** Requests are served once `serve` is called. @internal */
+/** @internal */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
   // Acquired first, released last: `Gone` goes out after every call was answered.
@@ -456,14 +451,14 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   )
   const server: ServerState = {
     hostId,
-    // One host per process is supported; the ordering only keeps two from answering one request.
+    // Only keeps two hosts of one process from answering one request.
     startedAt: performance.timeOrigin + performance.now(),
     newer: new Set(),
     calls: new Map(),
     remotes: new Map(),
     replyPorts: makeReplyPorts(),
     announce,
-    // Released before the channels: call fibers still running when the host closes are interrupted and answered.
+    // Released before the channels: stray call fibers are interrupted and answered.
     runFork: yield* FiberSet.makeRuntime<never>(),
     runWatcher: yield* FiberHandle.makeRuntime<never, never, void>(),
     registry: undefined,
@@ -479,7 +474,6 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       server.registry = active
       active.routeRemotes(routes(server))
       announce.postMessage({ _tag: "Up", hostId, startedAt: server.startedAt })
-      // Before the registry closes its workers: new requests are refused from then on.
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           server.closing = true

@@ -1,6 +1,6 @@
 /**
- * A direct request, in memory the owner writes and the host only reads: no message per request crosses (C8). Free of
- * Node types, as the host's declarations name it (C98).
+ * A direct request in memory the owner writes and the host reads (C8). Free of Node types: host declarations name it
+ * (C98).
  *
  * @internal
  */
@@ -15,15 +15,14 @@ export type Slot = SharedArrayBuffer
 /** @internal */
 export const makeSlot = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
 
-/** `since`: epoch ms. @internal */
+/** @internal */
 export interface Held {
   readonly requestId: string
   readonly since: number
 }
 
 /**
- * The owner's writer. A sequence number, odd while a write runs, lets a reader in another thread see a whole write or
- * retry.
+ * A sequence number, odd during a write, lets a reader in another thread see a whole write or retry.
  *
  * @internal
  */
@@ -52,7 +51,7 @@ const decoder = new TextDecoder()
 /** @internal */
 export const readSlot = (slot: Slot): Held | undefined => {
   const header = new Int32Array(slot, 0, 2)
-  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  // An owner that died mid-write had nothing in flight.
   for (let tries = 0; tries < 10_000; tries++) {
     const before = Atomics.load(header, 0)
     if ((before & 1) === 1) continue
