@@ -1,8 +1,7 @@
 /**
- * A peer's frame before `RpcServer` reads it. The host is the owner's relay, not a server of its own: where the listener
- * does not trace, a plain request is begun and answered from here with no fiber of the server. An `Interrupt` ends its
- * request here too, since `RpcServer` interrupts a handler as a fork and the next request could find the worker busy
- * (C11).
+ * A peer's frame before `RpcServer` reads it. The host relays to the owner: where the listener does not trace, a plain
+ * request is begun and answered here with no server fiber, and its `Interrupt` ends it here, since `RpcServer` would
+ * interrupt a forked handler and the next request could find the worker busy (C11).
  *
  * @internal
  */
@@ -32,7 +31,7 @@ interface Call {
 /** By `keyOf`. */
 export type Calls = Map<string, Call>
 
-/** Stamped on every request frame the server reads; a peer's own value is replaced. */
+/** A peer's own value is replaced. */
 const callHeader = "x-mcp-worker-call"
 
 const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}`
@@ -66,7 +65,7 @@ const exitEncoder = (tag: string): Operation["encodeExit"] =>
     >
   )
 
-/** Every request of the table by its tag, plain and streamed, with the exit encoder the server would use. */
+/** With the exit encoder the server would use. */
 const operations: ReadonlyMap<string, Operation> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
     [false, true].map((streamed) => {
@@ -78,18 +77,16 @@ const operations: ReadonlyMap<string, Operation> = new Map(
 
 const isPayload = Schema.is(RequestPayload)
 
-/** What the step that reads a frame does with it. @internal */
+/** @internal */
 export type Step =
-  /** The server reads it. */
   | { readonly _tag: "Server"; readonly message: RpcMessage.FromClientEncoded }
-  /** A refusal, answered now; the connection rests first (C86). */
+  /** C86: the connection rests first. */
   | { readonly _tag: "Refused"; readonly frame: RpcMessage.ResponseExitEncoded }
-  /** Taken here: its answer is written when there is one. */
   | { readonly _tag: "Taken" }
 
 const taken: Step = { _tag: "Taken" }
 
-/** `relay`: the listener does not trace, so plain requests are answered from here. @internal */
+/** @internal */
 export const step = (
   listener: Listener,
   clientId: number,
@@ -101,8 +98,7 @@ export const step = (
     case "Request": {
       const operation = operations.get(message.tag)
       if (relay && operation !== undefined && typeof message.id === "string" && isPayload(message.payload)) {
-        // The errors made here go to another process as their fields: a stack of each, taken from the depth of the
-        // fiber runtime, was most of what a refusal cost.
+        // These errors cross to another process as fields: their stacks were most of what a refusal cost.
         const stackTraceLimit = Error.stackTraceLimit
         Error.stackTraceLimit = 0
         try {
@@ -141,7 +137,7 @@ export const endTaken = (calls: Calls, clientId?: number): void => {
   }
 }
 
-/** C117: a refusal is counted where it is made. @internal */
+/** C117 @internal */
 export const admitted = (
   listener: Listener,
   name: string,
@@ -165,11 +161,11 @@ const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step =>
   return { _tag: "Server", message: { ...message, headers } }
 }
 
-/** What is left of a peer's deadline, in ms (`undefined`: none given). @internal */
+/** `undefined`: no deadline given. @internal */
 export const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-// C83: a listener that does not trace hands on the peer's span, its ids from the envelope, the rest from the payload.
+// C83: ids from the envelope, the rest from the payload.
 const peerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -179,7 +175,7 @@ const peerTrace = (
     ? [message.traceId, message.spanId, message.sampled !== false]
     : undefined)
 
-// C83: the peer's span goes to the handler in the payload; no span of the listener's own.
+// C83: no span of the listener's own.
 const withPeerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -212,7 +208,7 @@ const relayNow = (
     listener.calls.delete(key)
     write(clientId, exitFrame(requestId, operation, shown))
   }
-  // `begin` refuses by calling `answer` before it returns: that refusal is answered in this step.
+  // `begin` may refuse by calling `answer` before it returns.
   const sent: HostRequest.Sent | undefined = listener.registry.begin(
     {
       id: workerId,
@@ -222,7 +218,7 @@ const relayNow = (
       idleMs: payload.idleMs,
       onProgress: undefined,
       saveTo: payload.saveTo,
-      // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
+      // Without "fail" the worker's spill applies; a caller's own directory was refused in its process.
       spill: payload.spill,
       trace: peerTrace(message, payload),
       surface: "socket"
@@ -257,7 +253,7 @@ const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknow
   frame: exitFrame(requestId, operation, exit)
 })
 
-/** The `Exit` frame of a request, as the server would encode it; one its schema refuses is the defect it would send. */
+/** One its schema refuses is the defect the server would send. */
 const exitFrame = (
   requestId: string,
   operation: Operation,
