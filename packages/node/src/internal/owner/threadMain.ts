@@ -1,4 +1,4 @@
-// An owner thread's entry: the server spawns before anything loads. CommonJS: an ES entry costs ≈ 10 ms a thread.
+// The server spawns before anything loads. CommonJS: an ES entry costs ≈ 10 ms a thread.
 import * as path from "node:path"
 import type { MessagePort } from "node:worker_threads"
 import { workerData } from "node:worker_threads"
@@ -21,6 +21,5 @@ void import("./loader.js").then((OwnerLoader) => {
   const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
   runtime.exports.run(data.port, early, data.slot)
   setImmediate(runtime.refresh)
-  // Later owners skip compiling the connect and request paths.
   setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()
 })
