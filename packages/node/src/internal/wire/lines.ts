@@ -1,14 +1,14 @@
 /**
  * Chunks are held as they came and scanned once: a line costs one copy and one decode. 0x0a is never inside a UTF-8
- * sequence, so lines are cut on bytes. Node built-ins only: the owner process's entry uses it before anything loads.
+ * sequence. Node built-ins only: the owner process's entry uses it before anything loads.
  *
  * @internal
  */
 
-/** Reads a line as it arrives: the line is not bounded then. @internal */
+/** The line is not bounded then. @internal */
 export interface Sink<A> {
   readonly keepBytes?: number | undefined
-  /** `bytes[from, to)`, to be read during the call. */
+  /** Read during the call. */
   readonly write: (bytes: Buffer, from: number, to: number) => void
   readonly end: (line: A | undefined) => void
 }
@@ -24,7 +24,7 @@ export interface Options<A> {
   readonly dropCarriageReturn?: boolean
   /** `false` reads no further in the chunk: `push` returns its rest. */
   readonly onLine: (line: A) => boolean | void
-  /** A sink it returns gets the bytes after `held`, never the whole line. */
+  /** Gets the bytes after `held`. */
   readonly onOverflow?: (held: ReadonlyArray<Buffer>, bytes: number) => Overflow<A>
   readonly onLineStart?: () => Sink<A> | undefined
 }
@@ -32,7 +32,7 @@ export interface Options<A> {
 /** @internal */
 export const text = (bytes: Buffer, start: number, end: number): string => bytes.toString("utf8", start, end)
 
-/** A view, not a copy. @internal */
+/** @internal */
 export const bytes = (bytes: Buffer, start: number, end: number): Buffer => bytes.subarray(start, end)
 
 type Line<A> = Between | Held | Skipped | Streamed<A>
@@ -62,7 +62,7 @@ export class LineSplitter<A> {
     return this.heldBytes
   }
 
-  /** `chunk` must not change afterwards: its unfinished line is held as a view of it. */
+  /** Must not change afterwards: its unfinished line is a view of it. */
   push(chunk: Buffer): Buffer | undefined {
     let start = 0
     while (start < chunk.length) {
