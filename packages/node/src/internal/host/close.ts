@@ -1,4 +1,4 @@
-// Closing a worker: C7, C19, C20.
+// C7, C19, C20
 import { type CleanupSummary, CloseFailed, DeliveryUnknown, emptyCleanup } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -18,7 +18,7 @@ import * as Connection from "../shared/connection.js"
 import { type Entry, forceEnd, statusOf } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 
-// C22a: it was sent, and close cannot know its outcome.
+// C22a
 const endPending = (entry: Entry) => {
   if (entry.pending === undefined) return
   const { requestId } = entry.pending
@@ -37,7 +37,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     endPending(entry)
     let summary: CleanupSummary | undefined
     if (entry.threadAlive && entry.control !== undefined) {
-      // `close` is uninterruptible, so a cleanup never stops half way; each step is made interruptible for its timeout.
+      // `close` is uninterruptible; each step is made interruptible for its timeout.
       const left = yield* Budget.left(running)
       summary = yield* entry.control
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
@@ -56,7 +56,7 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
     if (cleanup.activeProcesses > 0) {
-      // C20: the id stays for a retry, as `failed`, so a request is not_sent at once rather than timing out.
+      // C20: kept as `failed`, so a request is not_sent at once rather than timing out.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
       Connection.recordCleanup(entry, cleanup)
       routesEnded(registry, entry)
