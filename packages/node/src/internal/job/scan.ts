@@ -48,7 +48,7 @@ const closeParen = 0x29
 const space = 0x20
 const zero = 0x30
 
-/** Decodes nothing but the group, so a pass decodes members alone. @internal */
+/** So a pass decodes members alone. @internal */
 export const groupOf = (stat: Uint8Array): number => {
   let field = 0
   let group = 0
@@ -81,10 +81,10 @@ export const parseUsage = (
 /** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// One buffer per thread: `readFileSync` (fstat says 0) grew one per read, most of a busy close's CPU time.
+// `readFileSync` (fstat says 0) grew a buffer per read, most of a busy close's CPU time.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
-/** The view is valid until the next read. @internal */
+/** Valid until the next read. @internal */
 export const readProcFile = (file: string): Buffer | undefined => {
   let fd: number
   try {
@@ -127,7 +127,7 @@ const needleOf = (entry: string): Buffer => {
 export const environHasEntry = (environ: Buffer, entry: string): boolean => {
   const needle = needleOf(entry)
   if (needle.length === 0) return false
-  // the last entry may lack its terminating NUL
+  // the last entry may lack its NUL
   for (let at = environ.indexOf(needle); at !== -1; at = environ.indexOf(needle, at + 1)) {
     const end = at + needle.length
     if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true
@@ -168,7 +168,7 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
   return found
 }
 
-/** Best effort: only whether the root exists. @internal */
+/** Only whether the root exists. @internal */
 export const scanWindows = (pgid: number | undefined): Array<JobProcess> =>
   pgid !== undefined && isAlive(pgid) ? [{ pid: pgid, pgid, inGroup: true, marked: false }] : []
 
@@ -195,7 +195,7 @@ const isAlive = (pid: number): boolean => {
 
 let ownGroup: number | undefined | null = null
 
-/** So a wrong reference can never make us signal ourselves. @internal */
+/** So a wrong reference can never signal ourselves. @internal */
 export const ownProcessGroup = (): number | undefined => {
   if (ownGroup === null) {
     ownGroup =
