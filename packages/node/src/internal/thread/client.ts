@@ -1,5 +1,5 @@
 /**
- * The remote side of `McpWorkers` in any thread, on the caller's thread plane as the Promise client (C106).
+ * The remote side of `McpWorkers` in any thread, on the caller's thread plane (C106).
  *
  * @internal
  */
@@ -47,7 +47,7 @@ export interface RemoteService
   readonly subscribe: (id: string, options?: { readonly capacity?: number | undefined }) => ReturnType<typeof subscribe>
 }
 
-/** `startedAt`: when the caller made the call, if earlier. @internal */
+/** `startedAt`: when the caller made the call. @internal */
 export interface RemoteExtra {
   readonly signal?: AbortSignal | undefined
   readonly startedAt?: number | undefined
@@ -57,7 +57,7 @@ const isProxy = (u: unknown) => types.isProxy(u)
 
 const context = { isProxy, checkSavePath, checkSpillDirectory }
 
-// Only with a real tracer, as the host's.
+// Only with a real tracer.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
 
 /** Refused as the host refuses it. */
@@ -103,8 +103,7 @@ const send = <O extends Protocol.LifecycleOperation>(
   )
 
 /**
- * The first request goes out in this step, so no notification of a call made right after is missed. One batch per
- * pull bounds what this thread holds.
+ * The first request goes out in this step, so no notification of a call made right after is missed.
  *
  * @internal
  */
@@ -129,7 +128,7 @@ export const subscribe = (
     )
   })
 
-/** The subscription starts as the stream starts, not when first read. */
+/** Subscribes as the stream starts, not when first read. */
 const events =
   (caller: ThreadCaller.ThreadCaller): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
@@ -144,7 +143,7 @@ const call = <A>(
   trace: OwnerProtocol.TraceContext | undefined
 ): Effect.Effect<A, RequestError> =>
   Effect.suspend(() => {
-    // The budget counts from the caller's call; a surface's runtime may start later.
+    // The budget counts from the caller's call.
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
@@ -168,7 +167,6 @@ const call = <A>(
     )
   })
 
-/** `answer`: a spill's summary. */
 const answered = <A, E>(operation: Operations.Operation<any, any, A>, effect: Effect.Effect<A, E>) =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer as (value: A) => A)
 
@@ -178,7 +176,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.sync(() => ThreadCaller.dispose(caller))
   )
 
-  // Validated here so only plain data in the protocol's shape is posted: the host drops what it cannot read.
+  // The host drops what it cannot read: only checked plain data is posted.
   const checkId = checkWorkerId
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
@@ -223,7 +221,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        // As the host's `close`: an unusable budget falls back to the default.
+        // As the host's `close`.
         onRight: (workerId) =>
           send(caller, {
             _tag: "RemoteClose",

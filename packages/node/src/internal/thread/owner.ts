@@ -1,4 +1,3 @@
-// An owner thread's end of the thread plane.
 import * as Slot from "./slot.js"
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -8,7 +7,6 @@ import { BroadcastChannel } from "node:worker_threads"
 import * as RemoteProtocol from "./protocol.js"
 import type { OwnerSpans } from "../owner/spans.js"
 
-// A worker is rarely used from more threads at once.
 const maxReplyChannels = 16
 
 /** @internal */
@@ -30,7 +28,7 @@ export const makeReplies = () => {
 /** @internal */
 export type Replies = ReturnType<typeof makeReplies>
 
-/** Unreadable messages are answered as a defect when they say where. @internal */
+/** @internal */
 export const listen = (
   workerId: string,
   owner: OwnerDirect.DirectOwner,

@@ -1,4 +1,4 @@
-// Thread-plane messages (docs/wire.md); names and timings are the caller's, its types proven equal to them.
+// docs/wire.md; names, timings and types are the caller's, proven equal.
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -42,7 +42,7 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   name: Schema.optional(Schema.String)
 })
 
-/** Trace rides on `RemoteRequest`; no `deadline`: the worker's default. @internal */
+/** No `deadline`: the worker's default. @internal */
 export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
   ...Struct.omit(OwnerProtocol.Envelope.fields, "deadline", "trace"),
@@ -179,7 +179,7 @@ export const Route = Schema.TaggedStruct("Route", {
   traced: Schema.optional(Schema.Boolean)
 })
 
-/** C22a: a direct request still waiting may have been taken. @internal */
+/** C22a @internal */
 export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema.String, error: McpWorkerError })
 
 /** @internal */
@@ -201,7 +201,7 @@ export const Reply = Schema.Union(
 /** @internal */
 export type Reply = typeof Reply.Type
 
-/** Of two hosts in one process only the newest serves. @internal */
+/** Of two hosts in one process the newest serves. @internal */
 export const Up = Schema.TaggedStruct("Up", { hostId: Schema.String, startedAt: Schema.Number })
 
 /** @internal */
@@ -223,7 +223,7 @@ export const unrefChannel = (name: string): BroadcastChannel => {
   return channel
 }
 
-/** Ids die with their host. @internal */
+/** @internal */
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -243,7 +243,7 @@ export const arrivedLate = (): HostUnavailable =>
 export const invalidArguments = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// Calls' messages pass fast checks derived from their Schemas; the rest and misses go through the Schema for errors.
+// Fast checks derived from the Schemas; the Schema only for what they miss.
 
 const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
 
@@ -275,7 +275,7 @@ export const encodeReply = Schema.encodeSync(Reply)
 /** @internal */
 export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
-// Past the bound the oldest sink closes (its remote gets a new one); none keeps its thread alive.
+// Past the bound the oldest sink closes; none keeps its thread alive.
 /** @internal */
 export interface ReplySink {
   readonly postMessage: (message: unknown) => void
@@ -284,7 +284,6 @@ export interface ReplySink {
 
 /** @internal */
 export interface ReplyChannels {
-  /** A port to `thread` when it names one. */
   readonly get: (name: string, thread?: number | undefined) => ReplySink
   readonly close: () => void
 }
@@ -296,9 +295,8 @@ const channelSink = (name: string): ReplySink => {
 }
 
 /**
- * C150; `undefined` in this thread or without `postMessageToThread`. A worker thread's handover passes the main
- * thread, which may be blocked (C22): after `fallbackAfterMs` unconfirmed replies also go on the channel, so only for
- * replies read once by call id.
+ * C150; `undefined` in this thread or without `postMessageToThread`. The main thread relays a worker thread's handover
+ * and may be blocked (C22): unconfirmed replies then also go on the channel, so only for replies read by call id.
  *
  * @internal
  */
@@ -371,7 +369,7 @@ const ownerFallbackMs = 100
 const openSink = (name: string, thread: number | undefined): ReplySink =>
   openReplyPort(name, thread, ownerFallbackMs) ?? channelSink(name)
 
-/** A remote `open` has no sink for is not kept. @internal */
+/** @internal */
 export const bounded = <Sink extends ReplySink | undefined>(
   max: number,
   open: (name: string, thread: number | undefined) => Sink

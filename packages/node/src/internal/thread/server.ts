@@ -1,6 +1,5 @@
 /**
- * The host end of the thread plane, acquired around the registry: workers close first, then stray call fibers are
- * interrupted, then `Gone` goes out.
+ * The host end of the thread plane, acquired around the registry so `Gone` goes out after every call was answered.
  *
  * @internal
  */
@@ -32,7 +31,7 @@ import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
 
-// `abandoned`: the remote fell silent; answered as `reply`, since a blocked thread would wait for ever.
+// `abandoned` (silent remote) is answered as `reply`: a blocked thread would wait for ever.
 type InterruptMode = "silent" | "reply" | "abandoned"
 
 interface ServedCall {
@@ -57,7 +56,7 @@ const watchEveryMs = 500
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
   operation._tag === "RemoteOpen" ? undefined : operation.workerId
 
-// C9: the hop counts against the budget.
+// C9
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
@@ -100,7 +99,7 @@ type ReplyPorts = ReturnType<typeof makeReplyPorts>
 
 const makeReplyPorts = () => Protocol.bounded(maxReplyPorts, Protocol.openReplyPort)
 
-// A fresh channel per message: one kept open would also receive every answer posted on it.
+// A kept channel would receive every answer posted on it too.
 const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
   const encoded =
@@ -148,7 +147,7 @@ const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) =
   server.runFork(Fiber.interrupt(fiber))
 }
 
-// C22: a remote silent for `remoteGoneAfterMs` is gone or blocked; its calls are interrupted.
+// C22
 const sweep = (server: ServerState): Effect.Effect<ServerState> =>
   Effect.gen(function* () {
     const now = Date.now()
@@ -168,7 +167,7 @@ const watchEvery = Schedule.spaced(watchEveryMs).pipe(
   Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
 )
 
-// Suspended: built on every call, eagerly it cost 10x.
+// Suspended: it is built on every call.
 const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
@@ -205,7 +204,7 @@ const track = (
 // A `cancel` resolves before the request it ended rejects.
 const ended = (server: ServerState, call: ServedCall) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
   Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
-// C29: a call with progress is never given the route.
+// C29
 const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
@@ -217,7 +216,7 @@ const remoteOf = (
         onRoute: (route) => {
           const { workerId } = operation
           const { channel, timeoutMs } = route
-          // C83: a tracing host keeps untraced calls on its own path, to root them.
+          // C83: the host roots untraced calls itself.
           const traced = server.tracing === undefined ? {} : { traced: true }
           reply(server, message.from, { _tag: "Route", workerId, channel, timeoutMs, ...traced })
           if (route.evicted !== undefined) reply(server, route.evicted, { _tag: "Unrouted", workerId })
@@ -248,7 +247,7 @@ const routes = (server: ServerState): RemoteRoutes => ({
   }
 })
 
-// No fiber per request: closing a worker ends its request in flight, which answers it.
+// No fiber per request: closing a worker answers its request in flight.
 const runRequest = (
   server: ServerState,
   active: HostRegistry,
@@ -257,7 +256,7 @@ const runRequest = (
   operation: typeof Protocol.RemoteCall.Type
 ) => {
   const trace = traceCall(server, call, message.trace, operation)
-  // Checked by the caller already; here so the owner surely gets an object's JSON text.
+  // So the owner surely gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   const invalid = Either.isLeft(params)
     ? params.left
@@ -335,7 +334,7 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   const { key } = call
   const operation = message.operation
   if (operation._tag === "RemoteCall") return runRequest(server, active, call, message, operation)
-  // Synchronous up to the first wait: an unknown id is answered before this returns.
+  // An unknown id is answered before this returns.
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
       Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
@@ -383,7 +382,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
 const onRemoteMessage = (server: ServerState, data: unknown) => {
   const decoded = Protocol.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
-    // Only another version of this library sends what cannot be read: say so, if it can hear.
+    // Only another version of this library sends what cannot be read.
     const raw = data as { from?: unknown; callId?: unknown } | null
     if (serving(server) && typeof raw?.from === "string" && typeof raw.callId === "number") {
       reply(server, raw.from, {
@@ -430,7 +429,7 @@ const onAnnouncement = (server: ServerState, data: unknown) => {
 /** @internal */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
-  // Acquired first, released last: `Gone` goes out after every call was answered.
+  // Released last: `Gone` after every call was answered.
   const announce = yield* Effect.acquireRelease(
     Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
     (channel) =>
@@ -451,14 +450,13 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   )
   const server: ServerState = {
     hostId,
-    // Only keeps two hosts of one process from answering one request.
     startedAt: performance.timeOrigin + performance.now(),
     newer: new Set(),
     calls: new Map(),
     remotes: new Map(),
     replyPorts: makeReplyPorts(),
     announce,
-    // Released before the channels: stray call fibers are interrupted and answered.
+    // Released before the channels: stray call fibers are answered.
     runFork: yield* FiberSet.makeRuntime<never>(),
     runWatcher: yield* FiberHandle.makeRuntime<never, never, void>(),
     registry: undefined,

@@ -1,11 +1,10 @@
 /**
- * A direct request in memory the owner writes and the host reads (C8). Free of Node types: host declarations name it
- * (C98).
+ * A direct request in memory the owner writes and the host reads (C8). No Node types: host declarations name it.
  *
  * @internal
  */
 
-// [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
+// [sequence, length] Int32, `since` Float64, then the id's bytes.
 const headerBytes = 16
 const maxIdBytes = 64
 
@@ -22,7 +21,7 @@ export interface Held {
 }
 
 /**
- * A sequence number, odd during a write, lets a reader in another thread see a whole write or retry.
+ * Odd sequence during a write: a reader in another thread sees a whole write or retries.
  *
  * @internal
  */
