@@ -1,6 +1,5 @@
 /**
- * The Effect face of the caller's socket plane (C46), shaped as the remote thread's so the Promise client stands on
- * either.
+ * The Effect face of the caller's socket plane (C46), shaped as the remote thread's.
  *
  * @internal
  */
@@ -107,7 +106,7 @@ const request = (plane: Plane.Plane) =>
     })
   )
 
-/** The first pull (which subscribes) starts now, each later one when the reader asks. */
+/** The first pull (which subscribes) starts now, later ones when the reader asks. */
 const subscribe = (plane: Plane.Plane, id: string, options?: { readonly capacity?: number | undefined }) =>
   Effect.gen(function* () {
     const workerId = yield* Prepare.checkId(id, "workerId")

@@ -1,5 +1,5 @@
 /**
- * A listener's socket frames: the `Hello` (C110), each frame's bound (C47), the peers' budget (C63, C64).
+ * C110, C47, C63, C64
  *
  * @internal
  */
@@ -160,7 +160,7 @@ const frameTooLarge = (requestId: unknown, bytes: number, max: number) => ({
 })
 
 const byteLength = (text: string, max: number): number =>
-  // At most max/3 UTF-16 units is at most max bytes.
+  // max/3 UTF-16 units are at most max bytes.
   text.length * 3 <= max ? text.length : Buffer.byteLength(text)
 
 const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.concat(held, bytes).toString("utf8")
@@ -187,7 +187,7 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
     }
   })
   const decode = (data: string | Uint8Array, reader: Peer | undefined): Array<unknown> => {
-    // A copy would double what an unfinished frame costs.
+    // A copy would double an unfinished frame's cost.
     const bytes =
       typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     items = []

@@ -1,6 +1,6 @@
 /**
- * Grants (C44): `mcpg_<nonce><tag>`, the tag a truncated HMAC-SHA256 under a host-only key, checked in constant time
- * before any lookup so a forged grant costs what a real one does.
+ * C44: `mcpg_<nonce><tag>`, the tag a truncated HMAC-SHA256 under a host-only key, checked in constant time before any
+ * lookup so a forged grant costs what a real one does.
  *
  * @internal
  */
@@ -130,7 +130,7 @@ const saveDirOf = (dir: unknown): Either.Either<string | undefined, InvalidInput
 }
 
 /**
- * The owner writes beside the target and renames it into place, so only the directory's real path counts.
+ * The owner renames into place, so only the directory's real path counts.
  *
  * @internal
  */
@@ -140,14 +140,14 @@ export const isUnder = (dir: string, target: string): boolean => {
   return parent !== undefined && (parent === dir || parent.startsWith(dir + path.sep))
 }
 
-// Any string is compared against a tag, whatever its shape.
+// Any string is compared against a tag.
 const filler = Buffer.alloc(tagChars)
 
 /** @internal */
 export const resolve = (grants: Grants, id: string, now: number): Grant | undefined => {
   const shaped = id.length === grantLength && id.startsWith(prefix)
   const nonce = shaped ? id.slice(prefix.length, prefix.length + nonceChars) : "-"
-  // Text, not decoded bytes: the last character's 4 padding bits would let two grants decode to one tag.
+  // Text, not bytes: 4 padding bits would let two grants decode to one tag.
   const presented = shaped ? Buffer.from(id.slice(prefix.length + nonceChars), "latin1") : filler
   const expected = Buffer.from(tagOf(grants, nonce).toString("base64url"), "latin1")
   const genuine = presented.length === tagChars && timingSafeEqual(presented, expected) && shaped
@@ -163,7 +163,7 @@ export const resolve = (grants: Grants, id: string, now: number): Grant | undefi
 
 /**
  * For grants a holder issued and never handed out (the gateway's): no one else presents them, so no tag check.
- *
+ * Grants a holder issued and never handed out (the gateway's): no tag check.
  * @internal
  */
 export const resolveOwn = (grants: Grants, id: string, now: number): Grant | undefined => {
@@ -171,7 +171,7 @@ export const resolveOwn = (grants: Grants, id: string, now: number): Grant | und
   return grant !== undefined && now <= grant.expiresAt ? grant : undefined
 }
 
-/** `false` when `id` names none of this host's. @internal */
+/** @internal */
 export const revoke = (grants: Grants, id: string): boolean => {
   if (resolve(grants, id, Date.now()) === undefined) return false
   return grants.byNonce.delete(id.slice(prefix.length, prefix.length + nonceChars))
@@ -226,7 +226,7 @@ export interface Target {
   readonly grant: Grant | undefined
 }
 
-/** One `UnknownWorker` for every refusal, so a bad grant, a disallowed operation and a plain id look alike. */
+/** One refusal for a bad grant, a disallowed operation and a plain id. */
 export const target = (
   listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean; readonly ownIds?: boolean },
   id: string,
@@ -238,14 +238,14 @@ export const target = (
   return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
 }
 
-/** Re-made through its schema, so the error names what the caller presented. */
+/** So the error names what the caller presented. */
 export const renamed = <E extends McpWorkerError>(error: E, id: string, grant?: Grant): E => {
   const hidden = grant === undefined ? undefined : hiddenOf(error, grant)
   if (hidden === undefined && (!("workerId" in error) || error.workerId === id)) return error
   return decodeError({ ...encodeError(error), ...hidden, workerId: id }) as E
 }
 
-// C119: a failure's words may name host paths.
+// C119
 const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> | undefined =>
   error._tag === "WorkerBusy" && !grant.requests.has(error.requestId)
     ? { requestId: "" }
@@ -255,7 +255,7 @@ const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> |
 
 const failureWords = (kind: string): string => `the worker's connection failed (${kind})`
 
-/** C119: field by field, so a new field stays hidden until chosen here. */
+/** C119: a new field stays hidden until chosen here. */
 export const statusShown = (grant: Grant | undefined, presented: string, status: WorkerStatus): WorkerStatus =>
   grant === undefined
     ? { ...status, workerId: presented }
@@ -313,7 +313,7 @@ export const checked = (
 export const closingError = (): HostUnavailable =>
   new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
-/** Whatever fails here was not sent. */
+/** Not sent. */
 export const admitted = (
   listener: {
     readonly grants: Grants

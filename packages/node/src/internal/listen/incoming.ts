@@ -1,7 +1,6 @@
 /**
- * A peer's frame before `RpcServer` reads it. The host relays to the owner: where the listener does not trace, a plain
- * request is begun and answered here with no server fiber, and its `Interrupt` ends it here, since `RpcServer` would
- * interrupt a forked handler and the next request could find the worker busy (C11).
+ * Without tracing, a plain request is begun and answered here with no server fiber, and its `Interrupt` ends it here:
+ * `RpcServer` would interrupt a forked handler and the next request could find the worker busy (C11).
  *
  * @internal
  */
@@ -28,7 +27,6 @@ interface Call {
   readonly answer: ((exit: Exit.Exit<unknown, RequestError>) => void) | undefined
 }
 
-/** By `keyOf`. */
 export type Calls = Map<string, Call>
 
 /** A peer's own value is replaced. */
@@ -65,7 +63,7 @@ const exitEncoder = (tag: string): Operation["encodeExit"] =>
     >
   )
 
-/** With the exit encoder the server would use. */
+/** With the server's exit encoder. */
 const operations: ReadonlyMap<string, Operation> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
     [false, true].map((streamed) => {
@@ -80,7 +78,7 @@ const isPayload = Schema.is(RequestPayload)
 /** @internal */
 export type Step =
   | { readonly _tag: "Server"; readonly message: RpcMessage.FromClientEncoded }
-  /** C86: the connection rests first. */
+  /** C86 */
   | { readonly _tag: "Refused"; readonly frame: RpcMessage.ResponseExitEncoded }
   | { readonly _tag: "Taken" }
 
@@ -98,7 +96,7 @@ export const step = (
     case "Request": {
       const operation = operations.get(message.tag)
       if (relay && operation !== undefined && typeof message.id === "string" && isPayload(message.payload)) {
-        // These errors cross to another process as fields: their stacks were most of what a refusal cost.
+        // These errors cross processes as fields: their stacks were most of a refusal's cost.
         const stackTraceLimit = Error.stackTraceLimit
         Error.stackTraceLimit = 0
         try {
@@ -127,7 +125,7 @@ export const step = (
   }
 }
 
-/** Without `clientId` (the listener closes) every call is answered as interrupted, as the server does its own. */
+/** Without `clientId` (the listener closes): every call, answered as interrupted. */
 export const endTaken = (calls: Calls, clientId?: number): void => {
   for (const [key, call] of calls) {
     if (call.answer === undefined || (clientId !== undefined && call.clientId !== clientId)) continue
@@ -161,11 +159,11 @@ const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step =>
   return { _tag: "Server", message: { ...message, headers } }
 }
 
-/** `undefined`: no deadline given. @internal */
+/** @internal */
 export const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-// C83: ids from the envelope, the rest from the payload.
+// C83
 const peerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -175,7 +173,7 @@ const peerTrace = (
     ? [message.traceId, message.spanId, message.sampled !== false]
     : undefined)
 
-// C83: no span of the listener's own.
+// C83
 const withPeerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -208,7 +206,7 @@ const relayNow = (
     listener.calls.delete(key)
     write(clientId, exitFrame(requestId, operation, shown))
   }
-  // `begin` may refuse by calling `answer` before it returns.
+  // `begin` may refuse before it returns.
   const sent: HostRequest.Sent | undefined = listener.registry.begin(
     {
       id: workerId,
@@ -218,7 +216,7 @@ const relayNow = (
       idleMs: payload.idleMs,
       onProgress: undefined,
       saveTo: payload.saveTo,
-      // Without "fail" the worker's spill applies; a caller's own directory was refused in its process.
+      // Without "fail" the worker's spill applies.
       spill: payload.spill,
       trace: peerTrace(message, payload),
       surface: "socket"
@@ -253,7 +251,7 @@ const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknow
   frame: exitFrame(requestId, operation, exit)
 })
 
-/** One its schema refuses is the defect the server would send. */
+/** Refused by its schema: the defect the server would send. */
 const exitFrame = (
   requestId: string,
   operation: Operation,

@@ -71,7 +71,7 @@ export const Close = Rpc.make("close", {
   error: McpWorkerError
 })
 
-/** Pulled only when the reader asks, so neither side holds past `capacity`. @internal */
+/** Pulled only when the reader asks: neither side holds past `capacity`. @internal */
 export const Events = Rpc.make("events", {
   payload: {
     id: Schema.String,

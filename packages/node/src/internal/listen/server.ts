@@ -1,6 +1,5 @@
 /**
- * The listener: `RpcServer` on a Unix domain socket. A call's request is cancelled exactly when its fiber is
- * interrupted, by `Interrupt`, its connection closing or the listener closing.
+ * `RpcServer` on a Unix domain socket; a call's request is cancelled exactly when its fiber is interrupted.
  *
  * @internal
  */
@@ -72,7 +71,7 @@ const request = (
     if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
-        // `begin` may answer (refuse) before it returns.
+        // `begin` may refuse before it returns.
         let sent: ReturnType<typeof listener.registry.begin> = undefined
         sent = listener.registry.begin(
           {
@@ -83,9 +82,9 @@ const request = (
             idleMs: payload.idleMs,
             onProgress,
             saveTo: payload.saveTo,
-            // Without "fail" the worker's spill applies; a caller's own directory was refused in its process.
+            // Without "fail" the worker's spill applies.
             spill: payload.spill,
-            // C83: the rpc server's span is the owner's parent.
+            // C83
             trace: OwnerProtocol.traceContextOfFiber(fiber) ?? payload.trace,
             surface: "socket"
           },
@@ -182,7 +181,7 @@ const lifecycle = (listener: Listener) => {
       ),
     cancel: ({ id, requestId }: { readonly id: string; readonly requestId: string }) =>
       by(id, "cancel", ({ grant, workerId }) =>
-        // C119: a grant cancels only a request begun through it.
+        // C119
         grant === undefined || grant.requests.has(requestId)
           ? registry.service.cancel(workerId, requestId)
           : Effect.fail(new RequestNotPending({ workerId, requestId }))
@@ -210,7 +209,7 @@ const lifecycle = (listener: Listener) => {
         Effect.tap(registry.pullEvents(workerId, key, payload.capacity, payload.end === true), (batch) =>
           Effect.sync(() => (batch.done || payload.end === true) && known.delete(key))
         )
-      // Granted when made: it reads on to its end whatever became of the grant.
+      // It reads on whatever became of the grant since.
       if (keys?.has(key) === true) return pull("", keys)
       return by(payload.id, "events", ({ workerId }) => {
         if (keys === undefined) listener.subscriptions.set(clientId, (keys = new Set()))
@@ -327,7 +326,6 @@ const bounded = (
 /** @internal */
 export interface Running {
   readonly path: string
-  /** Those in flight run on. */
   readonly stop: () => void
 }
 
@@ -362,7 +360,7 @@ export const make = (
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
     const budget = Frames.makeBudget(options.maxBufferedBytes ?? Frames.defaultMaxBufferedBytes)
     const guard: Frames.Guard = {
-      // A listener of worker ids already trusts every peer with the host's rights.
+      // Such a listener already trusts every peer with the host's rights.
       grantlessBytes: listener.acceptWorkerIds ? maxFrameBytes : Frames.grantlessFrameBytes,
       admits: (head) => Grants.shownIn(grants, head, Date.now()),
       budget
@@ -381,7 +379,7 @@ export const make = (
     )
     const tracing = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
     const protocol = yield* watched(listener, socketProtocol, tracing)
-    // Before the server is interrupted: the calls the listener took end answered, as the server's do.
+    // Before the server is interrupted, so the calls taken here end answered.
     yield* Effect.addFinalizer(() => Effect.sync(() => Incoming.endTaken(listener.calls)))
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: !tracing }).pipe(

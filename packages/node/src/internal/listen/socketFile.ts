@@ -1,6 +1,5 @@
 /**
- * The listener's socket file. Node cannot read a peer's credentials (`SO_PEERCRED`) without native code, so who may
- * connect is who may enter the directory: this user's, mode 0700.
+ * Node cannot read `SO_PEERCRED` without native code, so who may connect is who may enter the directory (mode 0700).
  *
  * @internal
  */
@@ -73,7 +72,7 @@ const directory = (socketPath: string, dir: string): Effect.Effect<boolean, List
     return created
   })
 
-/** A stale socket file is removed; one a live host listens on fails. @internal */
+/** Removes a stale socket file; fails on a live one. @internal */
 export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError> =>
   Effect.gen(function* () {
     if (process.platform === "win32") return yield* fail(socketPath, "path", "Unix domain sockets only")
@@ -101,7 +100,7 @@ export const restrict = (prepared: Prepared): Effect.Effect<void, ListenError> =
     catch: (error) => new ListenError({ path: prepared.path, reason: "listen", detail: `chmod: ${errnoOf(error)}` })
   })
 
-/** The directory too, if the listener made it and it is empty. @internal */
+/** And the directory, if the listener made it and it is empty. @internal */
 export const remove = (prepared: Prepared): Effect.Effect<void> =>
   Effect.gen(function* () {
     yield* Effect.sync(() => fs.rmSync(prepared.path, { force: true }))
