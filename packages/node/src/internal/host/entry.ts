@@ -57,7 +57,7 @@ export interface DataPort {
   readonly unref: () => void
 }
 
-/** C22a: none once the thread ended; what it held is its remote's to answer. @internal */
+/** C22a: none once the thread ended. @internal */
 export const heldDirect = (entry: Entry): Slot.Held | undefined =>
   entry.slot === undefined || !entry.threadAlive ? undefined : Slot.readSlot(entry.slot)
 

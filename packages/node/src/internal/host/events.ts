@@ -1,6 +1,5 @@
 /**
- * A worker's server notifications. A remote subscribes by pulling, so it holds at most one batch and the host at
- * most `capacity` per subscriber.
+ * A remote subscribes by pulling: it holds at most one batch, the host at most `capacity` per subscriber.
  *
  * @internal
  */
@@ -110,7 +109,7 @@ export const events = (
     })
   )
 
-/** The remote's stream stopped or its thread went silent. @internal */
+/** The remote's stream stopped or went silent. @internal */
 export const pull = (
   registry: Registry,
   id: string,

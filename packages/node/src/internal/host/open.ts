@@ -35,7 +35,7 @@ interface Placement extends McpWorkers.OwnerPlacement {
   readonly tools: ToolFilter.ToolFilter | undefined
 }
 
-/** Only stdio reads a result where it can go to a file. @internal */
+/** @internal */
 export const spillOf = (
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined
@@ -90,7 +90,7 @@ const unrefOwner = (owner: OwnerHandle) => {
   if (!("terminate" in owner)) owner.channel?.unref()
 }
 
-// C3: the platform Worker would respawn a dead owner and retry a failed spawn for ever.
+// C3: the platform Worker would respawn and retry for ever.
 const spawner = (
   registry: Registry,
   entry: Entry,

@@ -7,15 +7,14 @@ const entry = new URL("../../../owner/owner.cjs", import.meta.url)
 /** @internal */
 export const bundleExists = (): boolean => fs.existsSync(entry)
 
-// The host's loaders would only slow the bundled owner (≈ 100 ms for tsx). `undefined` inherits the flags: Node drops
-// what a worker cannot take, where an explicit list is refused.
+// The host's loaders would only slow the bundled owner (≈ 100 ms for tsx). `undefined` inherits the flags, minus what
+// a worker cannot take; an explicit list with one is refused.
 const loaderFlags = [
   "--import",
   "--loader",
   "--experimental-loader",
   "--require",
   "-r",
-  // The host's own entry, never the owner's.
   "--input-type",
   "--experimental-default-type"
 ]
@@ -38,7 +37,7 @@ export const withoutLoaderFlags = (argv: ReadonlyArray<string>): Array<string> =
 }
 
 /**
- * C88: 16 MiB semi-spaces cost a thread ≈ 6 MiB; at 2 MiB every open ran a full collection. Not a V8 flag, so the
+ * C88: 16 MiB semi-spaces cost a thread ≈ 6 MiB; 2 MiB ran a full collection per open. Not a V8 flag, so the
  * code cache stays valid.
  *
  * @internal

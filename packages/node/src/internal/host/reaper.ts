@@ -1,6 +1,6 @@
 /**
- * C27: a shell reading a pipe only the host writes (close-on-exec): its EOF is the host's death, however it died.
- * Markers find descendants that left the group with `setsid`. ≈ 1 MiB, idle.
+ * C27: a shell reading a pipe only the host writes (close-on-exec): its EOF is the host's death. Markers find
+ * descendants that left the group with `setsid`. ≈ 1 MiB, idle.
  *
  * @internal
  */
@@ -26,7 +26,7 @@ export interface Reaper {
 /** @internal */
 export const processName = "mcp-worker-reaper"
 
-// Lines: `+ <marker>`, `g <marker> <pgid>`, `- <marker>`; `safe` keeps them unquoted-safe.
+// `safe` keeps the lines unquoted-safe.
 const script = `
 trap '' INT HUP TERM PIPE
 markers=""
@@ -65,8 +65,7 @@ done
 exit 0
 `
 
-// C100: without `/proc`, a leader's start time proves its pid was not recycled and descendants are found by parent
-// pid; one whose chain broke before the host died is missed.
+// C100: without `/proc`, a leader's start time proves its pid was not recycled; descendants are found by parent pid.
 const psScript = `
 trap '' INT HUP TERM PIPE
 groups=""
@@ -165,7 +164,7 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
         running.once("exit", onExit)
         running.stdin!.end()
         return Effect.sync(() => running.off("exit", onExit))
-        // Finalizers are uninterruptible: else the timeout could not end the wait.
+        // Finalizers are uninterruptible.
       }).pipe(Effect.interruptible, Effect.timeoutOption("1 second"), Effect.asVoid)
     })
   )

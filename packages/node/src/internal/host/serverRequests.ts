@@ -60,7 +60,7 @@ const handlerOf = (
   return handler === undefined ? undefined : (workerId, params) => handler({ workerId, method, params })
 }
 
-/** A failing handler answers the server with an error; the connection stays. @internal */
+/** A failing handler answers the server with an error. @internal */
 export const answer = (
   holder: {
     readonly workerId: string

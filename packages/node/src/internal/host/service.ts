@@ -1,4 +1,4 @@
-// Each owner decides for its worker (C8).
+// C8
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
@@ -37,14 +37,14 @@ import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry, type RemoteRoutes, syncWithOwner } from "./registry.js"
 import { statusOf } from "./entry.js"
 
-/** C18: `openConfig` takes a config a remote thread normalized in its environment. @internal */
+/** C18: `openConfig` takes a config a remote thread normalized. @internal */
 export interface HostRegistry {
   readonly service: McpWorkers.McpWorkersService
   readonly openConfig: (
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
-  /** Params prepared without Effect; the budget counts from now. */
+  /** The budget counts from now. */
   readonly begin: (
     request: Omit<HostRequest.Relayed, "started">,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
@@ -115,15 +115,15 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     const layerScope = yield* Effect.scope
     const registry: Registry = {
       defaults,
-      // From the building context: confirmations run in many fibers.
+      // Confirmations run in many fibers.
       cleanupScan: yield* ProcessJob.CleanupScan,
-      // Before the close-all finalizer, so workers close politely before their scopes are swept.
+      // Before the close-all finalizer: workers close politely before their scopes are swept.
       workersScope: yield* Scope.fork(layerScope, ExecutionStrategy.parallel),
       entries: new Map(),
       opening: new Set(),
       runFork: yield* FiberSet.makeRuntime<never>(),
       manager: yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker)),
-      // C27: before the close-all finalizer, so it outlives every close.
+      // C27: outlives every close.
       reaper: yield* Reaper.make,
       remoteSubscriptions: new Map(),
       remote: undefined
@@ -144,13 +144,13 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
         const name = Metrics.openNameOf(openOptions)
         if (Either.isLeft(name)) return Effect.fail(name.left)
-        // C59: checked again, whoever checked before.
+        // C59
         const tools = ToolFilter.check(openOptions?.tools)
         return Either.isLeft(tools)
           ? Effect.fail(tools.left)
           : HostOpen.open(registry, config, openOptions, placement.right, spill.right, tools.right)
       })
-    // References read this process's environment, as envFrom does. C93: the loop is held only meanwhile.
+    // References read this process's environment. C93
     const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
       KeepAlive.heldService({
         open: (input, openOptions) =>
