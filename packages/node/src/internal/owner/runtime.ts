@@ -11,17 +11,17 @@ import * as Traced from "../shared/traced.js"
 import * as Direct from "../thread/owner.js"
 import * as Spans from "./spans.js"
 
-/** A `MessagePort` in a thread, a `LinePort` in a process. @internal */
+/** @internal */
 export interface OwnerDataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
 }
 
-/** `slot` only in a thread: a process cannot post to other threads' channels. @internal */
+/** `slot` only in a thread. @internal */
 export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, slot?: Slot.Slot): void => {
   const factory = makeFactory(early)
-  // Decided once: no cost per message without a tracer.
+  // Decided once: no cost per message.
   const tracing = Traced.threadTracing()
   const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
   const post =
@@ -76,7 +76,7 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       )
   })
 
-  // Once the host ends the runner, nothing may keep this thread alive.
+  // Once the runner ended, nothing may keep this thread alive.
   Effect.runFork(
     WorkerRunner.launch(main).pipe(
       Effect.provide(NodeWorkerRunner.layer),

@@ -7,7 +7,7 @@ import * as FiberId from "effect/FiberId"
 import type * as Tracer from "effect/Tracer"
 import * as Traced from "../shared/traced.js"
 
-/** Follows the data plane's messages, so the owner knows nothing of tracing. @internal */
+/** The owner knows nothing of tracing. @internal */
 export interface OwnerSpans {
   readonly received: (message: unknown) => void
   readonly posted: (message: OwnerProtocol.OwnerMessageEncoded) => OwnerProtocol.OwnerMessageEncoded
