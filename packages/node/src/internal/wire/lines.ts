@@ -1,6 +1,6 @@
 /**
- * Chunks are held as they came and scanned once: a line costs one copy and one decode. 0x0a is never inside a UTF-8
- * sequence. Node built-ins only: the owner process's entry uses it before anything loads.
+ * Scanned once: a line costs one copy and one decode; 0x0a is never inside a UTF-8 sequence. Built-ins only: the
+ * owner process's entry uses it before anything loads.
  *
  * @internal
  */
@@ -13,7 +13,7 @@ export interface Sink<A> {
   readonly end: (line: A | undefined) => void
 }
 
-/** A larger bound, a sink for the rest, or `undefined`: skipped to its newline. @internal */
+/** A larger bound, a sink for the rest, or `undefined`: skipped. @internal */
 export type Overflow<A> = number | Sink<A> | undefined
 
 /** @internal */
@@ -22,7 +22,7 @@ export interface Options<A> {
   /** A `\r` before the newline counts, the newline not. */
   readonly maxLineBytes: number
   readonly dropCarriageReturn?: boolean
-  /** `false` reads no further in the chunk: `push` returns its rest. */
+  /** `false`: `push` returns the chunk's rest. */
   readonly onLine: (line: A) => boolean | void
   /** Gets the bytes after `held`. */
   readonly onOverflow?: (held: ReadonlyArray<Buffer>, bytes: number) => Overflow<A>
@@ -62,7 +62,7 @@ export class LineSplitter<A> {
     return this.heldBytes
   }
 
-  /** Must not change afterwards: its unfinished line is a view of it. */
+  /** Must not change: its unfinished line is a view of it. */
   push(chunk: Buffer): Buffer | undefined {
     let start = 0
     while (start < chunk.length) {
