@@ -1,4 +1,4 @@
-// A process may vanish between two reads: a failed read means "not there".
+// A failed read means "not there": a process may vanish between two reads.
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import { type JobProcess, platform } from "./platform.js"
@@ -48,7 +48,7 @@ const closeParen = 0x29
 const space = 0x20
 const zero = 0x30
 
-/** So a pass decodes members alone. @internal */
+/** @internal */
 export const groupOf = (stat: Uint8Array): number => {
   let field = 0
   let group = 0
@@ -81,7 +81,7 @@ export const parseUsage = (
 /** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// `readFileSync` (fstat says 0) grew a buffer per read, most of a busy close's CPU time.
+// `readFileSync` (fstat says 0) grew a buffer per read: most of a busy close's CPU.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
 /** Valid until the next read. @internal */
@@ -145,7 +145,7 @@ export const carriesMarker = (pid: number, marker: string): boolean => {
   return environ !== undefined && environHasEntry(environ, markerEntry(marker))
 }
 
-/** An empty marker looks by group only. @internal */
+/** @internal */
 export const scanProc = (marker: string, pgid: number | undefined): Array<JobProcess> => {
   const found: Array<JobProcess> = []
   let entries: Array<string>
@@ -168,7 +168,7 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
   return found
 }
 
-/** Only whether the root exists. @internal */
+/** @internal */
 export const scanWindows = (pgid: number | undefined): Array<JobProcess> =>
   pgid !== undefined && isAlive(pgid) ? [{ pid: pgid, pgid, inGroup: true, marked: false }] : []
 
@@ -219,7 +219,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   }
 }
 
-/** Linux re-checks the marker against pid reuse; on `ps` the caller's listing is that check. @internal */
+/** Linux re-checks the marker; on `ps` the caller's listing is that check. @internal */
 export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
   if (platform === "win32" || !isSignallable(pid)) return false
   if (platform === "linux") {

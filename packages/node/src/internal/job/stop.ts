@@ -40,7 +40,7 @@ const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 const rootRunning = (child: ChildProcess | undefined): boolean =>
   child !== undefined && child.exitCode === null && child.signalCode === null
 
-/** An unreaped root's pid (= pgid) cannot be reused; later, an unmarked live leader means it was. */
+/** An unreaped root's pid (= pgid) cannot be reused; an unmarked live leader later means it was. */
 const groupIsOurs = (found: ReadonlyArray<internal.JobProcess>, ctx: StopContext): boolean =>
   rootRunning(ctx.child) ||
   internal.platform !== "linux" ||
@@ -186,7 +186,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       scanMs: 0
     }
 
-    // C100: a descendant found by descent is lost with its parent.
+    // C100: lost with its parent.
     if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
