@@ -1,4 +1,4 @@
-// Impossible states (closing and closed at once) have no value here.
+// Impossible states have no value here.
 import {
   type CleanupSummary,
   type CloseFailed,
@@ -43,7 +43,7 @@ export interface Failed {
   readonly cleanup: CleanupSummary | null
 }
 
-/** A second `close` joins `done`; status shows the prior state. @internal */
+/** A second `close` joins `done`. @internal */
 export interface Closing {
   readonly _tag: "Closing"
   readonly from: Ready | Failed
@@ -188,7 +188,7 @@ export const closed = (connection: Connection, cleanup: CleanupSummary | null): 
   connection.life = { _tag: "Closed", failure: failureOf(connection.life), cleanup }
 }
 
-/** The connection stays as it was (failed, by then). @internal */
+/** The connection stays as it was. @internal */
 export const endClose = (connection: Connection): void => {
   const life = connection.life
   if (life._tag === "Closing") connection.life = life.from

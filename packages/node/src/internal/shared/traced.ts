@@ -1,5 +1,5 @@
 // The default tracer draws ids for ~10 µs (a tenth of a thread hop) and exports nothing: no spans without a real
-// tracer. C83: a caller's span is still sent.
+// tracer. C83
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Clock from "effect/Clock"
