@@ -21,7 +21,7 @@ import * as ServeHosts from "./serve/hosts.js"
 /** @internal */
 export const make = (options: Options = {}): Effect.Effect<McpWorkers.McpWorkersService, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // Released after the registry closed every worker: calls in flight are answered, then `Gone` is announced.
+    // After the registry closed every worker: calls in flight are answered, then `Gone` goes out.
     const server = yield* HostServer.make
     const registry = yield* Host.make(options)
     yield* server.serve(registry)
@@ -75,7 +75,7 @@ const grantsService = (registry: Host.HostRegistry, grants: Grants.Grants): McpG
     )
 })
 
-// C2: loaded when built, not on import: `@effect/rpc` loads msgpackr, which probes for a native extension.
+// C2: `@effect/rpc` loads msgpackr, which probes for a native extension.
 const loadListener = Effect.promise(() => import("./listen/server.js"))
 const loadClient = Effect.promise(() => import("./listen/client.js"))
 
@@ -85,7 +85,7 @@ export const layerListen = (
 ): Layer.Layer<McpWorkers.McpWorkers | Grants.McpGrants | HostView.HostView, ListenError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      // Released after the registry closed every worker, so calls in flight are answered as for local callers.
+      // After the registry closed every worker, so calls in flight are answered.
       const listenScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
       const server = yield* HostServer.make
       const registry = yield* Host.make(options)
@@ -93,7 +93,7 @@ export const layerListen = (
       const grants = Grants.make()
       const Listener = yield* loadListener
       const running = yield* Listener.make(registry, grants, options).pipe(Scope.extend(listenScope))
-      // First on shutdown: calls that arrive while the workers close are refused, not sent.
+      // First on shutdown: calls that arrive while workers close are refused, not sent.
       yield* Effect.addFinalizer(() => Effect.sync(running.stop))
       return withView(registry).pipe(Context.add(Grants.McpGrants, grantsService(registry, grants)))
     })

@@ -1,4 +1,4 @@
-/** The caller's lean client, no Effect loaded to reach a worker; what needs Effect loads on first use. @internal */
+/** The lean caller loads no Effect to reach a worker; what needs Effect loads on first use. @internal */
 import * as Client from "@mcp-worker/caller/Client"
 import { types } from "node:util"
 import type { MakeOptions, PromiseClient, ScopedClient, WithClientOptions } from "../PromiseClient.js"

@@ -21,12 +21,12 @@ import type * as PromiseClient from "../PromiseClient.js"
 import type { Handler, Handlers, LogEntry, Options, PromiseHost } from "../PromiseHost.js"
 import type { OAuthProvider } from "../PromiseHost.js"
 
-// The host's requests take their caller's signal (C66); the service's type does not say so.
+// C66: the host's requests take their caller's signal; the service's type does not say so.
 type HostRequests = Operations.Service<Operations.Requests, SignalOption>
 
 const duration = (timeout: PromiseClient.Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
-// An interruption is the host's dispose, or a signal aborted before the request was sent.
+// The host's dispose, or a signal aborted before the request was sent.
 const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined): unknown =>
   Option.getOrElse(Cause.failureOption(cause), () =>
     Cause.isInterruptedOnly(cause) && signal?.aborted === true ? signal.reason : Cause.squash(cause)
@@ -37,7 +37,7 @@ const handler =
   (request) =>
     Effect.tryPromise({ try: (signal) => f(request, { signal }), catch: (error) => error })
 
-/** The signal aborts when the handler is interrupted. @internal */
+/** @internal */
 export const handlersOf = (handlers: Handlers | undefined): NodeMcpWorkers.Handlers | undefined =>
   handlers === undefined
     ? undefined
@@ -70,7 +70,7 @@ const messageOf = (message: unknown): string =>
     .map((part) => (typeof part === "string" ? part : JSON.stringify(part)))
     .join(" ")
 
-// The sink sees every line; the application's own logger decides what it keeps.
+// The application's own logger decides what it keeps.
 const sinkLayer = (log: (entry: LogEntry) => void): Layer.Layer<never> =>
   Layer.merge(
     Logger.replace(
@@ -113,7 +113,7 @@ export const makePromiseHost = async (options: Options = {}): Promise<PromiseHos
   )
   const workers = await runtime.runPromise(McpWorkers.McpWorkers)
 
-  // C66: the signal ends a request on the host itself; only one aborted before the call is refused here.
+  // C66: only a request aborted before the call is refused here.
   const run = <A>(effect: Effect.Effect<A, unknown>, signal?: AbortSignal): Promise<A> =>
     signal?.aborted === true
       ? Promise.reject(signal.reason)

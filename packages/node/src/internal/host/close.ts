@@ -1,4 +1,4 @@
-// Closing a worker: C7, C19, C20.
+// C7, C19, C20
 import { type CleanupSummary, CloseFailed, DeliveryUnknown, emptyCleanup } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -18,7 +18,7 @@ import * as Connection from "../shared/connection.js"
 import { type Entry, forceEnd, statusOf } from "./entry.js"
 import * as HostMetrics from "../metrics/host.js"
 
-// C22a: it was sent, and close cannot know its outcome.
+// C22a
 const endPending = (entry: Entry) => {
   if (entry.pending === undefined) return
   const { requestId } = entry.pending
@@ -37,13 +37,13 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
     endPending(entry)
     let summary: CleanupSummary | undefined
     if (entry.threadAlive && entry.control !== undefined) {
-      // `close` is uninterruptible, so a cleanup never stops half way; each step is made interruptible for its timeout.
+      // `close` is uninterruptible; each step is interruptible for its timeout.
       const left = yield* Budget.left(running)
       summary = yield* entry.control
         .executeEffect(new OwnerProtocol.Close({ budgetMs: Math.floor(left * 0.8) }))
         .pipe(Effect.interruptible, Effect.timeout(left), Effect.option, Effect.map(Option.getOrUndefined))
     }
-    // Past the budget the owner is forced; the polite path finishes in the background.
+    // Past the budget the owner is forced.
     const thread = entry.thread
     yield* Scope.close(entry.scope, Exit.void).pipe(
       Effect.disconnect,
@@ -51,12 +51,12 @@ const closeEntry = (registry: Registry, entry: Entry, budgetMs: number): Effect.
       Effect.timeout(yield* Budget.left(running)),
       Effect.catchAll(() => Effect.sync(() => forceEnd(thread)))
     )
-    // C19: re-scanned from the host, whatever the owner said.
+    // C19: whatever the owner said.
     const cleanup = entry.http
       ? (summary ?? emptyCleanup)
       : ServerRequests.mergedCleanup(yield* confirmGone(registry, entry, yield* Budget.left(running)), summary, started)
     if (cleanup.activeProcesses > 0) {
-      // C20: the id stays for a retry, as `failed`, so a request is not_sent at once rather than timing out.
+      // C20: `failed`, so a request is not_sent at once.
       markFailed(registry, entry, "closing", "close could not confirm that every process of the worker ended")
       Connection.recordCleanup(entry, cleanup)
       routesEnded(registry, entry)

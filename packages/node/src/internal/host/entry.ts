@@ -16,15 +16,15 @@ export interface Entry extends Connection.Connection {
   readonly defaultTimeoutMs: number
   readonly scope: Scope.CloseableScope
   readonly port: DataPort
-  /** Reply channels given this worker's `Route`: each is told `WorkerEnded`. */
+  /** Each is told `WorkerEnded`. */
   readonly routes: Set<string>
-  /** Read for `status` only: the owner thread alone writes it. */
+  /** The owner thread alone writes it. */
   slot: Slot.Slot | undefined
   readonly cancels: Map<string, (cancelled: boolean) => void>
   readonly syncs: Map<number, () => void>
   thread: OwnerHandle | undefined
   control: Worker.SerializedWorker<OwnerProtocol.ControlRequest> | undefined
-  /** Apart from the connection's state: the owner may die in any of them. */
+  /** The owner may die in any of them. */
   threadAlive: boolean
   readonly threadFailure: Deferred.Deferred<never, OpenFailed>
   threadId: number | null
@@ -41,7 +41,7 @@ export interface Entry extends Connection.Connection {
   tasks?: boolean | undefined
 }
 
-/** Structural, so that the declarations name no Node type. @internal */
+/** Structural, so declarations name no Node type. @internal */
 export type OwnerHandle =
   | { readonly terminate: () => Promise<number>; readonly unref: () => void }
   | {
@@ -57,7 +57,7 @@ export interface DataPort {
   readonly unref: () => void
 }
 
-/** C22a: none once the thread has ended; what it held is its remote's to answer. @internal */
+/** C22a: none once the thread ended. @internal */
 export const heldDirect = (entry: Entry): Slot.Held | undefined =>
   entry.slot === undefined || !entry.threadAlive ? undefined : Slot.readSlot(entry.slot)
 

@@ -1,6 +1,5 @@
 /**
- * A worker's server notifications in the host. A remote subscribes by pulling, so it holds at most one batch and the
- * host at most `capacity` per subscriber.
+ * A remote subscribes by pulling: it holds at most one batch, the host at most `capacity` per subscriber.
  *
  * @internal
  */
@@ -39,11 +38,11 @@ export interface Batch {
 
 const maxBatch = 64
 
-/** The caller's rule, so every surface refuses alike. @internal */
+/** @internal */
 export const capacityOf = (options: McpWorkers.EventsOptions | undefined): Either.Either<number, InvalidInput> =>
   eitherOf(CallerClient.capacityOf(options))
 
-// `unsafeOffer` bypasses the sliding strategy and would refuse the newest, so a full queue takes `offer`.
+// `unsafeOffer` bypasses the sliding strategy and would refuse the newest.
 const offer = (entry: Entry, subscriber: Subscriber, item: Item) => {
   if (Option.getOrElse(subscriber.queue.unsafeSize(), () => 0) < subscriber.capacity) {
     subscriber.queue.unsafeOffer(item)
@@ -110,7 +109,7 @@ export const events = (
     })
   )
 
-/** An interrupted pull ends the subscription: the remote's stream stopped or its thread went silent. @internal */
+/** The remote's stream stopped or went silent. @internal */
 export const pull = (
   registry: Registry,
   id: string,

@@ -1,4 +1,4 @@
-// Opening a worker: C3, C4.
+// C3, C4
 import * as Slot from "../thread/slot.js"
 import * as Worker from "@effect/platform/Worker"
 import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
@@ -35,7 +35,7 @@ interface Placement extends McpWorkers.OwnerPlacement {
   readonly tools: ToolFilter.ToolFilter | undefined
 }
 
-/** Only the stdio transport reads a result where it can go to a file. @internal */
+/** @internal */
 export const spillOf = (
   config: ServerConfig.ServerConfig,
   options: McpWorkers.OpenOptions | undefined
@@ -90,7 +90,7 @@ const unrefOwner = (owner: OwnerHandle) => {
   if (!("terminate" in owner)) owner.channel?.unref()
 }
 
-// C3: the platform Worker would respawn a dead owner every second and retry a failed spawn for ever.
+// C3: the platform Worker would respawn and retry for ever.
 const spawner = (
   registry: Registry,
   entry: Entry,
@@ -177,7 +177,7 @@ const makeEntry = (
     const onMessage = onOwnerMessage(registry, entry)
     ports.port.on("message", onMessage)
     ports.port.unref()
-    // C27: before the owner starts the server.
+    // C27
     if (!entry.http) registry.reaper.watch(entry.marker)
     registry.opening.add(entry)
     HostMetrics.recount(registry)
@@ -207,7 +207,7 @@ const handshake = (
       Effect.mapError((cause) => new OpenFailed({ stage: "thread", message: String(cause.message) }))
     )
     entry.control = control
-    // C93. After the platform's listeners: a thread's `on("message")` refs its port again.
+    // C93. A thread's `on("message")` refs its port again.
     unrefOwner(entry.thread!)
     const left = yield* Budget.left({ budgetMs, startedMs: started })
     return yield* control.executeEffect(
@@ -229,14 +229,14 @@ const handshake = (
       ParseError: () => Effect.fail(new OpenFailed({ stage: "thread", message: "the owner sent a malformed reply" }))
     }),
     Effect.raceFirst(Deferred.await(entry.threadFailure)),
-    // The owner bounds initialize and says why; this only catches a stuck thread.
+    // The owner bounds initialize; this catches a stuck thread.
     Effect.timeoutFail({
       duration: budgetMs + 1_000,
       onTimeout: () => new OpenFailed({ stage: "timeout", message: `the worker did not open within ${budgetMs} ms` })
     })
   )
 
-// C4: whatever the server started ends, even if the owner could not end it.
+// C4
 const abandon = (registry: Registry, entry: Entry) =>
   Effect.gen(function* () {
     Connection.closed(entry, null)
@@ -275,7 +275,7 @@ export const open = (
     )
     const placement: Placement = { ...where, wire, spill, tools }
     const { entry, ownerPort } = yield* makeEntry(registry, config, placement, options?.name)
-    // C4: on the caller's interruption too.
+    // C4
     const info = yield* handshake(registry, entry, ownerPort, placement, budgetMs, started).pipe(
       Effect.onError(() => abandon(registry, entry)),
       Effect.tapError((error) => Effect.sync(() => HostMetrics.opened(registry, entry, started, error.stage)))

@@ -1,11 +1,11 @@
-// IPC carries the control plane, the pipe on fd 4 the data plane.
+// IPC carries the control plane, fd 4 the data plane.
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import type { Duplex } from "node:stream"
 import { withoutLoaderFlags } from "./ownerThread.js"
 
-// The same from `src/internal` and `dist/internal`.
+// From `src/internal` and `dist/internal` alike.
 const entry = new URL("../../../owner/owner-process.cjs", import.meta.url)
 
 /** @internal */
@@ -23,7 +23,7 @@ export const start = (options: StartOptions): { readonly child: ChildProcess; re
     execArgv.push(`--max-old-space-size=${options.maxOldGenerationSizeMb}`)
   const child = NodeChildProcess.fork(entry, [], {
     execArgv,
-    // The platform's encoded requests need structured clone, as between threads.
+    // The platform's encoded requests need structured clone.
     serialization: "advanced",
     stdio: ["ignore", "inherit", "inherit", "ipc", "pipe"]
   })

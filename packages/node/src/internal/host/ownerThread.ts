@@ -1,21 +1,20 @@
 import * as fs from "node:fs"
 import { Worker, type WorkerOptions } from "node:worker_threads"
 
-// The same from `src/internal` and `dist/internal`.
+// From `src/internal` and `dist/internal` alike.
 const entry = new URL("../../../owner/owner.cjs", import.meta.url)
 
 /** @internal */
 export const bundleExists = (): boolean => fs.existsSync(entry)
 
-// The owner is one bundled file: the host's loaders would only slow its start (≈ 100 ms for tsx). Without them,
-// `undefined` inherits the flags: Node drops what a worker cannot take, where an explicit list is refused.
+// The host's loaders would only slow the bundled owner (≈ 100 ms for tsx). `undefined` inherits the flags, minus what
+// a worker cannot take; an explicit list with one is refused.
 const loaderFlags = [
   "--import",
   "--loader",
   "--experimental-loader",
   "--require",
   "-r",
-  // Of the host's own entry, never the owner's.
   "--input-type",
   "--experimental-default-type"
 ]
@@ -38,8 +37,8 @@ export const withoutLoaderFlags = (argv: ReadonlyArray<string>): Array<string> =
 }
 
 /**
- * C88: V8's default 16 MiB semi-spaces cost a thread ≈ 6 MiB it never needs; at 2 MiB every open ran a full
- * collection. Not a V8 flag, so the code cache stays valid.
+ * C88: 16 MiB semi-spaces cost a thread ≈ 6 MiB; 2 MiB ran a full collection per open. Not a V8 flag, so the
+ * code cache stays valid.
  *
  * @internal
  */

@@ -1,6 +1,6 @@
 /**
- * C27: a shell reading a pipe only the host writes (close-on-exec, so no server inherits it): its EOF is the host's
- * death, however it died. Matching markers finds descendants that left the group with `setsid`. ≈ 1 MiB, idle.
+ * C27: a shell reading a pipe only the host writes (close-on-exec): its EOF is the host's death. Markers find
+ * descendants that left the group with `setsid`. ≈ 1 MiB, idle.
  *
  * @internal
  */
@@ -15,7 +15,7 @@ import * as ProcessStart from "../job/start.js"
 
 /** No-ops when host-death cleanup is off. @internal */
 export interface Reaper {
-  /** Before the job starts, so a host that dies during the spawn is covered. */
+  /** Before the job starts, so a host dying during the spawn is covered. */
   readonly watch: (marker: string) => void
   readonly group: (marker: string, pgid: number) => void
   readonly forget: (marker: string) => void
@@ -23,10 +23,10 @@ export interface Reaper {
   readonly active: () => boolean | undefined
 }
 
-/** Followed by the host's pid in its command line. @internal */
+/** @internal */
 export const processName = "mcp-worker-reaper"
 
-// Lines: `+ <marker>`, `g <marker> <pgid>`, `- <marker>`; `safe` keeps them unquoted-safe.
+// `safe` keeps the lines unquoted-safe.
 const script = `
 trap '' INT HUP TERM PIPE
 markers=""
@@ -65,8 +65,7 @@ done
 exit 0
 `
 
-// C100: without `/proc` no environment can be read; a leader's start time proves its pid was not recycled, and
-// descendants are found by parent pid. One whose chain broke before the host died is missed.
+// C100: without `/proc`, a leader's start time proves its pid was not recycled; descendants are found by parent pid.
 const psScript = `
 trap '' INT HUP TERM PIPE
 groups=""
@@ -131,7 +130,7 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
     let spawned: ChildProcess
     try {
       spawned = NodeChildProcess.spawn("/bin/sh", ["-c", source, processName, String(process.pid)], {
-        // A signal to the host's group (Ctrl-C, a supervisor) must not end it with the host.
+        // A signal to the host's group must not end it with the host.
         detached: true,
         stdio: ["pipe", "ignore", "ignore"],
         env: ProcessStart.defaultEnvironment()
@@ -165,7 +164,7 @@ export const make: Effect.Effect<Reaper, never, Scope.Scope> = Effect.gen(functi
         running.once("exit", onExit)
         running.stdin!.end()
         return Effect.sync(() => running.off("exit", onExit))
-        // Finalizers are uninterruptible: without this the timeout could not end the wait.
+        // Finalizers are uninterruptible.
       }).pipe(Effect.interruptible, Effect.timeoutOption("1 second"), Effect.asVoid)
     })
   )

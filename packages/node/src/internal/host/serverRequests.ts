@@ -1,4 +1,4 @@
-/** What the host registry and an `McpClient` alike do with their owner's reports. @internal */
+/** Shared by the host registry and an `McpClient`. @internal */
 import * as JsonValue from "@mcp-worker/core/JsonValue"
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -60,7 +60,7 @@ const handlerOf = (
   return handler === undefined ? undefined : (workerId, params) => handler({ workerId, method, params })
 }
 
-/** Whatever goes wrong with the handler answers the server with an error; the connection stays. @internal */
+/** A failing handler answers the server with an error. @internal */
 export const answer = (
   holder: {
     readonly workerId: string
@@ -105,7 +105,7 @@ export const answer = (
   )
 }
 
-/** Checked once where the holder is built: the owner gets plain data only. @internal */
+/** The owner gets plain data only. @internal */
 export const oauthSettings = (
   provider: OAuthProvider | undefined,
   where: string

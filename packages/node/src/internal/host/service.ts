@@ -1,4 +1,4 @@
-// The host wires its registry to open, request and close; each owner decides for its worker (C8).
+// C8
 import * as Worker from "@effect/platform/Worker"
 import * as NodeWorker from "@effect/platform-node/NodeWorker"
 import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
@@ -37,22 +37,20 @@ import * as ServerRequests from "./serverRequests.js"
 import { type Defaults, lookup, type Registry, type RemoteRoutes, syncWithOwner } from "./registry.js"
 import { statusOf } from "./entry.js"
 
-/** C18: `openConfig` takes a config a remote thread normalized in its own environment. @internal */
+/** C18: `openConfig` takes a config a remote thread normalized. @internal */
 export interface HostRegistry {
-  /** Nothing below is reachable from it. */
   readonly service: McpWorkers.McpWorkersService
   readonly openConfig: (
     config: ServerConfig.ServerConfig,
     options?: McpWorkers.OpenOptions
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
-  /** Params prepared elsewhere, without Effect; the budget counts from now. */
+  /** The budget counts from now. */
   readonly begin: (
     request: Omit<HostRequest.Relayed, "started">,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
   ) => HostRequest.Sent | undefined
-  /** `begin`'s refusal, counted the same, without sending anything. */
   readonly refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) => RequestError | undefined
-  /** C117: a refusal made before the registry was asked counts as one `begin` made. */
+  /** C117 */
   readonly refusedBefore: <E extends RequestError>(
     id: unknown,
     method: OwnerProtocol.Method,
@@ -117,22 +115,22 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     const layerScope = yield* Effect.scope
     const registry: Registry = {
       defaults,
-      // From the building context: the confirmations run in many fibers.
+      // Confirmations run in many fibers.
       cleanupScan: yield* ProcessJob.CleanupScan,
-      // Acquired before the close-all finalizer, so workers close politely before their scopes are swept.
+      // Before the close-all finalizer: workers close politely before their scopes are swept.
       workersScope: yield* Scope.fork(layerScope, ExecutionStrategy.parallel),
       entries: new Map(),
       opening: new Set(),
       runFork: yield* FiberSet.makeRuntime<never>(),
       manager: yield* Worker.makeManager.pipe(Effect.provide(NodeWorker.layerWorker)),
-      // C27: acquired before the close-all finalizer, so it outlives every close.
+      // C27: outlives every close.
       reaper: yield* Reaper.make,
       remoteSubscriptions: new Map(),
       remote: undefined
     }
-    // For an exit that skips finalizers (process.exit).
+    // process.exit skips finalizers.
     yield* Connection.exitHook(() => [...registry.entries.values(), ...registry.opening])
-    // C7: the host's finalizer closes every worker, in parallel.
+    // C7
     yield* Effect.addFinalizer(() => KeepAlive.held(HostClose.closeAll(registry)))
     yield* Effect.forkScoped(HostMetrics.sampleTrees(registry, yield* Effect.orDie(sampleIntervalOf(options))))
 
@@ -146,13 +144,13 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
         if (Either.isLeft(spill)) return Effect.fail(spill.left)
         const name = Metrics.openNameOf(openOptions)
         if (Either.isLeft(name)) return Effect.fail(name.left)
-        // C59: checked again, whoever checked before.
+        // C59
         const tools = ToolFilter.check(openOptions?.tools)
         return Either.isLeft(tools)
           ? Effect.fail(tools.left)
           : HostOpen.open(registry, config, openOptions, placement.right, spill.right, tools.right)
       })
-    // A document's references read this process's environment, as envFrom does. C93: the loop is held only meanwhile.
+    // References read this process's environment. C93
     const service: McpWorkers.McpWorkersService = AgentHost.extend<AgentHost.Base>(
       KeepAlive.heldService({
         open: (input, openOptions) =>

@@ -1,4 +1,4 @@
-// Apart from what public declarations reach, so programs type-check without Node's types.
+// Kept from public declarations, so programs type-check without Node's types.
 import type { ChildProcess as NodeChildProcess } from "node:child_process"
 import type { ChildProcess } from "../../ProcessJob.js"
 

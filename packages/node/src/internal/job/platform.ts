@@ -13,7 +13,7 @@ export const platformOf = (os: NodeJS.Platform, forced: string | undefined): Pla
 /** @internal */
 export const platform: Platform = platformOf(process.platform, process.env[processScanVariable])
 
-/** `marked`: outside the group, by marker or by descent. @internal */
+/** `marked`: outside the group. @internal */
 export interface JobProcess {
   readonly pid: number
   readonly pgid: number

@@ -85,7 +85,7 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
     !linux || marker === undefined || found.some((p) => p.inGroup && p.marked) || !found.some((p) => p.pid === pgid)
   const groupSignalled = groupMembers && ours && internal.signalGroup(pgid, "SIGKILL")
   if (groupSignalled) sent++
-  // C100: on the `ps` path, descent alone makes a process the job's.
+  // C100
   if (marker !== undefined || !linux) {
     for (const p of found) {
       if (p.marked && !(p.inGroup && groupSignalled) && internal.signalMarked(p.pid, marker ?? "", "SIGKILL")) sent++
@@ -96,7 +96,7 @@ export const killGroupSync = (pgid: number, marker?: string): number => {
 
 // internal
 
-// C4, C24: names what it tried to start and where, never its arguments.
+// C4, C24: never its arguments.
 const spawnError = (error: unknown, started: Started): SpawnError => {
   const code =
     typeof (error as NodeJS.ErrnoException)?.code === "string" ? (error as NodeJS.ErrnoException).code! : null

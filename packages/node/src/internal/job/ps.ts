@@ -1,10 +1,10 @@
-// C100: `ps` cannot read the marker, so escapees are found by descent and remembered while seen, lest the SIGTERM
-// that ends their parent hide them from the SIGKILL.
+// C100: `ps` cannot read the marker: escapees found by descent are remembered, lest the SIGTERM that ends their
+// parent hide them from the SIGKILL.
 import * as ChildProcess from "node:child_process"
 import * as Effect from "effect/Effect"
 import type { JobProcess } from "./platform.js"
 
-// A BSD `ps` reads `-o pid=,ppid=` as one column headed `,ppid=`.
+// A BSD `ps` reads `-o pid=,ppid=` as one column.
 /** @internal */
 export const psArguments: ReadonlyArray<string> = ["-A", "-o", "pid=", "-o", "ppid=", "-o", "pgid=", "-o", "stat="]
 
@@ -28,7 +28,7 @@ export const parsePs = (output: string): Array<PsLine> => {
   return lines
 }
 
-/** A pid in `known` now in another group was recycled. @internal */
+/** @internal */
 export const jobOf = (
   lines: ReadonlyArray<PsLine>,
   pgid: number,
@@ -73,7 +73,7 @@ const fromListing = (output: string, marker: string, pgid: number): Array<JobPro
   return found
 }
 
-// `execFile`, not `Command`: measured 3–7 ms less per scan, a 7% smaller owner bundle, and it reports the exit code.
+// `execFile`, not `Command`: 3–7 ms less per scan, a 7% smaller owner bundle.
 
 const runPs = (): Promise<string | undefined> =>
   new Promise((resolve) => {
@@ -82,7 +82,7 @@ const runPs = (): Promise<string | undefined> =>
     )
   })
 
-// A scan joins the next listing, never a running one, so it sees the state after its signal.
+// A scan joins the next listing, never a running one: it sees the state after its signal.
 let running: Promise<string | undefined> | undefined
 let queued: Promise<string | undefined> | undefined
 
@@ -105,7 +105,7 @@ export const nextListing = (): Promise<string | undefined> => {
   return queued
 }
 
-/** A failing `ps` reports and forgets nothing. @internal */
+/** @internal */
 export const scanPs = (marker: string, pgid: number | undefined): Effect.Effect<Array<JobProcess>> =>
   pgid === undefined
     ? Effect.succeed([])

@@ -1,4 +1,4 @@
-// A process may vanish between two reads: a failed read means "not there".
+// A failed read means "not there": a process may vanish between two reads.
 import * as Fs from "node:fs"
 import * as Effect from "effect/Effect"
 import { type JobProcess, platform } from "./platform.js"
@@ -48,7 +48,7 @@ const closeParen = 0x29
 const space = 0x20
 const zero = 0x30
 
-/** Decodes nothing but the group, so a pass decodes members alone. @internal */
+/** @internal */
 export const groupOf = (stat: Uint8Array): number => {
   let field = 0
   let group = 0
@@ -81,10 +81,10 @@ export const parseUsage = (
 /** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
-// One buffer per thread: `readFileSync` (fstat says 0) grew one per read, most of a busy close's CPU time.
+// `readFileSync` (fstat says 0) grew a buffer per read: most of a busy close's CPU.
 let procBuffer = Buffer.allocUnsafe(16 * 1024)
 
-/** The view is valid until the next read. @internal */
+/** Valid until the next read. @internal */
 export const readProcFile = (file: string): Buffer | undefined => {
   let fd: number
   try {
@@ -127,7 +127,7 @@ const needleOf = (entry: string): Buffer => {
 export const environHasEntry = (environ: Buffer, entry: string): boolean => {
   const needle = needleOf(entry)
   if (needle.length === 0) return false
-  // the last entry may lack its terminating NUL
+  // the last entry may lack its NUL
   for (let at = environ.indexOf(needle); at !== -1; at = environ.indexOf(needle, at + 1)) {
     const end = at + needle.length
     if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true
@@ -145,7 +145,7 @@ export const carriesMarker = (pid: number, marker: string): boolean => {
   return environ !== undefined && environHasEntry(environ, markerEntry(marker))
 }
 
-/** An empty marker looks by group only. @internal */
+/** @internal */
 export const scanProc = (marker: string, pgid: number | undefined): Array<JobProcess> => {
   const found: Array<JobProcess> = []
   let entries: Array<string>
@@ -168,7 +168,7 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
   return found
 }
 
-/** Best effort: only whether the root exists. @internal */
+/** @internal */
 export const scanWindows = (pgid: number | undefined): Array<JobProcess> =>
   pgid !== undefined && isAlive(pgid) ? [{ pid: pgid, pgid, inGroup: true, marked: false }] : []
 
@@ -195,7 +195,7 @@ const isAlive = (pid: number): boolean => {
 
 let ownGroup: number | undefined | null = null
 
-/** So a wrong reference can never make us signal ourselves. @internal */
+/** So a wrong reference can never signal ourselves. @internal */
 export const ownProcessGroup = (): number | undefined => {
   if (ownGroup === null) {
     ownGroup =
@@ -219,7 +219,7 @@ export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   }
 }
 
-/** Linux re-checks the marker against pid reuse; on `ps` the caller's listing is that check. @internal */
+/** Linux re-checks the marker; on `ps` the caller's listing is that check. @internal */
 export const signalMarked = (pid: number, marker: string, signal: NodeJS.Signals): boolean => {
   if (platform === "win32" || !isSignallable(pid)) return false
   if (platform === "linux") {

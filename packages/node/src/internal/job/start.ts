@@ -1,4 +1,4 @@
-// Node built-ins only: the owner's entry runs this before loading anything else.
+// Built-ins only: the owner's entry runs this before loading anything else.
 import * as NodeChildProcess from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import type { Started } from "../../ProcessJob.js"
@@ -17,12 +17,11 @@ export interface StartOptions {
 
 /** @internal */
 export interface StartedProcess extends Started {
-  /** Kept from the first byte. */
   readonly stderr: () => Buffer
   readonly stderrEnded: Promise<void>
 }
 
-/** More than `stderrTail` shows, so redaction never sees a secret cut in half. @internal */
+/** So redaction never sees a secret cut in half. @internal */
 export const stderrKeepBytes = 8 * 1024
 
 const noStderr = () => Buffer.alloc(0)
@@ -46,7 +45,7 @@ const inheritedVariables =
       ]
     : ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"]
 
-/** C18: `npx` fetches packages before the server starts; no registry credentials. @internal */
+/** C18 @internal */
 export const networkVariables = [
   "HTTP_PROXY",
   "http_proxy",
@@ -66,7 +65,7 @@ export const networkVariables = [
   "npm_config_strict_ssl"
 ] as const
 
-// C24: a proxy URL can carry a user and password.
+// C24: a proxy URL can carry credentials.
 const proxyVariables: ReadonlySet<string> = new Set([
   "HTTP_PROXY",
   "http_proxy",
@@ -102,13 +101,13 @@ export const defaultEnvironment = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const key of [...inheritedVariables, ...networkVariables]) {
     const value = process.env[key]
-    // Exported shell functions are code, not configuration.
+    // Exported shell functions are code.
     if (value !== undefined && !value.startsWith("()")) env[key] = value
   }
   return env
 }
 
-/** Never throws: a synchronous failure is reported through `started`. @internal */
+/** A synchronous failure is reported through `started`. @internal */
 export const start = (options: StartOptions): StartedProcess => {
   let child: ChildProcess | undefined
   let error: Error | undefined
@@ -136,7 +135,7 @@ export const start = (options: StartOptions): StartedProcess => {
       stderrEnded: Promise.resolve()
     }
   }
-  // Attached in the spawn's synchronous step: its 'error' comes later.
+  // Its 'error' comes later.
   const started = new Promise<Error | undefined>((resolve) => {
     const onSpawn = () => {
       c.off("error", onError)

@@ -31,7 +31,7 @@ interface Stop {
   readonly killed: Set<number>
   escaped: number
   groupKilled: boolean
-  /** C100: a `ps` listing takes far longer than a `/proc` pass. */
+  /** C100 */
   scanMs: number
 }
 
@@ -40,7 +40,7 @@ const nowMs = Effect.map(Clock.currentTimeNanos, (nanos) => Number(nanos) / 1e6)
 const rootRunning = (child: ChildProcess | undefined): boolean =>
   child !== undefined && child.exitCode === null && child.signalCode === null
 
-/** An unreaped root's pid (= pgid) cannot be reused; later, an unmarked live leader means it was. */
+/** An unreaped root's pid (= pgid) cannot be reused; an unmarked live leader later means it was. */
 const groupIsOurs = (found: ReadonlyArray<internal.JobProcess>, ctx: StopContext): boolean =>
   rootRunning(ctx.child) ||
   internal.platform !== "linux" ||
@@ -104,15 +104,15 @@ const endStdin = (child: ChildProcess): void => {
   }
 }
 
-/** While the root runs something is left: wait for its exit before scanning. */
+/** While the root runs something is left. */
 const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   const { child } = stop.ctx
   if (child === undefined) return nothingLeft(stop.ctx)
   endStdin(child)
   return Effect.flatMap(nowMs, (start) => {
-    // C100: the first `ps` listing is spent inside the grace, not added to it.
+    // C100: the first listing is spent inside the grace.
     const until = Math.min(stop.deadline, stop.deadline - stop.budget + Math.min(200, stop.budget * 0.1))
-    // Interruptible inside a finalizer, or the timeout would wait for the exit.
+    // Else, inside a finalizer, the timeout would wait for the exit.
     return stop.ctx.exited.pipe(
       Effect.interruptible,
       Effect.timeoutOption(Math.max(0, until - start)),
@@ -125,7 +125,7 @@ const stepEof = (stop: Stop): Effect.Effect<boolean> => {
   })
 }
 
-/** Escaped processes get no SIGTERM, so they are not waited for here. */
+/** Escaped processes get no SIGTERM. */
 const stepTerm = (stop: Stop): Effect.Effect<boolean> =>
   Effect.gen(function* () {
     const { ctx } = stop
@@ -186,7 +186,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       scanMs: 0
     }
 
-    // C100: a descendant found by descent is lost with its parent, so it is seen before any signal.
+    // C100: lost with its parent.
     if (internal.platform === "posix") yield* scan(ctx)
     const eofGone = yield* stepEof(stop)
     const t1 = yield* nowMs
@@ -198,7 +198,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
     const end = yield* nowMs
 
     if (isEmpty(remaining) && ctx.child !== undefined) {
-      // Release the read ends even if an untracked holder kept them open.
+      // Even if an untracked holder kept them open.
       ctx.child.stdout?.destroy()
       ctx.child.stderr?.destroy()
     }

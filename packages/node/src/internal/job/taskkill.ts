@@ -7,7 +7,7 @@ export const taskkillArguments = (pid: number): ReadonlyArray<string> => ["/T", 
 
 /** @internal */
 export interface TaskkillReport {
-  /** In taskkill's order: descendants before their parent. */
+  /** Descendants before their parent. */
   readonly terminated: ReadonlyArray<number>
   readonly failed: ReadonlyArray<{ readonly pid: number; readonly reason: string }>
   readonly notFound: boolean
@@ -66,6 +66,6 @@ export const runTaskkillSync = (pid: number): TaskkillReport => {
   return parseTaskkill(result.stdout ?? "", result.stderr ?? "", result.status)
 }
 
-/** A clean exit with unread lines (another language) counts one. @internal */
+/** Unread lines (another language) count one. @internal */
 export const endedCount = (report: TaskkillReport): number =>
   report.terminated.length > 0 ? report.terminated.length : report.code === 0 ? 1 : 0

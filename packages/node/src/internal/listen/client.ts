@@ -1,6 +1,5 @@
 /**
- * The Effect face of `@mcp-worker/caller`'s socket plane (C46). It has the remote thread's shape (`thread/client.ts`),
- * so the Promise client stands on either.
+ * The Effect face of the caller's socket plane (C46), shaped as the remote thread's.
  *
  * @internal
  */
@@ -41,14 +40,14 @@ import * as Budget from "../shared/budget.js"
 import { tracedWith } from "../shared/traced.js"
 
 const isProxy = (u: unknown) => types.isProxy(u)
-// `saveTo` is a host path the listener checks against the grant; a spill directory, the host's too, no grant governs.
+// `saveTo` is checked against the grant; no grant governs a spill directory.
 const context = {
   isProxy,
   checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path"),
   checkSpillDirectory: () => SocketCaller.spillRefused
 }
 
-/** C66: the call's own abort is an interruption, which the Promise client answers with the signal's reason. */
+/** C66 */
 const failureOf = <E>(error: unknown, signal: AbortSignal): Effect.Effect<never, E> =>
   CallerError.isMcpWorkerError(error)
     ? Effect.fail(fromCaller(error) as E)
@@ -56,7 +55,7 @@ const failureOf = <E>(error: unknown, signal: AbortSignal): Effect.Effect<never,
       ? Effect.interrupt
       : Effect.die(error)
 
-/** C11, C66: interrupting the fiber or the caller's `signal` aborts the plane's call. */
+/** C11, C66 */
 const fromPlane = <A, E extends McpWorkerError>(
   start: (signal: AbortSignal) => Promise<unknown>,
   signal?: AbortSignal | undefined
@@ -78,7 +77,7 @@ const names = new Map<Operations.Any, string>(
 const request = (plane: Plane.Plane) =>
   Operations.derive<Remote.RemoteExtra>((operation, id, args, options) =>
     Effect.suspend(() => {
-      // The budget counts from the caller's call: the Promise client says when that was.
+      // The budget counts from the caller's call.
       const started = options?.startedAt ?? Date.now()
       const prepared = Prepare.prepareFor(operation, id, args, options, context)
       if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
@@ -107,7 +106,7 @@ const request = (plane: Plane.Plane) =>
     })
   )
 
-/** As `thread/client.ts`'s: the first pull (which subscribes) starts now, each later one when the reader asks. */
+/** The first pull (which subscribes) starts now, later ones when the reader asks. */
 const subscribe = (plane: Plane.Plane, id: string, options?: { readonly capacity?: number | undefined }) =>
   Effect.gen(function* () {
     const workerId = yield* Prepare.checkId(id, "workerId")
@@ -135,7 +134,7 @@ const subscribe = (plane: Plane.Plane, id: string, options?: { readonly capacity
     )
   })
 
-/** Nothing connects until the first call. @internal */
+/** @internal */
 export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteService, never, Scope.Scope> =>
   Effect.gen(function* () {
     const plane = yield* Effect.acquireRelease(
@@ -169,7 +168,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
       events: (id, eventsOptions) =>
         Stream.unwrapScoped(Effect.map(subscribe(plane, id, eventsOptions), Stream.repeatEffectChunkOption))
     } satisfies Omit<McpWorkers.McpWorkersService, "openAll" | "closeAll" | "describe" | "tools">
-    // A document's references read the caller's environment, as over a remote thread.
+    // References read the caller's environment.
     const service: Remote.RemoteService = {
       ...AgentHost.extend(base, { environment: () => process.env }),
       subscribe: (id, eventsOptions) =>
@@ -178,7 +177,7 @@ export const make = (options: ConnectOptions): Effect.Effect<Remote.RemoteServic
     return service
   })
 
-/** C18: the config is read in this process. */
+/** C18 */
 const open = (
   plane: Plane.Plane,
   input: unknown,

@@ -1,5 +1,5 @@
 /**
- * A listener's socket frames: the `Hello` (C110), each frame's bound (C47), the peers' budget (C63, C64).
+ * C110, C47, C63, C64
  *
  * @internal
  */
@@ -29,7 +29,7 @@ export const welcome = (version: number): string => JSON.stringify({ _tag: "Welc
 export const rejected = (reason: string): string =>
   JSON.stringify({ _tag: "Rejected", protocol, versions, reason }) + "\n"
 
-/** C47: far below the grantless bound. @internal */
+/** C47 @internal */
 export const maxHelloBytes = 256
 
 /** @internal */
@@ -104,7 +104,7 @@ export interface Guard {
   readonly budget: Budget
 }
 
-/** The protocol's own tag: the connection closes instead of answering. @internal */
+/** Closes the connection instead of answering. @internal */
 export class FrameError extends Data.TaggedError("RpcSerializationError")<{ readonly message: string }> {}
 
 const clientTags = new Set(["Request", "Ack", "Interrupt", "Ping", "Eof"])
@@ -160,7 +160,7 @@ const frameTooLarge = (requestId: unknown, bytes: number, max: number) => ({
 })
 
 const byteLength = (text: string, max: number): number =>
-  // At most max/3 UTF-16 units is at most max bytes.
+  // max/3 UTF-16 units are at most max bytes.
   text.length * 3 <= max ? text.length : Buffer.byteLength(text)
 
 const headOf = (held: ReadonlyArray<Buffer>, bytes: number): string => Buffer.concat(held, bytes).toString("utf8")
@@ -176,7 +176,7 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
       items.push(message)
       if (peer === undefined || (message as { _tag: string })._tag !== "Request") return
       call(peer, 1)
-      // C64: the chunk's rest is given back, read again on resume.
+      // C64: given back, read again on resume.
       return peer.state !== "paused"
     },
     // C47
@@ -187,7 +187,7 @@ const decoder = (maxFrameBytes: number, guard: Guard | undefined) => {
     }
   })
   const decode = (data: string | Uint8Array, reader: Peer | undefined): Array<unknown> => {
-    // Not copied: a copy would double what an unfinished frame costs.
+    // A copy would double an unfinished frame's cost.
     const bytes =
       typeof data === "string" ? Buffer.from(data) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     items = []
@@ -282,7 +282,7 @@ export interface Budget {
   readonly maxBytes: number
   used: number
   readonly peers: Set<Peer>
-  // The protocol names no connection to its decoder: set around each data callback.
+  // The protocol names no connection to its decoder.
   reading: Peer | undefined
 }
 
@@ -337,7 +337,7 @@ const flow = (peer: Peer): void => {
   }
 }
 
-/** `false` when it closed `peer` (C63). @internal */
+/** C63: `false` when it closed `peer`. @internal */
 export const hold = (budget: Budget, peer: Peer, bytes: number): boolean => {
   if (peer.state === "closed") return false
   budget.used += bytes - peer.held
@@ -382,7 +382,7 @@ export const rest = (peer: Peer, ms: number): void => {
   flow(peer)
 }
 
-/** C63: an answer counts until the kernel took it. @internal */
+/** C63 @internal */
 export const accounted = (socket: Socket.Socket, budget: Budget, peer: Peer): Socket.Socket => {
   const read: Socket.Socket["runRaw"] = (onData, options) =>
     socket.runRaw((data) => {

@@ -1,6 +1,6 @@
 /**
- * Grants (C44): `mcpg_<nonce><tag>`, the tag a truncated HMAC-SHA256 under a key that never leaves the host. The tag is
- * checked in constant time before any lookup, so a forged grant costs what a real one does.
+ * C44: `mcpg_<nonce><tag>`, the tag a truncated HMAC-SHA256 under a host-only key, checked in constant time before any
+ * lookup so a forged grant costs what a real one does.
  *
  * @internal
  */
@@ -30,7 +30,7 @@ import type { RequestPayload } from "./rpcs.js"
 /** @internal */
 export class McpGrants extends Context.Tag("@mcp-worker/node/McpGrants")<McpGrants, McpGrantsFace.McpGrantsService>() {}
 
-/** One grant's rights. @internal */
+/** @internal */
 export interface Grant {
   readonly workerId: string
   readonly operations: ReadonlySet<string>
@@ -38,7 +38,7 @@ export interface Grant {
   readonly tools: ReadonlySet<string> | undefined
   /** `Infinity` without a ttl. */
   readonly expiresAt: number
-  /** A real path; `undefined`: no `saveTo` at all. */
+  /** A real path; `undefined`: no `saveTo`. */
   readonly saveDir: string | undefined
   /** C71 */
   readonly tasks: Set<string>
@@ -46,7 +46,7 @@ export interface Grant {
   readonly requests: Set<string>
 }
 
-/** The grants of one host. @internal */
+/** @internal */
 export interface Grants {
   readonly key: Uint8Array
   readonly byNonce: Map<string, Grant>
@@ -130,7 +130,7 @@ const saveDirOf = (dir: unknown): Either.Either<string | undefined, InvalidInput
 }
 
 /**
- * The owner writes next to the target and renames into place, so only the directory's real path counts.
+ * The owner renames into place, so only the directory's real path counts.
  *
  * @internal
  */
@@ -140,15 +140,14 @@ export const isUnder = (dir: string, target: string): boolean => {
   return parent !== undefined && (parent === dir || parent.startsWith(dir + path.sep))
 }
 
-// Checked whatever was presented: a string of any other shape is compared against a tag too.
+// Any string is compared against a tag.
 const filler = Buffer.alloc(tagChars)
 
 /** @internal */
 export const resolve = (grants: Grants, id: string, now: number): Grant | undefined => {
   const shaped = id.length === grantLength && id.startsWith(prefix)
   const nonce = shaped ? id.slice(prefix.length, prefix.length + nonceChars) : "-"
-  // The tag's text is compared, not its decoded bytes: its last character carries 4 bits of padding, and a grant with
-  // other padding bits would decode to the same tag.
+  // Text, not bytes: 4 padding bits would let two grants decode to one tag.
   const presented = shaped ? Buffer.from(id.slice(prefix.length + nonceChars), "latin1") : filler
   const expected = Buffer.from(tagOf(grants, nonce).toString("base64url"), "latin1")
   const genuine = presented.length === tagChars && timingSafeEqual(presented, expected) && shaped
@@ -163,8 +162,8 @@ export const resolve = (grants: Grants, id: string, now: number): Grant | undefi
 }
 
 /**
- * For grants a holder issued itself and never handed out (the gateway's): no one else can present them, so no tag check.
- *
+ * For grants a holder issued and never handed out (the gateway's): no one else presents them, so no tag check.
+ * Grants a holder issued and never handed out (the gateway's): no tag check.
  * @internal
  */
 export const resolveOwn = (grants: Grants, id: string, now: number): Grant | undefined => {
@@ -172,13 +171,13 @@ export const resolveOwn = (grants: Grants, id: string, now: number): Grant | und
   return grant !== undefined && now <= grant.expiresAt ? grant : undefined
 }
 
-/** Ends the grant `id` names; `false` when it names none of this host's. @internal */
+/** @internal */
 export const revoke = (grants: Grants, id: string): boolean => {
   if (resolve(grants, id, Date.now()) === undefined) return false
   return grants.byNonce.delete(id.slice(prefix.length, prefix.length + nonceChars))
 }
 
-/** Forgets the grants of workers that are no longer open, and the expired ones. @internal */
+/** @internal */
 export const sweep = (grants: Grants, isOpen: (workerId: string) => boolean, now: number): void => {
   for (const [nonce, grant] of grants.byNonce) {
     if (now > grant.expiresAt || !isOpen(grant.workerId)) grants.byNonce.delete(nonce)
@@ -210,7 +209,7 @@ export const taskShown = (grant: Grant, name: string, result: unknown): unknown 
   }
 }
 
-/** C47: any valid grant lets a frame grow; the request's own checks come after. @internal */
+/** C47 @internal */
 export const shownIn = (grants: Grants, text: string, now: number): boolean => {
   for (let at = text.indexOf(`"${prefix}`); at !== -1; at = text.indexOf(`"${prefix}`, at + 1)) {
     const end = at + 1 + grantLength
@@ -227,7 +226,7 @@ export interface Target {
   readonly grant: Grant | undefined
 }
 
-/** Every refusal is the same `UnknownWorker`, so a bad grant, a disallowed operation and a plain id look alike. */
+/** One refusal for a bad grant, a disallowed operation and a plain id. */
 export const target = (
   listener: { readonly grants: Grants; readonly acceptWorkerIds: boolean; readonly ownIds?: boolean },
   id: string,
@@ -239,15 +238,14 @@ export const target = (
   return Either.left(new UnknownWorker({ workerId: id, delivery: "not_sent" }))
 }
 
-/** Re-made through its schema, so the error names what the caller presented. */
+/** So the error names what the caller presented. */
 export const renamed = <E extends McpWorkerError>(error: E, id: string, grant?: Grant): E => {
   const hidden = grant === undefined ? undefined : hiddenOf(error, grant)
   if (hidden === undefined && (!("workerId" in error) || error.workerId === id)) return error
   return decodeError({ ...encodeError(error), ...hidden, workerId: id }) as E
 }
 
-// C119: through a grant, a busy refusal names no other caller's request, and a failure's words (which may name paths
-// of the host) are its kind.
+// C119
 const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> | undefined =>
   error._tag === "WorkerBusy" && !grant.requests.has(error.requestId)
     ? { requestId: "" }
@@ -257,7 +255,7 @@ const hiddenOf = (error: McpWorkerError, grant: Grant): Record<string, string> |
 
 const failureWords = (kind: string): string => `the worker's connection failed (${kind})`
 
-/** C119: projected field by field, so a field added to the record stays hidden until chosen here. */
+/** C119: a new field stays hidden until chosen here. */
 export const statusShown = (grant: Grant | undefined, presented: string, status: WorkerStatus): WorkerStatus =>
   grant === undefined
     ? { ...status, workerId: presented }
@@ -284,7 +282,7 @@ export const statusShown = (grant: Grant | undefined, presented: string, status:
         notifications: status.notifications
       }
 
-/** As the host server checks a remote thread's: the owner must get an object's JSON text. */
+/** The owner must get an object's JSON text. */
 export const checked = (
   target: Target,
   name: string,
@@ -315,7 +313,7 @@ export const checked = (
 export const closingError = (): HostUnavailable =>
   new HostUnavailable({ message: "the mcp-worker host is closing; the request was not sent", delivery: "not_sent" })
 
-/** Whatever fails here was not sent. */
+/** Not sent. */
 export const admitted = (
   listener: {
     readonly grants: Grants

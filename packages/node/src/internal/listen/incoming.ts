@@ -1,8 +1,6 @@
 /**
- * A peer's frame before `RpcServer` reads it. The host is the owner's relay, not a server of its own: where the listener
- * does not trace, a plain request is begun and answered from here with no fiber of the server. An `Interrupt` ends its
- * request here too, since `RpcServer` interrupts a handler as a fork and the next request could find the worker busy
- * (C11).
+ * Without tracing, a plain request is begun and answered here with no server fiber, and its `Interrupt` ends it here:
+ * `RpcServer` would interrupt a forked handler and the next request could find the worker busy (C11).
  *
  * @internal
  */
@@ -29,10 +27,9 @@ interface Call {
   readonly answer: ((exit: Exit.Exit<unknown, RequestError>) => void) | undefined
 }
 
-/** By `keyOf`. */
 export type Calls = Map<string, Call>
 
-/** Stamped on every request frame the server reads; a peer's own value is replaced. */
+/** A peer's own value is replaced. */
 const callHeader = "x-mcp-worker-call"
 
 const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}`
@@ -66,7 +63,7 @@ const exitEncoder = (tag: string): Operation["encodeExit"] =>
     >
   )
 
-/** Every request of the table by its tag, plain and streamed, with the exit encoder the server would use. */
+/** With the server's exit encoder. */
 const operations: ReadonlyMap<string, Operation> = new Map(
   Object.entries(Operations.requests).flatMap(([name, operation]) =>
     [false, true].map((streamed) => {
@@ -78,18 +75,16 @@ const operations: ReadonlyMap<string, Operation> = new Map(
 
 const isPayload = Schema.is(RequestPayload)
 
-/** What the step that reads a frame does with it. @internal */
+/** @internal */
 export type Step =
-  /** The server reads it. */
   | { readonly _tag: "Server"; readonly message: RpcMessage.FromClientEncoded }
-  /** A refusal, answered now; the connection rests first (C86). */
+  /** C86 */
   | { readonly _tag: "Refused"; readonly frame: RpcMessage.ResponseExitEncoded }
-  /** Taken here: its answer is written when there is one. */
   | { readonly _tag: "Taken" }
 
 const taken: Step = { _tag: "Taken" }
 
-/** `relay`: the listener does not trace, so plain requests are answered from here. @internal */
+/** @internal */
 export const step = (
   listener: Listener,
   clientId: number,
@@ -101,8 +96,7 @@ export const step = (
     case "Request": {
       const operation = operations.get(message.tag)
       if (relay && operation !== undefined && typeof message.id === "string" && isPayload(message.payload)) {
-        // The errors made here go to another process as their fields: a stack of each, taken from the depth of the
-        // fiber runtime, was most of what a refusal cost.
+        // These errors cross processes as fields: their stacks were most of a refusal's cost.
         const stackTraceLimit = Error.stackTraceLimit
         Error.stackTraceLimit = 0
         try {
@@ -131,7 +125,7 @@ export const step = (
   }
 }
 
-/** Without `clientId` (the listener closes) every call is answered as interrupted, as the server does its own. */
+/** Without `clientId` (the listener closes): every call, answered as interrupted. */
 export const endTaken = (calls: Calls, clientId?: number): void => {
   for (const [key, call] of calls) {
     if (call.answer === undefined || (clientId !== undefined && call.clientId !== clientId)) continue
@@ -141,7 +135,7 @@ export const endTaken = (calls: Calls, clientId?: number): void => {
   }
 }
 
-/** C117: a refusal is counted where it is made. @internal */
+/** C117 @internal */
 export const admitted = (
   listener: Listener,
   name: string,
@@ -165,11 +159,11 @@ const toServer = (clientId: number, message: RpcMessage.RequestEncoded): Step =>
   return { _tag: "Server", message: { ...message, headers } }
 }
 
-/** What is left of a peer's deadline, in ms (`undefined`: none given). @internal */
+/** @internal */
 export const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
-// C83: a listener that does not trace hands on the peer's span, its ids from the envelope, the rest from the payload.
+// C83
 const peerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -179,7 +173,7 @@ const peerTrace = (
     ? [message.traceId, message.spanId, message.sampled !== false]
     : undefined)
 
-// C83: the peer's span goes to the handler in the payload; no span of the listener's own.
+// C83
 const withPeerTrace = (
   message: RpcMessage.RequestEncoded,
   payload: typeof RequestPayload.Type
@@ -212,7 +206,7 @@ const relayNow = (
     listener.calls.delete(key)
     write(clientId, exitFrame(requestId, operation, shown))
   }
-  // `begin` refuses by calling `answer` before it returns: that refusal is answered in this step.
+  // `begin` may refuse before it returns.
   const sent: HostRequest.Sent | undefined = listener.registry.begin(
     {
       id: workerId,
@@ -222,7 +216,7 @@ const relayNow = (
       idleMs: payload.idleMs,
       onProgress: undefined,
       saveTo: payload.saveTo,
-      // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
+      // Without "fail" the worker's spill applies.
       spill: payload.spill,
       trace: peerTrace(message, payload),
       surface: "socket"
@@ -257,7 +251,7 @@ const refusal = (requestId: string, operation: Operation, exit: Exit.Exit<unknow
   frame: exitFrame(requestId, operation, exit)
 })
 
-/** The `Exit` frame of a request, as the server would encode it; one its schema refuses is the defect it would send. */
+/** Refused by its schema: the defect the server would send. */
 const exitFrame = (
   requestId: string,
   operation: Operation,

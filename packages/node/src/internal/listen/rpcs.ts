@@ -1,4 +1,4 @@
-// docs/wire.md: each request of the table plain and as `<name>Streamed` (progress ahead of the result).
+// docs/wire.md: each request plain and as `<name>Streamed`.
 import * as Rpc from "@effect/rpc/Rpc"
 import * as RpcGroup from "@effect/rpc/RpcGroup"
 import { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -9,7 +9,7 @@ import * as Struct from "effect/Struct"
 
 const deadline = Schema.optional(Schema.Number)
 
-/** A request's `Envelope`; the rpc's tag names its method and `progress`; only `spill: false` crosses. @internal */
+/** Only `spill: false` crosses. @internal */
 export const RequestPayload = Schema.Struct({
   id: Schema.String,
   ...Struct.omit(OwnerProtocol.Envelope.fields, "method", "progress", "deadline", "spill"),
@@ -38,7 +38,7 @@ const requestRpcs = Object.keys(Operations.requests).flatMap((name) => [
   Rpc.make(streamedTag(name), { payload: RequestPayload, success: StreamItem, error: McpWorkerError, stream: true })
 ])
 
-/** C18: the config read in the calling process. @internal */
+/** C18 @internal */
 export const Open = Rpc.make("open", {
   payload: {
     config: Schema.String,
@@ -71,7 +71,7 @@ export const Close = Rpc.make("close", {
   error: McpWorkerError
 })
 
-/** One pull of a subscription: pulled only when the reader asks, so neither side holds past `capacity`. @internal */
+/** Pulled only when the reader asks: neither side holds past `capacity`. @internal */
 export const Events = Rpc.make("events", {
   payload: {
     id: Schema.String,

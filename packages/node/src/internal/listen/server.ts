@@ -1,6 +1,5 @@
 /**
- * The listener: `RpcServer` on a Unix domain socket. A call's request ends (cancelled exactly) when its fiber is
- * interrupted, whether by the caller's `Interrupt`, its connection closing or the listener closing.
+ * `RpcServer` on a Unix domain socket; a call's request is cancelled exactly when its fiber is interrupted.
  *
  * @internal
  */
@@ -53,7 +52,6 @@ interface Listener {
   readonly prefix: string
   readonly subscriptions: Map<number, Set<string>>
   readonly calls: Incoming.Calls
-  /** By socket: how the frame reader finds its peer. */
   readonly peers: WeakMap<object, Frames.Peer>
   closing: boolean
 }
@@ -73,7 +71,7 @@ const request = (
     if (Either.isLeft(found)) return Effect.fail(Grants.renamed(found.left, payload.id))
     return Effect.withFiberRuntime<unknown, RequestError>((fiber) =>
       Effect.async<unknown, RequestError>((resume) => {
-        // `begin` may answer before it returns (a refusal): the answer reads `sent` only once it is set.
+        // `begin` may refuse before it returns.
         let sent: ReturnType<typeof listener.registry.begin> = undefined
         sent = listener.registry.begin(
           {
@@ -84,9 +82,9 @@ const request = (
             idleMs: payload.idleMs,
             onProgress,
             saveTo: payload.saveTo,
-            // A socket caller's own spill directory is refused in its process; without "fail", the worker's applies.
+            // Without "fail" the worker's spill applies.
             spill: payload.spill,
-            // The rpc server's span of the call (a child of the peer's) is the owner's parent, as a thread's is (C83).
+            // C83
             trace: OwnerProtocol.traceContextOfFiber(fiber) ?? payload.trace,
             surface: "socket"
           },
@@ -183,7 +181,7 @@ const lifecycle = (listener: Listener) => {
       ),
     cancel: ({ id, requestId }: { readonly id: string; readonly requestId: string }) =>
       by(id, "cancel", ({ grant, workerId }) =>
-        // C119: a grant cancels only a request begun through it.
+        // C119
         grant === undefined || grant.requests.has(requestId)
           ? registry.service.cancel(workerId, requestId)
           : Effect.fail(new RequestNotPending({ workerId, requestId }))
@@ -204,14 +202,14 @@ const lifecycle = (listener: Listener) => {
       },
       { clientId }: { readonly clientId: number }
     ) => {
-      // Keyed by connection: no other can name them, and they end with it.
+      // Keyed by connection: no other can name them.
       const key = `${listener.prefix}/${clientId}/${payload.subscription}`
       let keys = listener.subscriptions.get(clientId)
       const pull = (workerId: string, known: Set<string>) =>
         Effect.tap(registry.pullEvents(workerId, key, payload.capacity, payload.end === true), (batch) =>
           Effect.sync(() => (batch.done || payload.end === true) && known.delete(key))
         )
-      // Granted when made: it reads on to its end whatever became of the grant since.
+      // It reads on whatever became of the grant since.
       if (keys?.has(key) === true) return pull("", keys)
       return by(payload.id, "events", ({ workerId }) => {
         if (keys === undefined) listener.subscriptions.set(clientId, (keys = new Set()))
@@ -233,7 +231,7 @@ const disconnected = (listener: Listener, clientId: number): Effect.Effect<void>
     })
   })
 
-/** C86: the connection being read is in this fiber's context. */
+/** C86 */
 const rest = (listener: Listener): Effect.Effect<void> =>
   Effect.map(Effect.serviceOption(NodeSocket.NetSocket), (conn) => {
     const peer = Option.isSome(conn) ? listener.peers.get(conn.value) : undefined
@@ -318,17 +316,16 @@ const bounded = (
             Frames.leave(budget, peer)
           })
           netSocket.setTimeout(idleMs, () => netSocket.destroy())
-          // C110: the handshake first; the protocol reads only what follows an accepted Hello.
+          // C110
           return handler(Frames.accounted(Frames.guarded(socket, netSocket), budget, peer))
         })
       )
   }
 }
 
-/** A running listener. @internal */
+/** @internal */
 export interface Running {
   readonly path: string
-  /** Those in flight run on. */
   readonly stop: () => void
 }
 
@@ -363,7 +360,7 @@ export const make = (
     const maxFrameBytes = options.maxFrameBytes ?? Frames.defaultMaxFrameBytes
     const budget = Frames.makeBudget(options.maxBufferedBytes ?? Frames.defaultMaxBufferedBytes)
     const guard: Frames.Guard = {
-      // A listener of worker ids lets every peer open workers: it trusts them with the host's rights already.
+      // Such a listener already trusts every peer with the host's rights.
       grantlessBytes: listener.acceptWorkerIds ? maxFrameBytes : Frames.grantlessFrameBytes,
       admits: (head) => Grants.shownIn(grants, head, Date.now()),
       budget
@@ -371,7 +368,7 @@ export const make = (
     const sockets = bounded(
       listener,
       socketServer,
-      // A client in use pings every second: a shorter bound would close connections that are busy, not idle.
+      // A client in use pings every second: a shorter bound would close busy connections.
       Math.max(durationMs(options.idleTimeout, defaultIdleMs), 2 * SocketCaller.pingEveryMs),
       options.maxConnections ?? defaultMaxConnections,
       budget
@@ -380,10 +377,9 @@ export const make = (
       Effect.provideService(SocketServer.SocketServer, sockets),
       Effect.provideService(RpcSerialization.RpcSerialization, Frames.make(maxFrameBytes, guard))
     )
-    // Spans only where a real tracer is installed.
     const tracing = yield* Effect.withFiberRuntime<boolean>((fiber) => Effect.succeed(isTracing(fiber)))
     const protocol = yield* watched(listener, socketProtocol, tracing)
-    // Runs before the server is interrupted: the calls taken by the listener end, answered, as the server's do.
+    // Before the server is interrupted, so the calls taken here end answered.
     yield* Effect.addFinalizer(() => Effect.sync(() => Incoming.endTaken(listener.calls)))
     const context = yield* Layer.build(ListenRpcs.toLayer(handlers(listener) as never))
     yield* RpcServer.make(ListenRpcs, { disableFatalDefects: true, disableTracing: !tracing }).pipe(

@@ -1,6 +1,5 @@
 /**
- * The listener's socket file. Node cannot read a peer's credentials (`SO_PEERCRED`) without native code, so who may
- * connect is who may enter the directory: this user's, mode 0700.
+ * Node cannot read `SO_PEERCRED` without native code, so who may connect is who may enter the directory (mode 0700).
  *
  * @internal
  */
@@ -26,7 +25,7 @@ export class ListenError extends Schema.TaggedError<ListenError>("@mcp-worker/no
   }
 }
 
-/** A socket file prepared for listening: what to undo when the listener ends. @internal */
+/** @internal */
 export interface Prepared {
   readonly path: string
   readonly createdDirectory: boolean
@@ -73,14 +72,14 @@ const directory = (socketPath: string, dir: string): Effect.Effect<boolean, List
     return created
   })
 
-/** A stale socket file is removed; one a live host listens on fails. @internal */
+/** Removes a stale socket file; fails on a live one. @internal */
 export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError> =>
   Effect.gen(function* () {
     if (process.platform === "win32") return yield* fail(socketPath, "path", "Unix domain sockets only")
     if (typeof socketPath !== "string" || !path.isAbsolute(socketPath)) {
       return yield* fail(String(socketPath), "path", "the path must be absolute")
     }
-    // sun_path holds 108 bytes on Linux (104 on macOS), the terminating NUL included.
+    // sun_path: 108 bytes on Linux, 104 on macOS, NUL included.
     if (Buffer.byteLength(socketPath) > 103) return yield* fail(socketPath, "path", "the path is longer than 103 bytes")
     const createdDirectory = yield* directory(socketPath, path.dirname(socketPath))
     const existing = fs.lstatSync(socketPath, { throwIfNoEntry: false })
@@ -94,17 +93,16 @@ export const prepare = (socketPath: string): Effect.Effect<Prepared, ListenError
     return { path: socketPath, createdDirectory }
   })
 
-/** Makes the socket file private to this user once it exists. @internal */
+/** @internal */
 export const restrict = (prepared: Prepared): Effect.Effect<void, ListenError> =>
   Effect.try({
     try: () => fs.chmodSync(prepared.path, 0o600),
     catch: (error) => new ListenError({ path: prepared.path, reason: "listen", detail: `chmod: ${errnoOf(error)}` })
   })
 
-/** Removes the socket file, and the directory if the listener made it and it is empty. @internal */
+/** And the directory, if the listener made it and it is empty. @internal */
 export const remove = (prepared: Prepared): Effect.Effect<void> =>
   Effect.gen(function* () {
     yield* Effect.sync(() => fs.rmSync(prepared.path, { force: true }))
-    // Not empty, or gone: then it is not the listener's to clear out.
     if (prepared.createdDirectory) yield* Effect.ignore(Effect.try(() => fs.rmdirSync(path.dirname(prepared.path))))
   })

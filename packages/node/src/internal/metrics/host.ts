@@ -30,7 +30,7 @@ export const recount = (registry: Registry): void => {
   for (const entry of registry.opening) count(entry)
   for (const entry of registry.entries.values()) count(entry)
   for (const [server, byState] of counts) {
-    // The gauge counts the workers the host holds; closed ones are forgotten.
+    // Closed workers are forgotten.
     for (const state of states) if (state !== "closed") Metrics.workersIn(server, state, byState[state])
   }
 }
@@ -57,7 +57,7 @@ export const defaultSampleInterval = Duration.seconds(10)
 /** @internal */
 export const minSampleInterval = Duration.seconds(1)
 
-/** C81: where `/proc` is absent the metrics are absent, never zero. @internal */
+/** C81 @internal */
 export const sampleTrees = (registry: Registry, interval: Duration.Duration): Effect.Effect<void> =>
   !registry.defaults.metrics || !Tree.available()
     ? Effect.void

@@ -8,7 +8,7 @@ export interface TreeUsage {
   readonly cpuSeconds: number
 }
 
-// USER_HZ is 100 on every architecture Node runs on.
+// USER_HZ is 100 wherever Node runs.
 const ticksPerSecond = 100
 const pageBytes = 4096
 

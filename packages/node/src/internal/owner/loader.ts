@@ -1,6 +1,6 @@
 /**
- * Loads the owner runtime with V8's code cache: compiling the bundle is a third of an owner's start-up. V8 rejects a
- * cache made by another version or flag set, so each keeps its own file. C67: none ships, none goes in the package.
+ * The owner runtime with V8's code cache: compiling is a third of an owner's start-up. V8 rejects another version's
+ * cache, so each has its own file. C67
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -14,7 +14,7 @@ const wrap = (source: string) => `(function (exports, require, module, __filenam
 
 const v8Tag = (): string => `v8-${process.versions.v8}-${process.arch}-${v8.cachedDataVersionTag().toString(36)}`
 
-/** C67: a relative `$XDG_CACHE_HOME` is ignored, as the XDG specification wants. @internal */
+/** C67 @internal */
 export const cacheDirectory = (): string => {
   const xdg = process.env.XDG_CACHE_HOME
   return xdg !== undefined && path.isAbsolute(xdg)
@@ -22,20 +22,20 @@ export const cacheDirectory = (): string => {
     : path.join(os.tmpdir(), `mcp-worker-${process.getuid?.() ?? "cache"}`)
 }
 
-/** The digest: every install shares the directory, and V8 checks only the source's length. @internal */
+/** V8 checks only the source's length. @internal */
 export const userCacheFileOf = (file: string, source: string): string => {
   const digest = crypto.createHash("sha1").update(source).digest("hex").slice(0, 16)
   return path.join(cacheDirectory(), `${path.basename(file, ".cjs")}-${digest}.${v8Tag()}.cache`)
 }
 
-/** Also holds the connect and request paths, which V8 compiles lazily on first use. @internal */
+/** Compiled lazily, on first use. @internal */
 export const warmCacheFileOf = (file: string, source: string): string =>
   userCacheFileOf(file, source).replace(/\.cache$/, ".warm.cache")
 
-/** Past an owner's open and first requests. @internal */
+/** @internal */
 export const warmAfterMs = 2_000
 
-// A code cache is code: one in a directory another user can write to (a shared temporary directory) is not read.
+// A cache is code: one another user can write is not read.
 const isPrivate = (dir: string): boolean => {
   try {
     const stat = fs.statSync(dir)
@@ -55,7 +55,7 @@ const readIfThere = (file: string): Buffer | undefined => {
   }
 }
 
-// Atomic, as many owners may start at once; best effort, as the directory may be unwritable.
+// Atomic: many owners start at once; best effort: the directory may be unwritable.
 const writeAtomically = (target: string, data: Buffer): void => {
   const dir = path.dirname(target)
   try {
@@ -73,7 +73,7 @@ const writeAtomically = (target: string, data: Buffer): void => {
   })
 }
 
-/** `refresh` and `warm` write later, so the functions compiled while running are in the cache too. @internal */
+/** Written later, so functions compiled while running are cached too. @internal */
 export const load = <A>(
   file: string
 ): {
@@ -92,7 +92,7 @@ export const load = <A>(
   const module = { exports: {} as A }
   script.runInThisContext()(module.exports, createRequire(file), module, file, path.dirname(file))
   const stale = cachedData === undefined || script.cachedDataRejected === true
-  // Not the buffer: these closures live as long as the thread, and it is over 1 MiB.
+  // Not the buffer: over 1 MiB, for the thread's life.
   const warmLoaded = warmData !== undefined
   if (warmLoaded && stale) fs.rm(warmFile, () => {})
   return {

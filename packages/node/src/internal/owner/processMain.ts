@@ -1,4 +1,4 @@
-// The config comes on the data pipe: other processes can read argv and env. C27: a dead host's server ends here too.
+// Config comes on the data pipe: others can read argv and env. C27
 import * as net from "node:net"
 import * as path from "node:path"
 import * as LinePort from "../wire/linePort.js"
@@ -13,7 +13,7 @@ interface Init {
   readonly config: string
 }
 
-// Ctrl-C reaches this group too: the host closes its workers then, and a dead owner would fail each close.
+// Ctrl-C reaches this group too: the host closes its workers then.
 process.on("SIGINT", () => {})
 
 const port = LinePort.make()

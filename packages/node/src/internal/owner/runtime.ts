@@ -11,17 +11,17 @@ import * as Traced from "../shared/traced.js"
 import * as Direct from "../thread/owner.js"
 import * as Spans from "./spans.js"
 
-/** The owner's end of its data plane: a `MessagePort` in a thread, a `LinePort` in a process. @internal */
+/** @internal */
 export interface OwnerDataPort {
   readonly postMessage: (message: unknown) => void
   readonly on: (event: "message", listener: (message: any) => void) => unknown
   readonly close: () => void
 }
 
-/** `slot` only in a thread: a process cannot post to other threads' channels, so cannot answer directly. @internal */
+/** `slot` only in a thread. @internal */
 export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, slot?: Slot.Slot): void => {
   const factory = makeFactory(early)
-  // Decided once, so an owner without a tracer pays nothing per message.
+  // Decided once: no cost per message.
   const tracing = Traced.threadTracing()
   const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
   const post =
@@ -68,7 +68,7 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       }).pipe(
         Effect.ensuring(
           Effect.sync(() => {
-            // C80: the counts go before the port closes.
+            // C80
             observed?.flush()
             port.close()
           })
@@ -76,7 +76,7 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       )
   })
 
-  // Once the host ends the runner, nothing may keep this thread's loop alive.
+  // Once the runner ended, nothing may keep this thread alive.
   Effect.runFork(
     WorkerRunner.launch(main).pipe(
       Effect.provide(NodeWorkerRunner.layer),

@@ -7,14 +7,14 @@ import * as FiberId from "effect/FiberId"
 import type * as Tracer from "effect/Tracer"
 import * as Traced from "../shared/traced.js"
 
-/** Followed on the data plane's messages, so the owner itself knows nothing of tracing. @internal */
+/** The owner knows nothing of tracing. @internal */
 export interface OwnerSpans {
   readonly received: (message: unknown) => void
   readonly posted: (message: OwnerProtocol.OwnerMessageEncoded) => OwnerProtocol.OwnerMessageEncoded
   readonly direct: (trace: OwnerProtocol.TraceContext, handle: () => void) => void
   /** Only while `direct` runs. */
   readonly taken: (requestId: string, method: string) => void
-  /** `requestId` absent: refused, never taken. */
+  /** Absent: refused, never taken. */
   readonly answered: (requestId: string | undefined, error: McpWorkerError | undefined) => void
   readonly opened: (workerId: string) => void
   readonly close: () => void

@@ -1,4 +1,4 @@
-// An owner thread's entry: the server spawns before anything loads. CommonJS: an ES entry costs ≈ 10 ms a thread.
+// The server spawns before anything loads. CommonJS: ES costs ≈ 10 ms a thread.
 import * as path from "node:path"
 import type { MessagePort } from "node:worker_threads"
 import { workerData } from "node:worker_threads"
@@ -14,13 +14,12 @@ interface OwnerData {
 const data = workerData as OwnerData
 
 const early = ProcessStart.startFromWire(data.config, data.marker)
-// C27: told at once, in case this thread dies before its runtime is up.
+// C27: in case this thread dies before its runtime is up.
 if (early?.child?.pid !== undefined) data.port.postMessage({ _tag: "Spawned", pid: early.child.pid })
-// After the spawn: the loader's crypto costs ≈ 4 ms in a fresh thread.
+// The loader's crypto costs ≈ 4 ms in a fresh thread.
 void import("./loader.js").then((OwnerLoader) => {
   const runtime = OwnerLoader.load<typeof import("./runtime.js")>(path.join(__dirname, "owner-runtime.cjs"))
   runtime.exports.run(data.port, early, data.slot)
   setImmediate(runtime.refresh)
-  // Later owners skip compiling the connect and request paths.
   setTimeout(runtime.warm, OwnerLoader.warmAfterMs).unref()
 })

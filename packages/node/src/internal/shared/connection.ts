@@ -1,4 +1,4 @@
-// States that cannot be (closing and closed at once) have no value here.
+// Impossible states have no value here.
 import {
   type CleanupSummary,
   type CloseFailed,
@@ -43,7 +43,7 @@ export interface Failed {
   readonly cleanup: CleanupSummary | null
 }
 
-/** A second `close` joins `done`; status shows the prior state. @internal */
+/** A second `close` joins `done`. @internal */
 export interface Closing {
   readonly _tag: "Closing"
   readonly from: Ready | Failed
@@ -141,7 +141,7 @@ export const cleanupOf = (life: Life): CleanupSummary | null => {
   return shown._tag === "Failed" || shown._tag === "Closed" ? shown.cleanup : null
 }
 
-/** A new `events` subscription ends at once. @internal */
+/** @internal */
 export const isEnded = (life: Life): boolean => {
   const shown = settled(life)
   return shown._tag === "Failed" || shown._tag === "Closed"
@@ -188,7 +188,7 @@ export const closed = (connection: Connection, cleanup: CleanupSummary | null): 
   connection.life = { _tag: "Closed", failure: failureOf(connection.life), cleanup }
 }
 
-/** The connection stays as it was (failed, by then). @internal */
+/** The connection stays as it was. @internal */
 export const endClose = (connection: Connection): void => {
   const life = connection.life
   if (life._tag === "Closing") connection.life = life.from
@@ -254,7 +254,7 @@ export const settle = (holder: Holder, requestId: string, exit: Exit.Exit<unknow
   pending.complete(exit)
 }
 
-/** The callback's throw is logged, never let into the owner's message handling. @internal */
+/** A throw is logged, never let into the owner's message handling. @internal */
 export const reportProgress = (
   holder: Holder,
   runFork: <A, E>(effect: Effect.Effect<A, E>) => unknown,
@@ -301,7 +301,7 @@ export const confirmGone = (
     (left) => Effect.sync(() => left.activeProcesses === 0 && reaper.forget(connection.marker))
   )
 
-/** For an exit that skips finalizers. @internal */
+/** process.exit skips finalizers. @internal */
 export const exitHook = (live: () => Iterable<Pick<Connection, "pid" | "marker" | "life">>) =>
   Effect.acquireRelease(
     Effect.sync(() => {

@@ -6,10 +6,10 @@ import * as Stream from "effect/Stream"
 let inFlight = 0
 let timer: ReturnType<typeof setInterval> | undefined
 
-/** The returned release is idempotent. @internal */
+/** The release is idempotent. @internal */
 export const acquire = (): (() => void) => {
   inFlight++
-  // Never fires; it only holds the loop.
+  // Only holds the loop.
   if (timer === undefined) timer = setInterval(() => {}, 2 ** 31 - 1)
   let released = false
   return () => {

@@ -17,7 +17,7 @@ export const pulled = <A, E>(
   pull: (end: boolean) => Effect.Effect<Batch<A>, E>
 ): Effect.Effect<Effect.Effect<Chunk.Chunk<A>, Option.Option<E>>, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // Its failure is the first read's, not an unhandled error.
+    // Its failure is the first read's.
     const first = Runtime.runFork(yield* Effect.runtime<never>())(Effect.exit(pull(false)))
     yield* Effect.addFinalizer(() => Fiber.interrupt(first))
     let taken = false

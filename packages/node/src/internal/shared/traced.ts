@@ -1,5 +1,5 @@
-// The default tracer exports nothing yet draws ids for ~10 µs, a tenth of a thread hop: no spans without a real
-// tracer. C83: a caller's span is still sent, its ids already drawn.
+// The default tracer draws ids for ~10 µs (a tenth of a thread hop) and exports nothing: no spans without a real
+// tracer. C83
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { TraceContext } from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Clock from "effect/Clock"
@@ -56,7 +56,7 @@ export const withParent = <A, E, R>(
 
 const externalOf = OwnerProtocol.externalSpanOf
 
-/** For the step that reads a message, outside any fiber. @internal */
+/** Outside any fiber. @internal */
 export interface Tracing {
   readonly tracer: Tracer.Tracer
   readonly clock: Clock.Clock
@@ -79,7 +79,7 @@ export const currentTracing: Effect.Effect<Tracing | undefined> = Effect.withFib
   Effect.succeed(tracingOf(fiber))
 )
 
-/** Attributes never hold values that may be secret. @internal */
+/** Never values that may be secret. @internal */
 export const startSpan = (
   tracing: Tracing,
   name: string,

@@ -1,6 +1,5 @@
 /**
- * The remote side of `McpWorkers` in any thread: input checked here, carried by `@mcp-worker/caller`'s thread plane,
- * the same the Promise client stands on (C106).
+ * The remote side of `McpWorkers` in any thread, on the caller's thread plane (C106).
  *
  * @internal
  */
@@ -45,11 +44,10 @@ export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
 /** @internal */
 export interface RemoteService
   extends McpWorkers.Lifecycle, Operations.Service<Operations.Requests, RemoteExtra>, AgentHost.AgentHost {
-  /** Subscribed when this effect runs. */
   readonly subscribe: (id: string, options?: { readonly capacity?: number | undefined }) => ReturnType<typeof subscribe>
 }
 
-/** `startedAt`: when the caller made the call, if before this effect runs. @internal */
+/** `startedAt`: when the caller made the call. @internal */
 export interface RemoteExtra {
   readonly signal?: AbortSignal | undefined
   readonly startedAt?: number | undefined
@@ -59,10 +57,10 @@ const isProxy = (u: unknown) => types.isProxy(u)
 
 const context = { isProxy, checkSavePath, checkSpillDirectory }
 
-// Opened only when a real tracer is installed, as the host's.
+// Only with a real tracer.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
 
-/** Refused exactly as the host refuses it, and clamped to the longest timer. */
+/** Refused as the host refuses it. */
 const budgetOf = (input: unknown, where: "config" | "arguments"): Either.Either<number | undefined, InvalidInput> =>
   Either.mapLeft(Budget.budgetOf(input as Duration.DurationInput | undefined), (message) =>
     Budget.invalidTimeout(where, message)
@@ -72,7 +70,7 @@ const checkWorkerId = (id: unknown): Either.Either<string, InvalidInput> => Prep
 
 const { deadlineOf } = ThreadCaller
 
-/** C66: an abort before sending, or the plane closed with its scope, is an interruption. */
+/** C66 */
 const answerOf = <A, E>(
   caller: ThreadCaller.ThreadCaller,
   post: () => ThreadCaller.Sent,
@@ -105,8 +103,7 @@ const send = <O extends Protocol.LifecycleOperation>(
   )
 
 /**
- * The first request goes out in this step, so no notification of a call made right after is missed however long this
- * thread is busy between. One batch per pull, so this thread never holds more.
+ * The first request goes out in this step, so no notification of a call made right after is missed.
  *
  * @internal
  */
@@ -131,13 +128,12 @@ export const subscribe = (
     )
   })
 
-/** `events` from this thread: the subscription starts as the stream starts, not when it is first read. */
+/** Subscribes as the stream starts, not when first read. */
 const events =
   (caller: ThreadCaller.ThreadCaller): McpWorkers.McpWorkersService["events"] =>
   (id, options) =>
     Stream.unwrapScoped(Effect.map(subscribe(caller, id, options), Stream.repeatEffectChunkOption))
 
-/** `trace`: the span the request is part of, when the caller is tracing. */
 const call = <A>(
   caller: ThreadCaller.ThreadCaller,
   operation: Operations.Operation<any, any, A>,
@@ -147,7 +143,7 @@ const call = <A>(
   trace: OwnerProtocol.TraceContext | undefined
 ): Effect.Effect<A, RequestError> =>
   Effect.suspend(() => {
-    // The budget counts from the caller's call; a surface's runtime may start a moment later.
+    // The budget counts from the caller's call.
     const started = options?.startedAt ?? Date.now()
     const prepared = Prepare.prepareFor(operation, id, args, options, context)
     if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
@@ -171,18 +167,16 @@ const call = <A>(
     )
   })
 
-/** The answer of a request in this thread, read off the owner's value (`answer`: a spill's summary). */
 const answered = <A, E>(operation: Operations.Operation<any, any, A>, effect: Effect.Effect<A, E>) =>
   operation.answer === undefined ? effect : Effect.map(effect, operation.answer as (value: A) => A)
 
-/** Its channels never keep the thread alive while no call is in flight. @internal */
+/** @internal */
 export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen(function* () {
   const caller = yield* Effect.acquireRelease(Effect.sync(ThreadCaller.make), (caller) =>
     Effect.sync(() => ThreadCaller.dispose(caller))
   )
 
-  // Everything is validated here, in the calling thread, so that only plain data in the protocol's shape is ever
-  // posted: the host drops a message it cannot read.
+  // The host drops what it cannot read: only checked plain data is posted.
   const checkId = checkWorkerId
 
   const open: McpWorkers.McpWorkersService["open"] = (input, options) =>
@@ -201,7 +195,6 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
   ): Effect.Effect<A, RequestError> =>
     answered(
       operation,
-      // The span's context goes with the request: the host's span and the owner's are its children.
       tracedWith(operation.span, { workerId: id, ...operation.attributes?.(args), remote: true }, (trace) =>
         call(caller, operation, id, args, options, trace)
       )
@@ -228,7 +221,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
     Effect.suspend(() =>
       Either.match(checkId(id), {
         onLeft: Effect.fail,
-        // Like the host's `close`: an unusable budget falls back to the default one (close reports no InvalidInput).
+        // As the host's `close`.
         onRight: (workerId) =>
           send(caller, {
             _tag: "RemoteClose",
@@ -238,7 +231,7 @@ export const make: Effect.Effect<RemoteService, never, Scope.Scope> = Effect.gen
       })
     ).pipe(span("McpWorkers.close", { workerId: id }))
 
-  // A document's references read the caller's environment, and each call travels as any other of this thread.
+  // References read the caller's environment.
   const base = { open, ...requests, status, cancel, close, events: events(caller) }
   const service: RemoteService = {
     ...AgentHost.extend(base, { environment: () => process.env }),

@@ -1,4 +1,4 @@
-/** C18. One function for the Effect remote client and the Promise client, so both refuse alike. @internal */
+/** C18: the Effect and Promise clients share this, so both refuse alike. @internal */
 import type { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as ResultFile from "@mcp-worker/core/ResultFile"
@@ -12,7 +12,7 @@ import * as Budget from "../shared/budget.js"
 import { checkSpillDirectory } from "../transport/resultPaths.js"
 import type * as Protocol from "./protocol.js"
 
-/** The deadline is set when it is sent. @internal */
+/** @internal */
 export interface OpenRequest {
   readonly open: Omit<typeof Protocol.RemoteOpen.Type, "_tag" | "deadline">
   readonly budgetMs: number | undefined

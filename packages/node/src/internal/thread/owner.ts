@@ -1,4 +1,3 @@
-// An owner thread's end of the thread plane; no channel from other threads reaches an owner process.
 import * as Slot from "./slot.js"
 import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
@@ -8,10 +7,9 @@ import { BroadcastChannel } from "node:worker_threads"
 import * as RemoteProtocol from "./protocol.js"
 import type { OwnerSpans } from "../owner/spans.js"
 
-// A worker is rarely used from more threads at once.
 const maxReplyChannels = 16
 
-/** The channels close with the thread. @internal */
+/** @internal */
 export const makeReplies = () => {
   const channels = RemoteProtocol.makeReplyChannels(maxReplyChannels)
   const post = (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean) => {
@@ -30,7 +28,7 @@ export const makeReplies = () => {
 /** @internal */
 export type Replies = ReturnType<typeof makeReplies>
 
-/** What cannot be read is answered as a defect, when it says where. @internal */
+/** @internal */
 export const listen = (
   workerId: string,
   owner: OwnerDirect.DirectOwner,
@@ -65,7 +63,7 @@ type ObservedRequest = (typeof OwnerProtocol.ObservedMessage.Type)["requests"][n
 
 const observeEveryMs = 250
 
-/** C80: counted here, told to the host in batches, none while no request is taken directly. @internal */
+/** C80 @internal */
 export const makeObserved = (post: (message: OwnerProtocol.OwnerMessageEncoded) => void) => {
   let batch: Array<ObservedRequest> = []
   let timer: ReturnType<typeof setTimeout> | undefined

@@ -1,5 +1,4 @@
-// The thread plane's messages (docs/wire.md): channel names and timings are the caller's (`ThreadCaller.protocol`),
-// its types proven equal to the caller's.
+// docs/wire.md; names, timings and types are the caller's, proven equal.
 import { HostUnavailable, InvalidInput, McpWorkerError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -43,7 +42,7 @@ export const RemoteOpen = Schema.TaggedStruct("RemoteOpen", {
   name: Schema.optional(Schema.String)
 })
 
-/** Its trace rides on `RemoteRequest`, as every operation's; no `deadline`: the worker's default. @internal */
+/** No `deadline`: the worker's default. @internal */
 export const RemoteCall = Schema.TaggedStruct("RemoteCall", {
   workerId,
   ...Struct.omit(OwnerProtocol.Envelope.fields, "deadline", "trace"),
@@ -83,7 +82,7 @@ export interface EventsBatch {
   readonly done: boolean
 }
 
-/** C25: replies are not decoded against these; a result was checked once, in the owner. @internal */
+/** C25: replies are not decoded against these. @internal */
 export interface Answers {
   readonly RemoteOpen: ReturnType<McpWorkers.Lifecycle["open"]>
   readonly RemoteStatus: ReturnType<McpWorkers.Lifecycle["status"]>
@@ -98,7 +97,7 @@ export type SuccessOf<O extends LifecycleOperation> = Effect.Effect.Success<Answ
 /** @internal */
 export type FailureOf<O extends LifecycleOperation> = Effect.Effect.Error<Answers[O["_tag"]]>
 
-/** C22a: a host that reads it past `ackBy` refuses it unsent. @internal */
+/** C22a @internal */
 export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   from: Schema.String,
   callId: Schema.Number,
@@ -108,7 +107,7 @@ export const RemoteRequest = Schema.TaggedStruct("RemoteRequest", {
   thread: Schema.optional(Schema.Number)
 })
 
-/** C11: with `reply`, the host answers `DeliveryUnknown{interrupted}`. @internal */
+/** C11 @internal */
 export const Interrupt = Schema.TaggedStruct("Interrupt", {
   from: Schema.String,
   callId: Schema.Number,
@@ -121,7 +120,7 @@ export const Ping = Schema.TaggedStruct("Ping", { from: Schema.String })
 /** @internal */
 export const RemoteMessage = Schema.Union(RemoteRequest, Interrupt, Ping)
 
-/** C29: a call that reads progress goes through the host, so `Direct` has none. @internal */
+/** C29 @internal */
 export const Direct = Schema.TaggedStruct("Direct", {
   from: Schema.String,
   callId: Schema.Number,
@@ -180,7 +179,7 @@ export const Route = Schema.TaggedStruct("Route", {
   traced: Schema.optional(Schema.Boolean)
 })
 
-/** C22a: a direct request still waiting may have been taken: its delivery is unknown. @internal */
+/** C22a @internal */
 export const WorkerEnded = Schema.TaggedStruct("WorkerEnded", { workerId: Schema.String, error: McpWorkerError })
 
 /** @internal */
@@ -202,7 +201,7 @@ export const Reply = Schema.Union(
 /** @internal */
 export type Reply = typeof Reply.Type
 
-/** Should two hosts run in one process, only the newest (`startedAt`) serves. @internal */
+/** Of two hosts in one process the newest serves. @internal */
 export const Up = Schema.TaggedStruct("Up", { hostId: Schema.String, startedAt: Schema.Number })
 
 /** @internal */
@@ -224,7 +223,7 @@ export const unrefChannel = (name: string): BroadcastChannel => {
   return channel
 }
 
-/** The host's workers were closed and their ids forgotten with it. @internal */
+/** @internal */
 export const afterHostClosed = (operation: Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -232,7 +231,7 @@ export const afterHostClosed = (operation: Operation): McpWorkerError =>
       })
     : new UnknownWorker({ workerId: operation.workerId })
 
-/** What a host answers to a request it read after its `ackBy`: the remote may still be waiting. @internal */
+/** C22a: read past its `ackBy`. @internal */
 export const arrivedLate = (): HostUnavailable =>
   new HostUnavailable({
     message:
@@ -244,8 +243,7 @@ export const arrivedLate = (): HostUnavailable =>
 export const invalidArguments = (path: string, message: string): InvalidInput =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// Every call's messages are read by fast checks derived from their Schemas, with no parse tree; anything else, or
-// anything that fails a check, goes through the Schema for its errors.
+// Fast checks derived from the Schemas; the Schema only for what they miss.
 
 const decodeRemoteMessageSchema = OwnerProtocol.safeDecoder(RemoteMessage)
 
@@ -277,8 +275,7 @@ export const encodeReply = Schema.encodeSync(Reply)
 /** @internal */
 export const decodeAnnouncement = OwnerProtocol.safeDecoder(Announcement)
 
-// One sink per remote, kept open for its next answer; past a bound the least recently opened closes (its remote just
-// gets a new one). None keeps its thread alive.
+// Past the bound the oldest sink closes; none keeps its thread alive.
 /** @internal */
 export interface ReplySink {
   readonly postMessage: (message: unknown) => void
@@ -287,7 +284,6 @@ export interface ReplySink {
 
 /** @internal */
 export interface ReplyChannels {
-  /** A port to `thread` when it names one. */
   readonly get: (name: string, thread?: number | undefined) => ReplySink
   readonly close: () => void
 }
@@ -299,9 +295,8 @@ const channelSink = (name: string): ReplySink => {
 }
 
 /**
- * C150; `undefined` in this very thread or a Node without `postMessageToThread`. Another thread's handover passes
- * through the main thread, which may be blocked (C22): with `fallbackAfterMs`, what is unconfirmed then goes on the
- * remote's channel too. Only replies read once each, by call id, may be posted twice so.
+ * C150; `undefined` in this thread or without `postMessageToThread`. The main thread relays a worker thread's handover
+ * and may be blocked (C22): unconfirmed replies then also go on the channel, so only for replies read by call id.
  *
  * @internal
  */
@@ -310,7 +305,7 @@ export const openReplyPort = (
   thread: number | undefined,
   fallbackAfterMs?: number | undefined
 ): ReplySink | undefined => {
-  // A namespace read: Nodes before 22.5 have no `postMessageToThread` to import by name.
+  // Nodes before 22.5 lack `postMessageToThread`.
   const { postMessageToThread, isMainThread } = WorkerThreads
   if (thread === undefined || thread === WorkerThreads.threadId || typeof postMessageToThread !== "function") {
     return undefined
@@ -369,13 +364,12 @@ const confirmed = (
   }
 }
 
-/** An owner thread's replies to one remote wait this long for its reply port before its channel carries them. */
 const ownerFallbackMs = 100
 
 const openSink = (name: string, thread: number | undefined): ReplySink =>
   openReplyPort(name, thread, ownerFallbackMs) ?? channelSink(name)
 
-/** A remote `open` has no sink for is not kept. @internal */
+/** @internal */
 export const bounded = <Sink extends ReplySink | undefined>(
   max: number,
   open: (name: string, thread: number | undefined) => Sink

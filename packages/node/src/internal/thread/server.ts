@@ -1,6 +1,5 @@
 /**
- * The host end of the thread plane. Acquired in two steps around the registry, so that its workers close first (and
- * their calls are answered), then the call fibers left are interrupted, and only then `Gone` goes out.
+ * The host end of the thread plane, acquired around the registry so `Gone` goes out after every call was answered.
  *
  * @internal
  */
@@ -32,7 +31,7 @@ import type * as HostRequest from "../host/request.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
 
-// `abandoned`: the host's, as the remote fell silent; answered as `reply`, since a blocked thread would wait for ever.
+// `abandoned` (silent remote) is answered as `reply`: a blocked thread would wait for ever.
 type InterruptMode = "silent" | "reply" | "abandoned"
 
 interface ServedCall {
@@ -57,7 +56,7 @@ const watchEveryMs = 500
 const workerIdOf = (operation: Protocol.Operation): string | undefined =>
   operation._tag === "RemoteOpen" ? undefined : operation.workerId
 
-// C9: the hop counts against the budget; the longest is what a timer holds.
+// C9
 const remaining = (deadline: number | undefined): number | undefined =>
   deadline === undefined ? undefined : Math.min(Math.max(0, deadline - Date.now()), ServerConfig.maxTimeoutMs)
 
@@ -100,10 +99,9 @@ type ReplyPorts = ReturnType<typeof makeReplyPorts>
 
 const makeReplyPorts = () => Protocol.bounded(maxReplyPorts, Protocol.openReplyPort)
 
-// A fresh channel instance per message: one kept open would receive every answer the owner posts on it too.
+// A kept channel would receive every answer posted on it too.
 const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
   if (server.released) return
-  // Only the errors have an encoded form that differs from their type.
   const encoded =
     message._tag === "RemoteFailure" || message._tag === "WorkerEnded" ? Protocol.encodeReply(message) : message
   const port = server.replyPorts.peek(to)
@@ -116,7 +114,6 @@ const reply = (server: ServerState, to: string, message: Protocol.Reply) => {
 const finish = (server: ServerState, call: ServedCall, exit: Exit.Exit<unknown, McpWorkerError>): void => {
   if (!server.calls.delete(call.key)) return
   if (call.span !== undefined) endSpan(server.tracing!, call.span, exit)
-  // The same thread may be tracked anew since it was abandoned.
   if (--call.remote.calls === 0 && server.remotes.get(call.from) === call.remote) server.remotes.delete(call.from)
   const { callId } = call
   if (Exit.isSuccess(exit)) return reply(server, call.from, { _tag: "RemoteSuccess", callId, value: exit.value })
@@ -140,7 +137,7 @@ const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) =
   const sent = call.sent
   if (sent !== undefined) {
     call.interrupt = mode
-    // C11: still in flight, the owner cancels exactly it; otherwise it was answered already.
+    // C11
     if (sent.end("interrupted")) finish(server, call, Exit.interrupt(FiberId.none))
     return
   }
@@ -150,7 +147,7 @@ const interrupt = (server: ServerState, call: ServedCall, mode: InterruptMode) =
   server.runFork(Fiber.interrupt(fiber))
 }
 
-// C22: a remote silent for `remoteGoneAfterMs` is gone or blocked; its calls are interrupted.
+// C22
 const sweep = (server: ServerState): Effect.Effect<ServerState> =>
   Effect.gen(function* () {
     const now = Date.now()
@@ -166,12 +163,11 @@ const sweep = (server: ServerState): Effect.Effect<ServerState> =>
     return server
   })
 
-// The watcher ends with the last remote it tracks; the next tracked call starts it again.
 const watchEvery = Schedule.spaced(watchEveryMs).pipe(
   Schedule.whileInput((server: ServerState) => server.remotes.size > 0)
 )
 
-// Suspended, as it is built on every call: eagerly it cost 180 ns a call, suspended 18 ns.
+// Suspended: it is built on every call.
 const watch = (server: ServerState): Effect.Effect<void> =>
   Effect.suspend(() => Effect.asVoid(Effect.scheduleFrom(sweep(server), server, watchEvery)))
 
@@ -205,10 +201,10 @@ const track = (
   return call
 }
 
-// A request another operation ended is answered after that operation: a `cancel` resolves before its request rejects.
+// A `cancel` resolves before the request it ended rejects.
 const ended = (server: ServerState, call: ServedCall) => (exit: Exit.Exit<unknown, McpWorkerError>) =>
   Exit.isSuccess(exit) ? finish(server, call, exit) : queueMicrotask(() => finish(server, call, exit))
-// C29: progress travels through the host, so a call with progress is never given the route.
+// C29
 const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
@@ -220,7 +216,7 @@ const remoteOf = (
         onRoute: (route) => {
           const { workerId } = operation
           const { channel, timeoutMs } = route
-          // C83: a host that traces keeps the untraced calls it would root on its own path.
+          // C83: the host roots untraced calls itself.
           const traced = server.tracing === undefined ? {} : { traced: true }
           reply(server, message.from, { _tag: "Route", workerId, channel, timeoutMs, ...traced })
           if (route.evicted !== undefined) reply(server, route.evicted, { _tag: "Unrouted", workerId })
@@ -228,7 +224,7 @@ const remoteOf = (
       }
     : undefined
 
-// C83: a tracing host spans the request, a root for an untraced caller, and hands the owner its own span.
+// C83
 const traceCall = (
   server: ServerState,
   call: ServedCall,
@@ -251,7 +247,7 @@ const routes = (server: ServerState): RemoteRoutes => ({
   }
 })
 
-// No fiber per request: the registry's close of a worker ends a request in flight, which answers it.
+// No fiber per request: closing a worker answers its request in flight.
 const runRequest = (
   server: ServerState,
   active: HostRegistry,
@@ -260,7 +256,7 @@ const runRequest = (
   operation: typeof Protocol.RemoteCall.Type
 ) => {
   const trace = traceCall(server, call, message.trace, operation)
-  // Checked in the calling thread; here only so the owner surely gets an object's JSON text.
+  // So the owner surely gets an object's JSON text.
   const params = JsonValue.decode(operation.params, { where: "arguments", root: "params" })
   const invalid = Either.isLeft(params)
     ? params.left
@@ -338,18 +334,17 @@ const dispatch = (server: ServerState, active: HostRegistry, message: typeof Pro
   const { key } = call
   const operation = message.operation
   if (operation._tag === "RemoteCall") return runRequest(server, active, call, message, operation)
-  // Synchronous up to the first wait: an unknown id is answered before this returns.
+  // An unknown id is answered before this returns.
   const fiber = server.runFork(
     withParent(run(active, operation), message.trace).pipe(
       Effect.onExit((exit) => Effect.sync(() => finish(server, call, exit))),
-      // `finish` answers the failure; it is no unhandled error of this fiber.
       Effect.exit
     )
   )
   if (server.calls.has(key)) call.fiber = fiber
 }
 
-// C117: counted here, once.
+// C117
 const countedRefusal = <E extends McpWorkerError>(
   active: HostRegistry,
   operation: (typeof Protocol.RemoteRequest.Type)["operation"],
@@ -364,7 +359,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
   if (active === undefined || !serving(server)) return
   server.replyPorts.get(message.from, message.thread)
   if (message.ackBy !== undefined) {
-    // C22a: the remote has already been told it was not sent.
+    // C22a
     if (Date.now() > message.ackBy) {
       return reply(server, message.from, {
         _tag: "RemoteFailure",
@@ -387,7 +382,7 @@ const onRequest = (server: ServerState, message: typeof Protocol.RemoteRequest.T
 const onRemoteMessage = (server: ServerState, data: unknown) => {
   const decoded = Protocol.decodeRemoteMessage(data)
   if (Either.isLeft(decoded)) {
-    // Only another version of this library sends what cannot be read: say so, if it can hear.
+    // Only another version of this library sends what cannot be read.
     const raw = data as { from?: unknown; callId?: unknown } | null
     if (serving(server) && typeof raw?.from === "string" && typeof raw.callId === "number") {
       reply(server, raw.from, {
@@ -427,15 +422,14 @@ const onAnnouncement = (server: ServerState, data: unknown) => {
     return
   }
   if (server.newer.delete(announcement.hostId) && server.newer.size === 0 && server.registry !== undefined) {
-    // Serving again: remotes that saw the newer host go learn that a host is here.
     if (!server.closing) server.announce.postMessage({ _tag: "Up", hostId: server.hostId, startedAt: server.startedAt })
   }
 }
 
-/** Requests are served once `serve` is called. @internal */
+/** @internal */
 export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(function* () {
   const hostId = Protocol.randomId()
-  // Acquired first, released last: `Gone` goes out after every call was answered.
+  // Released last: `Gone` after every call was answered.
   const announce = yield* Effect.acquireRelease(
     Effect.sync(() => Protocol.unrefChannel(Protocol.announceChannel)),
     (channel) =>
@@ -456,14 +450,13 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
   )
   const server: ServerState = {
     hostId,
-    // One host per process is supported; the ordering only keeps two from answering one request.
     startedAt: performance.timeOrigin + performance.now(),
     newer: new Set(),
     calls: new Map(),
     remotes: new Map(),
     replyPorts: makeReplyPorts(),
     announce,
-    // Released before the channels: call fibers still running when the host closes are interrupted and answered.
+    // Released before the channels: stray call fibers are answered.
     runFork: yield* FiberSet.makeRuntime<never>(),
     runWatcher: yield* FiberHandle.makeRuntime<never, never, void>(),
     registry: undefined,
@@ -479,7 +472,6 @@ export const make: Effect.Effect<HostServer, never, Scope.Scope> = Effect.gen(fu
       server.registry = active
       active.routeRemotes(routes(server))
       announce.postMessage({ _tag: "Up", hostId, startedAt: server.startedAt })
-      // Before the registry closes its workers: new requests are refused from then on.
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           server.closing = true

@@ -1,11 +1,10 @@
 /**
- * A direct request, in memory the owner writes and the host only reads: no message per request crosses (C8). Free of
- * Node types, as the host's declarations name it (C98).
+ * A direct request in memory the owner writes and the host reads (C8). No Node types: host declarations name it.
  *
  * @internal
  */
 
-// [sequence, length] as Int32, then `since` as Float64, then the request id's bytes.
+// [sequence, length] Int32, `since` Float64, then the id's bytes.
 const headerBytes = 16
 const maxIdBytes = 64
 
@@ -15,15 +14,14 @@ export type Slot = SharedArrayBuffer
 /** @internal */
 export const makeSlot = (): Slot => new SharedArrayBuffer(headerBytes + maxIdBytes)
 
-/** `since`: epoch ms. @internal */
+/** @internal */
 export interface Held {
   readonly requestId: string
   readonly since: number
 }
 
 /**
- * The owner's writer. A sequence number, odd while a write runs, lets a reader in another thread see a whole write or
- * retry.
+ * Odd sequence during a write: a reader in another thread sees a whole write or retries.
  *
  * @internal
  */
@@ -52,7 +50,7 @@ const decoder = new TextDecoder()
 /** @internal */
 export const readSlot = (slot: Slot): Held | undefined => {
   const header = new Int32Array(slot, 0, 2)
-  // A write takes a few instructions; an owner that died in the middle of one has nothing in flight.
+  // An owner that died mid-write had nothing in flight.
   for (let tries = 0; tries < 10_000; tries++) {
     const before = Atomics.load(header, 0)
     if ((before & 1) === 1) continue

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
 import * as StdioTransport from "./stdio.js"
 
-/** `early`, started by the thread's entry, is adopted by stdio or ended by `discard`. @internal */
+/** `early` is adopted by stdio or ended by `discard`. @internal */
 export const makeFactory = (early: ProcessStart.StartedProcess | undefined) => {
   let unclaimed = early
   const make: Owner.TransportFactory = (config, context) => {

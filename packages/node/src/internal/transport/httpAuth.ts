@@ -1,4 +1,4 @@
-// C34. No `authProvider` for the SDK transports: their 401 handling re-authorizes unbounded, untyped.
+// C34. No SDK `authProvider`: its 401 handling re-authorizes unbounded, untyped.
 import type * as Owner from "@mcp-worker/core/protocol/Owner"
 import type * as ServerConfig from "@mcp-worker/core/ServerConfig"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -24,9 +24,9 @@ export class AuthorizationError extends Error {
 
 /** @internal */
 export interface Authorizer {
-  /** The token added and refreshed, one retry after a refusal. */
+  /** One retry after a refusal. */
   readonly wrap: (fetch: FetchLike) => FetchLike
-  /** What must never be shown. */
+  /** Never shown. */
   readonly secrets: () => ReadonlyArray<string>
   readonly stop: () => void
   readonly waitingForUser: () => boolean
@@ -34,7 +34,7 @@ export interface Authorizer {
 
 interface Store {
   tokens: OAuthTokens | undefined
-  /** Epoch ms, a little before expiry. */
+  /** A little before expiry. */
   renewAt: number | undefined
   discovery: OAuthDiscoveryState | undefined
   client: OAuthClientInformationMixed | undefined
@@ -46,7 +46,7 @@ interface Store {
   redirect: URL | undefined
   codeVerifier: string | undefined
   loaded: boolean
-  /** A 2025-03-26 server ({@link legacyIssuer}). */
+  /** {@link legacyIssuer} */
   legacyIssuer: boolean
 }
 
@@ -151,14 +151,14 @@ const interactiveProvider = (
       store.client = information
       remember(store, information.client_secret)
     },
-    // Asked once, before the first authorization: the host's client may keep tokens across workers.
+    // Asked once: the host's client may keep tokens across workers.
     tokens: async () => {
       if (store.tokens === undefined && !store.loaded) {
         store.loaded = true
         const kept = await host.loadTokens(serverUrl.href)
         if (isTokens(kept)) {
           saveTokens(store, kept)
-          // Age unknown: used until refused, then refreshed.
+          // Age unknown: used until refused.
           store.renewAt = undefined
         }
       }
@@ -244,7 +244,6 @@ const scopeUnion = (...parts: ReadonlyArray<string | undefined>): string =>
 const widens = (wanted: string, granted: string | undefined): boolean =>
   granted === undefined || wanted.split(" ").some((scope) => !granted.split(" ").includes(scope))
 
-/** 401, or 403 asking for more scope. */
 const refusal = (response: Response): { readonly resourceMetadataUrl?: URL; readonly scope?: string } | undefined => {
   if (response.status !== 401 && response.status !== 403) return undefined
   const params = extractWWWAuthenticateParams(response)
@@ -263,7 +262,7 @@ export const make = (
   const secrets = () => [...configured, ...store.secrets]
   if (config?.type === "bearer") {
     const token = Redacted.value(config.token)
-    // A fixed token cannot be renewed: a refusal stands at once.
+    // A fixed token cannot be renewed.
     return {
       wrap: (fetch) => (url, init) => fetch(url, withAuthorization(init, token)),
       secrets,
@@ -280,7 +279,7 @@ export const make = (
   return provider === undefined ? undefined : renewing(provider, store, serverUrl, secrets, interactive)
 }
 
-/** C58: same origin, no resource metadata — the one exception to RFC 8414 §3.3, as SDK 1.x allowed. */
+/** C58: the one exception to RFC 8414 §3.3, as SDK 1.x allowed. */
 const legacyIssuer = async (error: unknown, serverUrl: URL, fetchFn: FetchLike): Promise<boolean> => {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata" || error.received === undefined) return false
   const root = new URL("/", serverUrl)
@@ -320,7 +319,6 @@ const renewing = (
       return attempt(authorization, force)
     })
   let waiting = false
-  // The host's client takes the user through the redirect and brings the code back.
   const flow = async (force: boolean): Promise<void> => {
     store.redirect = undefined
     const result = await run(undefined, force)
@@ -344,7 +342,7 @@ const renewing = (
     }
   }
   let running: Promise<void> | undefined
-  // One at a time. `force`: a refresh could only bring back the old scopes.
+  // `force`: a refresh could only bring back the old scopes.
   const authorize = (force = false): Promise<void> => {
     running ??= flow(force)
       .catch((error: unknown) => {
@@ -367,7 +365,7 @@ const renewing = (
       const first = await fetch(url, withAuthorization(init, await current()))
       const refused = refusal(first)
       if (refused === undefined) return first
-      // C34: sent once more, and only once.
+      // C34
       await first.body?.cancel().catch(() => {})
       if (refused.resourceMetadataUrl !== undefined) store.resourceMetadataUrl = refused.resourceMetadataUrl
       // SEP-2352: the resource may name a new authorization server.

@@ -31,7 +31,7 @@ const maxDetail = 200
 
 /** @internal */
 export const clip = (text: string, secrets: ReadonlyArray<string>): string => {
-  // Redact before cutting, so no secret leaks in part.
+  // Redacted before cutting, so no secret leaks in part.
   const line = Redact.redact(text, secrets).replace(/\s+/g, " ").trim()
   if (line.length <= maxDetail) return line
   const cut = /[\ud800-\udbff]/.test(line[maxDetail - 1]!) ? maxDetail - 1 : maxDetail
@@ -46,7 +46,7 @@ export const networkCode = (error: unknown): string | undefined => {
   return typeof code === "string" ? code : error.message === "fetch failed" ? "fetch failed" : undefined
 }
 
-/** Anything but a connection that was never made. @internal */
+/** @internal */
 export const brokeMidway = (error: unknown): boolean => {
   const code = networkCode(error)
   return code !== undefined && code !== "ECONNREFUSED" && code !== "ENOTFOUND" && code !== "EAI_AGAIN"
@@ -70,7 +70,7 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     unauthorized: status === 401 || status === 403
   })
   if (error instanceof HttpAuth.AuthorizationError) return { ...plain(error.message), unauthorized: true }
-  // C34: stood after the one re-authorization; it has no status.
+  // C34: it has no status.
   if (error instanceof InsufficientScopeError) return plain(clip(error.message, secrets), 403)
   if (error instanceof SdkHttpError) {
     const status = error.status > 0 ? error.status : undefined
@@ -79,7 +79,7 @@ export const describe = (error: unknown, hasSession: boolean, secrets: ReadonlyA
     return plain(status === undefined ? detail : answered(status, detail), status)
   }
   if (error instanceof SseError) {
-    // The stream (GET) carries no session id.
+    // The GET stream carries no session id.
     const status = typeof error.code === "number" ? error.code : undefined
     const detail = error.message.replace(/^SSE error: /, "")
     const message =

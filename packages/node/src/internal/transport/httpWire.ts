@@ -13,7 +13,6 @@ export type TransportName = ServerConfig.HttpTransport
 /** @internal */
 export type Inner = StreamableHTTPClientTransport | SSEClientTransport
 
-// Only Streamable HTTP takes options.
 /** @internal */
 export const sendOn = (
   inner: Inner,
@@ -33,25 +32,23 @@ export const sendOn = (
 /** @internal */
 export const isInitialize = (message: JSONRPCMessage): boolean => "method" in message && message.method === "initialize"
 
-// Decides nothing: a legacy answer is followed by `initialize`, which may still fall back to SSE.
+// A legacy answer is followed by `initialize`, which may still fall back to SSE.
 /** @internal */
 export const isDiscover = (message: JSONRPCMessage): boolean =>
   "method" in message && message.method === "server/discover"
 
-// No handshake to remember: each message carries its version.
+// Each message carries its version.
 /** @internal */
 export const isModern = (message: JSONRPCMessage): boolean => {
   const params = "params" in message ? (message.params as { _meta?: Record<string, unknown> } | undefined) : undefined
   return typeof params?._meta?.["io.modelcontextprotocol/protocolVersion"] === "string"
 }
 
-// The listen stream is no request.
 /** @internal */
 export const requestIdOf = (message: JSONRPCMessage): string | number | undefined =>
   "method" in message && "id" in message && message.method !== "subscriptions/listen" ? message.id : undefined
 
-// `active` is `undefined` until the initialize POST decides. `Starting`/`Probing` errors come back as rejections;
-// `Closed` keeps `inner` so `stop` can end the session.
+// `active` is `undefined` until the initialize POST decides. `Closed` keeps `inner` so `stop` can end the session.
 /** @internal */
 export type Phase = Data.TaggedEnum<{
   New: {}

@@ -1,5 +1,4 @@
-// Renamed into place once whole, so the target is untouched or complete. Synchronous: the pipe waits while a piece
-// is written, so nothing piles up.
+// Renamed into place once whole: the target is untouched or complete. Synchronous, so nothing piles up.
 import type * as Operations from "@mcp-worker/core/Operations"
 import * as Either from "effect/Either"
 import { createHash, type Hash, randomBytes } from "node:crypto"
@@ -7,10 +6,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { decodeStringStart, type ResponseScanner } from "./responseScanner.js"
 
-/** In UTF-16 code units. */
+/** UTF-16 code units. */
 export const previewUnits = 1024
 
-/** Enough for `previewUnits` units written as `\uXXXX` escapes. */
+/** `previewUnits` units as `\uXXXX` escapes. */
 export const previewBytes = previewUnits * 6 + 2
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
@@ -37,7 +36,6 @@ const placeNew = (temp: string, target: string): void => {
 
 /** @internal */
 export class ResponseSave {
-  /** Set once the request was sent. */
   id: string | number | undefined
   live = true
   summary: Operations.SavedResult | undefined
@@ -49,7 +47,7 @@ export class ResponseSave {
     readonly target: string,
     readonly temp: string,
     private fd: number,
-    /** A spill: a new name, readable by this user alone. */
+    /** Readable by this user alone. */
     private readonly exclusive: boolean
   ) {}
 
@@ -65,7 +63,7 @@ export class ResponseSave {
     }
   }
 
-  /** A failed write is reported at commit. */
+  /** Reported at commit. */
   write(bytes: Buffer): void {
     if (!this.live || this.failure !== undefined) return
     try {

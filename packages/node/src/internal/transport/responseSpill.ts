@@ -17,7 +17,7 @@ export class ResponseSpill {
     return new ResponseSpill(path.join(directory, name))
   }
 
-  /** `Left`: no file, and the line is skipped as any oversized one. */
+  /** `Left`: skipped as any oversized line. */
   start(pieces: ReadonlyArray<Buffer>): Either.Either<{ save: ResponseSave; scanner: ResponseScanner }, string> {
     this.save?.discard()
     const opened = ResponseSave.open(this.target, true)

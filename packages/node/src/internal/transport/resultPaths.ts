@@ -1,4 +1,4 @@
-// Node built-ins only: the Promise client checks paths without loading Effect.
+// Built-ins only: the Promise client loads no Effect.
 import * as fs from "node:fs"
 import * as path from "node:path"
 

@@ -1,4 +1,4 @@
-// The SDK's stdio transport signals the direct child only; `close` must end and confirm the whole tree.
+// The SDK's stdio transport signals the direct child only; `close` must end and confirm the tree.
 import * as Owner from "@mcp-worker/core/protocol/Owner"
 import { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import * as Redact from "@mcp-worker/core/Redact"
@@ -18,7 +18,7 @@ import { ResponseSpill } from "./responseSpill.js"
 
 const spoolKeepBytes = 1024 * 1024
 
-/** `spill`: a line past the limit while a spill was armed. */
+/** A line past the limit while a spill was armed. */
 interface Spool {
   readonly save: ResponseSave
   readonly spill?: ResponseSpill | undefined
@@ -26,7 +26,7 @@ interface Spool {
   bytes: number
 }
 
-/** A 2026-07-28 result must say `resultType`, or the client refuses it. */
+/** Else the client refuses a 2026-07-28 result. */
 const minimalResult = (scanner: ResponseScanner) =>
   scanner.resultTypeText === undefined ? { content: [] } : { content: [], resultType: "complete" }
 
@@ -56,13 +56,13 @@ class ProcessTransport implements Transport {
       dropCarriageReturn: true,
       onLine: (line) => this.onLine(line),
       onOverflow: (held, bytes) => this.overLimit(held, bytes),
-      // While a save is pending no line is held whole nor refused: it goes to the file.
+      // While a save is pending every line goes to the file.
       onLineStart: () =>
         this.save?.live === true ? this.spoolInto(this.startSpool(this.save), spoolKeepBytes) : undefined
     })
   }
 
-  /** C90: the SDK tells a stdio transport by `pid` and `stderr`. */
+  /** C90 */
   get pid(): number {
     return this.job.pid
   }
@@ -71,7 +71,6 @@ class ProcessTransport implements Transport {
     return nodeChildOf(this.job.child).stderr
   }
 
-  /** Spares serializing the parsed result again. */
   takeResponse(): { readonly line: string; readonly result: unknown } | undefined {
     const answered = this.answered
     this.answered = undefined
@@ -121,7 +120,7 @@ class ProcessTransport implements Transport {
   private overLimit(held: ReadonlyArray<Buffer>, bytes: number): Lines.Overflow<string> {
     const own = this.own
     if (own !== undefined) {
-      // C95: no caller's result is in flight.
+      // C95
       if (bytes <= this.ownLineBytes) return this.ownLineBytes
       return void this.onerror?.(new Owner.OversizedMessage(bytes, this.ownLineBytes, undefined, own.request))
     }
@@ -155,7 +154,7 @@ class ProcessTransport implements Transport {
     scanner.end()
     const id = save.id
     const mine = id !== undefined && scanner.id === JSON.stringify(id)
-    // A multi-round-trip round is not the result: the save waits for the retry on a fresh id.
+    // A multi-round-trip round is not the result: the save waits for the retry.
     const complete = scanner.resultTypeText === undefined || scanner.resultTypeText === '"complete"'
     if (mine && save.live && !complete) save.id = undefined
     if (mine && save.live && complete && scanner.resultComplete && !scanner.hasError) {
@@ -169,7 +168,7 @@ class ProcessTransport implements Transport {
     }
     save.reset()
     if (line !== undefined) return this.onLine(line)
-    // Not kept: the request's own answer fails it; anything else is skipped as oversized.
+    // The request's own answer fails it; anything else is skipped as oversized.
     if (mine && save.live) {
       const message = complete
         ? `the server's ${spool.bytes}-byte answer has no result to save`
@@ -180,7 +179,6 @@ class ProcessTransport implements Transport {
       this.onerror?.(new Error(`a ${spool.bytes}-byte message arrived during a saveTo request and was skipped`))
   }
 
-  /** Past the limit and not the final result: as without a spill. */
   private endSpill(spool: Spool, spill: ResponseSpill) {
     const { scanner } = spool
     scanner.end()
@@ -202,7 +200,7 @@ class ProcessTransport implements Transport {
     this.onerror?.(new Owner.OversizedMessage(bytes, this.maxLineBytes, spillFailed))
   }
 
-  /** JSON only: the client's dispatch checks the schemas, and twice would be hot. */
+  /** The client's dispatch checks the schemas; twice would be hot. */
   private onLine(line: string) {
     let message: unknown
     try {
@@ -228,7 +226,7 @@ class ProcessTransport implements Transport {
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
-      // Neither the handshake nor the listen stream is a caller's request.
+      // Not a caller's request.
       if (
         "method" in message &&
         "id" in message &&
@@ -326,11 +324,11 @@ export const make = (
           )
         ),
       exitInfo: (waitMs) =>
-        // C28: usually the only account of why it died.
+        // C28
         Effect.all([job.exited, stderrEnded], { concurrency: "unbounded", discard: true }).pipe(
           Effect.timeoutOption(waitMs),
           Effect.map(() => {
-            // Off the child: a server that died at once may have exited before this transport existed.
+            // A server that died at once may have exited before this transport existed.
             const { exitCode, signalCode } = job.child
             const tail = Redact.redactTail(started.stderr().toString("utf8"), secrets, 2048)
             return {

@@ -36,20 +36,16 @@ import { brokeMidway, type Described, describe, HttpTransportError, toError } fr
 
 export { HttpTransportError } from "./httpErrors.js"
 
-/**
- * With no configured transport, a 4xx to the initialize POST re-sends it once over HTTP+SSE: the only message ever
- * re-sent.
- */
+/** Without a configured transport, a 4xx to initialize re-sends it once over HTTP+SSE: the only message re-sent. */
 class HttpClientTransport implements Transport {
   onclose?: (() => void) | undefined
   onerror?: ((error: Error) => void) | undefined
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined
 
   private phase: Phase = Phase.New()
-  /** `stop` closes them too. */
   private readonly dropped: Array<Inner> = []
   private protocolVersion: string | undefined
-  /** Its failure is told by its send, not by closing. */
+  /** Its send tells its failure. */
   private discovering = false
   private modern = false
   private readonly awaiting = new Set<string | number>()
@@ -103,7 +99,6 @@ class HttpClientTransport implements Transport {
       this.discovering = true
       return sendOn(phase.inner, message, options)
         .catch((error: unknown) => {
-          // An HTTP answer is the SDK's to read the era off.
           throw error instanceof SdkHttpError ? error : toError(this.describe(error))
         })
         .finally(() => {
@@ -117,19 +112,19 @@ class HttpClientTransport implements Transport {
       this.phase = decide(phase, "streamable-http")
     }
     return sendOn(phase.inner, message, this.watched(message, options)).catch((error: unknown) => {
-      // C54: a request that broke midway is that request's loss, not the connection's.
+      // C54
       if (isModern(message) && requestIdOf(message) !== undefined && brokeMidway(error)) throw new Owner.StreamBroken()
       throw toError(this.describe(error))
     })
   }
 
-  /** C55: the client closes a request's own stream to cancel it. */
+  /** C55 */
   get hasPerRequestStream(): boolean {
     return innerOf(this.phase) instanceof StreamableHTTPClientTransport
   }
 
   async close(): Promise<void> {
-    // `stop` still needs the live connection to DELETE the session.
+    // `stop` still needs the connection to DELETE the session.
     this.markClosed()
   }
 
@@ -169,7 +164,7 @@ class HttpClientTransport implements Transport {
 
   // internal
 
-  /** C54: nothing resumes a 2026-07-28 request's stream, so an early end is reported. */
+  /** C54 */
   private watched(
     message: JSONRPCMessage,
     options: TransportSendOptions | undefined
@@ -187,7 +182,7 @@ class HttpClientTransport implements Transport {
     }
   }
 
-  /** The owner hears `OversizedMessage` first; the SDK then sees the body fail. */
+  /** The owner hears `OversizedMessage` first. */
   private limited(response: Response): Response {
     const body = response.body
     if (body === null) return response
@@ -217,11 +212,10 @@ class HttpClientTransport implements Transport {
   }
 
   private makeSse(): SSEClientTransport {
-    // The SDK adds these to the stream's GET too.
+    // The SDK adds these to the GET too.
     return new SSEClientTransport(this.url, { requestInit: { headers: this.headers }, fetch: this.fetch })
   }
 
-  /** A replaced transport is not heard. */
   private listen<I extends Inner>(inner: I): I {
     inner.onmessage = (message: JSONRPCMessage) => {
       if ("id" in message && !("method" in message) && message.id !== undefined) this.awaiting.delete(message.id)
@@ -259,7 +253,7 @@ class HttpClientTransport implements Transport {
         () => undefined,
         (error: unknown) => {
           const status = error instanceof SdkHttpError ? error.status : 0
-          // A refusal for want of authorization is not a server that lacks Streamable HTTP.
+          // Not a server lacking Streamable HTTP.
           const refused = status >= 400 && status < 500 && status !== 401 && status !== 403
           if (refused && this.phase._tag === "Probing") return status
           throw toError(this.describe(error))
@@ -282,7 +276,6 @@ class HttpClientTransport implements Transport {
   ): Promise<void> {
     this.dropped.push(streamable)
     await streamable.close()
-    // No new transport may start after `stop` aborted everything.
     if (this.phase._tag !== "Probing") throw new Error("Not connected")
     const sse = this.listen(this.makeSse())
     this.phase = Phase.Probing({ inner: sse, active: undefined })
@@ -305,7 +298,7 @@ class HttpClientTransport implements Transport {
     const phase = this.phase
     if (phase._tag !== "Open" || phase.inner !== inner) return
     const described = this.describe(error)
-    // The SDK would resume a lost SSE stream as a fresh uninitialized session; C54 for 2026-07-28.
+    // C54: the SDK would resume a lost SSE stream as a fresh uninitialized session.
     const requestLost = (this.modern && brokeMidway(error)) || this.discovering
     const fatal = !requestLost && (described.expired || described.unreachable || error instanceof SseError)
     if (!fatal) return this.onerror?.(new Error(described.message))
@@ -370,7 +363,7 @@ export const make = (
 ): Effect.Effect<Owner.OwnerTransport, OpenFailed> =>
   Effect.gen(function* () {
     const url = yield* parseUrl(config.url)
-    // fromEntries, not a spread: "__proto__" is a valid header name.
+    // Not a spread: "__proto__" is a valid header name.
     const headers: Record<string, string> = Object.fromEntries(
       Object.keys(config.headers).map((name) => [name, Redacted.value(config.headers[name]!)])
     )

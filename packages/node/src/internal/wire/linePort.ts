@@ -1,5 +1,5 @@
-// A `MessagePort` in JSON lines: the platform's runner takes any IPC message not its own for a close. A `Success`
-// goes as `S[requestId,envelope]<TAB><result>`: escaping a large result and back was most of its cost.
+// JSON lines: the platform's runner takes any IPC message not its own for a close. A `Success` goes as
+// `S[requestId,envelope]<TAB><result>`: escaping a large result was most of its cost.
 import type { Duplex } from "node:stream"
 import * as Lines from "./lines.js"
 
@@ -16,14 +16,14 @@ export interface LinePort {
 
 const successMark = 83 // "S"
 
-// A JSON text may hold newlines as whitespace, so only a result without one goes as is.
+// JSON may hold newlines as whitespace.
 const lineOf = (message: unknown): string => {
   const success = message as { _tag?: unknown; requestId?: unknown; result?: unknown; envelope?: unknown }
   if (
     success._tag === "Success" &&
     typeof success.result === "string" &&
     success.result.indexOf("\n") === -1 &&
-    // A lone surrogate would not survive UTF-8 as is; JSON escapes it (a result read from a pipe never has one).
+    // A lone surrogate would not survive UTF-8 unescaped.
     (success.result as { isWellFormed?: () => boolean }).isWellFormed?.() === true
   ) {
     return `S${JSON.stringify([success.requestId, success.envelope])}\t${success.result}\n`
@@ -31,7 +31,7 @@ const lineOf = (message: unknown): string => {
   return JSON.stringify(message) + "\n"
 }
 
-// A tab inside the header would be escaped, so the first tab ends it.
+// A tab inside the header would be escaped.
 const successOf = (line: string): unknown => {
   const tab = line.indexOf("\t")
   const [requestId, envelope] = JSON.parse(line.slice(1, tab)) as [unknown, unknown]
@@ -40,7 +40,7 @@ const successOf = (line: string): unknown => {
 
 const unrefStream = (stream: Duplex) => (stream as { unref?: () => void }).unref?.()
 
-/** Messages wait for the first listener: the owner loads its runtime after it read its first message. @internal */
+/** The owner loads its runtime after its first message. @internal */
 export const make = (): LinePort => {
   let stream: Duplex | undefined
   let closed = false
@@ -56,7 +56,7 @@ export const make = (): LinePort => {
     }
     for (const listener of listeners.length === 1 ? listeners : [...listeners]) listener(message)
   }
-  // Decoded once a line is whole: decoding each chunk cost a fifth more on a 1 MiB result.
+  // Per-chunk decoding cost a fifth more on 1 MiB.
   const lines = Lines.make({
     decode: Lines.text,
     maxLineBytes: Infinity,
@@ -110,7 +110,7 @@ export const make = (): LinePort => {
       stream = attached
       if (unrefd) unrefStream(attached)
       attached.on("data", onData)
-      // EPIPE: the peer's exit, or the IPC channel's end, is what both sides act on.
+      // EPIPE: the peer's exit is what both sides act on.
       attached.on("error", () => {})
       for (const line of outbox) attached.write(line)
       outbox = []

@@ -1,19 +1,19 @@
 /**
- * Chunks are held as they came and scanned once: a line costs one copy and one decode. 0x0a is never inside a UTF-8
- * sequence, so lines are cut on bytes. Node built-ins only: the owner process's entry uses it before anything loads.
+ * Scanned once: a line costs one copy and one decode; 0x0a is never inside a UTF-8 sequence. Built-ins only: the
+ * owner process's entry uses it before anything loads.
  *
  * @internal
  */
 
-/** Reads a line as it arrives: the line is not bounded then. @internal */
+/** The line is not bounded then. @internal */
 export interface Sink<A> {
   readonly keepBytes?: number | undefined
-  /** `bytes[from, to)`, to be read during the call. */
+  /** Read during the call. */
   readonly write: (bytes: Buffer, from: number, to: number) => void
   readonly end: (line: A | undefined) => void
 }
 
-/** A larger bound, a sink for the rest, or `undefined`: skipped to its newline. @internal */
+/** A larger bound, a sink for the rest, or `undefined`: skipped. @internal */
 export type Overflow<A> = number | Sink<A> | undefined
 
 /** @internal */
@@ -22,9 +22,9 @@ export interface Options<A> {
   /** A `\r` before the newline counts, the newline not. */
   readonly maxLineBytes: number
   readonly dropCarriageReturn?: boolean
-  /** `false` reads no further in the chunk: `push` returns its rest. */
+  /** `false`: `push` returns the chunk's rest. */
   readonly onLine: (line: A) => boolean | void
-  /** A sink it returns gets the bytes after `held`, never the whole line. */
+  /** Gets the bytes after `held`. */
   readonly onOverflow?: (held: ReadonlyArray<Buffer>, bytes: number) => Overflow<A>
   readonly onLineStart?: () => Sink<A> | undefined
 }
@@ -32,7 +32,7 @@ export interface Options<A> {
 /** @internal */
 export const text = (bytes: Buffer, start: number, end: number): string => bytes.toString("utf8", start, end)
 
-/** A view, not a copy. @internal */
+/** @internal */
 export const bytes = (bytes: Buffer, start: number, end: number): Buffer => bytes.subarray(start, end)
 
 type Line<A> = Between | Held | Skipped | Streamed<A>
@@ -62,7 +62,7 @@ export class LineSplitter<A> {
     return this.heldBytes
   }
 
-  /** `chunk` must not change afterwards: its unfinished line is held as a view of it. */
+  /** Must not change: its unfinished line is a view of it. */
   push(chunk: Buffer): Buffer | undefined {
     let start = 0
     while (start < chunk.length) {
