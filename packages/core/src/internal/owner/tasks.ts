@@ -31,7 +31,7 @@ export const learn = (known: Known, result: unknown): void => {
   }
 }
 
-/** Listed whole since the tools last changed, so a tool not in the map runs plainly. */
+/** Since the tools last changed; a tool not in the map runs plainly. */
 const listedWhole = new WeakSet<Known>()
 
 /** @internal */
@@ -90,7 +90,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
     }
   }
-  // Whoever ended the request meanwhile has answered its caller.
+  // Whoever ended the request has answered its caller.
   const ended = () => {
     if (connection.inflight.get(requestId) !== controller) return true
     connection.inflight.delete(requestId)
@@ -165,7 +165,7 @@ export const refusal = (
   return undefined
 }
 
-/** C123: a refused `tasks/result` is followed by a `tasks/get` within the same budget; else C71. @internal */
+/** C123: a refused `tasks/result` is followed by a `tasks/get` in the same budget; else C71. @internal */
 export const failedWait = async (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -184,7 +184,7 @@ export const failedWait = async (
   if (task === undefined || (task.status !== "cancelled" && task.status !== "failed")) {
     throw withoutTaskId(params, error)
   }
-  // A failed task's own error is the code of the refused `tasks/result`; a cancelled one has none.
+  // A failed task's error is the refused `tasks/result`'s code; a cancelled one has none.
   const code = task.status === "failed" ? error.code : undefined
   throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage), code)
 }
