@@ -70,7 +70,7 @@ const intersection = (types: ReadonlyArray<string>): string => {
   return useful.length === 1 ? useful[0] : useful.map(group).join(" & ")
 }
 
-// Parenthesized unless it is one term: a union inside an intersection, or a `readonly` tuple, must be grouped.
+// A union inside an intersection, or a `readonly` tuple, must be grouped.
 const group = (type: string): string => (isOneTerm(type) ? type : `(${type})`)
 
 const isOneTerm = (type: string): boolean => !type.startsWith("readonly ") && topLevel(type).length === 0
@@ -330,7 +330,7 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   const restSchema = Array.isArray(prefix) ? items : own(schema, "additionalItems")
   const minItems = own(schema, "minItems")
   const least = typeof minItems === "number" ? minItems : 0
-  // A tuple with a rest or an optional element is resolved at once (`type T = [T?, ...Array<unknown>]` is circular).
+  // Resolved at once: `type T = [T?, ...Array<unknown>]` is circular.
   const open = restSchema !== false
   const element = open || tuple.length > least ? deeper(walk, "rest", false) : inner
   const elements = tuple.map((item, i) => `${group(typeOf(item, element))}${i < least ? "" : "?"}`)
