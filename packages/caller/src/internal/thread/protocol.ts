@@ -1,5 +1,4 @@
-// The thread plane's channel names, timings and messages as plain types (docs/wire.md); the host reads them through
-// its Schemas, which test/caller/ThreadProtocol.test.ts proves equal to these.
+// The thread plane's names, timings and messages as plain types; a test proves the host's Schemas equal.
 import type { Envelope, Spill, TraceContext } from "../envelope.js"
 import type * as Operations from "../../Operations.js"
 
@@ -31,10 +30,10 @@ export const pingEveryMs = 1_000
 /** A keep-alive's `Ack` may wait on a briefly blocked host. @internal */
 export const pingAckWithinMs = 2_000
 
-/** C22: three pings, so a short block of the caller's loop does not cost it its calls. @internal */
+/** C22: three pings, so a short block of the caller's loop costs no calls. @internal */
 export const remoteGoneAfterMs = 3 * pingEveryMs
 
-/** The caller gives up this long after a deadline no one answered by (`giveUpAt`). @internal */
+/** After a deadline no one answered by. @internal */
 export const graceMs = 250
 
 /** @internal */
