@@ -148,7 +148,7 @@ export const pascal = (text: string): string => {
 interface Walk {
   readonly document: Document
   readonly depth: number
-  /** To catch a reference that leads back to itself. */
+  /** Catches a reference back to itself. */
   readonly expanding: ReadonlySet<string>
   readonly guarded: boolean
   /** TypeScript resolves a tuple's rest at once: only an object's members are deferred there. */

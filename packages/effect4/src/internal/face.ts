@@ -73,7 +73,7 @@ export const call = <A, E>(
     })
   })
 
-/** Other `Duration` inputs become ms; what cannot be read is refused there. @internal */
+/** Other `Duration` inputs become ms; the implementation refuses what it cannot read. @internal */
 export const timeoutOf = (input: Duration.Input | undefined): unknown => {
   if (input === undefined || typeof input === "number" || typeof input === "string") return input
   const duration = Duration.fromInput(input)
@@ -114,7 +114,7 @@ export const requestOptionsOf = (
 export const openOptionsOf = (options: McpWorkers.OpenOptions | undefined): Implementation.OpenOptions | undefined =>
   options === undefined ? undefined : { ...options, timeout: timeoutOf(options.timeout) as Implementation.Timeout }
 
-/** Core's table is checked against it by the parity test. @internal */
+/** A test checks core's table against it. @internal */
 export const arities: Record<RequestName, number> = {
   listTools: 0,
   callTool: 2,

@@ -19,7 +19,7 @@ export const open = (name: string): Channel => {
   return channel
 }
 
-/** A fresh instance per message: one kept open would receive every other caller's messages too. @internal */
+/** Fresh per message: one kept open would receive every other caller's messages. @internal */
 export const postOn = (name: string, message: unknown): void => {
   const channel = new Broadcast(name)
   channel.postMessage(message)

@@ -6,7 +6,7 @@ import { eventsIterator } from "../iterator.js"
 /** Its first call subscribes. @internal */
 export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
   const subscription = Protocol.randomId()
-  // C30: a direct call could make a notification that beats the subscription to the host.
+  // C30: a direct call's notification could reach the host before the subscription.
   client.routes.delete(workerId)
   return (end) =>
     send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, ...(end ? { end: true } : {}) })
@@ -20,7 +20,7 @@ export const subscribe = <A>(
 ): AsyncIterableIterator<A> & AsyncDisposable => {
   const pull = puller(client, workerId, capacity)
   let ahead: Sent | undefined = pull(false)
-  // A refused subscription is the first read's failure, not an unhandled rejection.
+  // A refusal is the first read's failure, not an unhandled rejection.
   ahead.answer.catch(() => {})
   let buffered: Array<A> = []
   let done = false
