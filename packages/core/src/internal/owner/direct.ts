@@ -1,4 +1,4 @@
-/** Remote callers' requests taken by an owner thread itself; the host never learns of them. */
+/** Remote callers' requests an owner thread takes itself. */
 import {
   DeadlineExceeded,
   InvalidInput,
@@ -17,9 +17,9 @@ import { busyWith, connectionGone, type DirectInFlight, endDirect, type Machine,
 
 /** @internal */
 export interface DirectHooks {
-  /** `envelope`: `result` is the server's whole response line; an owner process has none. */
+  /** `envelope`: `result` is the server's whole response line. */
   readonly postDirect: (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean, requestId: string) => void
-  /** `requestId` is absent for a refusal: the request was never named. */
+  /** Absent for a refusal. */
   readonly postDirectFailure: (
     replyTo: OwnerProtocol.ReplyTo,
     error: McpWorkerError,
@@ -35,9 +35,9 @@ export interface DirectHooks {
     seconds: number | undefined,
     spilled: number | undefined
   ) => void
-  /** Before a `Sync` is answered, so the counts held back in batches are in. */
+  /** Before a `Sync` is answered, so batched counts are in. */
   readonly flush: () => void
-  /** C83: the server's parent in `_meta`; else the caller's span. */
+  /** C83 */
   readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 
@@ -59,7 +59,7 @@ export interface DirectOwner extends Owner.Owner {
   readonly heard: (from: string) => void
 }
 
-/** An owner process has none of these hooks. @internal */
+/** @internal */
 export const make = (options: {
   readonly port: DirectPort
   readonly factory: Owner.TransportFactory
@@ -77,7 +77,7 @@ export const make = (options: {
   }
 }
 
-// C8, C9, C12: the owner is the one authority on the request.
+// C8, C9, C12
 const startDirect = (machine: Machine, request: DirectRequest): void => {
   const { thread } = request
   const replyTo = { channel: request.from, callId: request.callId, ...(thread === undefined ? {} : { thread }) }

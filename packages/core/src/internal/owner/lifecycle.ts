@@ -143,7 +143,7 @@ export const open = (
       serves: servesOf(client.getServerCapabilities())
     }
   }).pipe(
-    // C4: also when the host gives up on an open past its budget.
+    // C4: on interruption too.
     Effect.onError(() =>
       Effect.suspend(() => {
         const { transport } = heldBy(machine.state)
@@ -155,7 +155,7 @@ export const open = (
 
 type Declared = Record<string, unknown> | undefined
 
-/** C161: booleans whatever the server sent. */
+/** C161 */
 const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["serves"]> => {
   const member = (name: string): Declared => {
     const value = capabilities?.[name]
@@ -173,7 +173,7 @@ const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["s
   }
 }
 
-// C65: without the transport's report a skipped answer would stall the handshake. C90: one shared budget.
+// C65: the transport's report ends the wait. C90: one shared budget.
 const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
   new Promise<void>((resolve, reject) => {
     const deadline = setTimeout(
@@ -238,7 +238,7 @@ const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): s
 const commandName = (command: string): string =>
   (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, "").toLowerCase()
 
-// C53: the SDK's rounds and a task start's alike.
+// C53
 const maxInputRoundsOf = (config: ServerConfig.ServerConfig): number => config.maxInputRounds ?? defaultMaxInputRounds
 
 // C124
@@ -255,13 +255,13 @@ const modernOf = (
   maxInputRounds
 })
 
-// C62: one POST per request, so each can carry `Mcp-Param-*` headers.
+// C62: one POST per request, to carry `Mcp-Param-*` headers.
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>
   error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed
 
-// C28: a dying server gets a moment, so its status and stderr are reported.
+// C28
 const openFailure = (
   transport: Owner.OwnerTransport,
   secrets: () => ReadonlyArray<string>,

@@ -19,7 +19,7 @@ const notificationMethods = [
 export const forwardNotifications = (machine: Machine, client: Client): void => {
   for (const method of notificationMethods) {
     client.setNotificationHandler(method, (notification) => {
-      // C62: declared headers are forgotten until the tools are listed again.
+      // C62
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
         if (known !== undefined) ParamHeaders.forget(known)
@@ -64,7 +64,7 @@ export const withProgressToken = (params: Record<string, unknown>, requestId: st
   }
 })
 
-/** C57: the old stream closes once the new one is acknowledged; a refusal leaves the worker ready. @internal */
+/** C57 @internal */
 export const listen = (connection: Connection, modern: Modern): Promise<void> => {
   const capabilities = connection.client.getServerCapabilities() ?? {}
   const filter = {

@@ -1,7 +1,4 @@
-/**
- * C62: SEP-2243's tool parameters in headers. The SDK has them only inside `callTool`/`listTools`, which the owner
- * does not use (C25); a test compares these rules with the SDK's.
- */
+/** C62, C25: the SDK has these only inside `callTool`/`listTools`; a test compares the rules with its own. */
 import * as Either from "effect/Either"
 
 /** @internal */
@@ -132,7 +129,7 @@ const at = (root: unknown, path: ReadonlyArray<string>): unknown => {
   return node
 }
 
-/** The server checks its headers, so a value that is no primitive is left to it. @internal */
+/** The server checks its headers, so a non-primitive is left to it. @internal */
 export const headersFor = (
   declarations: ReadonlyArray<Declaration>,
   args: unknown
@@ -182,7 +179,7 @@ export const excludeInvalid = (known: Known, result: unknown): unknown => {
   return kept === undefined ? undefined : { ...result, tools: kept }
 }
 
-/** An excluded tool is never called; one not listed since the tools changed goes without headers. @internal */
+/** C62 @internal */
 export const ofCall = (
   known: Known,
   params: Record<string, unknown>

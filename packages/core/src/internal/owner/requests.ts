@@ -1,4 +1,4 @@
-/** The requests the owner sends its server, from the host or straight from a remote caller. */
+/** The owner's requests to its server. */
 import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
@@ -86,7 +86,7 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     case "Cancel": {
       const { requestId, reason } = message
       if (message.confirm !== true) return void cancel(machine.state, requestId, reason)
-      // C12: a Promise caller sees the `cancel`'s answer first.
+      // C12
       const direct = cancelDirect(machine, requestId)
       if (direct !== undefined) {
         return machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: true, replyTo: direct.replyTo })
@@ -154,13 +154,12 @@ export const send = (
   if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine, requestId, spill.left)
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
-  // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
-  // C121: progress never extends the whole budget.
+  // C121
   const progressed =
     message.progress === true || message.idleMs !== undefined ? withProgressToken(parsed, requestId) : parsed
-  // C83: the owner's span of the request, else the caller's.
+  // C83
   const params =
     message.trace === undefined
       ? progressed
@@ -172,7 +171,7 @@ export const send = (
     timeout: sdkTimeoutOf(message),
     ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
-  // C25: `callTool`/`listTools` would act on the server's untrusted tool descriptions.
+  // C25: `callTool`/`listTools` would act on untrusted tool descriptions.
   const schema = Tasks.isStart(message.method, parsed) ? Tasks.createdSchema : resultSchemas[message.method]
   const sent =
     (connection.modern !== undefined
@@ -231,7 +230,7 @@ const listed = (listing: Listing, result: unknown): unknown => {
   return valid
 }
 
-/** C57: operations 2026-07-28 has no method for. `undefined`: a plain request. */
+/** C57: `undefined` for a plain request. */
 const modernOnly = (
   connection: Connection,
   modern: Modern,
@@ -406,7 +405,7 @@ const refuseOversized = (machine: Machine, connection: Connection, error: Oversi
   }
 }
 
-// C54; C8: the one in flight is the one whose stream broke.
+// C54, C8
 const endBroken = (machine: Machine, connection: Connection): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)

@@ -1,4 +1,4 @@
-/** A server's requests and an OAuth flow's questions, answered by the host's handlers. */
+/** Server requests and OAuth questions, answered by the host's handlers. */
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
 import type * as Owner from "../../protocol/Owner.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
@@ -41,7 +41,7 @@ export const askHost = (
       }
     })
     const state = machine.state
-    // C151; C8: the one in flight is the one the server asks for.
+    // C151, C8
     const requestId = state._tag === "Ready" ? busyWith(state.connection) : undefined
     machine.port.post({
       _tag: "ServerRequest",
@@ -91,7 +91,7 @@ export const rejectServerRequests = (machine: Machine): void => {
   machine.serverRequests.clear()
 }
 
-// Only a close, which rejects every question to the host, ends the wait for authorization.
+// Only a close ends the wait for authorization.
 const authorizing = new AbortController().signal
 
 /** @internal */

@@ -1,4 +1,4 @@
-/** Tasks on the 2025-11-25 revision, checked before anything is sent (C72). */
+/** Tasks on the 2025-11-25 revision (C72). */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
@@ -68,7 +68,7 @@ export interface ListingEnd {
   readonly fail: (why: unknown) => void
 }
 
-/** C95, C72: listed as the request itself, so a cancel or the budget ends it. @internal */
+/** C95, C72: listed as the request itself. @internal */
 export const listThen = (connection: Connection, requestId: string, timeoutMs: number, end: ListingEnd): void => {
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
@@ -104,7 +104,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
     )
 }
 
-/** C95; C24: the server's code or the client's words, never the answer's data. @internal */
+/** C95; C24: never the answer's data. @internal */
 export const listingFailed = (
   machine: Machine,
   connection: Connection,
@@ -135,7 +135,7 @@ interface ServerTasks {
   readonly requests?: { readonly tools?: { readonly call?: object } }
 }
 
-/** C72; C24: names stay out of the message. @internal */
+/** C72, C24 @internal */
 export const refusal = (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -165,7 +165,7 @@ export const refusal = (
   return undefined
 }
 
-/** C123: a refused `tasks/result` is followed by a `tasks/get` in the same budget; else C71. @internal */
+/** C123, else C71. @internal */
 export const failedWait = async (
   connection: Connection,
   method: OwnerProtocol.Method,

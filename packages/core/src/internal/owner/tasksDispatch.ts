@@ -52,7 +52,7 @@ class RawRequests {
     }
   }
 
-  // The client numbers its requests, so a prefixed string id is ours; a late answer is dropped.
+  // The client numbers its requests, so a prefixed string id is ours.
   private take(message: JSONRPCMessage): boolean {
     const id = (message as { readonly id?: unknown }).id
     if (typeof id !== "string" || !id.startsWith(idPrefix) || !("result" in message || "error" in message)) return false
@@ -144,7 +144,7 @@ export const operationPort = (connection: Connection, framing: Framing, options:
       ended = true
     },
     dispatch: (request: JsonValue, dispatch?: DispatchOptions) => {
-      // C74: what the package sends after the answer never leaves.
+      // C74
       if (ended || options.signal.aborted) return Promise.reject(new DispatchError("the task operation ended"))
       const { method, params } = request as { readonly method: string; readonly params?: Json }
       const signals = dispatch?.signal === undefined ? [options.signal] : [options.signal, dispatch.signal]

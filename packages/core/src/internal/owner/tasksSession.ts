@@ -35,7 +35,7 @@ const methods = {
   roots: "roots/list"
 } as const satisfies Record<ApplicationInputRequest["kind"], OwnerProtocol.ServerMethod>
 
-/** C74: the port dies with the operation; C31: questions go to the host's handlers. */
+/** C74, C31 */
 const operate = async <A>(
   machine: Machine,
   connection: Connection,
@@ -97,7 +97,7 @@ const start = (session: TaskEnabledSession, params: Json, options: RequestOption
       return { task: toTask((first.value as { readonly task: TaskView }).task.raw) }
     })
 
-// C123, C71: only a terminal state read from the server counts.
+// C123, C71
 const resultOf = async (session: TaskEnabledSession, taskId: string, options: RequestOptions): Promise<unknown> => {
   const reference = {
     endpointId: session.endpointId,
@@ -146,7 +146,7 @@ export const send = (
     case "tasks/result":
       return mapped((session) => resultOf(session, taskId, options))
     case "tasks/cancel":
-      // C75c: the cancel is an ack; the next tasks/get reads the state.
+      // C75c
       return mapped((session) =>
         task(session)
           .cancel(options.signal)

@@ -72,7 +72,7 @@ export const validBaggage = (header: string): string | undefined => {
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** C83; C84: a caller's own `traceparent` names another trace, so this `tracestate` stays out. @internal */
+/** C83; C84: a caller's own `traceparent` names another trace. @internal */
 export const withTraceContext = (
   params: Record<string, unknown>,
   trace: OwnerProtocol.TraceContext | undefined
