@@ -1,4 +1,4 @@
-/** One caller's connection to a listener (C46, C110): never reopened, nothing resent. @internal */
+/** One caller's connection to a listener (C46, C110). @internal */
 import * as Net from "./nodeNet.js"
 import * as Wire from "./wire.js"
 
@@ -92,7 +92,7 @@ const receive = (connection: Connection, line: string) => {
   }
 }
 
-// After the socket's pending reads where `setImmediate` exists, else a timer's turn.
+// After pending socket reads where `setImmediate` exists.
 const afterReads: (f: () => void) => void = (f) =>
   typeof globalThis.setImmediate === "function" ? void globalThis.setImmediate(f) : void setTimeout(f, 0)
 
@@ -102,7 +102,7 @@ const watch = (connection: Connection) => {
     const now = Date.now()
     const since = Math.max(connection.lastHeard, connection.openedAt)
     if (now - since > Wire.silentAfterMs) {
-      // Our loop may have blocked with the answer unread: only silence past the next read counts.
+      // Our loop may have blocked with the answer unread.
       return void afterReads(() => {
         if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > Wire.silentAfterMs) {
           drop(connection, "host_unresponsive")

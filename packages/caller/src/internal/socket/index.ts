@@ -102,7 +102,7 @@ interface Send {
 
 const aborted = (signal: AbortSignal | undefined) => signal?.aborted === true
 
-// C46: written only once `live` proved the host there.
+// C46
 const send = async (client: Client, connection: Connection.Connection, call: Send): Promise<unknown> => {
   const refused = await Connection.live(connection)
   if (refused !== undefined) throw notSent(client, refused)
@@ -114,7 +114,7 @@ const send = async (client: Client, connection: Connection.Connection, call: Sen
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       connection.waiters.delete(id)
-      // C11: the listener cancels exactly this request.
+      // C11
       Connection.write(connection, JSON.stringify({ _tag: "Interrupt", requestId: id }) + "\n")
       reject(
         new DeliveryUnknown({ workerId: call.workerId, requestId: "", reason: "interrupted", delivery: "unknown" })
@@ -361,7 +361,7 @@ export const make = (options: Options): Plane.Plane => {
   }
 }
 
-// C18: read in the calling process; a spill directory would be the listener host's.
+// C18: a spill directory would be the listener host's.
 const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise<string> => {
   if (open.spill !== undefined) {
     return Promise.reject(

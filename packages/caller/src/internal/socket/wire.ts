@@ -24,7 +24,7 @@ export const idleAfterMs = 1_000
 /** As the listener's. @internal */
 export const defaultMaxFrameBytes = 16 * 1024 * 1024
 
-/** The tag names the method and `progress`; C84: the trace only when it carries more than ids. @internal */
+/** C84: the trace only when it carries more than ids. @internal */
 export interface RequestPayload extends Omit<Envelope, "method" | "progress" | "deadline" | "spill"> {
   readonly id: string
   readonly deadline?: number | undefined

@@ -18,13 +18,13 @@ export const replyChannel = (remoteId: string): string => `mcp-worker/${version}
 /** @internal */
 export const ownerChannel = (workerId: string): string => `mcp-worker/${version}/owner/${workerId}`
 
-/** C22a: a request asks for an `Ack` when the host was not heard from this long. @internal */
+/** C22a: silence after which a request asks for an `Ack`. @internal */
 export const staleAfterMs = 1_500
 
-/** C22: `HostUnavailable` within 1 s. @internal */
+/** C22 @internal */
 export const ackWithinMs = 750
 
-/** The host goes by what it hears from a caller with calls in flight, so the caller pings. @internal */
+/** The host judges a busy caller by what it hears, so the caller pings. @internal */
 export const pingEveryMs = 1_000
 
 /** A keep-alive's `Ack` may wait on a briefly blocked host. @internal */

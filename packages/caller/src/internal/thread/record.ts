@@ -1,4 +1,4 @@
-/** One caller's record, as the SDK's `Protocol` keeps one; liveness stays off the hot path (C22, C22a). @internal */
+/** One caller's record, as the SDK's `Protocol` keeps one (C22, C22a). @internal */
 import type * as Plane from "../../Plane.js"
 import { deadlineOf } from "../envelope.js"
 import {
@@ -38,7 +38,6 @@ export interface ThreadClient {
   readonly replyPorts: ReplyPorts | undefined
   readonly announcements: Channel
   readonly pending: Map<number, Waiting>
-  /** By worker id (`Route`). */
   readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number; readonly traced: boolean }>
   nextCallId: number
   lastHeard: number
@@ -135,7 +134,7 @@ const onResult = (client: ThreadClient, reply: Record<string, unknown>): void =>
   })
 }
 
-// C22a: a direct request still waiting may have been taken, so it is never answered as not sent.
+// C22a: a waiting direct request may have been taken, so it is never `not_sent`.
 const onWorkerEnded = (client: ThreadClient, workerId: string, encoded: unknown): void => {
   const route = client.routes.get(workerId)
   if (route === undefined) return
@@ -232,13 +231,13 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
   client.knownHost = undefined
   client.hostGone = true
   client.routes.clear()
-  // The host answered every call it ran before announcing; those answers are read this turn.
+  // Answers to calls run before the announcement are read this turn.
   later(() => {
     if (client.hostGone) failAll(client, afterHostClosed)
   })
 }
 
-// C22a: a host reading it after `ackBy` refuses it, so it was never sent.
+// C22a: a host reading it after `ackBy` refuses it.
 const noHost = () =>
   new HostUnavailable({
     message:
@@ -268,7 +267,7 @@ const workerIdOf = (operation: Protocol.Operation): string =>
 const nextOf = (call: Waiting): number | undefined =>
   call.ackBy !== undefined && !call.acked ? call.ackBy : call.giveUpAt
 
-/** After the messages that arrived meanwhile: an `Ack` already here is not silence. @internal */
+/** After pending messages: an `Ack` already here is not silence. @internal */
 export const armCall = (client: ThreadClient, callId: number, call: Waiting): void => {
   const at = nextOf(call)
   call.timer = at === undefined ? undefined : timerAt(at, () => afterPendingMessages(() => checkCall(client, callId)))
@@ -370,7 +369,7 @@ export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.Rem
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
-    // C29: a success straight from the owner could overtake the last progress.
+    // C29: a direct success could overtake the last progress.
     ...(onProgress === undefined ? { direct: true } : { progress: true })
   }
 }
@@ -427,14 +426,14 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
   if (client.hostGone) return refused(afterHostClosed(operation))
   const callId = ++client.nextCallId
   const now = Date.now()
-  // C29: progress comes through the host.
+  // C29
   if (
     operation._tag === "RemoteCall" &&
     options.onProgress === undefined &&
     now - client.lastHeard <= Protocol.staleAfterMs
   ) {
     const route = client.routes.get(operation.workerId)
-    // C83: outside any span, the tracing host's span roots the call.
+    // C83
     const direct = route !== undefined && (!route.traced || options.trace !== undefined)
     if (direct) return sendDirect(client, callId, operation, route, options)
   }
@@ -469,7 +468,7 @@ const replyThread = (client: ThreadClient): { readonly thread?: number } =>
 
 const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
 
-// No `Ack`: the host was heard from lately. The owner thread runs the budget, so a deadline always travels.
+// No `Ack`: the host was heard from lately; the owner thread runs the budget.
 const sendDirect = (
   client: ThreadClient,
   callId: number,
@@ -485,7 +484,7 @@ const sendDirect = (
     ackBy: undefined,
     options
   })
-  // C29: a call that reads progress never comes this way.
+  // C29
   const { _tag, workerId, direct, progress, ...envelope } = operation
   const { trace } = options
   const message: Protocol.Direct = {
