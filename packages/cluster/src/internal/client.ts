@@ -118,7 +118,7 @@ const payloadOf = (
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
-  // C83, C84: the envelope's ids are the rpc client's span's.
+  // C83, C84
   ...(trace === undefined ? {} : { trace })
 })
 
@@ -257,7 +257,7 @@ const lostTags: ReadonlySet<string> = new Set<Lost["_tag"]>([
 ])
 const isLost = <E extends { readonly _tag: string }>(error: E | Lost): error is Lost => lostTags.has(error._tag)
 
-// C89: a lost or late answer to a control message is DeliveryUnknown.
+// C89
 const answeredOrUnknown = <A, E extends { readonly _tag: string }, R, E2, R2>(
   reached: Effect.Effect<unknown, E2, R2>,
   sent: Effect.Effect<A, E | Lost, R>,

@@ -46,7 +46,7 @@ const shardingConfig = (options: McpCluster.Options, group: string) =>
     shardsPerGroup: 1,
     // Lock numbers index each runner's group list alike: lock by shard name instead.
     shardLockDisableAdvisory: true,
-    // The weight tells a restart on the same address apart (`Runner` equality); it places nothing.
+    // The weight tells restarts on one address apart (`Runner` equality); it places nothing.
     runnerShardWeight: 1 + Math.floor(Math.random() * 1_000_000) / 1_000_000_000,
     shardLockExpiration: options.runnerExpiration ?? Duration.seconds(20),
     refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
@@ -83,7 +83,7 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
 export const entities = () =>
   Layer.mergeAll(
     WorkerEntity.toLayer(workerHandlers, {
-      // C8: the registry refuses a second request; the entity keeps no record of its own.
+      // C8: the registry alone refuses a second request.
       mailboxCapacity: "unbounded",
       concurrency: "unbounded",
       // A defect never rebuilds the facade to replay what was in flight.

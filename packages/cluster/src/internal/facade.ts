@@ -1,4 +1,4 @@
-// Stateless: a rebuilt facade looks the worker up again; it never opens, re-creates or replays anything.
+// Stateless: a rebuilt facade looks the worker up again; nothing is reopened or replayed.
 import type * as Entity from "@effect/cluster/Entity"
 import type * as Rpc from "@effect/rpc/Rpc"
 import type * as Snowflake from "@effect/cluster/Snowflake"
@@ -106,7 +106,7 @@ export const request = (workers: McpWorkers.McpWorkersService, self: Self, paylo
     )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
-/** C39: ends the superseded call's request first, so the worker is free. */
+/** C39 */
 const relay = (
   calls: Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>,
   handle: Effect.Effect<unknown, McpWorkerError.RequestError>,

@@ -26,7 +26,7 @@ export const tagOf = (u: unknown): string | undefined => {
   return typeof tag === "string" && tags.has(tag) ? tag : undefined
 }
 
-/** C69: a defect naming what was wrong, never a throw where no one waits. @internal */
+/** C69 @internal */
 export class UndecodableError extends Error {
   override readonly name = "UndecodableError"
   constructor(
@@ -54,7 +54,7 @@ export const failureOf = <E>(error: unknown): Effect.Effect<never, E> => {
   return Result.isSuccess(decoded) ? Effect.fail(decoded.success as E) : Effect.die(decoded.failure)
 }
 
-/** C69; a value arriving after the caller left goes to `abandoned`. @internal */
+/** C69; a late value goes to `abandoned`. @internal */
 export const call = <A, E>(
   f: (signal: AbortSignal) => Promise<unknown>,
   abandoned?: (value: unknown) => Promise<unknown>
