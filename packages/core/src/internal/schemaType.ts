@@ -151,7 +151,7 @@ interface Walk {
   /** Catches a reference back to itself. */
   readonly expanding: ReadonlySet<string>
   readonly guarded: boolean
-  /** TypeScript resolves a tuple's rest at once: only an object's members are deferred there. */
+  /** A tuple's rest resolves at once; only an object's members are deferred. */
   readonly eager: boolean
   readonly indent: string
 }
@@ -324,7 +324,7 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   const inner = deeper(walk, "array", false)
   const prefix = own(schema, "prefixItems")
   const items = own(schema, "items")
-  // Draft 4 to 2019-09 write a tuple as an array of `items`, its rest as `additionalItems`.
+  // Draft 4 to 2019-09: an `items` array and `additionalItems`.
   const tuple = Array.isArray(prefix) ? prefix : Array.isArray(items) ? items : undefined
   if (tuple === undefined) return `Array<${items === undefined ? "unknown" : typeOf(items, inner)}>`
   const restSchema = Array.isArray(prefix) ? items : own(schema, "additionalItems")

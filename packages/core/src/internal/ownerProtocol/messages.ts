@@ -17,7 +17,7 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 
-/** C161: only these members of the server's capabilities cross to the host. @internal */
+/** C161 @internal */
 export const Serves = Schema.Struct({
   tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
   resources: Schema.optional(

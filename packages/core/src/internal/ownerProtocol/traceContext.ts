@@ -87,7 +87,7 @@ export const externalSpanOf = ([traceId, spanId, sampled, tracestate, baggage]: 
       : { context: Context.make(Carried, [tracestate ?? "", baggage ?? ""]) })
   })
 
-/** For a request whose span's ids arrived another way (an `@effect/rpc` envelope). @internal */
+/** For span ids that arrived another way (an `@effect/rpc` envelope). @internal */
 export const withCarried = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   trace: TraceContext | undefined
@@ -107,7 +107,7 @@ export const withCarried = <A, E, R>(
 // It never exports, so with it no span is recorded.
 const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
-/** C83: whatever tracer made the span, unless tracing or propagation is off. @internal */
+/** C83 @internal */
 export const traceContextOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
   return span === undefined ||
