@@ -89,7 +89,7 @@ export const failAll = (
   }
 }
 
-/** The host's workers were closed and their ids forgotten with it. @internal */
+/** @internal */
 export const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -103,7 +103,6 @@ export const heard = (client: ThreadClient): void => {
   client.probe = undefined
 }
 
-// Only a host of another version sends an error this one cannot read.
 const decoded = (encoded: unknown): unknown => {
   try {
     return fromEncoded(encoded)
@@ -237,7 +236,7 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
   })
 }
 
-// C22a: a host reading it after `ackBy` refuses it.
+// C22a
 const noHost = () =>
   new HostUnavailable({
     message:
