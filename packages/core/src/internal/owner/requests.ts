@@ -230,7 +230,7 @@ const listed = (listing: Listing, result: unknown): unknown => {
   return valid
 }
 
-/** C57: `undefined` for a plain request. */
+/** C57: what 2026-07-28 has no method for; `undefined`: a plain request. */
 const modernOnly = (
   connection: Connection,
   modern: Modern,
