@@ -1,4 +1,4 @@
-// test/caller/ThreadProtocol.test.ts proves this equal to core's `OwnerProtocol.Envelope`.
+// A test proves this equal to core's `OwnerProtocol.Envelope`.
 import type * as Operations from "../Operations.js"
 
 /** @internal */
@@ -19,6 +19,6 @@ export interface Envelope {
   readonly trace?: TraceContext | undefined
 }
 
-/** C9: a budget crosses threads and processes as a `Date.now()` deadline. @internal */
+/** C9: a `Date.now()` deadline. @internal */
 export const deadlineOf = (budgetMs: number | undefined): number | undefined =>
   budgetMs === undefined ? undefined : Date.now() + budgetMs

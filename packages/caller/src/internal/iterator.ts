@@ -1,8 +1,4 @@
-/**
- * The iterator object of every plane's events: `return` and disposal end a subscription alike.
- *
- * @internal
- */
+/** `return` and disposal end a subscription alike. @internal */
 
 /** @internal */
 export const eventsIterator = <A>(

@@ -77,7 +77,7 @@ const deliveryUnknownOf = (workerId: string, requestId: string) =>
 const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
-// Only the worker's own runner can write saveTo and spills and reach a caller with progress.
+// Only the worker's own runner can write saveTo and spills and send progress.
 const otherRunner: Operations.ParamsContext = {
   isProxy: types.isProxy,
   checkSavePath: () => "saveTo writes on the worker's own runner: call it there",
@@ -118,7 +118,7 @@ const payloadOf = (
   ...(options?.onTooLarge === "fail" ? { spill: false as const } : {}),
   call,
   ...(supersedes === undefined ? {} : { supersedes }),
-  // C83, C84: the envelope's ids are the rpc client's span's.
+  // C83, C84
   ...(trace === undefined ? {} : { trace })
 })
 
@@ -138,7 +138,7 @@ const localFor = (client: Client, id: string): McpWorkers.McpWorkersService | un
   return Option.isSome(parts) && parts.value.group === client.self.group ? client.local.value : undefined
 }
 
-// A worker of this runner's group goes to the local registry under its local id; its errors name the cluster id.
+// A worker of this runner's group goes to the local registry; its errors name the cluster id.
 const viaLocal = <A, E>(
   client: Client,
   id: string,
@@ -257,7 +257,7 @@ const lostTags: ReadonlySet<string> = new Set<Lost["_tag"]>([
 ])
 const isLost = <E extends { readonly _tag: string }>(error: E | Lost): error is Lost => lostTags.has(error._tag)
 
-// C89: a control message whose answer is lost, or comes past its budget, is DeliveryUnknown.
+// C89
 const answeredOrUnknown = <A, E extends { readonly _tag: string }, R, E2, R2>(
   reached: Effect.Effect<unknown, E2, R2>,
   sent: Effect.Effect<A, E | Lost, R>,

@@ -44,9 +44,9 @@ const shardingConfig = (options: McpCluster.Options, group: string) =>
     availableShardGroups: [group],
     assignedShardGroups: [group],
     shardsPerGroup: 1,
-    // Lock numbers are each runner's index into its group list, the same for all: lock by shard name instead.
+    // Lock numbers index each runner's group list alike: lock by shard name instead.
     shardLockDisableAdvisory: true,
-    // The weight tells a restart on the same address apart (`Runner` equality); it places nothing.
+    // The weight tells restarts on one address apart (`Runner` equality); it places nothing.
     runnerShardWeight: 1 + Math.floor(Math.random() * 1_000_000) / 1_000_000_000,
     shardLockExpiration: options.runnerExpiration ?? Duration.seconds(20),
     refreshAssignmentsInterval: options.refreshInterval ?? Duration.seconds(1),
@@ -65,7 +65,7 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
       : SocketRunner.layer.pipe(Layer.provide([Transport.layerSocketServer, Transport.layerClientProtocol]))
   const storage = SqlRunnerStorage.layerWith({ prefix: options.tablePrefix ?? "mcp_worker" }).pipe(
     Layer.provide(config),
-    // Runners started at once on a fresh Postgres race on `CREATE TABLE`; the next try finds the tables.
+    // Runners starting together on a fresh Postgres race on `CREATE TABLE`; a retry finds the tables.
     Layer.retry(Schedule.intersect(Schedule.jittered(Schedule.spaced(Duration.millis(200))), Schedule.recurs(5)))
   )
   return transport.pipe(
@@ -83,7 +83,7 @@ const clusterRuntime = (options: McpCluster.Options, group: string) => {
 export const entities = () =>
   Layer.mergeAll(
     WorkerEntity.toLayer(workerHandlers, {
-      // C8: the registry refuses a second request; the entity keeps no record of its own.
+      // C8: the registry alone refuses a second request.
       mailboxCapacity: "unbounded",
       concurrency: "unbounded",
       // A defect never rebuilds the facade to replay what was in flight.

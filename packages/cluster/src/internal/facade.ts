@@ -1,4 +1,4 @@
-// Stateless: a rebuilt facade looks the worker up again; it never opens, re-creates or replays anything.
+// Stateless: a rebuilt facade looks the worker up again; nothing is reopened or replayed.
 import type * as Entity from "@effect/cluster/Entity"
 import type * as Rpc from "@effect/rpc/Rpc"
 import type * as Snowflake from "@effect/cluster/Snowflake"
@@ -96,7 +96,7 @@ export const request = (workers: McpWorkers.McpWorkersService, self: Self, paylo
       payload.operation
     ]
     const timeout = Duration.millis(payload.budgetMs)
-    // C121: never past the whole budget, which would end it first anyway.
+    // C121: never past the whole budget.
     const idleMs = payload.idleMs === undefined ? undefined : Math.min(payload.idleMs, payload.budgetMs)
     const idle = idleMs === undefined ? {} : { idleTimeout: Duration.millis(idleMs) }
     const options = payload.spill === false ? { timeout, ...idle, onTooLarge: "fail" } : { timeout, ...idle }
@@ -106,7 +106,7 @@ export const request = (workers: McpWorkers.McpWorkersService, self: Self, paylo
     )
   }).pipe(Effect.mapError(renameWorker(payload.workerId)))
 
-/** C39: ends the superseded call's request first, so the next call finds the worker free. */
+/** C39 */
 const relay = (
   calls: Map<string, Fiber.RuntimeFiber<unknown, McpWorkerError.RequestError>>,
   handle: Effect.Effect<unknown, McpWorkerError.RequestError>,

@@ -14,7 +14,7 @@ export const Request = Rpc.make("Request", {
     workerId: Schema.String,
     operation: Schema.String,
     args: Schema.Array(Schema.Unknown),
-    /** C89: a duration, as every budget between runners, whose clocks differ. */
+    /** C89: a duration, since runners' clocks differ. */
     budgetMs: Schema.Number,
     ...Struct.pick(OwnerProtocol.Envelope.fields, "idleMs", "trace"),
     /** `onTooLarge: "fail"` */

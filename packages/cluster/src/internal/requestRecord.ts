@@ -1,4 +1,4 @@
-// C89, C37: refused once stamp, budget and margin have passed, recorded or not, so the record stays small.
+// C89, C37: refused once stamp, budget and margin have passed, so the record stays small.
 import * as Snowflake from "@effect/cluster/Snowflake"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -70,7 +70,7 @@ const intersection = (types: ReadonlyArray<string>): string => {
   return useful.length === 1 ? useful[0] : useful.map(group).join(" & ")
 }
 
-// Parenthesized unless it is one term: a union inside an intersection, or a `readonly` tuple, must be grouped.
+// A union inside an intersection, or a `readonly` tuple, must be grouped.
 const group = (type: string): string => (isOneTerm(type) ? type : `(${type})`)
 
 const isOneTerm = (type: string): boolean => !type.startsWith("readonly ") && topLevel(type).length === 0
@@ -148,10 +148,10 @@ export const pascal = (text: string): string => {
 interface Walk {
   readonly document: Document
   readonly depth: number
-  /** To catch a reference that leads back to itself. */
+  /** Catches a reference back to itself. */
   readonly expanding: ReadonlySet<string>
   readonly guarded: boolean
-  /** TypeScript resolves a tuple's rest at once: only an object's members are deferred there. */
+  /** A tuple's rest resolves at once; only an object's members are deferred. */
   readonly eager: boolean
   readonly indent: string
 }
@@ -324,13 +324,13 @@ const arrayType = (schema: Record<string, unknown>, walk: Walk): string => {
   const inner = deeper(walk, "array", false)
   const prefix = own(schema, "prefixItems")
   const items = own(schema, "items")
-  // Draft 4 to 2019-09 write a tuple as an array of `items`, its rest as `additionalItems`.
+  // Draft 4 to 2019-09: an `items` array and `additionalItems`.
   const tuple = Array.isArray(prefix) ? prefix : Array.isArray(items) ? items : undefined
   if (tuple === undefined) return `Array<${items === undefined ? "unknown" : typeOf(items, inner)}>`
   const restSchema = Array.isArray(prefix) ? items : own(schema, "additionalItems")
   const minItems = own(schema, "minItems")
   const least = typeof minItems === "number" ? minItems : 0
-  // A tuple with a rest or an optional element is resolved at once (`type T = [T?, ...Array<unknown>]` is circular).
+  // Resolved at once: `type T = [T?, ...Array<unknown>]` is circular.
   const open = restSchema !== false
   const element = open || tuple.length > least ? deeper(walk, "rest", false) : inner
   const elements = tuple.map((item, i) => `${group(typeOf(item, element))}${i < least ? "" : "?"}`)

@@ -9,7 +9,7 @@ export const maxPatterns = 1024
 /** @internal */
 export const maxPatternLength = 256
 
-// Other glob dialects give these a meaning: refused, so a pattern written for one never silently matches otherwise.
+// Meaningful in other glob dialects: refused, so no pattern silently matches otherwise.
 const reserved = /[[\]{}\\]/
 
 const control = /[\u0000-\u001f\u007f]/
@@ -62,12 +62,7 @@ export const check = (
   })
 }
 
-/**
- * One backtrack point (the last `*`), so no server-chosen name makes matching exponential. Over code points, so `?`
- * is one character whatever its plane.
- *
- * @internal
- */
+/** One backtrack point (the last `*`), so no server-chosen name makes matching exponential. @internal */
 export const matches = (pattern: string, name: string): boolean => matchPoints(Array.from(pattern), Array.from(name))
 
 const matchPoints = (pattern: ReadonlyArray<string>, name: ReadonlyArray<string>): boolean => {

@@ -26,7 +26,7 @@ export const tagOf = (u: unknown): string | undefined => {
   return typeof tag === "string" && tags.has(tag) ? tag : undefined
 }
 
-/** C69: a defect naming what was wrong, never a throw where no one waits. @internal */
+/** C69 @internal */
 export class UndecodableError extends Error {
   override readonly name = "UndecodableError"
   constructor(
@@ -54,7 +54,7 @@ export const failureOf = <E>(error: unknown): Effect.Effect<never, E> => {
   return Result.isSuccess(decoded) ? Effect.fail(decoded.success as E) : Effect.die(decoded.failure)
 }
 
-/** C69; a value arriving after the caller left goes to `abandoned`. @internal */
+/** C69; a late value goes to `abandoned`. @internal */
 export const call = <A, E>(
   f: (signal: AbortSignal) => Promise<unknown>,
   abandoned?: (value: unknown) => Promise<unknown>
@@ -73,7 +73,7 @@ export const call = <A, E>(
     })
   })
 
-/** Other `Duration` inputs become ms; what cannot be read is refused there. @internal */
+/** Other `Duration` inputs become ms; the implementation refuses what it cannot read. @internal */
 export const timeoutOf = (input: Duration.Input | undefined): unknown => {
   if (input === undefined || typeof input === "number" || typeof input === "string") return input
   const duration = Duration.fromInput(input)
@@ -114,7 +114,7 @@ export const requestOptionsOf = (
 export const openOptionsOf = (options: McpWorkers.OpenOptions | undefined): Implementation.OpenOptions | undefined =>
   options === undefined ? undefined : { ...options, timeout: timeoutOf(options.timeout) as Implementation.Timeout }
 
-/** Core's table is checked against it by the parity test. @internal */
+/** A test checks core's table against it. @internal */
 export const arities: Record<RequestName, number> = {
   listTools: 0,
   callTool: 2,

@@ -1,4 +1,4 @@
-/** One connection of a caller to a listener (C46, C110); a dead one is never reopened, nothing is resent. @internal */
+/** One caller's connection to a listener (C46, C110). @internal */
 import * as Net from "./nodeNet.js"
 import * as Wire from "./wire.js"
 
@@ -24,7 +24,7 @@ export interface Connection {
   /** C110 */
   rejected: string | undefined
   lost: Lost
-  /** While above 0, the socket keeps the process alive and is pinged. */
+  /** Above 0: keeps the process alive and is pinged. */
   inFlight: number
   /** `0` until the host answered the `Hello`. */
   lastHeard: number
@@ -83,7 +83,7 @@ const receive = (connection: Connection, line: string) => {
       return waiter?.onExit(frame.exit)
     }
     case "Defect": {
-      // A frame the host could not read: every call on the connection ends with it.
+      // A frame the host could not read ends every call on the connection.
       const waiters = [...connection.waiters.values()]
       connection.waiters.clear()
       for (const waiter of waiters) waiter.onExit({ _tag: "Failure", cause: { _tag: "Die", defect: frame.defect } })
@@ -92,7 +92,7 @@ const receive = (connection: Connection, line: string) => {
   }
 }
 
-// After the socket's pending reads where the runtime has `setImmediate` (Node, Deno, Bun), else a timer's turn.
+// After pending socket reads where `setImmediate` exists.
 const afterReads: (f: () => void) => void = (f) =>
   typeof globalThis.setImmediate === "function" ? void globalThis.setImmediate(f) : void setTimeout(f, 0)
 
@@ -102,7 +102,7 @@ const watch = (connection: Connection) => {
     const now = Date.now()
     const since = Math.max(connection.lastHeard, connection.openedAt)
     if (now - since > Wire.silentAfterMs) {
-      // Our own loop may have been blocked with the answer unread; only silence that outlasts the next read counts.
+      // Our loop may have blocked with the answer unread.
       return void afterReads(() => {
         if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > Wire.silentAfterMs) {
           drop(connection, "host_unresponsive")
@@ -174,7 +174,7 @@ export const use = (connection: Connection, delta: 1 | -1): void => {
     connection.transport.hold(false)
     connection.idle = setTimeout(() => {
       if (connection.inFlight > 0 || connection.state === "dead") return
-      // Marked ended before the socket goes: nothing was in flight, so nothing is lost.
+      // Nothing was in flight, so nothing is lost.
       connection.transport.end()
       ended(connection)
     }, Wire.idleAfterMs)
@@ -215,7 +215,7 @@ export const live = async (connection: Connection): Promise<NotSentReason | unde
   const answered = await nextHeard(connection, Wire.ackWithinMs)
   if (isDead(connection)) return notSentOf(connection)
   if (answered) return undefined
-  // No request of it was written, whatever the host reads later.
+  // None of its requests was written.
   drop(connection, "host_unresponsive")
   return { _tag: "Unresponsive" }
 }

@@ -1,4 +1,4 @@
-/** A `Plane` over a host's listener (docs/wire.md), one connection at a time (C46). @internal */
+/** A `Plane` over a host's listener, one connection at a time (C46). @internal */
 import {
   DeliveryUnknown,
   fromEncoded,
@@ -85,7 +85,7 @@ const failure = (kind: Kind, workerId: string, cause: Wire.CauseEncoded): unknow
     case "Die":
       return new Error(`the mcp-worker host failed the call: ${JSON.stringify(ending.defect)}`)
     case "Interrupt":
-      // The listener is closing: a request was cancelled at the server.
+      // The listener is closing: cancelled at the server.
       return lostError(kind, workerId, "interrupted")
   }
 }
@@ -102,7 +102,7 @@ interface Send {
 
 const aborted = (signal: AbortSignal | undefined) => signal?.aborted === true
 
-// C46: written only once `live` proved the host there; nothing resent.
+// C46
 const send = async (client: Client, connection: Connection.Connection, call: Send): Promise<unknown> => {
   const refused = await Connection.live(connection)
   if (refused !== undefined) throw notSent(client, refused)
@@ -114,7 +114,7 @@ const send = async (client: Client, connection: Connection.Connection, call: Sen
   return new Promise((resolve, reject) => {
     const onAbort = () => {
       connection.waiters.delete(id)
-      // C11: the listener cancels exactly this request.
+      // C11
       Connection.write(connection, JSON.stringify({ _tag: "Interrupt", requestId: id }) + "\n")
       reject(
         new DeliveryUnknown({ workerId: call.workerId, requestId: "", reason: "interrupted", delivery: "unknown" })
@@ -155,7 +155,7 @@ const run = async (client: Client, call: Send): Promise<unknown> => {
   }
 }
 
-// The rpc tag: `startTask` and `callTool` are both `tools/call`, and a grant tells the two apart.
+// `startTask` and `callTool` are both `tools/call`; a grant tells them apart.
 const nameOf = (call: Plane.Call): string | undefined => {
   if (call.operation === undefined) return methods.get(call.method)
   const named = Operations.requests[call.operation as keyof typeof Operations.requests]
@@ -221,13 +221,13 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
     ...(call.idleMs === undefined ? {} : { idleMs: call.idleMs }),
     ...(call.saveTo === undefined ? {} : { saveTo: call.saveTo }),
     ...(call.spill === false ? { spill: false } : {}),
-    // C84: the envelope carries the span's ids; the rest of the trace travels here.
+    // C84: the envelope carries the span's ids, the rest travels here.
     ...(trace === undefined || trace.length < 4 ? {} : { trace })
   }
   const streamed = run(client, {
     kind: "request",
     workerId: call.workerId,
-    // docs/wire.md: the streamed twin.
+    // The streamed twin.
     tag: onProgress === undefined ? name : `${name}Streamed`,
     payload,
     envelope: trace === undefined ? undefined : { traceId: trace[0], spanId: trace[1], sampled: trace[2] },
@@ -261,7 +261,7 @@ const randomId = (): string => {
   return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")
 }
 
-/** Pulled only when the reader asks, so this process holds at most one batch (docs/wire.md). */
+/** Pulled on demand, so this process holds at most one batch. */
 interface Batch {
   readonly items: Array<Plane.ServerNotification>
   readonly done: boolean
@@ -273,7 +273,7 @@ const events = (
   capacity: number
 ): AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable => {
   const subscription = randomId()
-  // Subscribes in this very step, so the host reads the caller's next call after it.
+  // Subscribes now, so the host reads the caller's next call after it.
   let connection: Connection.Connection | undefined = acquire(client)
   let buffered: Array<Plane.ServerNotification> = []
   let done = false
@@ -299,7 +299,7 @@ const events = (
     }
   }
   let pending: Promise<Batch> | undefined = pull(false)
-  // Read by `next`; a subscription left unread must not report its failure as unhandled.
+  // Read by `next`; unread, its failure must not go unhandled.
   pending.catch(() => {})
   const iterator: AsyncIterableIterator<Plane.ServerNotification> & AsyncDisposable = {
     next: async () => {
@@ -361,7 +361,7 @@ export const make = (options: Options): Plane.Plane => {
   }
 }
 
-// C18: the config is read in the calling process; a spill directory would be the listener's host's.
+// C18: a spill directory would be the listener host's.
 const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise<string> => {
   if (open.spill !== undefined) {
     return Promise.reject(

@@ -1,4 +1,4 @@
-/** The socket protocol's frames, caller side (docs/wire.md). @internal */
+/** The socket protocol's frames, caller side. @internal */
 import type { Envelope } from "../envelope.js"
 
 /** C110 @internal */
@@ -19,12 +19,12 @@ export const ackWithinMs = 750
 export const pingEveryMs = 1_000
 /** C46 @internal */
 export const silentAfterMs = 3_000
-/** Below a listener's idle bound (at least 2 s), so the caller closes first. @internal */
+/** Below a listener's idle bound (≥ 2 s), so the caller closes first. @internal */
 export const idleAfterMs = 1_000
 /** As the listener's. @internal */
 export const defaultMaxFrameBytes = 16 * 1024 * 1024
 
-/** The rpc's tag names the method and `progress`; C84: the trace only when it carries more than the ids. @internal */
+/** C84: the trace only when it carries more than ids. @internal */
 export interface RequestPayload extends Omit<Envelope, "method" | "progress" | "deadline" | "spill"> {
   readonly id: string
   readonly deadline?: number | undefined
@@ -92,7 +92,7 @@ export const utf8Length = (text: string): number => {
   return bytes
 }
 
-/** `undefined`: a frame over `maxBytes`, which the host never writes (it answers `ResultTooLarge`). @internal */
+/** `undefined`: over `maxBytes`; the host answers `ResultTooLarge` instead. @internal */
 export const lines = (maxBytes: number) => {
   const decoder = new TextDecoder()
   let held: Array<Uint8Array> = []

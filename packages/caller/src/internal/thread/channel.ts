@@ -1,8 +1,4 @@
-/**
- * Globals Node, Deno and Bun all have; `ref`/`unref` is Node's only.
- *
- * @internal
- */
+/** Globals Node, Deno and Bun share; `ref`/`unref` is Node's only. @internal */
 
 /** @internal */
 export interface Channel {
@@ -23,7 +19,7 @@ export const open = (name: string): Channel => {
   return channel
 }
 
-/** A fresh instance per message: one kept open would receive every other caller's messages too. @internal */
+/** Fresh per message: one kept open would receive every other caller's messages. @internal */
 export const postOn = (name: string, message: unknown): void => {
   const channel = new Broadcast(name)
   channel.postMessage(message)
@@ -45,7 +41,7 @@ export const timerAt = (at: number, f: () => void): ReturnType<typeof setTimeout
 const immediate: (f: () => void) => void =
   typeof globalThis.setImmediate === "function" ? (f) => globalThis.setImmediate(f) : (f) => setTimeout(f, 0)
 
-/** After a blocked event loop timers run first, and an answer already here must not be taken for silence. @internal */
+/** After a blocked loop timers run first; an answer already here is not silence. @internal */
 export const afterPendingMessages = (f: () => void): void => immediate(f)
 
 /** @internal */
@@ -75,13 +71,11 @@ export interface ReplyPorts {
 }
 
 /**
- * `undefined` where the runtime cannot send a thread a port; the replies keep coming on the channel. The reply
- * channel's `ref`, not a port, keeps the thread alive while calls are in flight.
- *
- * @internal
+ * `undefined` where the runtime cannot send a thread a port. The reply channel's `ref` keeps the thread alive while
+ * calls are in flight. @internal
  */
 export const takeReplyPorts = (to: string, onReply: (data: unknown) => void): ReplyPorts | undefined => {
-  // Not on import: a process that only connects to a socket loads none of it.
+  // Lazily: a socket-only process loads none of it.
   const workerThreads = nodeProcess?.getBuiltinModule?.("node:worker_threads") as WorkerThreads | undefined
   if (nodeProcess === undefined || typeof workerThreads?.postMessageToThread !== "function") return undefined
   const ports: Array<ReplyPortHandle> = []

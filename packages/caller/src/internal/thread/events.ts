@@ -1,8 +1,4 @@
-/**
- * C30: the first pull goes out as the iterator is made, so the host has it before anything this thread asks after.
- *
- * @internal
- */
+/** C30: the first pull goes out as the iterator is made. @internal */
 import { abandon, send, type Sent, type ThreadClient } from "./record.js"
 import * as Protocol from "./protocol.js"
 import { eventsIterator } from "../iterator.js"
@@ -10,7 +6,7 @@ import { eventsIterator } from "../iterator.js"
 /** Its first call subscribes. @internal */
 export const puller = (client: ThreadClient, workerId: string, capacity: number): ((end: boolean) => Sent) => {
   const subscription = Protocol.randomId()
-  // C30: a call sent straight to the owner could make a notification that reaches the host before the subscription.
+  // C30: a direct call's notification could reach the host before the subscription.
   client.routes.delete(workerId)
   return (end) =>
     send(client, { _tag: "RemoteEvents", workerId, subscription, capacity, ...(end ? { end: true } : {}) })
@@ -24,7 +20,7 @@ export const subscribe = <A>(
 ): AsyncIterableIterator<A> & AsyncDisposable => {
   const pull = puller(client, workerId, capacity)
   let ahead: Sent | undefined = pull(false)
-  // A refused subscription (an unknown worker) is the first read's failure, not an unhandled rejection.
+  // A refusal is the first read's failure, not an unhandled rejection.
   ahead.answer.catch(() => {})
   let buffered: Array<A> = []
   let done = false

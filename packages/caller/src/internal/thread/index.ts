@@ -1,8 +1,4 @@
-/**
- * The thread plane as a `Plane`.
- *
- * @internal
- */
+/** The thread plane as a `Plane`. @internal */
 import type * as Plane from "../../Plane.js"
 import { eventsIterator } from "../iterator.js"
 import { deadlineOf } from "../envelope.js"

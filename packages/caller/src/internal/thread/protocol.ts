@@ -1,5 +1,4 @@
-// The thread plane's channel names, timings and messages as plain types (docs/wire.md); the host reads them through
-// its Schemas, which test/caller/ThreadProtocol.test.ts proves equal to these.
+// The thread plane's names, timings and messages as plain types; a test proves the host's Schemas equal.
 import type { Envelope, Spill, TraceContext } from "../envelope.js"
 import type * as Operations from "../../Operations.js"
 
@@ -19,22 +18,22 @@ export const replyChannel = (remoteId: string): string => `mcp-worker/${version}
 /** @internal */
 export const ownerChannel = (workerId: string): string => `mcp-worker/${version}/owner/${workerId}`
 
-/** C22a: a request asks for an `Ack` when the host was not heard from this long. @internal */
+/** C22a: silence after which a request asks for an `Ack`. @internal */
 export const staleAfterMs = 1_500
 
-/** C22: `HostUnavailable` within 1 s. @internal */
+/** C22 @internal */
 export const ackWithinMs = 750
 
-/** The host goes by what it hears from a caller with calls in flight, so the caller pings. @internal */
+/** The host judges a busy caller by what it hears, so the caller pings. @internal */
 export const pingEveryMs = 1_000
 
 /** A keep-alive's `Ack` may wait on a briefly blocked host. @internal */
 export const pingAckWithinMs = 2_000
 
-/** C22: three pings, so a short block of the caller's loop does not cost it its calls. @internal */
+/** C22: three pings, so a short block of the caller's loop costs no calls. @internal */
 export const remoteGoneAfterMs = 3 * pingEveryMs
 
-/** The caller gives up this long after a deadline no one answered by (`giveUpAt`). @internal */
+/** After a deadline no one answered by. @internal */
 export const graceMs = 250
 
 /** @internal */

@@ -1,7 +1,4 @@
-/**
- * The thread plane's record of one caller, as the MCP SDK's `Protocol` keeps one. Liveness stays off the hot path: an
- * `Ack` only of a host not heard from lately (C22a), one keep-alive while calls are in flight (C22). @internal
- */
+/** One caller's record, as the SDK's `Protocol` keeps one (C22, C22a). @internal */
 import type * as Plane from "../../Plane.js"
 import { deadlineOf } from "../envelope.js"
 import {
@@ -41,7 +38,6 @@ export interface ThreadClient {
   readonly replyPorts: ReplyPorts | undefined
   readonly announcements: Channel
   readonly pending: Map<number, Waiting>
-  /** By worker id (`Route`). */
   readonly routes: Map<string, { readonly channel: string; readonly timeoutMs: number; readonly traced: boolean }>
   nextCallId: number
   lastHeard: number
@@ -58,7 +54,7 @@ export const post = (client: ThreadClient, message: Protocol.RemoteMessage): voi
   client.lastSent = Date.now()
 }
 
-/** An owner thread takes the interruption on the channel the request went to, after it. @internal */
+/** On the request's own channel, after it. @internal */
 export const interrupt = (client: ThreadClient, callId: number, reply: boolean, call = client.pending.get(callId)) => {
   const message: Protocol.Interrupt = { _tag: "Interrupt", from: client.from, callId, reply }
   if (call?.channel === undefined) post(client, message)
@@ -93,7 +89,7 @@ export const failAll = (
   }
 }
 
-/** The host's workers were closed and their ids forgotten with it. @internal */
+/** @internal */
 export const afterHostClosed = (operation: Protocol.Operation): McpWorkerError =>
   operation._tag === "RemoteOpen"
     ? new HostUnavailable({
@@ -107,7 +103,6 @@ export const heard = (client: ThreadClient): void => {
   client.probe = undefined
 }
 
-// Only a host of another version of this library would send an error this version cannot read.
 const decoded = (encoded: unknown): unknown => {
   try {
     return fromEncoded(encoded)
@@ -120,7 +115,7 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 const isCallReply = (u: Record<string, unknown>): boolean => typeof u.callId === "number"
 
-// Straight from the owner thread, so not word from the host, whose liveness this caller tracks.
+// From the owner thread: not word from the host, whose liveness is tracked.
 const onResult = (client: ThreadClient, reply: Record<string, unknown>): void => {
   const callId = reply.callId as number
   const call = client.pending.get(callId)
@@ -131,14 +126,14 @@ const onResult = (client: ThreadClient, reply: Record<string, unknown>): void =>
   } catch {
     return settle(client, callId, { ok: false, error: new Error("the owner's answer could not be read") })
   }
-  // The envelope is the server's response line: its `result` is the call's.
+  // The envelope is the server's response line.
   settle(client, callId, {
     ok: true,
     value: reply.envelope === true ? (isRecord(value) ? value.result : undefined) : value
   })
 }
 
-// C22a: a direct request still waiting may have been taken, so it is never answered as not sent.
+// C22a: a waiting direct request may have been taken, so it is never `not_sent`.
 const onWorkerEnded = (client: ThreadClient, workerId: string, encoded: unknown): void => {
   const route = client.routes.get(workerId)
   if (route === undefined) return
@@ -159,7 +154,7 @@ const onWorkerEnded = (client: ThreadClient, workerId: string, encoded: unknown)
 const onProgress = (client: ThreadClient, callId: number, progress: unknown): void => {
   const callback = client.pending.get(callId)?.onProgress
   if (callback === undefined || !isRecord(progress) || typeof progress.progress !== "number") return
-  // The caller's own code: what it throws must not reach this channel's message handling.
+  // The caller's own code must not throw into message handling.
   try {
     callback(progress as unknown as Protocol.Progress)
   } catch {
@@ -208,7 +203,7 @@ export const onReply = (client: ThreadClient, data: unknown): void => {
       heard(client)
       return settle(client, callId, { ok: true, value: data.value })
     case "RemoteFailure":
-      // An owner's refusal also arrives this way: it says nothing of the host, but it was not silent either.
+      // An owner's refusal: nothing of the host, but not silence either.
       heard(client)
       return settle(client, callId, { ok: false, error: decoded(data.error) })
     case "Defect":
@@ -230,18 +225,18 @@ export const onAnnouncement = (client: ThreadClient, data: unknown, later: (f: (
     return
   }
   if (data._tag !== "Gone") return
-  // A second host in the process, on standby, says nothing about ours.
+  // Another host in the process, on standby.
   if (client.knownHost !== undefined && data.hostId !== client.knownHost) return
   client.knownHost = undefined
   client.hostGone = true
   client.routes.clear()
-  // The host answered every call it ran before announcing, and those answers are read in this turn.
+  // Answers to calls run before the announcement are read this turn.
   later(() => {
     if (client.hostGone) failAll(client, afterHostClosed)
   })
 }
 
-// C22a: a host reading it after `ackBy` refuses it, so it was never sent.
+// C22a
 const noHost = () =>
   new HostUnavailable({
     message:
@@ -271,7 +266,7 @@ const workerIdOf = (operation: Protocol.Operation): string =>
 const nextOf = (call: Waiting): number | undefined =>
   call.ackBy !== undefined && !call.acked ? call.ackBy : call.giveUpAt
 
-/** The check runs after the messages that arrived meanwhile: an `Ack` already here is not silence. @internal */
+/** After pending messages: an `Ack` already here is not silence. @internal */
 export const armCall = (client: ThreadClient, callId: number, call: Waiting): void => {
   const at = nextOf(call)
   call.timer = at === undefined ? undefined : timerAt(at, () => afterPendingMessages(() => checkCall(client, callId)))
@@ -281,12 +276,11 @@ const checkCall = (client: ThreadClient, callId: number): void => {
   const call = client.pending.get(callId)
   if (call === undefined) return
   const now = Date.now()
-  // C22a: every message that arrived meanwhile has been read.
   if (call.ackBy !== undefined && !call.acked && now > call.ackBy) {
     return settle(client, callId, { ok: false, error: noHost() })
   }
   if (call.giveUpAt !== undefined && now >= call.giveUpAt) {
-    // It may have reached the server; its request id was never sent here.
+    // It may have reached the server.
     interrupt(client, callId, false, call)
     return settle(client, callId, {
       ok: false,
@@ -307,7 +301,7 @@ const nextCheck = (client: ThreadClient): number => {
   return at
 }
 
-/** Re-armed only for an earlier check: a steady stream of calls arms it about once per `pingEveryMs`. @internal */
+/** Re-armed only for an earlier check, about once per `pingEveryMs`. @internal */
 export const armKeepAlive = (client: ThreadClient): void => {
   const at = nextCheck(client)
   if (at === Number.POSITIVE_INFINITY || (client.keepAlive !== undefined && client.keepAlive.at <= at)) return
@@ -330,7 +324,7 @@ const checkHost = (client: ThreadClient): void => {
   const probe = client.probe
   if (probe !== undefined && now - probe.sentAt >= probe.withinMs) {
     client.probe = undefined
-    // A call still waiting for its own `Ack` is left to its `ackBy`, which proves it either way.
+    // A call waiting for its own `Ack` is left to its `ackBy`.
     failAll(client, hostUnresponsive, (call) => call.ackBy === undefined || call.acked)
   }
   if (client.pending.size > 0 && now - client.lastSent >= Protocol.pingEveryMs) {
@@ -374,7 +368,7 @@ export const callOf = (call: Omit<Plane.Call, "signal" | "trace">): Protocol.Rem
     ...(idleMs === undefined ? {} : { idleMs }),
     ...(saveTo === undefined ? {} : { saveTo }),
     ...(spill === undefined ? {} : { spill }),
-    // C29: a success straight from the owner could overtake the last progress.
+    // C29: a direct success could overtake the last progress.
     ...(onProgress === undefined ? { direct: true } : { progress: true })
   }
 }
@@ -431,21 +425,21 @@ export const send = (client: ThreadClient, operation: Protocol.Operation, option
   if (client.hostGone) return refused(afterHostClosed(operation))
   const callId = ++client.nextCallId
   const now = Date.now()
-  // C29: progress comes through the host.
+  // C29
   if (
     operation._tag === "RemoteCall" &&
     options.onProgress === undefined &&
     now - client.lastHeard <= Protocol.staleAfterMs
   ) {
     const route = client.routes.get(operation.workerId)
-    // C83: outside any span, a call goes through a host that traces, whose span then roots it.
+    // C83
     const direct = route !== undefined && (!route.traced || options.trace !== undefined)
     if (direct) return sendDirect(client, callId, operation, route, options)
   }
   // C22a
   const ackBy = now - client.lastHeard > Protocol.staleAfterMs ? now + Protocol.ackWithinMs : undefined
   if (ackBy !== undefined && client.probe === undefined) client.probe = { sentAt: now, withinMs: Protocol.ackWithinMs }
-  // An open or a close is bounded by the host, and by the `Ack`s of a host that is gone.
+  // An open or close is bounded by the host, and by a gone host's `Ack`s.
   const deadline = operation._tag === "RemoteCall" ? operation.deadline : undefined
   const answer = register(client, callId, {
     operation,
@@ -473,7 +467,7 @@ const replyThread = (client: ThreadClient): { readonly thread?: number } =>
 
 const refused = (error: unknown): Sent => ({ callId: 0, answer: Promise.reject(error) })
 
-// No `Ack`: the host was heard from lately. The owner thread runs the budget, so a deadline always travels.
+// No `Ack`: the host was heard from lately; the owner thread runs the budget.
 const sendDirect = (
   client: ThreadClient,
   callId: number,
@@ -489,7 +483,7 @@ const sendDirect = (
     ackBy: undefined,
     options
   })
-  // C29: a call that reads progress never comes this way.
+  // C29
   const { _tag, workerId, direct, progress, ...envelope } = operation
   const { trace } = options
   const message: Protocol.Direct = {

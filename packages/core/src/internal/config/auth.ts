@@ -1,4 +1,4 @@
-// C24, C34: failures name keys and kinds at the exact path, never values.
+// C24, C34
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
 import * as JsonValue from "../../JsonValue.js"
@@ -42,7 +42,7 @@ const algorithms: ReadonlyArray<JwtAlgorithm> = [
   "ES512"
 ]
 
-// An HTTP header value cannot carry these, and the token endpoint would get something else than was configured.
+// A header cannot carry these, and the token endpoint would get something other than configured.
 const badSecret = /[\r\n\u0000]/
 
 // A PEM key is lines of text; tokens and client secrets travel in headers and must be one line.

@@ -21,7 +21,7 @@ export const kindOf = (value: JsonValue.JsonValue | undefined): string =>
           ? "an object"
           : `a ${typeof value}`
 
-// Node refuses NUL bytes in spawn arguments and environments with an error that quotes the value.
+// Node's error for a NUL byte in spawn arguments or environment quotes the value.
 /** @internal */
 export const hasNul = (text: string): boolean => text.includes("\u0000")
 

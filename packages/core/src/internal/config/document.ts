@@ -167,7 +167,7 @@ const mapStrings = (
   return Either.right(copy)
 }
 
-// A value that passes every shape rule, standing for a reference while an entry is checked at read time.
+// Stands for a reference while an entry is checked at read time: it passes every shape rule.
 const probe: References.Context = {
   env: () => "x",
   input: () => "x",
@@ -189,7 +189,7 @@ const expandAll = (entry: JsonValue.JsonObject, path: string, context: Reference
     )
   )
 
-/** `open`'s own check, on a copy whose references stand for harmless values; the real values are checked at open. */
+/** `open`'s own check, with harmless values for references; the real values are checked at open. */
 const readEntry = (
   entry: JsonValue.JsonObject,
   path: string,

@@ -1,5 +1,5 @@
-// Hand-written rather than `JSON.parse`: an error says where (line and column) without quoting the file, which may
-// hold secrets, and a repeated key is refused instead of silently winning.
+// Not `JSON.parse`: an error gives line and column without quoting a file that may hold secrets, and a repeated
+// key is refused.
 import * as Either from "effect/Either"
 import type * as JsonValue from "../../JsonValue.js"
 

@@ -1,4 +1,4 @@
-/** Remote callers' requests taken by an owner thread itself; the host never learns of them. */
+/** Remote callers' requests an owner thread takes itself. */
 import {
   DeadlineExceeded,
   InvalidInput,
@@ -17,9 +17,9 @@ import { busyWith, connectionGone, type DirectInFlight, endDirect, type Machine,
 
 /** @internal */
 export interface DirectHooks {
-  /** `envelope`: `result` is the server's whole response line. An owner process has no such channel. */
+  /** `envelope`: `result` is the server's whole response line. */
   readonly postDirect: (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean, requestId: string) => void
-  /** `requestId` is absent for a refusal: the request was never named. */
+  /** Absent for a refusal. */
   readonly postDirectFailure: (
     replyTo: OwnerProtocol.ReplyTo,
     error: McpWorkerError,
@@ -27,7 +27,7 @@ export interface DirectHooks {
   ) => void
   readonly taken: (requestId: string, method: OwnerProtocol.Method) => void
   readonly released: () => void
-  /** C80: the host never sees these requests, so the owner counts them. */
+  /** C80: the owner counts what the host never sees. */
   readonly observe: (
     method: OwnerProtocol.Method,
     outcome: string,
@@ -35,9 +35,9 @@ export interface DirectHooks {
     seconds: number | undefined,
     spilled: number | undefined
   ) => void
-  /** Before a `Sync` is answered, so the counts held back in batches are in. */
+  /** Before a `Sync` is answered, so batched counts are in. */
   readonly flush: () => void
-  /** C83: the parent the server is given in `_meta`; without it, the caller's span is. */
+  /** C83 */
   readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
 }
 
@@ -59,7 +59,7 @@ export interface DirectOwner extends Owner.Owner {
   readonly heard: (from: string) => void
 }
 
-/** Each hook is optional: an owner process has none of them. @internal */
+/** @internal */
 export const make = (options: {
   readonly port: DirectPort
   readonly factory: Owner.TransportFactory
@@ -77,7 +77,7 @@ export const make = (options: {
   }
 }
 
-// C8, C9, C12: no other thread records the request; the owner is the one authority on it.
+// C8, C9, C12
 const startDirect = (machine: Machine, request: DirectRequest): void => {
   const { thread } = request
   const replyTo = { channel: request.from, callId: request.callId, ...(thread === undefined ? {} : { thread }) }
@@ -103,7 +103,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
     return refuse(new InvalidInput({ where: "arguments", path: "params", message, delivery: "not_sent" }))
   }
   const left = request.deadline - Date.now()
-  // C9, C22a: the deadline passed between the caller's thread and this one.
+  // C9, C22a: the deadline passed in transit.
   if (!(left > 0)) return refuse(new DeadlineExceeded({ workerId, delivery: "not_sent" }))
   const requestId = WorkerId.makeRequestId()
   const now = Date.now()
@@ -122,7 +122,7 @@ const startDirect = (machine: Machine, request: DirectRequest): void => {
   send(machine, connection, { ...request, requestId, deadline: direct.deadline }, params)
 }
 
-// One timer, at the deadline (C9, C10) or when the caller has been silent too long (C11, C22), whichever is first.
+// One timer: the deadline (C9, C10) or caller silence (C11, C22), whichever comes first.
 const watch = (machine: Machine, direct: DirectInFlight): void => {
   const at = Math.min(direct.deadline, direct.heardAt + machine.callerGoneAfterMs)
   direct.timer = setTimeout(onWatch, Math.max(0, at - Date.now()), machine, direct)
@@ -145,8 +145,7 @@ const parseParams = (text: string): Record<string, unknown> | undefined => {
   }
 }
 
-// C8: the interruption travels on its request's channel, so it cannot overtake it, and the next request finds the
-// worker free.
+// C8: on the request's own channel, so it cannot overtake it.
 const interruptDirect = (machine: Machine, from: string, callId: number): void => {
   const direct = machine.direct
   if (direct === undefined || direct.replyTo.channel !== from || direct.replyTo.callId !== callId) return

@@ -2,17 +2,17 @@
 import { type SdkError, SdkErrorCode } from "@modelcontextprotocol/client"
 import { InputRoundsExceeded, UnusableResult } from "../../McpWorkerError.js"
 
-/** C95: a request the owner sends of its own accord, not a caller's. @internal */
+/** C95: the owner's own requests. @internal */
 export type OwnRequest = "server/discover" | "tools/list"
 
-/** Reported through `onerror`; the transport skips the rest of the message unread. @internal */
+/** The transport skips the rest of the message unread. @internal */
 export class OversizedMessage extends Error {
   override readonly name = "OversizedMessage"
   constructor(
     readonly bytes: number,
     readonly limit: number,
     readonly spillFailed?: string | undefined,
-    /** C95: set when the message is no caller's result and `limit` is the owner's own bound. */
+    /** C95: `limit` is the owner's own bound, not a caller's result. */
     readonly ownRequest?: OwnRequest | undefined
   ) {
     super(
@@ -23,7 +23,7 @@ export class OversizedMessage extends Error {
   }
 }
 
-/** C54: nothing resumes a 2026-07-28 Streamable HTTP stream, so the request is never sent again. @internal */
+/** C54 @internal */
 export class StreamBroken extends Error {
   override readonly name = "StreamBroken"
   constructor() {
@@ -31,7 +31,7 @@ export class StreamBroken extends Error {
   }
 }
 
-/** C123; C71: the words are the server's, the task's id taken out. @internal */
+/** C123, C71 @internal */
 export class TaskEndedWithout extends Error {
   override readonly name = "TaskEndedWithout"
   constructor(
@@ -55,7 +55,7 @@ export const errorText = (error: unknown): string =>
 export const isSchemaError = (error: unknown): boolean =>
   typeof error === "object" && error !== null && Array.isArray((error as { issues?: unknown }).issues)
 
-/** C24: paths and codes, never values. @internal */
+/** C24 @internal */
 export const schemaErrorSummary = (error: unknown): string => {
   const issues = (error as { issues: Array<{ path?: Array<unknown>; code?: unknown }> }).issues
   return issues
@@ -64,7 +64,7 @@ export const schemaErrorSummary = (error: unknown): string => {
     .join("; ")
 }
 
-/** C53: the words are fixed, so nothing a server put in its answer reaches an error message. @internal */
+/** C53: fixed words, nothing from the server. @internal */
 export const unusableOf = (
   workerId: string,
   requestId: string,

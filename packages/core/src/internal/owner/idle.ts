@@ -1,5 +1,5 @@
 /**
- * C121: kept where the server's progress is read, whoever runs the request's whole budget.
+ * C121: kept where the server's progress is read.
  *
  * @internal
  */

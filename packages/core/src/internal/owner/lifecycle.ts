@@ -43,10 +43,10 @@ const openFailureStopMs = 2_000
 // Long enough for a dying server to exit and flush its stderr.
 const exitInfoWaitMs = 1_000
 
-// C90: a legacy stdio server may ignore requests before `initialize`, so under `auto` silence means legacy.
+// C90: a legacy stdio server may ignore requests before `initialize`.
 const stdioProbeMs = 5_000
 
-// C90: a pinned era has no fallback, and over HTTP a probe time-out is a failure.
+// C90: a pinned era has no fallback; over HTTP a probe time-out fails.
 const probeMsOf = (config: ServerConfig.ServerConfig, budgetMs: number): number =>
   config._tag === "Stdio" && config.protocol !== "2026-07-28"
     ? Math.max(1, Math.min(stdioProbeMs, Math.floor(budgetMs / 2)))
@@ -85,10 +85,10 @@ export const open = (
     const capabilities = capabilitiesOf(handlers)
     const client = new Client(clientInfo, {
       capabilities,
-      // C51: the probe goes over this connection, so the server starts once.
+      // C51: over this connection, so the server starts once.
       versionNegotiation: {
         mode: negotiationOf(config.protocol),
-        // Bounded by the budget, not by the SDK's 60 s request timeout.
+        // The budget's bound, not the SDK's 60 s timeout.
         probe: { timeoutMs: probeMsOf(config, budgetMs) }
       },
       // C53
@@ -143,7 +143,7 @@ export const open = (
       serves: servesOf(client.getServerCapabilities())
     }
   }).pipe(
-    // C4: also on interruption, when the host gives up on an open past its budget.
+    // C4: on interruption too.
     Effect.onError(() =>
       Effect.suspend(() => {
         const { transport } = heldBy(machine.state)
@@ -155,7 +155,7 @@ export const open = (
 
 type Declared = Record<string, unknown> | undefined
 
-/** C161: what the server declares of what a gateway re-serves, as booleans whatever the server sent. */
+/** C161 */
 const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["serves"]> => {
   const member = (name: string): Declared => {
     const value = capabilities?.[name]
@@ -173,8 +173,7 @@ const servesOf = (capabilities: Declared): NonNullable<OwnerProtocol.OpenInfo["s
   }
 }
 
-// C65: the transport skips an oversized answer, so without its report the handshake would wait out its budget.
-// C90: the probe and initialize share one budget.
+// C65: the transport's report ends the wait. C90: one shared budget.
 const connect = (client: Client, transport: Owner.OwnerTransport, budgetMs: number): Promise<void> =>
   new Promise<void>((resolve, reject) => {
     const deadline = setTimeout(
@@ -239,7 +238,7 @@ const timeoutMessage = (attempt: OpenAttempt, stderrTail: string | undefined): s
 const commandName = (command: string): string =>
   (command.split(/[\\/]/).pop() ?? command).replace(/\.(cmd|exe|bat)$/i, "").toLowerCase()
 
-// C53: the SDK's rounds and a task start's alike.
+// C53
 const maxInputRoundsOf = (config: ServerConfig.ServerConfig): number => config.maxInputRounds ?? defaultMaxInputRounds
 
 // C124
@@ -256,13 +255,13 @@ const modernOf = (
   maxInputRounds
 })
 
-// C62: one POST per request, so a request can carry `Mcp-Param-*` headers.
+// C62: one POST per request, to carry `Mcp-Param-*` headers.
 const carriesHeaders = (transport: Owner.OwnerTransport): boolean => transport.transport.hasPerRequestStream === true
 
 const isNegotiationError = (error: unknown): boolean =>
   error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed
 
-// C28: a dying server gets a moment to exit, so its status and stderr are reported however early it died.
+// C28
 const openFailure = (
   transport: Owner.OwnerTransport,
   secrets: () => ReadonlyArray<string>,
@@ -319,7 +318,7 @@ const openFailure = (
 export const close = (machine: Machine, budgetMs: number): Effect.Effect<CleanupSummary> =>
   Effect.gen(function* () {
     rejectServerRequests(machine)
-    // A remote caller's request taken directly is answered here, not by the host.
+    // A direct request is answered here, not by the host.
     if (machine.direct !== undefined) endDirect(machine, machine.direct.requestId, "interrupted")
     const previous = machine.state
     const { client, transport } = heldBy(previous)

@@ -6,7 +6,7 @@ import * as Tasks from "./tasks.js"
 import * as Idle from "./idle.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
-// C57: a modern server's subscriptions/listen stream reaches the same handlers.
+// C57: the subscriptions/listen stream reaches the same handlers.
 const notificationMethods = [
   "notifications/tools/list_changed",
   "notifications/resources/list_changed",
@@ -19,7 +19,7 @@ const notificationMethods = [
 export const forwardNotifications = (machine: Machine, client: Client): void => {
   for (const method of notificationMethods) {
     client.setNotificationHandler(method, (notification) => {
-      // C62: declared headers are forgotten until the tools are listed again.
+      // C62
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {
         const known = machine.state.connection.modern?.params
         if (known !== undefined) ParamHeaders.forget(known)
@@ -44,10 +44,7 @@ const progressOf = (progress: {
   ...(typeof progress.message === "string" ? { message: progress.message } : {})
 })
 
-/**
- * Not the SDK's `onprogress`: it forgets a request's handler as soon as the response is read, losing the last
- * progress of a server that answers in the same write. @internal
- */
+/** Not the SDK's `onprogress`, which drops progress written along with the response. @internal */
 export const forwardProgress = (machine: Machine, connection: Connection): void => {
   connection.client.setNotificationHandler("notifications/progress", (notification) => {
     const requestId = String(notification.params.progressToken)
@@ -67,10 +64,7 @@ export const withProgressToken = (params: Record<string, unknown>, requestId: st
   }
 })
 
-/**
- * C57: the previous stream closes only after the new one is acknowledged, so nothing between them is lost; a
- * refused stream leaves the worker ready, as requests do not depend on it. @internal
- */
+/** C57 @internal */
 export const listen = (connection: Connection, modern: Modern): Promise<void> => {
   const capabilities = connection.client.getServerCapabilities() ?? {}
   const filter = {

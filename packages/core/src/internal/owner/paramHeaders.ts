@@ -1,7 +1,4 @@
-/**
- * C62: SEP-2243's tool parameters in headers. The SDK has them only inside `callTool`/`listTools`, which the owner
- * does not use (C25); a test compares these rules with the SDK's.
- */
+/** C62, C25: the SDK has these only inside `callTool`/`listTools`; a test compares the rules with its own. */
 import * as Either from "effect/Either"
 
 /** @internal */
@@ -17,13 +14,13 @@ export type Scan =
 
 const key = "x-mcp-header"
 
-// RFC 9110 §5.1 `token`: no space, control character or delimiter, and not empty.
+// RFC 9110 §5.1 `token`.
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 
-// `number` is not among them: a header cannot carry a float without loss, so the revision admits only these.
+// No `number`: a header cannot carry a float without loss.
 const primitive = new Set(["string", "integer", "boolean"])
 
-// No `properties` chain reaches these statically, so a declaration under them is invalid.
+// No `properties` chain reaches these statically.
 const unreachable = [
   "items",
   "prefixItems",
@@ -55,7 +52,7 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 export const scan = (inputSchema: unknown): Scan => {
   const declarations: Array<Declaration> = []
   const seen = new Map<string, string>()
-  // A `number` declaration is reported even when a later rule breaks too: it is the reason servers hear most.
+  // `number` is reported even when a later rule breaks: servers hear it most.
   let numberFault: string | undefined
   const visit = (node: unknown, path: ReadonlyArray<string>, reachable: boolean): string | undefined => {
     if (!isRecord(node)) return undefined
@@ -101,7 +98,7 @@ export const scan = (inputSchema: unknown): Scan => {
 
 const sentinel = { prefix: "=?base64?", suffix: "?=" }
 
-// Field parsing strips padding, and a value that looks Base64-encoded already would be decoded.
+// Field parsing strips padding, and a Base64-looking value would be decoded.
 const needsBase64 = (value: string): boolean => {
   if (value.length === 0 || value !== value.trim()) return true
   if (value.startsWith(sentinel.prefix) && value.endsWith(sentinel.suffix)) return true
@@ -132,7 +129,7 @@ const at = (root: unknown, path: ReadonlyArray<string>): unknown => {
   return node
 }
 
-/** The server checks its headers, so a value that is no primitive is left to it. @internal */
+/** The server checks its headers, so a non-primitive is left to it. @internal */
 export const headersFor = (
   declarations: ReadonlyArray<Declaration>,
   args: unknown
@@ -162,7 +159,7 @@ export const forget = (known: Known): void => {
   known.excluded.clear()
 }
 
-/** `undefined`: the server's result stands as it came. @internal */
+/** `undefined`: the server's result stands. @internal */
 export const excludeInvalid = (known: Known, result: unknown): unknown => {
   if (!isRecord(result) || !Array.isArray(result.tools)) return undefined
   const tools: ReadonlyArray<unknown> = result.tools
@@ -182,7 +179,7 @@ export const excludeInvalid = (known: Known, result: unknown): unknown => {
   return kept === undefined ? undefined : { ...result, tools: kept }
 }
 
-/** An excluded tool is never called; one not listed since the tools changed goes without headers. @internal */
+/** C62 @internal */
 export const ofCall = (
   known: Known,
   params: Record<string, unknown>

@@ -1,4 +1,4 @@
-/** The requests the owner sends its server, from the host or straight from a remote caller (`direct.ts`). */
+/** The owner's requests to its server. */
 import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
@@ -53,10 +53,10 @@ import {
 import * as Tasks from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
 
-// The SDK arms its own timer per request; it must never cut in before the host's budget does.
+// The SDK's own per-request timer must never fire before the host's budget.
 const sdkTimeoutSlackMs = 5_000
 
-// C25: the protocol's schema, never what a server declared. A task start's is chosen by its params (`Tasks.isStart`).
+// C25: the protocol's schema, never what a server declared.
 const resultSchemas = Object.fromEntries(
   Object.values(Operations.requests)
     .filter((operation) => operation !== Operations.requests.startTask)
@@ -86,7 +86,7 @@ export const onMessage = (machine: Machine, raw: unknown): void => {
     case "Cancel": {
       const { requestId, reason } = message
       if (message.confirm !== true) return void cancel(machine.state, requestId, reason)
-      // C12: the host answers the caller after the `cancel`'s own answer, so a Promise caller sees `cancel` first.
+      // C12
       const direct = cancelDirect(machine, requestId)
       if (direct !== undefined) {
         return machine.port.post({ _tag: "CancelAnswer", requestId, cancelled: true, replyTo: direct.replyTo })
@@ -130,7 +130,7 @@ export const send = (
   listed = false
 ): void => {
   const { requestId } = message
-  // C59: every path to the server passes here, so the filter holds whatever the caller's thread or process.
+  // C59: every path to the server passes here.
   if (message.method === "tools/call" && connection.tools !== undefined) {
     if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
       return postFailure(machine, requestId, outsideFilter())
@@ -154,13 +154,12 @@ export const send = (
   if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine, requestId, spill.left)
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
-  // A cancelled, interrupted or closed request leaves no file behind.
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
-  // C121: progress never extends the whole budget.
+  // C121
   const progressed =
     message.progress === true || message.idleMs !== undefined ? withProgressToken(parsed, requestId) : parsed
-  // C83: the server's parent is the owner's span of the request, else the caller's.
+  // C83
   const params =
     message.trace === undefined
       ? progressed
@@ -172,14 +171,14 @@ export const send = (
     timeout: sdkTimeoutOf(message),
     ...(headers?.right !== undefined ? { headers: headers.right } : {})
   }
-  // C25: not `callTool`/`listTools`, which make the client act on the server's untrusted tool descriptions.
+  // C25: `callTool`/`listTools` would act on untrusted tool descriptions.
   const schema = Tasks.isStart(message.method, parsed) ? Tasks.createdSchema : resultSchemas[message.method]
   const sent =
     (connection.modern !== undefined
       ? (TasksExtension.send(machine, connection, message.method, params, requestOptions) ??
         modernOnly(connection, connection.modern, message.method, params, requestOptions))
       : undefined) ?? connection.client.request({ method: message.method, params }, schema, requestOptions)
-  // C72; C71: a task's id stays out of the errors about it.
+  // C72, C71
   const promise =
     message.method === "tools/list"
       ? sent.then((result) => (Tasks.learn(connection.taskSupport, result), result))
@@ -224,14 +223,14 @@ const listingOf = (connection: Connection): Listing | undefined => {
   return connection.tools === undefined && known === undefined ? undefined : { filter: connection.tools, known }
 }
 
-// The result as the caller gets it; `undefined` when it stands as the server sent it.
+// `undefined`: the result stands as the server sent it.
 const listed = (listing: Listing, result: unknown): unknown => {
   const valid = listing.known === undefined ? undefined : ParamHeaders.excludeInvalid(listing.known, result)
   if (listing.filter !== undefined) return ToolFilter.filterList(listing.filter, valid ?? result)
   return valid
 }
 
-/** C57: operations a 2026-07-28 server has no method for, done that revision's way. `undefined`: a plain request. */
+/** C57: what 2026-07-28 has no method for; `undefined`: a plain request. */
 const modernOnly = (
   connection: Connection,
   modern: Modern,
@@ -241,7 +240,7 @@ const modernOnly = (
 ): Promise<unknown> | undefined => {
   if (method === "ping") {
     return connection.client.discover(options).then(() => {
-      // The discover line is not this request's result: the transport's raw copy of it is dropped.
+      // Not this request's result.
       connection.transport.takeResponse?.()
       return {}
     })
@@ -254,7 +253,7 @@ const modernOnly = (
   return listen(connection, modern).then(() => ({}))
 }
 
-// The transport makes the file before anything is sent: a failure here means the request was not sent.
+// The file is made before anything is sent, so a failure here is `not_sent`.
 const startSave = (transport: Owner.OwnerTransport, path: string): Either.Either<Owner.ResponseSave, InvalidInput> =>
   Either.mapLeft(
     transport.saveResponse === undefined ? Either.left("saveTo is for stdio servers") : transport.saveResponse(path),
@@ -374,17 +373,16 @@ const requestError = (
   }
   const unusable = error instanceof SdkError ? unusableOf(workerId, requestId, error) : undefined
   if (unusable !== undefined) return unusable
-  // The connection is still up; C15 is for a connection the transport reported closed.
+  // C15 is for a connection the transport reported closed.
   const message = isSchemaError(error)
     ? `the server's result does not match the MCP schema (${schemaErrorSummary(error)})`
     : `the request failed in the client: ${Redact.redact(errorText(error), secrets)}`
-  // C116: a result the schema refused was the server's answer; a failure in the client may have come before it.
+  // C116: a refused result was the server's answer; a client failure may come before it.
   const delivery = isSchemaError(error) ? "delivered" : "unknown"
   return new ServerError({ workerId, requestId, code: ProtocolErrorCode.InternalError, message, delivery })
 }
 
-// Aborting makes the client drop the late outcome and cancel at the server. C95: past the owner's own bound, the
-// caller's call was not sent.
+// Aborting cancels at the server. C95: past the owner's own bound, the call was not sent.
 const refuseOversized = (machine: Machine, connection: Connection, error: OversizedMessage): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
@@ -407,7 +405,7 @@ const refuseOversized = (machine: Machine, connection: Connection, error: Oversi
   }
 }
 
-// C54; C8: the one request in flight is the one whose stream broke.
+// C54, C8
 const endBroken = (machine: Machine, connection: Connection): void => {
   for (const [requestId, controller] of connection.inflight) {
     connection.inflight.delete(requestId)
@@ -424,7 +422,7 @@ const endBroken = (machine: Machine, connection: Connection): void => {
 export const onClientError = (machine: Machine, connection: Connection, error: Error): void => {
   if (error instanceof OversizedMessage) return refuseOversized(machine, connection, error)
   if (error instanceof StreamBroken) return endBroken(machine, connection)
-  // Stray lines and late responses to cancelled requests are reported here; they are not fatal.
+  // Stray lines and late responses to cancelled requests: not fatal.
   const kind = connection.transport.classify?.(error)
   if (kind !== undefined) fail(machine, kind, Redact.redact(errorText(error), connection.secrets()))
 }
@@ -454,7 +452,7 @@ const startSpill = (
   return Either.right(spillResponse(directory, ResultFile.fileName(params.name, request.requestId)))
 }
 
-// `undefined`: the result was not spilled. Disarmed either way.
+// `undefined`: not spilled. Disarmed either way.
 const spilledAnswer = (spill: Owner.ResponseSpill): ReadonlyArray<unknown> | undefined => {
   const summary = spill.summary()
   spill.discard()

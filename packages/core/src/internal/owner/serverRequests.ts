@@ -1,4 +1,4 @@
-/** A server's requests and an OAuth flow's questions, answered by the host's handlers. */
+/** Server requests and OAuth questions, answered by the host's handlers. */
 import { type Client, ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/client"
 import type * as Owner from "../../protocol/Owner.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
@@ -15,7 +15,7 @@ export const capabilitiesOf = (handlers: ReadonlyArray<string>) => ({
 const requestTimeoutCode = -32001
 const connectionClosedCode = -32000
 
-/** A cancelled request stops waiting here; the host's late answer is dropped. @internal */
+/** The host's late answer to a cancelled request is dropped. @internal */
 export const askHost = (
   machine: Machine,
   method: OwnerProtocol.ServerMethod,
@@ -41,7 +41,7 @@ export const askHost = (
       }
     })
     const state = machine.state
-    // C151: one request at a time (C8), so the one in flight is the one the server asks for.
+    // C151, C8
     const requestId = state._tag === "Ready" ? busyWith(state.connection) : undefined
     machine.port.post({
       _tag: "ServerRequest",
@@ -54,7 +54,7 @@ export const askHost = (
 
 /** @internal */
 export const answerServerRequests = (machine: Machine, client: Client, handlers: ReadonlyArray<string>): void => {
-  // C31, C52: the SDK's driver also dispatches a modern server's `input_required` rounds to these.
+  // C31, C52: the SDK dispatches a modern server's `input_required` rounds here too.
   if (handlers.includes("elicitation")) {
     client.setRequestHandler("elicitation/create", (request, context) =>
       askHost(machine, "elicitation/create", request.params, context.mcpReq.signal)
@@ -91,7 +91,7 @@ export const rejectServerRequests = (machine: Machine): void => {
   machine.serverRequests.clear()
 }
 
-// Nothing aborts the wait for the user's authorization but a close, which rejects every question to the host.
+// Only a close ends the wait for authorization.
 const authorizing = new AbortController().signal
 
 /** @internal */

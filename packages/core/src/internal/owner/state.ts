@@ -1,4 +1,4 @@
-/** The owner's one state machine around one SDK `Client`; every other module of the owner moves it through these. */
+/** The owner's one state machine around one SDK `Client`. */
 import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import {
@@ -36,15 +36,14 @@ export interface Connection {
   readonly secrets: () => ReadonlyArray<string>
   readonly transport: Owner.OwnerTransport
   readonly client: Client
-  /** One per request, so a cancel aborts exactly the request it names. */
   readonly inflight: Map<string, RequestAbort>
-  /** By progress token, which is the request id. */
+  /** By progress token (the request id). */
   readonly progress: Map<string, RequestAbort>
   /** C121 */
   readonly idle: Map<string, IdleWatch>
-  /** C56, C57: set once the 2026-07-28 era is negotiated. */
+  /** C56, C57: the 2026-07-28 era only. */
   readonly modern: Modern | undefined
-  /** For a `callTool` that names no spill policy of its own. */
+  /** For a `callTool` naming no spill policy. */
   readonly spill: string | undefined
   /** C59; `undefined`: every tool. */
   readonly tools: ToolFilter.Compiled | undefined
@@ -58,7 +57,7 @@ export interface IdleWatch {
   timer: ReturnType<typeof setTimeout>
 }
 
-/** C57: the `subscriptions/listen` stream is opened anew when the URIs subscribed to change. @internal */
+/** C57: `subscriptions/listen` reopens when the subscribed URIs change. @internal */
 export interface Modern {
   readonly subscribed: Set<string>
   listening: { close(): Promise<void> } | undefined
@@ -108,7 +107,7 @@ export interface Machine {
   callerGoneAfterMs: number
 }
 
-/** Timed here, since no other thread knows of the request. @internal */
+/** Timed here: no other thread knows of it. @internal */
 export interface DirectInFlight {
   readonly replyTo: OwnerProtocol.ReplyTo
   readonly requestId: string
@@ -191,7 +190,7 @@ export const connectionGone = (
   })
 }
 
-/** C8: decided here for every caller; a `Cancel` or `Interrupt` arrives before the next request. @internal */
+/** C8: decided here for every caller. @internal */
 export const busyWith = (connection: Connection): string | undefined => {
   for (const requestId of connection.inflight.keys()) return requestId
   return undefined
@@ -254,7 +253,7 @@ export const cancelDirect = (machine: Machine, requestId: string): DirectInFligh
   return direct
 }
 
-/** C13: whatever the server answers later is dropped. @internal */
+/** C13 @internal */
 export const endDirect = (machine: Machine, requestId: string, reason: "timeout" | "interrupted" | "cancelled") => {
   if (machine.direct?.requestId !== requestId) return false
   cancel(machine.state, requestId, reason)
@@ -263,10 +262,7 @@ export const endDirect = (machine: Machine, requestId: string, reason: "timeout"
   return true
 }
 
-/**
- * The client reads only these members. A Node `AbortController` costs 13–22 µs to make, more than the rest of the
- * owner's work on a call; this costs under 1 µs. @internal
- */
+/** Cheaper than a Node `AbortController` (13–22 µs to make; this under 1 µs). @internal */
 export class RequestAbort {
   aborted = false
   reason: unknown = undefined

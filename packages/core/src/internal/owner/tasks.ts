@@ -1,4 +1,4 @@
-/** Tasks on the 2025-11-25 revision, checked before anything is sent (C72). */
+/** Tasks on the 2025-11-25 revision (C72). */
 import { ProtocolError, specTypeSchemas, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import { InvalidInput, PreflightFailed, type WorkerFailed } from "../../McpWorkerError.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
@@ -31,7 +31,7 @@ export const learn = (known: Known, result: unknown): void => {
   }
 }
 
-/** Listed whole since the tools last changed, so a tool not in the map runs plainly. */
+/** Since the tools last changed; a tool not in the map runs plainly. */
 const listedWhole = new WeakSet<Known>()
 
 /** @internal */
@@ -68,7 +68,7 @@ export interface ListingEnd {
   readonly fail: (why: unknown) => void
 }
 
-/** C95, C72: listed as the request itself, so a cancel or the budget ends it. @internal */
+/** C95, C72: listed as the request itself. @internal */
 export const listThen = (connection: Connection, requestId: string, timeoutMs: number, end: ListingEnd): void => {
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
@@ -90,7 +90,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
       if (cursor === undefined) return void listedWhole.add(connection.taskSupport)
     }
   }
-  // Whoever ended the request meanwhile has answered its caller.
+  // Whoever ended the request has answered its caller.
   const ended = () => {
     if (connection.inflight.get(requestId) !== controller) return true
     connection.inflight.delete(requestId)
@@ -104,7 +104,7 @@ export const listThen = (connection: Connection, requestId: string, timeoutMs: n
     )
 }
 
-/** C95; C24: the server's code or the client's words, never the answer's data. @internal */
+/** C95; C24: never the answer's data. @internal */
 export const listingFailed = (
   machine: Machine,
   connection: Connection,
@@ -135,7 +135,7 @@ interface ServerTasks {
   readonly requests?: { readonly tools?: { readonly call?: object } }
 }
 
-/** C72; C24: names stay out of the message. @internal */
+/** C72, C24 @internal */
 export const refusal = (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -165,7 +165,7 @@ export const refusal = (
   return undefined
 }
 
-/** C123: a refused `tasks/result` is followed by a `tasks/get` within the same budget; else C71. @internal */
+/** C123, else C71. @internal */
 export const failedWait = async (
   connection: Connection,
   method: OwnerProtocol.Method,
@@ -184,7 +184,7 @@ export const failedWait = async (
   if (task === undefined || (task.status !== "cancelled" && task.status !== "failed")) {
     throw withoutTaskId(params, error)
   }
-  // A failed task's own error is the code of the refused `tasks/result`; a cancelled one has none.
+  // A failed task's error is the refused `tasks/result`'s code; a cancelled one has none.
   const code = task.status === "failed" ? error.code : undefined
   throw new TaskEndedWithout(task.status, without(taskId, task.statusMessage), code)
 }

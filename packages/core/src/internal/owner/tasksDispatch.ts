@@ -1,6 +1,6 @@
 /**
- * C75: the raw exchange the tasks extension needs, which the SDK's client cannot make (its codec refuses a flat task).
- * C74: a port lives only while its operation runs, so a later poll or clean-up cancel never leaves.
+ * C75: the raw exchange the tasks extension needs; the SDK's codec refuses a flat task.
+ * C74: a port lives only while its operation runs.
  */
 import type { ConnectedMcpSessionPort, DispatchOptions, JsonRpcResponse } from "@modelcontextprotocol/ext-tasks/client"
 import { DispatchError } from "@modelcontextprotocol/ext-tasks/client"
@@ -37,7 +37,7 @@ interface Waiting {
   readonly answer: (response: JsonRpcResponse) => void
 }
 
-/** Answers are taken off the transport before the client reads it. */
+/** Taken off the transport before the client reads it. */
 class RawRequests {
   private next = 0
   private readonly waiting = new Map<string, Waiting>()
@@ -52,7 +52,7 @@ class RawRequests {
     }
   }
 
-  // The client numbers its requests, so a prefixed string id is ours; a late answer is dropped here.
+  // The client numbers its requests, so a prefixed string id is ours.
   private take(message: JSONRPCMessage): boolean {
     const id = (message as { readonly id?: unknown }).id
     if (typeof id !== "string" || !id.startsWith(idPrefix) || !("result" in message || "error" in message)) return false
@@ -73,7 +73,7 @@ class RawRequests {
     return { jsonrpc: "2.0", method: "notifications/cancelled", params } as JSONRPCMessage
   }
 
-  /** C10, C55. The owner's signal is its own light abort, not a DOM `AbortSignal`, so signals are never combined. */
+  /** C10, C55. The owner's light abort is no DOM `AbortSignal`, so signals are never combined. */
   send(method: string, params: Json, signals: ReadonlyArray<AbortSignal>, timeoutMs: number, headers: Json) {
     const id = `${idPrefix}${++this.next}`
     const stream = this.transport.hasPerRequestStream === true ? new AbortController() : undefined
@@ -144,7 +144,7 @@ export const operationPort = (connection: Connection, framing: Framing, options:
       ended = true
     },
     dispatch: (request: JsonValue, dispatch?: DispatchOptions) => {
-      // C74: what the package would send once the operation is answered never leaves.
+      // C74
       if (ended || options.signal.aborted) return Promise.reject(new DispatchError("the task operation ended"))
       const { method, params } = request as { readonly method: string; readonly params?: Json }
       const signals = dispatch?.signal === undefined ? [options.signal] : [options.signal, dispatch.signal]

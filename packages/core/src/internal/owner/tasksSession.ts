@@ -1,6 +1,5 @@
 /**
- * C75: loaded with the first task operation, so an owner that runs none never evaluates the package (≈ 12 ms of
- * start and 4 MiB).
+ * C75: loaded with the first task operation, so an owner that runs none never evaluates the package.
  *
  * @internal
  */
@@ -36,7 +35,7 @@ const methods = {
   roots: "roots/list"
 } as const satisfies Record<ApplicationInputRequest["kind"], OwnerProtocol.ServerMethod>
 
-/** C74: the port dies with the operation; C31: its questions go to the host's handlers. */
+/** C74, C31 */
 const operate = async <A>(
   machine: Machine,
   connection: Connection,
@@ -46,7 +45,7 @@ const operate = async <A>(
 ): Promise<A> => {
   const port = operationPort(connection, modern.framing, options)
   const session = withTasks(port, {
-    // C75a: the server decides which call becomes a task, so the package lists no tools.
+    // C75a: the server decides which call becomes a task.
     tools: { currentTool: () => undefined },
     maxInputRounds: modern.maxInputRounds,
     onInputRequest: (request, context) =>
@@ -91,14 +90,14 @@ const start = (session: TaskEnabledSession, params: Json, options: RequestOption
         if (outcome.status !== "completed") throw (outcome as { error?: unknown }).error
         return complete(outcome.result)
       }
-      // C70: read before the package could poll, as the task is the caller's to wait for.
+      // C70: the task is the caller's to wait for.
       const events = execution.updates()[Symbol.asyncIterator]()
       await execution.detach()
       const first = await events.next()
       return { task: toTask((first.value as { readonly task: TaskView }).task.raw) }
     })
 
-// C123, C71. Only a terminal state read from the server counts.
+// C123, C71
 const resultOf = async (session: TaskEnabledSession, taskId: string, options: RequestOptions): Promise<unknown> => {
   const reference = {
     endpointId: session.endpointId,
@@ -128,7 +127,7 @@ export const send = (
   params: Json,
   options: RequestOptions
 ): Promise<unknown> | undefined => {
-  // The stdio transport keeps each raw response for its request; these answers are mapped, not raw.
+  // These answers are mapped, not the transport's raw response.
   const mapped = (run: (session: TaskEnabledSession) => Promise<unknown>) =>
     operate(machine, connection, modern, options, run).finally(() => {
       connection.transport.takeResponse?.()
@@ -147,7 +146,7 @@ export const send = (
     case "tasks/result":
       return mapped((session) => resultOf(session, taskId, options))
     case "tasks/cancel":
-      // C75c: the cancel is an ack; the state after it is read with the next tasks/get.
+      // C75c
       return mapped((session) =>
         task(session)
           .cancel(options.signal)

@@ -1,5 +1,5 @@
 /**
- * C83, C84: W3C trace context in a request's `_meta`, where SEP-414 reserves it.
+ * C83, C84: W3C trace context in `_meta`, where SEP-414 reserves it.
  *
  * @internal
  */
@@ -19,13 +19,13 @@ const hex16 = /^[0-9a-f]{16}$/
 const zeros32 = "0".repeat(32)
 const zeros16 = "0".repeat(16)
 
-/** Ids that are no W3C ids send nothing rather than something a server would reject. @internal */
+/** Ids that are no W3C ids send nothing a server would reject. @internal */
 export const traceparentOf = ([traceId, spanId, sampled]: OwnerProtocol.TraceContext): string | undefined =>
   hex32.test(traceId) && hex16.test(spanId) && traceId !== zeros32 && spanId !== zeros16
     ? `00-${traceId}-${spanId}-${sampled ? "01" : "00"}`
     : undefined
 
-// 512 characters is what every vendor propagates, and what OpenTelemetry keeps.
+// What every vendor propagates, and what OpenTelemetry keeps.
 const tracestateMaxMembers = 32
 const tracestateMaxLength = 512
 const tracestateMember =
@@ -72,7 +72,7 @@ export const validBaggage = (header: string): string | undefined => {
 
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** C83; C84: a caller's own `traceparent` names another trace, so this trace's `tracestate` stays out. @internal */
+/** C83; C84: a caller's own `traceparent` names another trace. @internal */
 export const withTraceContext = (
   params: Record<string, unknown>,
   trace: OwnerProtocol.TraceContext | undefined

@@ -1,7 +1,4 @@
-/**
- * Reading the data plane's messages. A fast check spares the hot path a parse tree and is derived from its message's
- * Schema, so the rules have one text.
- */
+/** Reading the data plane's messages; each fast check is derived from its message's Schema. */
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"

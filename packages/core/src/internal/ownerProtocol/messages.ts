@@ -1,4 +1,4 @@
-/** The messages between the host and one owner; documented where they are public, in `OwnerProtocol`. */
+/** The messages between the host and one owner; public in `OwnerProtocol`. */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
 import {
@@ -17,7 +17,7 @@ import {
   WorkerFailed
 } from "../../McpWorkerError.js"
 
-/** C161: only these members of the server's capabilities cross to the host. @internal */
+/** C161 @internal */
 export const Serves = Schema.Struct({
   tools: Schema.optional(Schema.Struct({ listChanged: Schema.optional(Schema.Boolean) })),
   resources: Schema.optional(
@@ -38,7 +38,7 @@ export const OpenInfo = Schema.Struct({
   serves: Schema.optional(Serves)
 })
 
-/** Checked by the caller (`ToolFilter.check`). @internal */
+/** The caller checks it (`ToolFilter.check`). @internal */
 export const ToolFilter = Schema.Struct({
   allow: Schema.optional(Schema.Array(Schema.String)),
   deny: Schema.optional(Schema.Array(Schema.String))
@@ -53,9 +53,9 @@ export class Open extends Schema.TaggedRequest<Open>()("Open", {
     marker: Schema.String,
     config: Schema.String,
     timeoutMs: Schema.Number,
-    /** The client declares these capabilities, and no others. */
+    /** The only capabilities the client declares. */
     handlers: Schema.optional(Schema.Array(Schema.Literal("elicitation", "sampling", "roots"))),
-    /** C34: JSON text; used only when the config has no `auth` of its own. */
+    /** C34: JSON text, for a config without `auth`. */
     oauth: Schema.optional(Schema.String),
     spill: Schema.optional(Schema.String),
     /** C59 */
@@ -96,13 +96,13 @@ export const Method = Schema.Literal(
 export const ReplyTo = Schema.Struct({
   channel: Schema.String,
   callId: Schema.Number,
-  /** Set when the caller takes its replies on a port (`ReplyPort`). */
+  /** Set when replies go to a port. */
   thread: Schema.optional(Schema.Number)
 })
 
 /**
- * `[traceId, spanId, sampled]` as `@effect/platform`'s Worker carries it, then W3C `tracestate` and `baggage` header
- * text (`""`: none; both absent when neither is). @internal
+ * `[traceId, spanId, sampled]` as `@effect/platform`'s Worker carries it, then `tracestate` and `baggage` (`""`:
+ * none). @internal
  */
 export const TraceContext = Schema.Tuple(
   Schema.String,
@@ -115,14 +115,11 @@ export const TraceContext = Schema.Tuple(
 /** `false`: the call fails a result over the limit. @internal */
 export const Spill = Schema.Union(Schema.String, Schema.Literal(false))
 
-/**
- * Every plane's request message carries these fields, so a new option is an edit here and at its two ends; the
- * compiler proves `@mcp-worker/caller`'s `Envelope` equal. @internal
- */
+/** Every plane's request carries these; the compiler proves `@mcp-worker/caller`'s `Envelope` equal. @internal */
 export const Envelope = Schema.Struct({
   method: Method,
   params: Schema.String,
-  /** C9: `Date.now()` epoch ms, one clock for every thread and process of a machine. */
+  /** C9: epoch ms, one clock for every thread and process. */
   deadline: Schema.Number,
   /** C121 */
   idleMs: Schema.optional(Schema.Number),

@@ -1,8 +1,4 @@
-/**
- * C84: read where a request leaves its caller and kept where it arrives, on every surface.
- *
- * @internal
- */
+/** C84: read where a request leaves its caller, kept where it arrives. @internal */
 import * as Context from "effect/Context"
 import * as DefaultServices from "effect/DefaultServices"
 import * as Effect from "effect/Effect"
@@ -28,7 +24,7 @@ const Carried = Context.GenericTag<"@mcp-worker/core/TraceCarried", readonly [tr
   "@mcp-worker/core/TraceCarried"
 )
 
-// `@effect/opentelemetry`'s key, read by name so that package need not be loaded.
+// Read by name so `@effect/opentelemetry` need not be loaded.
 const OtelTraceState = Context.GenericTag<"OtelTraceState", { readonly serialize: () => string }>(
   "@effect/opentelemetry/Tracer/OtelTraceState"
 )
@@ -52,7 +48,7 @@ const carriedOf = (span: Tracer.AnySpan): readonly [string, string] | undefined 
   return undefined
 }
 
-// `@opentelemetry/api` 1's global keys, read so that no OpenTelemetry package is needed to run.
+// `@opentelemetry/api` 1's global keys, so no OpenTelemetry package need load.
 const otelApiKey = Symbol.for("opentelemetry.js.api.1")
 const otelBaggageKey = Symbol.for("OpenTelemetry Baggage Key")
 
@@ -91,7 +87,7 @@ export const externalSpanOf = ([traceId, spanId, sampled, tracestate, baggage]: 
       : { context: Context.make(Carried, [tracestate ?? "", baggage ?? ""]) })
   })
 
-/** For a request whose span's ids arrived another way (an `@effect/rpc` envelope). @internal */
+/** For span ids that arrived another way (an `@effect/rpc` envelope). @internal */
 export const withCarried = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   trace: TraceContext | undefined
@@ -111,7 +107,7 @@ export const withCarried = <A, E, R>(
 // It never exports, so with it no span is recorded.
 const defaultTracer = Context.get(DefaultServices.liveServices, Tracer.Tracer)
 
-/** C83: whatever tracer made the span, unless tracing or propagation is off. @internal */
+/** C83 @internal */
 export const traceContextOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): TraceContext | undefined => {
   const span = fiber.currentSpan
   return span === undefined ||
