@@ -33,6 +33,40 @@ export const CleanupSummary = Schema.Struct({
  */
 export type CleanupSummary = typeof CleanupSummary.Type
 
+/**
+ * Why a connection is dead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FailureKind = Schema.Literal(...Caller.specs.WorkerFailed.fields.kind)
+
+/**
+ * Why a connection is dead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FailureKind = typeof FailureKind.Type
+
+/**
+ * Where an `open` failed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const OpenStage = Schema.Literal(...Caller.specs.OpenFailed.fields.stage)
+
+/**
+ * Why a server's answer could not be used: a `resultType` no revision the client speaks defines, an `input_required`
+ * whose requests or state are missing or malformed, a result the protocol's schema refuses, or an `input_required` that
+ * asks for what no handler of the host answers (the client declared no such capability).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UnusableReason = Schema.Literal(...Caller.specs.UnusableResult.fields.reason)
+
 const TaggedError = ErrorClass.taggedError(CleanupSummary)
 
 /**
@@ -91,16 +125,6 @@ export class TaskEnded extends TaggedError<TaskEnded>()("TaskEnded") {}
 export class InputRoundsExceeded extends TaggedError<InputRoundsExceeded>()("InputRoundsExceeded") {}
 
 /**
- * Why a server's answer could not be used: a `resultType` no revision the client speaks defines, an `input_required`
- * whose requests or state are missing or malformed, a result the protocol's schema refuses, or an `input_required` that
- * asks for what no handler of the host answers (the client declared no such capability).
- *
- * @since 0.1.0
- * @category models
- */
-export const UnusableReason = Schema.Literal(...Caller.specs.UnusableResult.fields.reason)
-
-/**
  * The server answered, but with nothing the client can use: the call ends here, is
  * never retried, and the worker stays ready. `message` says what was wrong in words that hold no data of the answer.
  *
@@ -108,22 +132,6 @@ export const UnusableReason = Schema.Literal(...Caller.specs.UnusableResult.fiel
  * @category errors
  */
 export class UnusableResult extends TaggedError<UnusableResult>()("UnusableResult") {}
-
-/**
- * Why a connection is dead.
- *
- * @since 0.1.0
- * @category models
- */
-export const FailureKind = Schema.Literal(...Caller.specs.WorkerFailed.fields.kind)
-
-/**
- * Why a connection is dead.
- *
- * @since 0.1.0
- * @category models
- */
-export type FailureKind = typeof FailureKind.Type
 
 /**
  * The connection is dead (transport or protocol failure, or its owner thread died). The worker stays
@@ -157,14 +165,6 @@ export class UnknownWorker extends TaggedError<UnknownWorker>()("UnknownWorker")
  * @category errors
  */
 export class InvalidInput extends TaggedError<InvalidInput>()("InvalidInput") {}
-
-/**
- * Where an `open` failed.
- *
- * @since 0.1.0
- * @category models
- */
-export const OpenStage = Schema.Literal(...Caller.specs.OpenFailed.fields.stage)
 
 /**
  * The worker could not be started; no thread and no process of the attempt is left.

@@ -143,16 +143,6 @@ export const CancelMessage = Schema.TaggedStruct("Cancel", {
 })
 
 /** @internal */
-export const ServerMethod = Schema.Literal(
-  "elicitation/create",
-  "sampling/createMessage",
-  "roots/list",
-  "oauth/authorize",
-  "oauth/tokens",
-  "oauth/saveTokens"
-)
-
-/** @internal */
 export const ServerReplyMessage = Schema.TaggedStruct("ServerReply", {
   serverRequestId: Schema.String,
   result: Schema.optional(Schema.String),
@@ -181,6 +171,16 @@ export const Progress = Schema.Struct({
 
 /** @internal */
 export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
+
+/** @internal */
+export const ServerMethod = Schema.Literal(
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+  "oauth/authorize",
+  "oauth/tokens",
+  "oauth/saveTokens"
+)
 
 /** @internal */
 export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
