@@ -312,6 +312,8 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
         }>
     )
 
+  const open = openOn(plane, environment.prepareOpen)
+
   const dispose = () => {
     disposed = true
     return plane.dispose()
@@ -319,7 +321,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
 
   return {
     ...requests,
-    open: (config, openOptions) => notDisposed(() => openOn(plane, environment, config, openOptions)),
+    open: (config, openOptions) => notDisposed(() => open(config, openOptions)),
     status: (id) => withId(id, "workerId", (workerId) => plane.status(workerId)),
     cancel: (id, requestId) =>
       withId(id, "workerId", (workerId) =>
@@ -408,15 +410,11 @@ const disposedError = (message: string): Error => {
 }
 
 // `open` checks its config where it is called (C18), with the checks the environment has.
-const openOn = (
-  plane: Plane.Plane,
-  environment: Environment,
-  config: unknown,
-  options: OpenOptions | undefined
-): Promise<string> =>
-  environment.prepareOpen === undefined
-    ? Promise.reject(needsOpenChecks())
-    : environment.prepareOpen(config, options ?? {}).then((prepared) => plane.open(prepared))
+const openOn = (plane: Plane.Plane, prepareOpen: Plane.PrepareOpen | undefined) =>
+  prepareOpen === undefined
+    ? () => Promise.reject<string>(needsOpenChecks())
+    : (config: unknown, options: OpenOptions | undefined) =>
+        prepareOpen(config, options ?? {}).then((prepared) => plane.open(prepared))
 
 const needsOpenChecks = () =>
   new InvalidInput({
