@@ -144,6 +144,21 @@ export const capacityOf = (options: EventsOptions | undefined): Operations.Check
 export type Result = { readonly [key: string]: unknown }
 
 /**
+ * A request as an async function answering `A`: the worker id, the arguments `Args`, then the options `Options` with
+ * `RequestOptions`. Given `saveTo`, a call whose options offer it answers a `SavedResult`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestFnOf<Args extends ReadonlyArray<unknown>, Options, A> = Options extends Operations.CallToolOptions
+  ? ((
+      id: string,
+      ...rest: [...Args, options: Omit<Options, "timeout"> & RequestOptions & { readonly saveTo: string }]
+    ) => Promise<ResultFile.SavedResult>) &
+      ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>)
+  : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
+
+/**
  * A request of the operation table as an async function: the worker id, the operation's arguments, then its options
  * with `RequestOptions`.
  *
@@ -151,15 +166,7 @@ export type Result = { readonly [key: string]: unknown }
  * @category models
  */
 export type RequestFn<O> =
-  O extends Operations.Operation<infer Args, infer Options>
-    ? Options extends Operations.CallToolOptions
-      ? ((
-          id: string,
-          ...rest: [...Args, options: Omit<Options, "timeout"> & RequestOptions & { readonly saveTo: string }]
-        ) => Promise<ResultFile.SavedResult>) &
-          ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<Result>)
-      : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<Result>
-    : never
+  O extends Operations.Operation<infer Args, infer Options> ? RequestFnOf<Args, Options, Result> : never
 
 /**
  * Every request of the operation table (`listTools`, `callTool`, `readResource`, `getPrompt`…) as an async function.
@@ -305,6 +312,8 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
         }>
     )
 
+  const open = openOn(plane, environment.prepareOpen)
+
   const dispose = () => {
     disposed = true
     return plane.dispose()
@@ -312,7 +321,7 @@ export const make = (options: MakeOptions | undefined, environment: Environment)
 
   return {
     ...requests,
-    open: (config, openOptions) => notDisposed(() => openOn(plane, environment, config, openOptions)),
+    open: (config, openOptions) => notDisposed(() => open(config, openOptions)),
     status: (id) => withId(id, "workerId", (workerId) => plane.status(workerId)),
     cancel: (id, requestId) =>
       withId(id, "workerId", (workerId) =>
@@ -401,15 +410,11 @@ const disposedError = (message: string): Error => {
 }
 
 // `open` checks its config where it is called (C18), with the checks the environment has.
-const openOn = (
-  plane: Plane.Plane,
-  environment: Environment,
-  config: unknown,
-  options: OpenOptions | undefined
-): Promise<string> =>
-  environment.prepareOpen === undefined
-    ? Promise.reject(needsOpenChecks())
-    : environment.prepareOpen(config, options ?? {}).then((prepared) => plane.open(prepared))
+const openOn = (plane: Plane.Plane, prepareOpen: Plane.PrepareOpen | undefined) =>
+  prepareOpen === undefined
+    ? () => Promise.reject<string>(needsOpenChecks())
+    : (config: unknown, options: OpenOptions | undefined) =>
+        prepareOpen(config, options ?? {}).then((prepared) => plane.open(prepared))
 
 const needsOpenChecks = () =>
   new InvalidInput({

@@ -14,6 +14,7 @@
  */
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
+import type * as Client from "@mcp-worker/caller/Client"
 import type * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import type {
   CloseFailed,
@@ -39,7 +40,7 @@ import type { Handlers } from "./NodeMcpWorkers.js"
  * @since 0.1.0
  * @category models
  */
-export type Timeout = number | string
+export type Timeout = Client.Timeout
 
 /**
  * Options of `open`: `McpWorkers.OpenOptions`, every one of them, with a budget as a Promise caller writes it.
@@ -53,21 +54,12 @@ export interface OpenOptions extends Omit<McpWorkers.OpenOptions, "timeout"> {
 }
 
 /**
- * Options of `callTool`: a budget, and a signal that stays in the calling thread.
+ * Options of every request: a budget, and a signal that stays in the calling thread (`@mcp-worker/caller`'s).
  *
  * @since 0.1.0
  * @category models
  */
-export interface RequestOptions {
-  /** The whole wait budget of the request. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: Timeout | undefined
-  /**
-   * Stays in the calling thread. Aborting it cancels exactly this request at the server (`notifications/cancelled`)
-   * and rejects with `DeliveryUnknown{reason: "interrupted"}`; a signal aborted before the request left this thread
-   * (already aborted, or aborted right after the call) sends nothing and rejects with `signal.reason`.
-   */
-  readonly signal?: AbortSignal | undefined
-}
+export type RequestOptions = Client.RequestOptions
 
 /**
  * Options of `listTools`.
@@ -122,15 +114,7 @@ export type ToolCallOptions = Omit<Operations.CallToolOptions, "timeout"> & Requ
  * @category models
  */
 export type RequestFn<O> =
-  O extends Operations.Operation<infer Args, infer Options, infer A>
-    ? Options extends Operations.CallToolOptions
-      ? ((
-          id: string,
-          ...rest: [...Args, options: Omit<Options, "timeout"> & RequestOptions & { readonly saveTo: string }]
-        ) => Promise<Operations.SavedResult>) &
-          ((id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>)
-      : (id: string, ...rest: [...Args, options?: Omit<Options, "timeout"> & RequestOptions]) => Promise<A>
-    : never
+  O extends Operations.Operation<infer Args, infer Options, infer A> ? Client.RequestFnOf<Args, Options, A> : never
 
 /**
  * Every request of the operation table (`listTools`, `callTool`, `listResources`, `readResource`, `getPrompt`…)

@@ -14,13 +14,6 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import type * as McpClient from "../McpClient.js"
 import type * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  UnknownWorker
-} from "@mcp-worker/core/McpWorkerError"
 import * as OpenAll from "@mcp-worker/core/agentHost/OpenAll"
 import type { WorkerId } from "@mcp-worker/core/WorkerId"
 import * as Either from "effect/Either"
@@ -167,8 +160,10 @@ export const prepareOpen = (config: unknown, options: OpenOptions | undefined): 
     onRight: (request) => Promise.resolve(request)
   })
 
-type OpenAllError = OpenFailed | HostUnavailable
-type CloseAllError = UnknownWorker | InvalidInput | CloseFailed | HostUnavailable
+// The failures `PromiseClient` declares for one entry.
+type OpenAllError = Awaited<ReturnType<PromiseClient["openAll"]>> extends OpenAll.OpenAllResult<infer E> ? E : never
+type CloseAllError =
+  Awaited<ReturnType<PromiseClient["closeAll"]>>[string] extends OpenAll.CloseResult<infer E> ? E : never
 
 // Their rejections are the entries' failures.
 const surfaceOf = (

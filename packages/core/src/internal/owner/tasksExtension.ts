@@ -35,10 +35,9 @@ export const refusal = (
   if (method === "tasks/list") {
     return refused("cursor", "the 2026-07-28 revision has no tasks/list: keep the task ids startTask answered")
   }
-  if (!serverDeclares(connection.client)) {
-    return refused(isStart ? "name" : "taskId", `this server does not declare the ${extensionId} extension`)
-  }
-  return undefined
+  return serverDeclares(connection.client)
+    ? undefined
+    : refused(isStart ? "name" : "taskId", `this server does not declare the ${extensionId} extension`)
 }
 
 /** `undefined` for no task operation; the extension's package loads with the first one. @internal */

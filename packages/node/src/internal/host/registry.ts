@@ -11,7 +11,6 @@ import {
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as LogLevel from "effect/LogLevel"
@@ -27,8 +26,7 @@ import {
   recordCleanup,
   refusalOf,
   markFailed as markLifeFailed,
-  reportProgress,
-  resultOf,
+  onOwnerMessage as onSharedMessage,
   settle
 } from "../shared/connection.js"
 import type { Entry } from "./entry.js"
@@ -128,15 +126,12 @@ const askerOf = (entry: Entry, requestId: string) =>
   entry.pending?.requestId === requestId ? entry.pending.ask : undefined
 
 /** @internal */
-export const onOwnerMessage =
-  (registry: Registry, entry: Entry) =>
-  (raw: unknown): void => {
-    const decoded = OwnerProtocol.decodeOwnerMessage(raw)
-    if (Either.isLeft(decoded)) return
-    const message = decoded.right
-    switch (message._tag) {
-      case "Success":
-        return settle(entry, message.requestId, Exit.succeed(resultOf(message)))
+export const onOwnerMessage = (registry: Registry, entry: Entry) => {
+  const failed = (failing: Entry, kind: FailureKind, message: string, at?: string) =>
+    markFailed(registry, failing, kind, message, at)
+  return (raw: unknown): void => {
+    const message = onSharedMessage(entry, raw, registry, failed)
+    switch (message?._tag) {
       case "CancelAnswer": {
         // C12: the `cancel` is answered a turn before the caller it cancelled.
         const answer = entry.cancels.get(message.requestId)
@@ -160,19 +155,6 @@ export const onOwnerMessage =
         entry.syncs.delete(message.syncId)
         return synced?.()
       }
-      case "Failure":
-        if (message.error._tag === "WorkerFailed") {
-          markFailed(registry, entry, message.error.kind, message.error.message)
-        }
-        return settle(entry, message.requestId, Exit.fail(message.error))
-      case "Spawned":
-        entry.pid = message.pid
-        registry.reaper.group(entry.marker, message.pid)
-        return
-      case "Failed":
-        return markFailed(registry, entry, message.kind, message.message, message.at)
-      case "Progress":
-        return reportProgress(entry, registry.runFork, message.requestId, message.progress)
       case "ServerRequest":
         return ServerRequests.answer(
           {
@@ -195,6 +177,7 @@ export const onOwnerMessage =
         return HostEvents.publish(entry, message)
     }
   }
+}
 
 /** C20 @internal */
 export const onThreadExit =

@@ -1,11 +1,5 @@
 /** Requests from the host's side (C8–C12, C16). */
-import {
-  DeadlineExceeded,
-  DeliveryUnknown,
-  InvalidInput,
-  RequestNotPending,
-  type RequestError
-} from "@mcp-worker/core/McpWorkerError"
+import { DeadlineExceeded, InvalidInput, RequestNotPending, type RequestError } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/protocol/Prepare"
@@ -28,52 +22,12 @@ const isProxy = (u: unknown) => types.isProxy(u)
 
 const context = { isProxy, checkSavePath, checkSpillDirectory }
 
-/** One object per request and no closures: this is the host's own work on every call. */
-class RequestInFlight implements Connection.Pending {
+/** The host's own work on every call. */
+class RequestInFlight extends Connection.InFlight<Entry> {
   readonly since = Date.now()
-  timer: ReturnType<typeof setTimeout> | undefined = undefined
-  signal: AbortSignal | undefined = undefined
-  onAbort: (() => void) | undefined = undefined
-  constructor(
-    readonly entry: Entry,
-    readonly requestId: string,
-    readonly resume: (exit: Exit.Exit<unknown, RequestError>) => void,
-    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    readonly ask: Connection.Asker | undefined
-  ) {}
 
-  /** Also from a cancel or close that ended the request: they have given up the slot. */
-  complete(exit: Exit.Exit<unknown, RequestError>): void {
-    this.disarm()
-    this.resume(exit)
-  }
-
-  /** The owner cancels exactly it. `false` if it had already ended. */
-  end(reason: "timeout" | "interrupted"): boolean {
-    const entry = this.entry
-    if (entry.pending !== this) return false
-    entry.pending = undefined
-    this.disarm()
-    entry.port.postMessage({ _tag: "Cancel", requestId: this.requestId, reason })
-    return true
-  }
-
-  unknown(reason: "timeout" | "interrupted"): void {
-    if (!this.end(reason)) return
-    const { entry, requestId } = this
-    this.resume(Exit.fail(new DeliveryUnknown({ workerId: entry.workerId, requestId, reason, delivery: "unknown" })))
-  }
-
-  /** C66 */
-  abortOn(signal: AbortSignal): void {
-    this.signal = signal
-    this.onAbort = () => this.unknown("interrupted")
-    signal.addEventListener("abort", this.onAbort, { once: true })
-  }
-
-  private disarm(): void {
-    clearTimeout(this.timer)
-    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
+  protected post(cancel: typeof OwnerProtocol.CancelMessage.Encoded): void {
+    this.holder.port.postMessage(cancel)
   }
 }
 
@@ -315,13 +269,7 @@ export const cancel =
       const notPending = new RequestNotPending({ workerId: entry.workerId, requestId })
       const pending = entry.pending
       if (pending !== undefined && pending.requestId === requestId) {
-        entry.pending = undefined
-        entry.port.postMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
-        pending.complete(
-          Exit.fail(
-            new DeliveryUnknown({ workerId: entry.workerId, requestId, reason: "cancelled", delivery: "unknown" })
-          )
-        )
+        pending.unknown("cancelled")
         return Effect.void
       }
       if (heldDirect(entry)?.requestId !== requestId || entry.cancels.has(requestId)) return Effect.fail(notPending)

@@ -3,7 +3,6 @@
 import {
   type CleanupSummary,
   CloseFailed,
-  DeliveryUnknown,
   emptyCleanup,
   type FailureKind,
   InvalidInput,
@@ -36,7 +35,7 @@ import * as ServerRequests from "../host/serverRequests.js"
 import * as Reaper from "../host/reaper.js"
 import { makeFactory } from "../transport/factory.js"
 import * as Connection from "../shared/connection.js"
-import { reportProgress, resultOf, settle } from "../shared/connection.js"
+import { settle } from "../shared/connection.js"
 
 /** @internal */
 export type Options = McpClientOptions
@@ -80,23 +79,8 @@ const countNotification = (client: Client, method: OwnerProtocol.NotificationMet
 }
 
 const onOwnerMessage = (client: Client, raw: OwnerProtocol.OwnerMessageEncoded): void => {
-  const decoded = OwnerProtocol.decodeOwnerMessage(raw)
-  if (Either.isLeft(decoded)) return
-  const message = decoded.right
-  switch (message._tag) {
-    case "Success":
-      return settle(client, message.requestId, Exit.succeed(resultOf(message)))
-    case "Failure":
-      if (message.error._tag === "WorkerFailed") markFailed(client, message.error.kind, message.error.message)
-      return settle(client, message.requestId, Exit.fail(message.error))
-    case "Spawned":
-      client.pid = message.pid
-      client.reaper.group(client.marker, message.pid)
-      return
-    case "Failed":
-      return markFailed(client, message.kind, message.message, message.at)
-    case "Progress":
-      return reportProgress(client, client.runFork, message.requestId, message.progress)
+  const message = Connection.onOwnerMessage(client, raw, client, markFailed)
+  switch (message?._tag) {
     case "ServerRequest":
       return ServerRequests.answer(
         {
@@ -123,21 +107,7 @@ const closeClient = (client: Client, budgetMs: number): Effect.Effect<WorkerStat
     const started = Date.now()
     const running = yield* Budget.start(budgetMs)
     // C22a: it was sent, and close cannot know its outcome.
-    const pending = client.pending
-    if (pending !== undefined) {
-      client.pending = undefined
-      client.owner.onMessage({ _tag: "Cancel", requestId: pending.requestId, reason: "interrupted" })
-      pending.complete(
-        Exit.fail(
-          new DeliveryUnknown({
-            workerId: client.workerId,
-            requestId: pending.requestId,
-            reason: "interrupted",
-            delivery: "unknown"
-          })
-        )
-      )
-    }
+    client.pending?.unknown("interrupted")
     // `close` is uninterruptible, so a cleanup never stops half way; this step is made interruptible for its timeout.
     const left = yield* Budget.left(running)
     const summary = yield* client.owner

@@ -1,7 +1,6 @@
 /** A client's requests, all in the calling fiber's own step. @internal */
 import {
   DeadlineExceeded,
-  DeliveryUnknown,
   type InvalidInput,
   type RequestError,
   RequestNotPending
@@ -11,7 +10,6 @@ import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Connection from "../shared/connection.js"
 import { tracedWith } from "../shared/traced.js"
 import type { Client } from "./record.js"
@@ -35,45 +33,10 @@ const refusal = (client: Client): RequestError | undefined => Connection.refusal
 // C22a
 const spent = (client: Client) => Effect.fail(new DeadlineExceeded({ workerId: client.workerId, delivery: "not_sent" }))
 
-// One object and no closures per request: this is the whole of the client's own work on the hot path.
-class InFlight implements Connection.Pending {
-  timer: ReturnType<typeof setTimeout> | undefined = undefined
-  onAbort: (() => void) | undefined = undefined
-  constructor(
-    readonly client: Client,
-    readonly requestId: string,
-    readonly resume: (effect: Effect.Effect<unknown, RequestError>) => void,
-    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
-    readonly signal: AbortSignal | undefined
-  ) {}
-
-  /** `settle` has already given up the slot. */
-  complete(exit: Exit.Exit<unknown, RequestError>): void {
-    this.disarm()
-    this.resume(exit)
-  }
-
-  end(reason: "timeout" | "interrupted"): boolean {
-    const client = this.client
-    if (client.pending !== this) return false
-    client.pending = undefined
-    this.disarm()
-    client.owner.onMessage({ _tag: "Cancel", requestId: this.requestId, reason })
-    return true
-  }
-
-  unknown(reason: "timeout" | "interrupted"): void {
-    if (!this.end(reason)) return
-    this.resume(
-      Exit.fail(
-        new DeliveryUnknown({ workerId: this.client.workerId, requestId: this.requestId, reason, delivery: "unknown" })
-      )
-    )
-  }
-
-  private disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
+// The whole of the client's own work on the hot path.
+class InFlight extends Connection.InFlight<Client> {
+  protected post(cancel: typeof OwnerProtocol.CancelMessage.Encoded): void {
+    this.holder.owner.onMessage(cancel)
   }
 }
 
@@ -100,13 +63,10 @@ const start = (
   const requestId = nextRequestId(client)
   const onProgress = options?.onProgress
   const signal = options?.signal
-  const inflight = new InFlight(client, requestId, resume, onProgress, signal)
+  const inflight = new InFlight(client, requestId, resume, onProgress, undefined)
   client.pending = inflight
   inflight.timer = setTimeout(onTimeout, left, inflight)
-  if (signal !== undefined) {
-    inflight.onAbort = () => inflight.unknown("interrupted")
-    signal.addEventListener("abort", inflight.onAbort, { once: true })
-  }
+  if (signal !== undefined) inflight.abortOn(signal)
   client.owner.onMessage({
     _tag: "Request",
     requestId,
@@ -144,10 +104,6 @@ export const cancel = (client: Client, requestId: string): Effect.Effect<void, R
     if (pending === undefined || pending.requestId !== requestId) {
       return Effect.fail(new RequestNotPending({ workerId: client.workerId, requestId }))
     }
-    client.pending = undefined
-    client.owner.onMessage({ _tag: "Cancel", requestId, reason: "cancelled" })
-    pending.complete(
-      Exit.fail(new DeliveryUnknown({ workerId: client.workerId, requestId, reason: "cancelled", delivery: "unknown" }))
-    )
+    pending.unknown("cancelled")
     return Effect.void
   })

@@ -2,6 +2,7 @@
 import {
   type CleanupSummary,
   type CloseFailed,
+  DeliveryUnknown,
   type FailureKind,
   type RequestError,
   UnknownWorker,
@@ -9,11 +10,12 @@ import {
   WorkerFailed
 } from "@mcp-worker/core/McpWorkerError"
 import * as JsonValue from "@mcp-worker/core/JsonValue"
-import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { WorkerState, WorkerStatus } from "@mcp-worker/core/WorkerStatus"
 import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import { types } from "node:util"
 import type { Handlers } from "../../NodeMcpWorkers.js"
 import type * as ProcessJobFace from "../../ProcessJob.js"
@@ -89,7 +91,12 @@ export interface Pending {
   readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined
   /** C151 */
   readonly ask?: Asker | undefined
+  /** C22a: it was sent, so its outcome is unknown; nothing if it had already ended. */
+  readonly unknown: (reason: CancelReason) => void
 }
+
+/** @internal */
+export type CancelReason = (typeof OwnerProtocol.CancelMessage.Type)["reason"]
 
 /** `undefined`: the host's handlers answer that kind. @internal */
 export type Asker = (
@@ -271,6 +278,107 @@ export const reportProgress = (
         Effect.annotateLogs({ workerId: holder.workerId, error: error instanceof Error ? error.name : typeof error })
       )
     )
+  }
+}
+
+/**
+ * A request holding its connection's slot. One object per request and no closures, as it is made on every call; a
+ * holder only says where its `Cancel` goes.
+ *
+ * @internal
+ */
+export abstract class InFlight<H extends Holder> implements Pending {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  signal: AbortSignal | undefined = undefined
+  onAbort: (() => void) | undefined = undefined
+  constructor(
+    readonly holder: H,
+    readonly requestId: string,
+    readonly resume: (exit: Exit.Exit<unknown, RequestError>) => void,
+    readonly onProgress: ((progress: OwnerProtocol.Progress) => void) | undefined,
+    readonly ask: Asker | undefined
+  ) {}
+
+  protected abstract post(cancel: typeof OwnerProtocol.CancelMessage.Encoded): void
+
+  /** Also from a cancel or close that ended the request: they have given up the slot. */
+  complete(exit: Exit.Exit<unknown, RequestError>): void {
+    this.disarm()
+    this.resume(exit)
+  }
+
+  /** The owner cancels exactly it. `false` if it had already ended. */
+  end(reason: CancelReason): boolean {
+    const holder = this.holder
+    if (holder.pending !== this) return false
+    holder.pending = undefined
+    this.disarm()
+    this.post({ _tag: "Cancel", requestId: this.requestId, reason })
+    return true
+  }
+
+  unknown(reason: CancelReason): void {
+    if (!this.end(reason)) return
+    const { holder, requestId } = this
+    this.resume(Exit.fail(new DeliveryUnknown({ workerId: holder.workerId, requestId, reason, delivery: "unknown" })))
+  }
+
+  /** C66 */
+  abortOn(signal: AbortSignal): void {
+    this.signal = signal
+    this.onAbort = () => this.unknown("interrupted")
+    signal.addEventListener("abort", this.onAbort, { once: true })
+  }
+
+  private disarm(): void {
+    clearTimeout(this.timer)
+    if (this.onAbort !== undefined) this.signal!.removeEventListener("abort", this.onAbort)
+  }
+}
+
+/** What the owner's messages need of the one that holds the connection, besides the connection. @internal */
+export interface OwnerSide {
+  readonly reaper: { readonly group: (marker: string, pgid: number) => void }
+  readonly runFork: <A, E>(effect: Effect.Effect<A, E>) => unknown
+}
+
+type Shared = "Success" | "Failure" | "Spawned" | "Failed" | "Progress"
+
+/**
+ * The owner's messages that mean the same to the host and to `McpClient`; any other comes back decoded, for the
+ * holder's own handling.
+ *
+ * @internal
+ */
+export const onOwnerMessage = <C extends Connection>(
+  connection: C,
+  raw: unknown,
+  side: OwnerSide,
+  markFailed: (connection: C, kind: FailureKind, message: string, at?: string) => void
+): Exclude<OwnerProtocol.OwnerMessage, { readonly _tag: Shared }> | undefined => {
+  const decoded = OwnerProtocol.decodeOwnerMessage(raw)
+  if (Either.isLeft(decoded)) return undefined
+  const message = decoded.right
+  switch (message._tag) {
+    case "Success":
+      settle(connection, message.requestId, Exit.succeed(resultOf(message)))
+      return undefined
+    case "Failure":
+      if (message.error._tag === "WorkerFailed") markFailed(connection, message.error.kind, message.error.message)
+      settle(connection, message.requestId, Exit.fail(message.error))
+      return undefined
+    case "Spawned":
+      connection.pid = message.pid
+      side.reaper.group(connection.marker, message.pid)
+      return undefined
+    case "Failed":
+      markFailed(connection, message.kind, message.message, message.at)
+      return undefined
+    case "Progress":
+      reportProgress(connection, side.runFork, message.requestId, message.progress)
+      return undefined
+    default:
+      return message
   }
 }
 

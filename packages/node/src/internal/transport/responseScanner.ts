@@ -12,11 +12,11 @@ const comma = 0x2c
 
 // Longer keys are none of those looked for.
 const maxKeyBytes = 16
-const maxIdBytes = 256
-const maxFlagBytes = 8
-const maxResultTypeBytes = 64
 
 type Target = "id" | "isError" | "resultType" | "text"
+
+// The most kept of each value looked for; a preview keeps the scanner's `previewBytes`.
+const keptBytes = { id: 256, isError: 8, resultType: 64 } as const
 
 interface Capture {
   readonly target: Target
@@ -27,6 +27,15 @@ interface Capture {
   /** Ends at its closing quote, not at a delimiter. */
   readonly string: boolean
 }
+
+const captureOf = (target: Target, cap: number, from: number, string: boolean): Capture => ({
+  target,
+  cap,
+  parts: [],
+  bytes: 0,
+  from,
+  string
+})
 
 const isDelimiter = (byte: number) =>
   byte === comma || byte === closeBrace || byte === closeBracket || byte === 0x20 || byte === 0x09 || byte === 0x0d
@@ -196,7 +205,7 @@ export class ResponseScanner {
       ) {
         this.resultFrom = at
       } else if (key === "id") {
-        this.capture = { target: "id", cap: maxIdBytes, parts: [], bytes: 0, from: at, string }
+        this.capture = captureOf("id", keptBytes.id, at, string)
       } else if (key === "error") {
         this.hasError = true
       }
@@ -204,9 +213,9 @@ export class ResponseScanner {
     }
     if (this.keys[0] !== "result" || this.objects[0] !== true || this.objects[1] !== true) return
     if (depth === 2 && key === "isError") {
-      this.capture = { target: "isError", cap: maxFlagBytes, parts: [], bytes: 0, from: at, string }
+      this.capture = captureOf("isError", keptBytes.isError, at, string)
     } else if (depth === 2 && key === "resultType") {
-      this.capture = { target: "resultType", cap: maxResultTypeBytes, parts: [], bytes: 0, from: at, string }
+      this.capture = captureOf("resultType", keptBytes.resultType, at, string)
     } else if (
       depth === 4 &&
       string &&
@@ -216,7 +225,7 @@ export class ResponseScanner {
       this.objects[2] === false &&
       this.objects[3] === true
     ) {
-      this.capture = { target: "text", cap: this.previewBytes, parts: [], bytes: 0, from: at, string }
+      this.capture = captureOf("text", this.previewBytes, at, string)
     }
   }
 
