@@ -10,6 +10,13 @@
 export * as Binding from "./Binding.js"
 
 /**
+ * The config shapes `open` accepts, each face giving its own secret type.
+ *
+ * @since 0.1.0
+ */
+export * as ConfigInput from "./ConfigInput.js"
+
+/**
  * The Promise client over a plane: the thread plane of this process's host, or a host's socket.
  *
  * @since 0.1.0
@@ -35,6 +42,13 @@ export * as McpWorkerError from "./McpWorkerError.js"
  *
  * @since 0.1.0
  */
+/**
+ * The options of a host registry, a scoped client and `openAll`, each face giving its own runtime's types.
+ *
+ * @since 0.1.0
+ */
+export * as Options from "./Options.js"
+
 export * as Operations from "./Operations.js"
 
 /**

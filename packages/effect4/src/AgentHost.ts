@@ -14,6 +14,8 @@ import type {
   RequestError,
   UnknownWorker
 } from "./McpWorkerError.js"
+import type * as ConfigInput from "../lib/caller/ConfigInput.js"
+import type * as CallerOptions from "../lib/caller/Options.js"
 import type * as McpWorkers from "./McpWorkers.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -24,54 +26,26 @@ import type { WorkerStatus } from "./WorkerStatus.js"
  * @since 0.1.0
  * @category models
  */
-export interface InputDeclaration {
-  readonly description: string | undefined
-  readonly default: string | undefined
-  /** The editor hides what is typed: the value is a secret. */
-  readonly password: boolean
-}
+export type InputDeclaration = ConfigInput.InputDeclaration
 
 /**
  * Servers by name, each a config as `open` accepts it whose strings may hold references (`${env:NAME}`,
- * `${env:NAME:-default}`, `${input:ID}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}`, `${$}`).
+ * `${input:ID}`, `${workspaceFolder}`…).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Document {
-  readonly servers: Readonly<Record<string, McpWorkers.StdioConfig | McpWorkers.HttpConfig>>
-  /** Where each entry was read from (`mcpServers["My Server"]`), the root of the paths reported for it. */
-  readonly paths?: Readonly<Record<string, string>> | undefined
-  readonly inputs?: Readonly<Record<string, InputDeclaration>> | undefined
-}
+export interface Document extends ConfigInput.Document<McpWorkers.StdioConfig | McpWorkers.HttpConfig> {}
 
 /**
- * Options of `openAll`: what references are filled in from, and the options of each `open`.
+ * Options of `openAll`: what references are filled in from (the environment defaults to this thread's
+ * `process.env`), and the options of each `open`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface OpenAllOptions {
-  /** The caller's environment, only read. Default: this thread's `process.env`. */
-  readonly environment?: Readonly<Record<string, string | undefined>> | undefined
-  /** Values of VS Code inputs, by id; a declared input's `default` is used when it is not given. */
-  readonly inputs?: Readonly<Record<string, McpWorkers.Secret>> | undefined
-  /** The editor's variables. `pathSeparator` defaults to `/`. */
-  readonly variables?:
-    | {
-        readonly workspaceFolder?: string
-        readonly workspaceFolderBasename?: string
-        readonly userHome?: string
-        readonly pathSeparator?: string
-      }
-    | undefined
-  /** The options of every entry's `open`. */
-  readonly open?: McpWorkers.OpenOptions | undefined
-  /** Options of one entry's `open`, by its name in the document, merged over `open`. */
-  readonly entries?: Readonly<Record<string, McpWorkers.OpenOptions>> | undefined
-  /** How many entries open at a time. Default: all at once. */
-  readonly concurrency?: number | undefined
-}
+export interface OpenAllOptions
+  extends CallerOptions.References<McpWorkers.Secret>, CallerOptions.OpenAll<McpWorkers.OpenOptions> {}
 
 /**
  * What became of one entry of `openAll`: its worker id, or why it did not open.

@@ -22,6 +22,7 @@ import type {
 import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
+import type * as ConfigInput from "../lib/caller/ConfigInput.js"
 import type * as Plane from "../lib/caller/Plane.js"
 import type * as ResultFile from "../lib/caller/ResultFile.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
@@ -41,29 +42,16 @@ export type Secret = string | Redacted.Redacted<string>
  * @since 0.1.0
  * @category models
  */
-export type AuthSecret = Secret | { readonly env: string }
+export type AuthSecret = ConfigInput.SecretInput<Secret>
 
 /**
- * A stdio server as `open` accepts it (also as an `mcpServers` entry, `type: "stdio"`).
+ * A stdio server as `open` accepts it (also as an `mcpServers` entry, `type: "stdio"`); editors' own keys are
+ * accepted and ignored.
  *
  * @since 0.1.0
  * @category models
  */
-export interface StdioConfig {
-  readonly type?: "stdio"
-  readonly command: string
-  readonly args?: ReadonlyArray<string>
-  readonly env?: Readonly<Record<string, Secret>>
-  /** Names of variables of the caller's environment to pass on; `env` wins for the same name. */
-  readonly envFrom?: ReadonlyArray<string>
-  readonly cwd?: string
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: "auto" | "legacy" | "2026-07-28"
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
+export interface StdioConfig extends ConfigInput.StdioInput<Secret> {
   readonly [editorKey: string]: unknown
 }
 
@@ -73,29 +61,7 @@ export interface StdioConfig {
  * @since 0.1.0
  * @category models
  */
-export interface HttpConfig {
-  readonly type?: "http" | "sse"
-  readonly url: string
-  readonly headers?: Readonly<Record<string, Secret>>
-  readonly auth?:
-    | { readonly type: "bearer"; readonly token: AuthSecret }
-    | {
-        readonly type: "client_credentials"
-        readonly clientId: string
-        readonly clientSecret?: AuthSecret
-        readonly privateKey?: AuthSecret
-        readonly algorithm?: "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512"
-        readonly scope?: string
-        readonly tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
-      }
-  readonly transport?: "streamable-http" | "sse"
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: "auto" | "legacy" | "2026-07-28"
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
+export interface HttpConfig extends ConfigInput.HttpInput<Secret> {
   readonly [editorKey: string]: unknown
 }
 

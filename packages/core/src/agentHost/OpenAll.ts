@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as McpConfig from "./McpConfig.js"
@@ -106,14 +107,7 @@ export interface Surface<OpenOptions, OpenError, CloseOptions, CloseError> {
  * @since 0.1.0
  * @category models
  */
-export interface OpenAllOptions<OpenOptions> extends McpConfig.ResolveOptions {
-  /** The options of every entry's `open`. */
-  readonly open?: OpenOptions | undefined
-  /** Options of one entry's `open`, by its name in the document, merged over `open`. */
-  readonly entries?: Readonly<Record<string, OpenOptions>> | undefined
-  /** How many entries open at a time. Default: all at once. */
-  readonly concurrency?: number | undefined
-}
+export interface OpenAllOptions<OpenOptions> extends McpConfig.ResolveOptions, CallerOptions.OpenAll<OpenOptions> {}
 
 /**
  * Opens every entry of a document concurrently; never fails: each entry's result says whether it opened.
