@@ -112,3 +112,23 @@ export interface OpenAll<OpenOptions> {
   /** How many entries open at a time. Default: all at once. */
   readonly concurrency?: number | undefined
 }
+
+/**
+ * The plain-data settings of a host's interactive OAuth client (C34), which the owner reads; each face adds the
+ * functions that take the user through the authorization URL and keep tokens, in its own runtime.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface OAuthSettings {
+  /** Where the authorization server sends the user back; the client's registered redirect URI. */
+  readonly redirectUrl: string
+  /** The client's metadata for dynamic registration (RFC 7591), JSON plain data; `redirect_uris` defaults to `[redirectUrl]`. */
+  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
+  /** An `https:` URL of a client ID metadata document, used as the client id where the authorization server supports it. */
+  readonly clientMetadataUrl?: string | undefined
+  /** A client registered beforehand: its id (and secret); nothing is registered then. */
+  readonly clientInformation?:
+    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
+    | undefined
+}

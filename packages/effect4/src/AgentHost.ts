@@ -6,16 +6,10 @@
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  RequestError,
-  UnknownWorker
-} from "./McpWorkerError.js"
+import type { InvalidInput, RequestError } from "./McpWorkerError.js"
 import type * as ConfigInput from "../lib/caller/ConfigInput.js"
 import type * as CallerOptions from "../lib/caller/Options.js"
+import type * as Surface from "../lib/caller/Surface.js"
 import type * as McpWorkers from "./McpWorkers.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -53,8 +47,7 @@ export interface OpenAllOptions
  * @since 0.1.0
  * @category models
  */
-export type OpenResult<E> =
-  { readonly _tag: "Opened"; readonly id: string } | { readonly _tag: "Failed"; readonly error: E | InvalidInput }
+export type OpenResult<E> = Surface.Opened<string> | Surface.NotOpened<E | InvalidInput>
 
 /**
  * What `openAll` answers: every entry of the document, by name.
@@ -70,9 +63,7 @@ export type OpenAllResult<E> = Readonly<Record<string, OpenResult<E>>>
  * @since 0.1.0
  * @category models
  */
-export type CloseResult<E> =
-  | { readonly _tag: "Closed"; readonly status: WorkerStatus }
-  | { readonly _tag: "Failed"; readonly id: string; readonly error: E }
+export type CloseResult<E> = Surface.Closed<WorkerStatus> | Surface.NotClosed<string, E>
 
 /**
  * Options of `describe`: those of the rendering, and of each `listTools` page.
@@ -120,24 +111,7 @@ export type Binding = { readonly [method: string]: EffectMethod }
  * @since 0.1.0
  * @category models
  */
-export interface AgentHost {
-  /**
-   * Opens every entry of a config document concurrently (references filled in from the caller's environment),
-   * answering per entry: its id, or why it did not open. Never fails as a whole; interrupted, it closes what opened.
-   */
-  readonly openAll: (
-    document: Document,
-    options?: OpenAllOptions
-  ) => Effect.Effect<OpenAllResult<OpenFailed | HostUnavailable>>
-  /** Closes every opened worker of an `openAll` result (or a record of ids), one confirmed cleanup each. */
-  readonly closeAll: (
-    workers: Readonly<Record<string, OpenResult<unknown> | string>>,
-    options?: McpWorkers.CloseOptions
-  ) => Effect.Effect<
-    Readonly<Record<string, CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
-  >
-  /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
-  readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
-  /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
-  readonly tools: (id: string, options?: McpWorkers.RequestOptions) => Effect.Effect<Binding, RequestError>
-}
+export interface AgentHost extends Surface.Methods<
+  Surface.AgentHost<McpWorkers.SurfaceTypes>,
+  McpWorkers.EffectRuntime
+> {}

@@ -10,20 +10,13 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  RequestError,
-  RequestNotPending,
-  UnknownWorker
-} from "./McpWorkerError.js"
+import type { McpWorkerError, RequestError } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
 import type * as ConfigInput from "../lib/caller/ConfigInput.js"
 import type * as Plane from "../lib/caller/Plane.js"
+import type * as Surface from "../lib/caller/Surface.js"
 import type * as ResultFile from "../lib/caller/ResultFile.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -325,35 +318,55 @@ export interface Requests {
 }
 
 /**
+ * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EffectRuntime extends Surface.Runtime {
+  readonly effect: Effect.Effect<this["A"], this["E"]>
+  readonly stream: Stream.Stream<this["A"], this["E"]>
+}
+
+/**
+ * The types this face gives the surface table (`@mcp-worker/caller/Surface`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SurfaceTypes extends Surface.Types {
+  readonly config: ServerConfig
+  readonly workerId: string
+  readonly status: WorkerStatus
+  readonly notification: ServerNotification
+  readonly openOptions: OpenOptions
+  readonly closeOptions: CloseOptions
+  readonly eventsOptions: EventsOptions
+  readonly document: AgentHost.Document
+  readonly openAllOptions: AgentHost.OpenAllOptions
+  readonly describeOptions: AgentHost.DescribeOptions
+  readonly requestOptions: RequestOptions
+  readonly binding: AgentHost.Binding
+  readonly error: McpWorkerError
+  readonly requestError: RequestError
+}
+
+/**
+ * The life-cycle operations of the service: open, status, cancel, close, events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lifecycle extends Surface.Methods<Surface.Lifecycle<SurfaceTypes>, EffectRuntime> {}
+
+/**
  * Every operation, each by worker id, each with its typed failures: the life cycle, every request of the operation
  * table, and the agent-host operations over them (`openAll`, `closeAll`, `describe`, `tools`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpWorkersService extends Requests, AgentHost.AgentHost {
-  readonly open: (
-    config: ServerConfig,
-    options?: OpenOptions
-  ) => Effect.Effect<string, OpenFailed | InvalidInput | HostUnavailable>
-  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | HostUnavailable>
-  readonly cancel: (
-    id: string,
-    requestId: string
-  ) => Effect.Effect<void, UnknownWorker | InvalidInput | RequestNotPending | HostUnavailable>
-  readonly close: (
-    id: string,
-    options?: CloseOptions
-  ) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>
-  /**
-   * The worker's server notifications from the stream's start, in the order the server sent them; it ends when the
-   * worker closes or its connection is gone.
-   */
-  readonly events: (
-    id: string,
-    options?: EventsOptions
-  ) => Stream.Stream<ServerNotification, UnknownWorker | InvalidInput | HostUnavailable>
-}
+export interface McpWorkersService extends Lifecycle, Requests, AgentHost.AgentHost {}
 
 /**
  * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.

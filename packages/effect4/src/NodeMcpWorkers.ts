@@ -51,13 +51,7 @@ export type Handlers = {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider {
-  readonly redirectUrl: string
-  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
-  readonly clientMetadataUrl?: string | undefined
-  readonly clientInformation?:
-    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
-    | undefined
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   /** Takes the user through `authorizationUrl`; succeeds with the code the redirect brought back. */
   readonly authorize: (request: {
     readonly workerId: string

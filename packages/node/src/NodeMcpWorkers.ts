@@ -39,17 +39,7 @@ export interface Options extends CallerOptions.Host<
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider {
-  /** Where the authorization server sends the user back; the client's registered redirect URI. */
-  readonly redirectUrl: string
-  /** The client's metadata for dynamic registration (RFC 7591), JSON plain data; `redirect_uris` defaults to `[redirectUrl]`. */
-  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
-  /** An `https:` URL of a client ID metadata document, used as the client id where the authorization server supports it. */
-  readonly clientMetadataUrl?: string | undefined
-  /** A client registered beforehand: its id (and secret); nothing is registered then. */
-  readonly clientInformation?:
-    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
-    | undefined
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   /**
    * Takes the user through `authorizationUrl` and succeeds with the authorization code the redirect to `redirectUrl`
    * brought back — or with `{ code, iss }`, the redirect's `iss` too, which the owner checks against the authorization

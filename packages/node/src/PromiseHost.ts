@@ -75,7 +75,7 @@ export interface Handlers {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider extends Omit<NodeMcpWorkers.OAuthProvider, "authorize" | "tokens" | "saveTokens"> {
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   readonly authorize: (
     request: { readonly workerId: string; readonly authorizationUrl: string },
     options: { readonly signal: AbortSignal }
