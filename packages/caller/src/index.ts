@@ -38,17 +38,17 @@ export * as JsonValue from "./JsonValue.js"
 export * as McpWorkerError from "./McpWorkerError.js"
 
 /**
- * The table of request operations, and the checks of a caller's arguments, budget and ids.
- *
- * @since 0.1.0
- */
-/**
  * The options of a host registry, a scoped client and `openAll`, each face giving its own runtime's types.
  *
  * @since 0.1.0
  */
 export * as Options from "./Options.js"
 
+/**
+ * The table of request operations, and the checks of a caller's arguments, budget and ids.
+ *
+ * @since 0.1.0
+ */
 export * as Operations from "./Operations.js"
 
 /**
@@ -64,6 +64,13 @@ export * as Plane from "./Plane.js"
  * @since 0.1.0
  */
 export * as ResultFile from "./ResultFile.js"
+
+/**
+ * The life cycle and the agent-host operations as plain signatures, which each face maps to its runtime.
+ *
+ * @since 0.1.0
+ */
+export * as Surface from "./Surface.js"
 
 /**
  * The thread plane's caller for an Effect face (`NodeMcpWorkers.layerRemote`).
