@@ -49,8 +49,8 @@ export interface Host<Duration, LogLevel, Handlers, OAuth> extends Defaults<Dura
    */
   readonly oauth?: OAuth | undefined
   /**
-   * Whether the host records its workers' metrics (C80): Effect `Metric`s, which any exporter of
-   * `@effect/opentelemetry` carries. Default `true`.
+   * Whether the host records its workers' metrics (C80): Effect `Metric`s of the implementation's runtime, which any
+   * exporter of `@effect/opentelemetry` carries. Default `true`.
    */
   readonly metrics?: boolean | undefined
   /**
