@@ -83,7 +83,10 @@ export interface Client<Duration, Handlers, ToolFilter> extends Defaults<Duratio
  * @category models
  */
 export interface References<Secret> {
-  /** The caller's environment (Node: `process.env`), only read. Without it, every `${env:…}` without a default is missing. */
+  /**
+   * The caller's environment, only read. `openAll` defaults it to this thread's `process.env`; without one, every
+   * `${env:…}` without a default is missing.
+   */
   readonly environment?: Readonly<Record<string, string | undefined>> | undefined
   /** Values of VS Code inputs, by id; a declared input's `default` is used when it is not given. */
   readonly inputs?: Readonly<Record<string, Secret>> | undefined

@@ -170,7 +170,8 @@ export interface NotClosed<Id, E> {
 export interface AgentHost<T extends Types> {
   /**
    * Opens every entry of a config document concurrently (references filled in from the caller's environment),
-   * answering per entry: its id, or why it did not open. Never fails as a whole; interrupted, it closes what opened.
+   * answering per entry: its id, or why it did not open. Never fails as a whole; interrupted, it closes what opened
+   * (C41).
    */
   readonly openAll: Signature<
     [document: T["document"], options?: T["openAllOptions"]],

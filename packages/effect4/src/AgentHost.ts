@@ -24,7 +24,7 @@ export type InputDeclaration = ConfigInput.InputDeclaration
 
 /**
  * Servers by name, each a config as `open` accepts it whose strings may hold references (`${env:NAME}`,
- * `${input:ID}`, `${workspaceFolder}`…).
+ * `${env:NAME:-default}`, `${input:ID}`, `${workspaceFolder}`, `${userHome}`, `${pathSeparator}`, `${$}`).
  *
  * @since 0.1.0
  * @category models
@@ -32,8 +32,7 @@ export type InputDeclaration = ConfigInput.InputDeclaration
 export interface Document extends ConfigInput.Document<McpWorkers.StdioConfig | McpWorkers.HttpConfig> {}
 
 /**
- * Options of `openAll`: what references are filled in from (the environment defaults to this thread's
- * `process.env`), and the options of each `open`.
+ * Options of `openAll`: what references are filled in from, and the options of each `open`.
  *
  * @since 0.1.0
  * @category models

@@ -16,9 +16,9 @@
  *
  * @since 0.1.0
  */
-import type * as Either from "effect/Either"
 import type * as ConfigInput from "@mcp-worker/caller/ConfigInput"
 import type * as Options from "@mcp-worker/caller/Options"
+import type * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
 import * as internal from "../internal/config/document.js"
 import type { InvalidInput } from "../McpWorkerError.js"
