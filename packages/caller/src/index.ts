@@ -10,6 +10,13 @@
 export * as Binding from "./Binding.js"
 
 /**
+ * The config shapes `open` accepts, each face giving its own secret type.
+ *
+ * @since 0.1.0
+ */
+export * as ConfigInput from "./ConfigInput.js"
+
+/**
  * The Promise client over a plane: the thread plane of this process's host, or a host's socket.
  *
  * @since 0.1.0
@@ -31,6 +38,13 @@ export * as JsonValue from "./JsonValue.js"
 export * as McpWorkerError from "./McpWorkerError.js"
 
 /**
+ * The options of a host registry, a scoped client and `openAll`, each face giving its own runtime's types.
+ *
+ * @since 0.1.0
+ */
+export * as Options from "./Options.js"
+
+/**
  * The table of request operations, and the checks of a caller's arguments, budget and ids.
  *
  * @since 0.1.0
@@ -50,6 +64,13 @@ export * as Plane from "./Plane.js"
  * @since 0.1.0
  */
 export * as ResultFile from "./ResultFile.js"
+
+/**
+ * The life cycle and the agent-host operations as plain signatures, which each face maps to its runtime.
+ *
+ * @since 0.1.0
+ */
+export * as Surface from "./Surface.js"
 
 /**
  * The thread plane's caller for an Effect face (`NodeMcpWorkers.layerRemote`).

@@ -66,21 +66,18 @@
  * @since 0.1.0
  */
 import * as CallerClient from "@mcp-worker/caller/Client"
+import type * as Surface from "@mcp-worker/caller/Surface"
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
-import {
-  type CloseFailed,
-  type HostUnavailable,
-  InvalidInput,
-  type OpenFailed,
-  type RequestNotPending,
-  type UnknownWorker
-} from "./McpWorkerError.js"
+import { InvalidInput, type McpWorkerError, type RequestError } from "./McpWorkerError.js"
 import type * as AgentHost from "./agentHost/AgentHost.js"
+import type * as McpConfig from "./agentHost/McpConfig.js"
+import type * as OpenAll from "./agentHost/OpenAll.js"
+import type * as ToolBinding from "./agentHost/ToolBinding.js"
 import type * as Operations from "./Operations.js"
 import type * as ResultFile from "./ResultFile.js"
 import type { NotificationMethod } from "./protocol/OwnerProtocol.js"
@@ -288,36 +285,46 @@ export type {
 }
 
 /**
- * The life-cycle operations of the service: open, status, cancel, close.
+ * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Lifecycle {
-  readonly open: (
-    config: ServerConfigInput,
-    options?: OpenOptions
-  ) => Effect.Effect<WorkerId, OpenFailed | InvalidInput | HostUnavailable>
-  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | HostUnavailable>
-  readonly cancel: (
-    id: string,
-    requestId: string
-  ) => Effect.Effect<void, UnknownWorker | InvalidInput | RequestNotPending | HostUnavailable>
-  readonly close: (
-    id: string,
-    options?: CloseOptions
-  ) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>
-  /**
-   * The worker's server notifications from now on (`tools/list_changed`, `resources/list_changed`,
-   * `resources/updated`, `prompts/list_changed`, `notifications/message`), in the order the server sent them. Each
-   * subscriber has its own bounded buffer: one that does not keep up loses the oldest, never memory. The stream
-   * ends when the worker closes or its connection is gone.
-   */
-  readonly events: (
-    id: string,
-    options?: EventsOptions
-  ) => Stream.Stream<ServerNotification, UnknownWorker | InvalidInput | HostUnavailable>
+export interface EffectRuntime extends Surface.Runtime {
+  readonly effect: Effect.Effect<this["A"], this["E"]>
+  readonly stream: Stream.Stream<this["A"], this["E"]>
 }
+
+/**
+ * The types this face gives the surface table (`@mcp-worker/caller/Surface`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SurfaceTypes extends Surface.Types {
+  readonly config: ServerConfigInput
+  readonly workerId: WorkerId
+  readonly status: WorkerStatus
+  readonly notification: ServerNotification
+  readonly openOptions: OpenOptions
+  readonly closeOptions: CloseOptions
+  readonly eventsOptions: EventsOptions
+  readonly document: McpConfig.Document
+  readonly openAllOptions: OpenAll.OpenAllOptions<OpenOptions>
+  readonly describeOptions: AgentHost.DescribeOptions
+  readonly requestOptions: Operations.RequestOptions
+  readonly binding: ToolBinding.Binding<ToolBinding.EffectMethod>
+  readonly error: McpWorkerError
+  readonly requestError: RequestError
+}
+
+/**
+ * The life-cycle operations of the service: open, status, cancel, close, events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lifecycle extends Surface.Methods<Surface.Lifecycle<SurfaceTypes>, EffectRuntime> {}
 
 /**
  * Every operation, each by worker id, each with its typed failures: the life cycle, every request of the

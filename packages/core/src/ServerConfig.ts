@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import type * as ConfigInput from "@mcp-worker/caller/ConfigInput"
 import type * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
 import type * as JsonValue from "./JsonValue.js"
@@ -21,7 +22,7 @@ import * as wire from "./internal/config/wire.js"
  * @since 0.1.0
  * @category models
  */
-export type HttpTransport = "streamable-http" | "sse"
+export type HttpTransport = ConfigInput.HttpTransport
 
 /**
  * A local server spoken to over its stdin and stdout.
@@ -68,14 +69,12 @@ export interface HttpConfig {
 }
 
 /**
- * Which protocol era a worker speaks: `"auto"` asks the server (`server/discover`) and falls back to the 2025
- * `initialize` handshake for a legacy server; `"legacy"` is that handshake alone; `"2026-07-28"` that revision or
- * nothing.
+ * Which protocol era a worker speaks (`"auto"`, `"legacy"`, `"2026-07-28"`).
  *
  * @since 0.1.0
  * @category models
  */
-export type Protocol = "auto" | "legacy" | "2026-07-28"
+export type Protocol = ConfigInput.Protocol
 
 /**
  * How a client authenticates itself at the token endpoint.
@@ -83,7 +82,7 @@ export type Protocol = "auto" | "legacy" | "2026-07-28"
  * @since 0.1.0
  * @category models
  */
-export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
+export type TokenEndpointAuthMethod = ConfigInput.TokenEndpointAuthMethod
 
 /**
  * The algorithms a `private_key_jwt` client assertion may be signed with.
@@ -91,7 +90,7 @@ export type TokenEndpointAuthMethod = "client_secret_basic" | "client_secret_pos
  * @since 0.1.0
  * @category models
  */
-export type JwtAlgorithm = "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512"
+export type JwtAlgorithm = ConfigInput.JwtAlgorithm
 
 /**
  * A fixed access token, sent as `Authorization: Bearer`. It cannot be refreshed: a 401 fails the worker.
@@ -131,13 +130,12 @@ export interface ClientCredentialsAuth {
 export type AuthConfig = BearerAuth | ClientCredentialsAuth
 
 /**
- * A secret of an `auth` input: the value itself, or `{ env: NAME }`, read from the caller's environment as `envFrom`
- * is (C18).
+ * A secret of an `auth` input: the value itself, or `{ env: NAME }` (C18).
  *
  * @since 0.1.0
  * @category models
  */
-export type SecretInput = string | { readonly env: string }
+export type SecretInput = ConfigInput.SecretInput
 
 /**
  * `auth` as `open` accepts it.
@@ -145,17 +143,7 @@ export type SecretInput = string | { readonly env: string }
  * @since 0.1.0
  * @category models
  */
-export type AuthInput =
-  | { readonly type: "bearer"; readonly token: SecretInput }
-  | {
-      readonly type: "client_credentials"
-      readonly clientId: string
-      readonly clientSecret?: SecretInput
-      readonly privateKey?: SecretInput
-      readonly algorithm?: JwtAlgorithm
-      readonly scope?: string
-      readonly tokenEndpointAuthMethod?: TokenEndpointAuthMethod
-    }
+export type AuthInput = ConfigInput.AuthInput
 
 /**
  * A normalized config, secrets held in `Redacted`.
@@ -197,22 +185,7 @@ export interface IgnoredKeysInput {
  * @since 0.1.0
  * @category models
  */
-export interface StdioConfigInput extends IgnoredKeysInput {
-  readonly type?: "stdio"
-  readonly command: string
-  readonly args?: ReadonlyArray<string>
-  readonly env?: Readonly<Record<string, string>>
-  /** Names of variables of the caller's environment to pass on; `env` wins for the same name. */
-  readonly envFrom?: ReadonlyArray<string>
-  readonly cwd?: string
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: Protocol
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
-}
+export interface StdioConfigInput extends ConfigInput.StdioInput, IgnoredKeysInput {}
 
 /**
  * An HTTP server as `open` accepts it, also in the `mcpServers` entry form (`type: "http"` is Streamable HTTP,
@@ -221,21 +194,7 @@ export interface StdioConfigInput extends IgnoredKeysInput {
  * @since 0.1.0
  * @category models
  */
-export interface HttpConfigInput extends IgnoredKeysInput {
-  readonly type?: "http" | "sse"
-  readonly url: string
-  readonly headers?: Readonly<Record<string, string>>
-  /** Authorization for a server that asks for it: a fixed bearer token, or the OAuth client credentials grant. */
-  readonly auth?: AuthInput
-  readonly transport?: HttpTransport
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: Protocol
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
-}
+export interface HttpConfigInput extends ConfigInput.HttpInput, IgnoredKeysInput {}
 
 /**
  * A whole `mcpServers` document holding exactly one server.

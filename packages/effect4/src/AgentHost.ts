@@ -6,14 +6,10 @@
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  RequestError,
-  UnknownWorker
-} from "./McpWorkerError.js"
+import type { InvalidInput, RequestError } from "./McpWorkerError.js"
+import type * as ConfigInput from "../lib/caller/ConfigInput.js"
+import type * as CallerOptions from "../lib/caller/Options.js"
+import type * as Surface from "../lib/caller/Surface.js"
 import type * as McpWorkers from "./McpWorkers.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -24,12 +20,7 @@ import type { WorkerStatus } from "./WorkerStatus.js"
  * @since 0.1.0
  * @category models
  */
-export interface InputDeclaration {
-  readonly description: string | undefined
-  readonly default: string | undefined
-  /** The editor hides what is typed: the value is a secret. */
-  readonly password: boolean
-}
+export type InputDeclaration = ConfigInput.InputDeclaration
 
 /**
  * Servers by name, each a config as `open` accepts it whose strings may hold references (`${env:NAME}`,
@@ -38,12 +29,7 @@ export interface InputDeclaration {
  * @since 0.1.0
  * @category models
  */
-export interface Document {
-  readonly servers: Readonly<Record<string, McpWorkers.StdioConfig | McpWorkers.HttpConfig>>
-  /** Where each entry was read from (`mcpServers["My Server"]`), the root of the paths reported for it. */
-  readonly paths?: Readonly<Record<string, string>> | undefined
-  readonly inputs?: Readonly<Record<string, InputDeclaration>> | undefined
-}
+export interface Document extends ConfigInput.Document<McpWorkers.StdioConfig | McpWorkers.HttpConfig> {}
 
 /**
  * Options of `openAll`: what references are filled in from, and the options of each `open`.
@@ -51,27 +37,8 @@ export interface Document {
  * @since 0.1.0
  * @category models
  */
-export interface OpenAllOptions {
-  /** The caller's environment, only read. Default: this thread's `process.env`. */
-  readonly environment?: Readonly<Record<string, string | undefined>> | undefined
-  /** Values of VS Code inputs, by id; a declared input's `default` is used when it is not given. */
-  readonly inputs?: Readonly<Record<string, McpWorkers.Secret>> | undefined
-  /** The editor's variables. `pathSeparator` defaults to `/`. */
-  readonly variables?:
-    | {
-        readonly workspaceFolder?: string
-        readonly workspaceFolderBasename?: string
-        readonly userHome?: string
-        readonly pathSeparator?: string
-      }
-    | undefined
-  /** The options of every entry's `open`. */
-  readonly open?: McpWorkers.OpenOptions | undefined
-  /** Options of one entry's `open`, by its name in the document, merged over `open`. */
-  readonly entries?: Readonly<Record<string, McpWorkers.OpenOptions>> | undefined
-  /** How many entries open at a time. Default: all at once. */
-  readonly concurrency?: number | undefined
-}
+export interface OpenAllOptions
+  extends CallerOptions.References<McpWorkers.Secret>, CallerOptions.OpenAll<McpWorkers.OpenOptions> {}
 
 /**
  * What became of one entry of `openAll`: its worker id, or why it did not open.
@@ -79,8 +46,7 @@ export interface OpenAllOptions {
  * @since 0.1.0
  * @category models
  */
-export type OpenResult<E> =
-  { readonly _tag: "Opened"; readonly id: string } | { readonly _tag: "Failed"; readonly error: E | InvalidInput }
+export type OpenResult<E> = Surface.Opened<string> | Surface.NotOpened<E | InvalidInput>
 
 /**
  * What `openAll` answers: every entry of the document, by name.
@@ -96,9 +62,7 @@ export type OpenAllResult<E> = Readonly<Record<string, OpenResult<E>>>
  * @since 0.1.0
  * @category models
  */
-export type CloseResult<E> =
-  | { readonly _tag: "Closed"; readonly status: WorkerStatus }
-  | { readonly _tag: "Failed"; readonly id: string; readonly error: E }
+export type CloseResult<E> = Surface.Closed<WorkerStatus> | Surface.NotClosed<string, E>
 
 /**
  * Options of `describe`: those of the rendering, and of each `listTools` page.
@@ -146,24 +110,7 @@ export type Binding = { readonly [method: string]: EffectMethod }
  * @since 0.1.0
  * @category models
  */
-export interface AgentHost {
-  /**
-   * Opens every entry of a config document concurrently (references filled in from the caller's environment),
-   * answering per entry: its id, or why it did not open. Never fails as a whole; interrupted, it closes what opened.
-   */
-  readonly openAll: (
-    document: Document,
-    options?: OpenAllOptions
-  ) => Effect.Effect<OpenAllResult<OpenFailed | HostUnavailable>>
-  /** Closes every opened worker of an `openAll` result (or a record of ids), one confirmed cleanup each. */
-  readonly closeAll: (
-    workers: Readonly<Record<string, OpenResult<unknown> | string>>,
-    options?: McpWorkers.CloseOptions
-  ) => Effect.Effect<
-    Readonly<Record<string, CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
-  >
-  /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
-  readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
-  /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
-  readonly tools: (id: string, options?: McpWorkers.RequestOptions) => Effect.Effect<Binding, RequestError>
-}
+export interface AgentHost extends Surface.Methods<
+  Surface.AgentHost<McpWorkers.SurfaceTypes>,
+  McpWorkers.EffectRuntime
+> {}

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
+import type * as CallerOptions from "../lib/caller/Options.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Face from "./internal/face.js"
@@ -25,20 +26,7 @@ import type { WorkerStatus } from "./WorkerStatus.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** Budget for the server to start and complete `initialize`. */
-  readonly timeout?: Duration.Input | undefined
-  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
-  readonly requestTimeout?: Duration.Input | undefined
-  /** The budget of the close when the scope ends (default 5 s). */
-  readonly closeTimeout?: Duration.Input | undefined
-  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
-  readonly maxResultBytes?: number | undefined
-  /** Answers to the requests the server may send its client, run with the services of the scope's opener. */
-  readonly handlers?: Handlers | undefined
-  /** Which of the server's tools the client offers, as `open`'s `tools`: glob patterns to `allow`, then to `deny`. */
-  readonly tools?: McpWorkers.ToolFilter | undefined
-}
+export interface Options extends CallerOptions.Client<Duration.Input, Handlers, McpWorkers.ToolFilter> {}
 
 type WithoutId<F> = F extends (id: string, ...rest: infer Rest) => infer A ? (...rest: Rest) => A : never
 

@@ -10,19 +10,13 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  RequestError,
-  RequestNotPending,
-  UnknownWorker
-} from "./McpWorkerError.js"
+import type { McpWorkerError, RequestError } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
+import type * as ConfigInput from "../lib/caller/ConfigInput.js"
 import type * as Plane from "../lib/caller/Plane.js"
+import type * as Surface from "../lib/caller/Surface.js"
 import type * as ResultFile from "../lib/caller/ResultFile.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -41,29 +35,16 @@ export type Secret = string | Redacted.Redacted<string>
  * @since 0.1.0
  * @category models
  */
-export type AuthSecret = Secret | { readonly env: string }
+export type AuthSecret = ConfigInput.SecretInput<Secret>
 
 /**
- * A stdio server as `open` accepts it (also as an `mcpServers` entry, `type: "stdio"`).
+ * A stdio server as `open` accepts it (also as an `mcpServers` entry, `type: "stdio"`); editors' own keys are
+ * accepted and ignored.
  *
  * @since 0.1.0
  * @category models
  */
-export interface StdioConfig {
-  readonly type?: "stdio"
-  readonly command: string
-  readonly args?: ReadonlyArray<string>
-  readonly env?: Readonly<Record<string, Secret>>
-  /** Names of variables of the caller's environment to pass on; `env` wins for the same name. */
-  readonly envFrom?: ReadonlyArray<string>
-  readonly cwd?: string
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: "auto" | "legacy" | "2026-07-28"
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
+export interface StdioConfig extends ConfigInput.StdioInput<Secret> {
   readonly [editorKey: string]: unknown
 }
 
@@ -73,29 +54,7 @@ export interface StdioConfig {
  * @since 0.1.0
  * @category models
  */
-export interface HttpConfig {
-  readonly type?: "http" | "sse"
-  readonly url: string
-  readonly headers?: Readonly<Record<string, Secret>>
-  readonly auth?:
-    | { readonly type: "bearer"; readonly token: AuthSecret }
-    | {
-        readonly type: "client_credentials"
-        readonly clientId: string
-        readonly clientSecret?: AuthSecret
-        readonly privateKey?: AuthSecret
-        readonly algorithm?: "RS256" | "RS384" | "RS512" | "PS256" | "PS384" | "PS512" | "ES256" | "ES384" | "ES512"
-        readonly scope?: string
-        readonly tokenEndpointAuthMethod?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none"
-      }
-  readonly transport?: "streamable-http" | "sse"
-  readonly timeoutMs?: number
-  /** The largest result delivered, in bytes of the server's response message (default 64 MiB). */
-  readonly maxResultBytes?: number
-  /** `"auto"` (default), `"legacy"` or `"2026-07-28"`: which protocol era to speak. */
-  readonly protocol?: "auto" | "legacy" | "2026-07-28"
-  /** How many `input_required` retries one call may take before it is stopped (default 8, at most 64). */
-  readonly maxInputRounds?: number
+export interface HttpConfig extends ConfigInput.HttpInput<Secret> {
   readonly [editorKey: string]: unknown
 }
 
@@ -359,35 +318,55 @@ export interface Requests {
 }
 
 /**
+ * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface EffectRuntime extends Surface.Runtime {
+  readonly effect: Effect.Effect<this["A"], this["E"]>
+  readonly stream: Stream.Stream<this["A"], this["E"]>
+}
+
+/**
+ * The types this face gives the surface table (`@mcp-worker/caller/Surface`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SurfaceTypes extends Surface.Types {
+  readonly config: ServerConfig
+  readonly workerId: string
+  readonly status: WorkerStatus
+  readonly notification: ServerNotification
+  readonly openOptions: OpenOptions
+  readonly closeOptions: CloseOptions
+  readonly eventsOptions: EventsOptions
+  readonly document: AgentHost.Document
+  readonly openAllOptions: AgentHost.OpenAllOptions
+  readonly describeOptions: AgentHost.DescribeOptions
+  readonly requestOptions: RequestOptions
+  readonly binding: AgentHost.Binding
+  readonly error: McpWorkerError
+  readonly requestError: RequestError
+}
+
+/**
+ * The life-cycle operations of the service: open, status, cancel, close, events.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lifecycle extends Surface.Methods<Surface.Lifecycle<SurfaceTypes>, EffectRuntime> {}
+
+/**
  * Every operation, each by worker id, each with its typed failures: the life cycle, every request of the operation
  * table, and the agent-host operations over them (`openAll`, `closeAll`, `describe`, `tools`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpWorkersService extends Requests, AgentHost.AgentHost {
-  readonly open: (
-    config: ServerConfig,
-    options?: OpenOptions
-  ) => Effect.Effect<string, OpenFailed | InvalidInput | HostUnavailable>
-  readonly status: (id: string) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | HostUnavailable>
-  readonly cancel: (
-    id: string,
-    requestId: string
-  ) => Effect.Effect<void, UnknownWorker | InvalidInput | RequestNotPending | HostUnavailable>
-  readonly close: (
-    id: string,
-    options?: CloseOptions
-  ) => Effect.Effect<WorkerStatus, UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>
-  /**
-   * The worker's server notifications from the stream's start, in the order the server sent them; it ends when the
-   * worker closes or its connection is gone.
-   */
-  readonly events: (
-    id: string,
-    options?: EventsOptions
-  ) => Stream.Stream<ServerNotification, UnknownWorker | InvalidInput | HostUnavailable>
-}
+export interface McpWorkersService extends Lifecycle, Requests, AgentHost.AgentHost {}
 
 /**
  * The service: stateful MCP connections in owner threads, used by id from anywhere in the process.

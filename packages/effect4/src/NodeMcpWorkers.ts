@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
+import type * as CallerOptions from "../lib/caller/Options.js"
 import * as Face from "./internal/face.js"
 import * as Service from "./internal/service.js"
 import * as Implementation from "./internal/implementation.js"
@@ -50,13 +51,7 @@ export type Handlers = {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider {
-  readonly redirectUrl: string
-  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
-  readonly clientMetadataUrl?: string | undefined
-  readonly clientInformation?:
-    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
-    | undefined
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   /** Takes the user through `authorizationUrl`; succeeds with the code the redirect brought back. */
   readonly authorize: (request: {
     readonly workerId: string
@@ -72,24 +67,7 @@ export interface OAuthProvider {
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
-  readonly requestTimeout?: Duration.Input | undefined
-  /** The budget of an `open` whose config names no `timeoutMs` (default 30 s). */
-  readonly openTimeout?: Duration.Input | undefined
-  /** The budget of a `close` (default 5 s). */
-  readonly closeTimeout?: Duration.Input | undefined
-  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
-  readonly maxResultBytes?: number | undefined
-  /** The level of the registry's routine log lines (default `Debug`); failures are warnings or errors regardless. */
-  readonly logLevel?: LogLevel.LogLevel | undefined
-  readonly handlers?: Handlers | undefined
-  readonly oauth?: OAuthProvider | undefined
-  /** Whether the host records its workers' metrics (in the implementation's runtime); default `true`. */
-  readonly metrics?: boolean | undefined
-  /** How often each server tree's memory and CPU time are sampled from `/proc`; default 10 s, at least 1 s. */
-  readonly treeSampleInterval?: Duration.Input | undefined
-}
+export interface Options extends CallerOptions.Host<Duration.Input, LogLevel.LogLevel, Handlers, OAuthProvider> {}
 
 type Timeout = number | string
 

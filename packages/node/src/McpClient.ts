@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type {
   CloseFailed,
   InvalidInput,
@@ -37,27 +38,9 @@ import type { Handlers, OAuthProvider } from "./NodeMcpWorkers.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** Budget for the server to start and complete `initialize`. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: Duration.DurationInput | undefined
-  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
-  readonly requestTimeout?: Duration.DurationInput | undefined
-  /** The budget of the close when the scope ends (default 5 s). */
-  readonly closeTimeout?: Duration.DurationInput | undefined
-  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
-  readonly maxResultBytes?: number | undefined
-  /**
-   * Answers to the requests the server may send its client (elicitation, sampling, roots), run in this thread. The
-   * client declares a capability only when its handler is here.
-   */
-  readonly handlers?: Handlers | undefined
+export interface Options extends CallerOptions.Client<Duration.DurationInput, Handlers, ToolFilter.ToolFilter> {
   /** The interactive OAuth client, run in this thread, as `NodeMcpWorkers.layer({ oauth })` has it (C34). */
   readonly oauth?: OAuthProvider | undefined
-  /**
-   * Which of the server's tools the client offers, as `open`'s `tools` (C59): glob patterns to `allow` and to `deny`.
-   * `listTools` shows only those; a `callTool` of any other is `InvalidInput`, never sent.
-   */
-  readonly tools?: ToolFilter.ToolFilter | undefined
 }
 
 /**

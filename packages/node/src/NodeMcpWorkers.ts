@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -24,43 +25,12 @@ import type { ListenError } from "./internal/listen/socketFile.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The budget of a request whose config names no `timeoutMs` (default 30 s). */
-  readonly requestTimeout?: Duration.DurationInput | undefined
-  /** The budget of an `open` whose config names no `timeoutMs` (default 30 s). */
-  readonly openTimeout?: Duration.DurationInput | undefined
-  /** The budget of a `close` (default 5 s). */
-  readonly closeTimeout?: Duration.DurationInput | undefined
-  /** The largest answer of a server whose config names no `maxResultBytes` (default 64 MiB). */
-  readonly maxResultBytes?: number | undefined
-  /**
-   * The level of the registry's routine log lines (a worker opened or closed, a remote thread went silent). Default
-   * `Debug`: a library keeps out of the application's log. Failures are logged as warnings or errors regardless.
-   */
-  readonly logLevel?: LogLevel.LogLevel | undefined
-  /**
-   * Answers to the requests a server may send its client, run in the host's thread. A worker's client declares a
-   * capability only when its handler is here; without one, servers are not told it exists. A handler's failure,
-   * defect or timeout (the request budget) answers the server with a JSON-RPC error; it never fails the worker.
-   */
-  readonly handlers?: Handlers | undefined
-  /**
-   * The interactive OAuth client of the host (C34): for an HTTP server that asks for authorization and whose config
-   * has no `auth`, the owner discovers, registers and exchanges codes for tokens itself, and asks this client only to
-   * take the user through the authorization URL. Tokens and codes never leave the owner but as that one answer.
-   */
-  readonly oauth?: OAuthProvider | undefined
-  /**
-   * Whether the host records its workers' metrics (C80): Effect `Metric`s, which any exporter of
-   * `@effect/opentelemetry` carries. Default `true`.
-   */
-  readonly metrics?: boolean | undefined
-  /**
-   * How often the host samples each server tree's memory and CPU time from `/proc` (Linux only; elsewhere the metrics
-   * are absent). Default 10 s; at least 1 s.
-   */
-  readonly treeSampleInterval?: Duration.DurationInput | undefined
-}
+export interface Options extends CallerOptions.Host<
+  Duration.DurationInput,
+  LogLevel.LogLevel,
+  Handlers,
+  OAuthProvider
+> {}
 
 /**
  * The host's interactive OAuth client: plain-data settings for the owner, and `authorize`, which runs in the host's
@@ -69,17 +39,7 @@ export interface Options {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider {
-  /** Where the authorization server sends the user back; the client's registered redirect URI. */
-  readonly redirectUrl: string
-  /** The client's metadata for dynamic registration (RFC 7591), JSON plain data; `redirect_uris` defaults to `[redirectUrl]`. */
-  readonly clientMetadata?: Readonly<Record<string, unknown>> | undefined
-  /** An `https:` URL of a client ID metadata document, used as the client id where the authorization server supports it. */
-  readonly clientMetadataUrl?: string | undefined
-  /** A client registered beforehand: its id (and secret); nothing is registered then. */
-  readonly clientInformation?:
-    | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
-    | undefined
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   /**
    * Takes the user through `authorizationUrl` and succeeds with the authorization code the redirect to `redirectUrl`
    * brought back — or with `{ code, iss }`, the redirect's `iss` too, which the owner checks against the authorization

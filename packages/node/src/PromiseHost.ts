@@ -15,6 +15,7 @@
  */
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type * as NodeMcpWorkers from "./NodeMcpWorkers.js"
 import * as internal from "./internal/promiseHost.js"
 import type * as PromiseClient from "./PromiseClient.js"
@@ -74,7 +75,7 @@ export interface Handlers {
  * @since 0.1.0
  * @category models
  */
-export interface OAuthProvider extends Omit<NodeMcpWorkers.OAuthProvider, "authorize" | "tokens" | "saveTokens"> {
+export interface OAuthProvider extends CallerOptions.OAuthSettings {
   readonly authorize: (
     request: { readonly workerId: string; readonly authorizationUrl: string },
     options: { readonly signal: AbortSignal }
@@ -91,19 +92,7 @@ export interface OAuthProvider extends Omit<NodeMcpWorkers.OAuthProvider, "autho
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  readonly requestTimeout?: PromiseClient.Timeout | undefined
-  readonly openTimeout?: PromiseClient.Timeout | undefined
-  readonly closeTimeout?: PromiseClient.Timeout | undefined
-  readonly maxResultBytes?: number | undefined
-  /** The level of the registry's routine lines (default `Debug`). */
-  readonly logLevel?: LogLevelName | undefined
-  readonly handlers?: Handlers | undefined
-  readonly oauth?: OAuthProvider | undefined
-  /** Whether the host records its workers' metrics (C80); default `true`. */
-  readonly metrics?: boolean | undefined
-  /** How often each server tree's memory and CPU time are sampled from `/proc` (C81); default 10 s, at least 1 s. */
-  readonly treeSampleInterval?: PromiseClient.Timeout | undefined
+export interface Options extends CallerOptions.Host<PromiseClient.Timeout, LogLevelName, Handlers, OAuthProvider> {
   /**
    * Receives every log line of the registry, whatever its level (the sink filters). Without it, lines go to
    * Effect's default logger at its default minimum level.

@@ -7,17 +7,10 @@
  * @since 0.1.0
  */
 import * as Client from "@mcp-worker/caller/Client"
+import type * as Surface from "@mcp-worker/caller/Surface"
 import type { Tool } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
-import type * as McpConfig from "./McpConfig.js"
-import type {
-  CloseFailed,
-  HostUnavailable,
-  InvalidInput,
-  OpenFailed,
-  RequestError,
-  UnknownWorker
-} from "../McpWorkerError.js"
+import type { CloseFailed, HostUnavailable, InvalidInput, OpenFailed, UnknownWorker } from "../McpWorkerError.js"
 import type * as McpWorkers from "../McpWorkers.js"
 import * as OpenAll from "./OpenAll.js"
 import type * as Operations from "../Operations.js"
@@ -38,30 +31,10 @@ export interface DescribeOptions extends ToolDeclarations.Options, Operations.Re
  * @since 0.1.0
  * @category models
  */
-export interface AgentHost {
-  /**
-   * Opens every entry of a config document concurrently (references filled in from the caller's environment),
-   * answering per entry: its id, or why it did not open. Never fails as a whole.
-   */
-  readonly openAll: (
-    document: McpConfig.Document,
-    options?: OpenAll.OpenAllOptions<McpWorkers.OpenOptions>
-  ) => Effect.Effect<OpenAll.OpenAllResult<OpenFailed | HostUnavailable>>
-  /** Closes every opened worker of an `openAll` result (or a record of ids), one confirmed cleanup each. */
-  readonly closeAll: (
-    workers: Readonly<Record<string, OpenAll.OpenResult<unknown> | string>>,
-    options?: McpWorkers.CloseOptions
-  ) => Effect.Effect<
-    Readonly<Record<string, OpenAll.CloseResult<UnknownWorker | InvalidInput | CloseFailed | HostUnavailable>>>
-  >
-  /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
-  readonly describe: (id: string, options?: DescribeOptions) => Effect.Effect<string, RequestError>
-  /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
-  readonly tools: (
-    id: string,
-    options?: Operations.RequestOptions
-  ) => Effect.Effect<ToolBinding.Binding<ToolBinding.EffectMethod>, RequestError>
-}
+export interface AgentHost extends Surface.Methods<
+  Surface.AgentHost<McpWorkers.SurfaceTypes>,
+  McpWorkers.EffectRuntime
+> {}
 
 /**
  * The operations the agent-host operations are made of.

@@ -16,6 +16,8 @@
  *
  * @since 0.1.0
  */
+import type * as ConfigInput from "@mcp-worker/caller/ConfigInput"
+import type * as Options from "@mcp-worker/caller/Options"
 import type * as Either from "effect/Either"
 import type * as Redacted from "effect/Redacted"
 import * as internal from "../internal/config/document.js"
@@ -49,18 +51,12 @@ export type Format = "claude-desktop" | "cursor" | "vscode" | "mcp-json" | "docu
 export type EntryConfig = StdioConfigInput | HttpConfigInput
 
 /**
- * A VS Code input (`inputs` of `mcp.json`): a value the editor would ask the user for. Here it is given by the
- * caller (`ResolveOptions.inputs`), else its `default`.
+ * A VS Code input (`inputs` of `mcp.json`): a value the editor would ask the user for, given by the caller.
  *
  * @since 0.1.0
  * @category models
  */
-export interface InputDeclaration {
-  readonly description: string | undefined
-  readonly default: string | undefined
-  /** The editor hides what is typed: the value is a secret. */
-  readonly password: boolean
-}
+export type InputDeclaration = ConfigInput.InputDeclaration
 
 /**
  * Servers by normalized name, none disabled, with nothing resolved: safe to print.
@@ -68,12 +64,7 @@ export interface InputDeclaration {
  * @since 0.1.0
  * @category models
  */
-export interface Document {
-  readonly servers: Readonly<Record<string, EntryConfig>>
-  /** Where each entry was read from (`mcpServers["My Server"]`), the root of the paths reported for it. */
-  readonly paths?: Readonly<Record<string, string>> | undefined
-  readonly inputs?: Readonly<Record<string, InputDeclaration>> | undefined
-}
+export interface Document extends ConfigInput.Document<EntryConfig> {}
 
 /**
  * What the references of an entry are filled in from when it is opened.
@@ -81,21 +72,7 @@ export interface Document {
  * @since 0.1.0
  * @category models
  */
-export interface ResolveOptions {
-  /** The caller's environment (Node: `process.env`), only read. Without it, every `${env:…}` without a default is missing. */
-  readonly environment?: Readonly<Record<string, string | undefined>> | undefined
-  /** Values of VS Code inputs, by id; a declared input's `default` is used when it is not given. */
-  readonly inputs?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
-  /** The editor's variables. `pathSeparator` defaults to `/`. */
-  readonly variables?:
-    | {
-        readonly workspaceFolder?: string
-        readonly workspaceFolderBasename?: string
-        readonly userHome?: string
-        readonly pathSeparator?: string
-      }
-    | undefined
-}
+export interface ResolveOptions extends Options.References<string | Redacted.Redacted<string>> {}
 
 /**
  * Reads a file's content (its text, or the value it parses to) as `format` writes it.

@@ -11,6 +11,8 @@
  *
  * @since 0.1.0
  */
+import type * as CallerOptions from "@mcp-worker/caller/Options"
+import type * as CallerSurface from "@mcp-worker/caller/Surface"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as McpConfig from "./McpConfig.js"
@@ -25,10 +27,7 @@ import type { WorkerStatus } from "../WorkerStatus.js"
  * @since 0.1.0
  * @category models
  */
-export interface Opened {
-  readonly _tag: "Opened"
-  readonly id: WorkerId
-}
+export type Opened = CallerSurface.Opened<WorkerId>
 
 /**
  * An entry that did not open, and why: the surface's `open` failure, or an `InvalidInput` for the entry itself (a
@@ -37,10 +36,7 @@ export interface Opened {
  * @since 0.1.0
  * @category models
  */
-export interface NotOpened<E> {
-  readonly _tag: "Failed"
-  readonly error: E | InvalidInput
-}
+export type NotOpened<E> = CallerSurface.NotOpened<E | InvalidInput>
 
 /**
  * What became of one entry.
@@ -64,10 +60,7 @@ export type OpenAllResult<E> = Readonly<Record<string, OpenResult<E>>>
  * @since 0.1.0
  * @category models
  */
-export interface Closed {
-  readonly _tag: "Closed"
-  readonly status: WorkerStatus
-}
+export type Closed = CallerSurface.Closed<WorkerStatus>
 
 /**
  * An entry whose close failed (the id is kept by the surface, so `close` can be tried again).
@@ -75,11 +68,7 @@ export interface Closed {
  * @since 0.1.0
  * @category models
  */
-export interface NotClosed<E> {
-  readonly _tag: "Failed"
-  readonly id: WorkerId
-  readonly error: E
-}
+export type NotClosed<E> = CallerSurface.NotClosed<WorkerId, E>
 
 /**
  * What became of one worker in `closeAll`.
@@ -106,14 +95,7 @@ export interface Surface<OpenOptions, OpenError, CloseOptions, CloseError> {
  * @since 0.1.0
  * @category models
  */
-export interface OpenAllOptions<OpenOptions> extends McpConfig.ResolveOptions {
-  /** The options of every entry's `open`. */
-  readonly open?: OpenOptions | undefined
-  /** Options of one entry's `open`, by its name in the document, merged over `open`. */
-  readonly entries?: Readonly<Record<string, OpenOptions>> | undefined
-  /** How many entries open at a time. Default: all at once. */
-  readonly concurrency?: number | undefined
-}
+export interface OpenAllOptions<OpenOptions> extends McpConfig.ResolveOptions, CallerOptions.OpenAll<OpenOptions> {}
 
 /**
  * Opens every entry of a document concurrently; never fails: each entry's result says whether it opened.
