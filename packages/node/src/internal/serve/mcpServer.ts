@@ -141,7 +141,7 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
         end?.()
         reject(signal.reason)
       }
-      const end = Gateway.begin(gateway, entry, operation, "tools/call", params, extra, (exit) => {
+      const end = Gateway.begin(gateway, entry, operation, params, extra, (exit) => {
         signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) return resolve(exit.value)
         const error = Cause.failureOption(exit.cause)

@@ -79,7 +79,7 @@ const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
 const send = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: keyof Operations.Requests, params: Item) =>
-  Gateway.request(gateway, entry, name, Operations.requests[name].method, params) as Effect.Effect<Item, RequestError>
+  Gateway.request(gateway, entry, name, params) as Effect.Effect<Item, RequestError>
 
 /** A cursor seen before ends it. */
 const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) =>
