@@ -115,7 +115,7 @@ async function handle(
     const read = await readBody(req, options.maxBodyBytes)
     if (read._tag === "Refused") return refuse(res, read.status, "the request body was refused; nothing was sent")
     body = read.value
-    if (await options.modern.claims(req, body)) return options.modern.serve(req, res, body, bearer)
+    if (options.modern.claims(req, body)) return options.modern.serve(req, res, body, bearer)
   }
   if (known !== undefined) {
     known.lastActive = performance.now()

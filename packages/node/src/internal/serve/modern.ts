@@ -32,7 +32,7 @@ import * as ServeTasks from "./tasks.js"
 
 /** @internal */
 export interface Modern {
-  readonly claims: (req: http.IncomingMessage, body: unknown) => Promise<boolean>
+  readonly claims: (req: http.IncomingMessage, body: unknown) => boolean
   readonly serve: (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, bearer: string) => Promise<void>
   readonly close: () => Promise<void>
 }
@@ -312,7 +312,7 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
     return handler
   }
   return {
-    claims: async (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
+    claims: (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
     serve: async (req, res, body, bearer) => {
       // C148
       const abort = new AbortController()
