@@ -10,8 +10,15 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import {
+  classifyInboundRequest,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS
+} from "@modelcontextprotocol/server"
+import fc from "fast-check"
 import * as fs from "node:fs"
 import { fileURLToPath } from "node:url"
+import { plainlyLegacy } from "../../packages/node/src/internal/serve/modern.js"
 import { fixturePath, statefulConfig } from "../fixtures/servers.js"
 
 const { version } = JSON.parse(
@@ -293,4 +300,43 @@ describe("McpServe on 2026-07-28", () => {
         ])
       }).pipe(Effect.provide(layer))
   )
+
+  // C148: the gateway's quick verdict on a 2025-11-25 request is the SDK's own, or it asks the SDK.
+  it("C148: a request the gateway takes for 2025-11-25 without the SDK, the SDK classifies so too", () => {
+    const call = { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "w__echo", arguments: {} } }
+    assert.isTrue(plainlyLegacy("2025-11-25", call))
+    assert.isTrue(plainlyLegacy(undefined, call))
+    const version = fc.option(
+      fc.constantFrom(...SUPPORTED_PROTOCOL_VERSIONS, "2026-07-28", "2099-01-01", " 2025-11-25", "")
+    )
+    const meta = fc.option(
+      fc.dictionary(
+        fc.constantFrom(PROTOCOL_VERSION_META_KEY, "progressToken", "io.modelcontextprotocol/clientInfo", "x"),
+        fc.oneof(fc.constantFrom("2026-07-28", "2025-11-25"), fc.integer(), fc.object())
+      ),
+      { nil: undefined }
+    )
+    const body = fc.oneof(
+      fc.record(
+        {
+          jsonrpc: fc.constantFrom("2.0", "1.0"),
+          id: fc.oneof(fc.integer(), fc.string(), fc.constant(null)),
+          method: fc.oneof(fc.constantFrom("tools/call", "initialize", "notifications/initialized"), fc.integer()),
+          params: fc.oneof(fc.record({ name: fc.string(), _meta: meta }, { requiredKeys: [] }), fc.array(fc.integer())),
+          result: fc.object()
+        },
+        { requiredKeys: ["jsonrpc"] }
+      ),
+      fc.array(fc.object(), { maxLength: 2 }),
+      fc.jsonValue()
+    )
+    fc.assert(
+      fc.property(version, body, (version, body) => {
+        if (!plainlyLegacy(version ?? undefined, body)) return
+        const header = version === null ? {} : { protocolVersionHeader: version }
+        assert.strictEqual(classifyInboundRequest({ httpMethod: "POST", ...header, body }).kind, "legacy")
+      }),
+      { numRuns: 2000 }
+    )
+  })
 })

@@ -2,7 +2,7 @@
 import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type { Tool } from "@modelcontextprotocol/client"
 import { InvalidInput, McpWorkerError, type RequestError, UnknownWorker } from "@mcp-worker/core/McpWorkerError"
-import type * as Operations from "@mcp-worker/core/Operations"
+import * as Operations from "@mcp-worker/core/Operations"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import type * as JsonValue from "@mcp-worker/core/JsonValue"
@@ -235,11 +235,11 @@ export const begin = (
   gateway: Gateway,
   entry: Entry,
   name: keyof Operations.Requests,
-  method: OwnerProtocol.Method,
   params: Record<string, unknown>,
   extra: Extra,
   done: (exit: Exit.Exit<unknown, RequestError>) => void
 ): (() => void) | undefined => {
+  const method = Operations.requests[name].method
   // Params the SDK parsed from JSON, through the gateway's own grants: no tag check nor second parse.
   const listener = { grants: gateway.inner, acceptWorkerIds: false, closing: gateway.closing, ownIds: true }
   const payload = { id: entry.grant, params: JSON.stringify(params) }
@@ -281,12 +281,11 @@ export const request = (
   gateway: Gateway,
   entry: Entry,
   name: keyof Operations.Requests,
-  method: OwnerProtocol.Method,
   params: Record<string, unknown>,
   extra: Extra = {}
 ): Effect.Effect<unknown, RequestError> =>
   Effect.async<unknown, RequestError>((resume) => {
-    const end = begin(gateway, entry, name, method, params, extra, resume)
+    const end = begin(gateway, entry, name, params, extra, resume)
     return end === undefined ? undefined : Effect.sync(end)
   })
 
@@ -300,7 +299,6 @@ export const listTools = (gateway: Gateway, bundle: Bundle): Effect.Effect<Reado
             gateway,
             entry,
             "listTools",
-            "tools/list",
             options?.cursor === undefined ? {} : { cursor: options.cursor }
           ) as Effect.Effect<{
             readonly tools: ReadonlyArray<Tool>

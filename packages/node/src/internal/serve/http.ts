@@ -4,7 +4,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { randomUUID } from "node:crypto"
+import { randomUUID, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as SocketFile from "../listen/socketFile.js"
@@ -20,6 +20,8 @@ export const maxHeaderBytes = 8 * 1024
 interface Session {
   readonly id: string
   readonly bearer: string
+  /** C134: its bundle's, the tag checked once when it opened. */
+  readonly key: string
   /** The least recent makes room at the bound. */
   lastActive: number
   readonly server: Server
@@ -51,6 +53,13 @@ const refuse = (res: http.ServerResponse, status: number, message: string): void
   })
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message }, id: null }))
   res.once("finish", () => res.req.destroy())
+}
+
+// The bearer is a secret: compared in constant time, as its tag is.
+const sameText = (a: string, b: string): boolean => {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
 }
 
 type Body = { readonly _tag: "Read"; readonly value: unknown } | { readonly _tag: "Refused"; readonly status: number }
@@ -90,20 +99,23 @@ async function handle(
   const rebound = Origin.foreign(req.headers)
   if (rebound !== undefined) return refuse(res, 403, rebound)
   const bearer = bearerOf(req.headers.authorization)
-  if (bearer === undefined || Gateway.bundleOf(gateway, bearer) === undefined) {
+  const id = req.headers["mcp-session-id"]
+  const known = typeof id === "string" ? sessions.get(id) : undefined
+  // C134: a session's own grant needs only to still hold; its tag was checked when the session opened.
+  const own = known !== undefined && bearer !== undefined && sameText(known.bearer, bearer)
+  const key = own ? known.key : bearer === undefined ? undefined : Gateway.bundleKeyOf(gateway, bearer)
+  if (bearer === undefined || key === undefined || Gateway.heldBundle(gateway, key) === undefined) {
     return refuse(res, 401, "a grant that holds is required (Authorization: Bearer <grant>)")
   }
   if (gateway.closing) return refuse(res, 503, "the mcp-worker host is closing; the request was not sent")
-  const id = req.headers["mcp-session-id"]
-  const known = typeof id === "string" ? sessions.get(id) : undefined
   // Another grant's request looks like one to no session.
-  if (typeof id === "string" && known?.bearer !== bearer) return refuse(res, 404, "no such session")
+  if (typeof id === "string" && !own) return refuse(res, 404, "no such session")
   let body: unknown = undefined
   if (req.method === "POST") {
     const read = await readBody(req, options.maxBodyBytes)
     if (read._tag === "Refused") return refuse(res, read.status, "the request body was refused; nothing was sent")
     body = read.value
-    if (await options.modern.claims(req, body)) return options.modern.serve(req, res, body, bearer)
+    if (options.modern.claims(req, body)) return options.modern.serve(req, res, body, bearer)
   }
   if (known !== undefined) {
     known.lastActive = performance.now()
@@ -113,7 +125,7 @@ async function handle(
     return refuse(res, 400, "no session: the first request must be initialize")
   }
   await makeRoom(gateway, sessions, options.maxSessions)
-  return (await open(sessions, options, bearer)).transport.handleRequest(req, res, body)
+  return (await open(sessions, options, bearer, key)).transport.handleRequest(req, res, body)
 }
 
 // C133: clients rarely end their sessions, and one told 404 opens a new one.
@@ -130,14 +142,14 @@ async function makeRoom(gateway: Gateway.Gateway, sessions: Map<string, Session>
   }
 }
 
-async function open(sessions: Map<string, Session>, options: Options, bearer: string): Promise<Session> {
+async function open(sessions: Map<string, Session>, options: Options, bearer: string, key: string): Promise<Session> {
   const server = options.serverOf(bearer)
   // Counted from its start, so concurrent opens cannot pass the bound.
   const sessionId = randomUUID()
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => sessionId
   })
-  const session: Session = { id: sessionId, bearer, server, transport, lastActive: performance.now() }
+  const session: Session = { id: sessionId, bearer, key, server, transport, lastActive: performance.now() }
   sessions.set(sessionId, session)
   transport.onclose = () => void sessions.delete(sessionId)
   await server.connect(transport)

@@ -117,8 +117,10 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
     }
     // C156, C71
     const operation = task === undefined ? "callTool" : "startTask"
-    const ended = context.questions && new AbortController()
-    const ask = context.questions && Questions.askerOf({ ...context.questions, ended: ended!.signal })
+    // C151: a client that declared nothing it could be asked is asked nothing, so its call needs no asker.
+    const questions = context.questions !== undefined && Questions.declaresAny(context.questions.declared())
+    const ended = questions ? new AbortController() : undefined
+    const ask = ended && Questions.askerOf({ ...context.questions!, ended: ended.signal })
     try {
       return (await called(entry, operation, params, { onProgress, ask }, context.signal)) as CallToolResult
     } finally {
@@ -141,7 +143,7 @@ export const handlers = (gateway: Gateway.Gateway, bearer: string, run: Run, rai
         end?.()
         reject(signal.reason)
       }
-      const end = Gateway.begin(gateway, entry, operation, "tools/call", params, extra, (exit) => {
+      const end = Gateway.begin(gateway, entry, operation, params, extra, (exit) => {
         signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) return resolve(exit.value)
         const error = Cause.failureOption(exit.cause)

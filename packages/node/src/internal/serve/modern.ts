@@ -4,8 +4,11 @@ import {
   classifyInboundRequest,
   createMcpHandler,
   createRequestStateCodec,
+  isJSONRPCRequest,
+  PROTOCOL_VERSION_META_KEY,
   ProtocolError,
-  Server
+  Server,
+  SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/server"
 import type {
   McpHttpHandler,
@@ -29,7 +32,7 @@ import * as ServeTasks from "./tasks.js"
 
 /** @internal */
 export interface Modern {
-  readonly claims: (req: http.IncomingMessage, body: unknown) => Promise<boolean>
+  readonly claims: (req: http.IncomingMessage, body: unknown) => boolean
   readonly serve: (req: http.IncomingMessage, res: http.ServerResponse, body: unknown, bearer: string) => Promise<void>
   readonly close: () => Promise<void>
 }
@@ -47,17 +50,44 @@ const webRequest = (req: http.IncomingMessage, signal?: AbortSignal): Request =>
   })
 }
 
+const headerOf = (req: http.IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name]
+  return Array.isArray(value) ? value.join(", ") : value
+}
+
+const probe = { jsonrpc: "2.0", id: 0, method: "ping" }
+// The versions the SDK's classification takes for 2025-11-25 and before, asked of it once.
+const legacyVersions: ReadonlySet<string> = new Set(
+  SUPPORTED_PROTOCOL_VERSIONS.filter(
+    (version) =>
+      classifyInboundRequest({ httpMethod: "POST", protocolVersionHeader: version, body: probe }).kind === "legacy"
+  )
+)
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * The SDK classifies a JSON-RPC request legacy unless a header or its `_meta` names a later revision; checked here
+ * without the SDK's three schema passes, and anything else is left to it.
+ *
+ * @internal
+ */
+export const plainlyLegacy = (version: string | undefined, body: unknown): boolean => {
+  if ((version !== undefined && !legacyVersions.has(version)) || !isPlainObject(body)) return false
+  const meta = isPlainObject(body.params) ? body.params._meta : undefined
+  return !(isPlainObject(meta) && PROTOCOL_VERSION_META_KEY in meta) && isJSONRPCRequest(body)
+}
+
 // The SDK's own classification: a 2025-11-25 request never needs a web Request.
 const isLegacy = (req: http.IncomingMessage, body: unknown): boolean => {
-  const header = (name: string) => {
-    const value = req.headers[name]
-    return Array.isArray(value) ? value.join(", ") : value
-  }
+  const version = headerOf(req, "mcp-protocol-version")
+  if (plainlyLegacy(version, body)) return true
   const outcome = classifyInboundRequest({
     httpMethod: "POST",
-    ...optional("protocolVersionHeader", header("mcp-protocol-version")),
-    ...optional("mcpMethodHeader", header("mcp-method")),
-    ...optional("mcpNameHeader", header("mcp-name")),
+    ...optional("protocolVersionHeader", version),
+    ...optional("mcpMethodHeader", headerOf(req, "mcp-method")),
+    ...optional("mcpNameHeader", headerOf(req, "mcp-name")),
     body
   })
   return outcome.kind === "legacy"
@@ -282,7 +312,7 @@ export const make = (gateway: Gateway.Gateway, run: Run, fork: Fork): Modern => 
     return handler
   }
   return {
-    claims: async (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
+    claims: (req, body) => req.method === "POST" && body !== undefined && !isLegacy(req, body),
     serve: async (req, res, body, bearer) => {
       // C148
       const abort = new AbortController()

@@ -49,7 +49,7 @@ const start = (gateway: Gateway.Gateway, bundle: Gateway.Bundle, params: Json) =
     const [entry, tool] = route
     const meta = forwarded(params._meta)
     const sent = { name: tool, arguments: params.arguments ?? {}, task: {}, ...(meta && { _meta: meta }) }
-    const answer = (yield* Gateway.request(gateway, entry, "startTask", "tools/call", sent)) as Json
+    const answer = (yield* Gateway.request(gateway, entry, "startTask", sent)) as Json
     // C75a
     return answer.task === undefined
       ? { resultType: "complete", ...answer }

@@ -79,7 +79,7 @@ const invalid = (path: string, message: string) =>
   new InvalidInput({ where: "arguments", path, message, delivery: "not_sent" })
 
 const send = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: keyof Operations.Requests, params: Item) =>
-  Gateway.request(gateway, entry, name, Operations.requests[name].method, params) as Effect.Effect<Item, RequestError>
+  Gateway.request(gateway, entry, name, params) as Effect.Effect<Item, RequestError>
 
 /** A cursor seen before ends it. */
 const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry, name: Listing) =>
@@ -167,16 +167,29 @@ export const resourceRequest = (
 ): Effect.Effect<Item, RequestError> =>
   Effect.flatMap(resourceRoute(gateway, bundle, params.uri), (entry) => send(gateway, entry, name, params))
 
+/** A served prompt name to its worker and own name, or `InvalidInput` at `path`. */
+const toPrompt = (
+  gateway: Gateway.Gateway,
+  bundle: Gateway.Bundle,
+  served: unknown,
+  path: string,
+  request: (entry: Gateway.Entry, name: string) => Effect.Effect<Item, RequestError>
+): Effect.Effect<Item, RequestError> => {
+  const route = Gateway.routeOf(gateway, bundle, String(served))
+  if (route === undefined) return Effect.fail(invalid(path, "this grant serves no prompt of that name"))
+  return request(route[0], route[1])
+}
+
 export const getPrompt = (
   gateway: Gateway.Gateway,
   bundle: Gateway.Bundle,
   params: Item
 ): Effect.Effect<Item, RequestError> =>
-  Effect.suspend(() => {
-    const route = Gateway.routeOf(gateway, bundle, String(params.name))
-    if (route === undefined) return Effect.fail(invalid("name", "this grant serves no prompt of that name"))
-    return send(gateway, route[0], "getPrompt", { ...params, name: route[1] })
-  })
+  Effect.suspend(() =>
+    toPrompt(gateway, bundle, params.name, "name", (entry, name) =>
+      send(gateway, entry, "getPrompt", { ...params, name })
+    )
+  )
 
 /** C142 */
 export const complete = (
@@ -187,9 +200,9 @@ export const complete = (
   Effect.suspend(() => {
     const ref = (params.ref ?? {}) as Item
     if (ref.type === "ref/prompt") {
-      const route = Gateway.routeOf(gateway, bundle, String(ref.name))
-      if (route === undefined) return Effect.fail(invalid("ref.name", "this grant serves no prompt of that name"))
-      return send(gateway, route[0], "complete", { ...params, ref: { ...ref, name: route[1] } })
+      return toPrompt(gateway, bundle, ref.name, "ref.name", (entry, name) =>
+        send(gateway, entry, "complete", { ...params, ref: { ...ref, name } })
+      )
     }
     return Effect.flatMap(resourceRoute(gateway, bundle, ref.uri), (entry) => send(gateway, entry, "complete", params))
   })

@@ -31,13 +31,12 @@ export const byId = (
   name: ById,
   params: Item
 ): Effect.Effect<Item, RequestError> => {
-  const method = Operations.requests[name].method
   const taskId = params.taskId
   const now = Date.now()
   const holders = [...bundle.entries.values()].filter(
     (entry) => typeof taskId === "string" && Grants.resolve(gateway.inner, entry.grant, now)?.tasks.has(taskId)
   )
-  if (holders.length === 1) return Gateway.request(gateway, holders[0], name, method, params) as Effect.Effect<Item>
+  if (holders.length === 1) return Gateway.request(gateway, holders[0], name, params) as Effect.Effect<Item>
   const refused =
     holders.length === 0
       ? Grants.notItsTask()
@@ -47,7 +46,7 @@ export const byId = (
           message: `a task of that id was started on ${holders.map((entry) => entry.name).join(" and ")}`,
           delivery: "not_sent"
         })
-  return Effect.fail(gateway.registry.refusedBefore(undefined, method, "gateway", refused))
+  return Effect.fail(gateway.registry.refusedBefore(undefined, Operations.requests[name].method, "gateway", refused))
 }
 
 /** C71 @internal */
@@ -64,7 +63,7 @@ const listOne = (gateway: Gateway.Gateway, entry: Gateway.Entry): Effect.Effect<
     let cursor: string | undefined = undefined
     for (let page = 0; page < AgentHost.maxPages; page++) {
       const params = cursor === undefined ? {} : { cursor }
-      const result = (yield* Gateway.request(gateway, entry, "listTasks", "tasks/list", params)) as Item
+      const result = (yield* Gateway.request(gateway, entry, "listTasks", params)) as Item
       tasks.push(...((result.tasks as ReadonlyArray<Item> | undefined) ?? []))
       const next = result.nextCursor
       if (typeof next !== "string" || seen.has(next)) break
