@@ -401,13 +401,15 @@ export const nextPage = (seen: Set<string>, next: unknown): string | undefined =
   return next
 }
 
-// internal
+/**
+ * The `AbortError` a call rejects with when its client was disposed, or the call was abandoned.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const disposedError: (message: string) => Error = ThreadPlane.disposedError
 
-const disposedError = (message: string): Error => {
-  const error = new Error(message)
-  error.name = "AbortError"
-  return error
-}
+// internal
 
 // `open` checks its config where it is called (C18), with the checks the environment has.
 const openOn = (plane: Plane.Plane, prepareOpen: Plane.PrepareOpen | undefined) =>
