@@ -17,6 +17,7 @@ import * as Binding from "./Binding.js"
 import { InvalidInput, invalid, ok } from "./McpWorkerError.js"
 import type * as JsonValue from "./JsonValue.js"
 import * as Operations from "./Operations.js"
+import type * as Options from "./Options.js"
 import type * as Plane from "./Plane.js"
 import type * as ResultFile from "./ResultFile.js"
 import * as ThreadPlane from "./internal/thread/index.js"
@@ -52,9 +53,7 @@ export interface RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions extends Omit<Plane.OpenOptions, "timeout"> {
-  readonly timeout?: Timeout | undefined
-}
+export interface OpenOptions extends Options.Open<Timeout> {}
 
 /**
  * Options of `close`.
@@ -62,10 +61,7 @@ export interface OpenOptions extends Omit<Plane.OpenOptions, "timeout"> {
  * @since 0.1.0
  * @category models
  */
-export interface CloseOptions {
-  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
-  readonly timeout?: Timeout | undefined
-}
+export interface CloseOptions extends Options.Close<Timeout> {}
 
 /**
  * Options of `events`.
@@ -73,10 +69,7 @@ export interface CloseOptions {
  * @since 0.1.0
  * @category models
  */
-export interface EventsOptions {
-  /** How many notifications wait for this subscriber before the oldest is dropped: 1 to 65,536 (default 256). */
-  readonly capacity?: number | undefined
-}
+export interface EventsOptions extends Options.Events {}
 
 /**
  * Options of `describe`: those of the rendering, and of each `listTools` page.
@@ -84,11 +77,7 @@ export interface EventsOptions {
  * @since 0.1.0
  * @category models
  */
-export interface DescribeOptions extends RequestOptions {
-  readonly name?: string | undefined
-  readonly namespace?: string | undefined
-  readonly title?: string | undefined
-}
+export interface DescribeOptions extends RequestOptions, Options.Rendering {}
 
 /**
  * Options of `makeClient`.
@@ -401,13 +390,15 @@ export const nextPage = (seen: Set<string>, next: unknown): string | undefined =
   return next
 }
 
-// internal
+/**
+ * The `AbortError` a call rejects with when its client was disposed, or the call was abandoned.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const disposedError: (message: string) => Error = ThreadPlane.disposedError
 
-const disposedError = (message: string): Error => {
-  const error = new Error(message)
-  error.name = "AbortError"
-  return error
-}
+// internal
 
 // `open` checks its config where it is called (C18), with the checks the environment has.
 const openOn = (plane: Plane.Plane, prepareOpen: Plane.PrepareOpen | undefined) =>

@@ -35,20 +35,25 @@ export type DurationInput =
   | { readonly value: unknown }
 
 /**
- * The options every request takes.
+ * The options every request takes, over what a duration is in the face's runtime.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RequestOptions {
+export interface RequestOptions<Duration = DurationInput> {
   /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: DurationInput | undefined
+  readonly timeout?: Duration | undefined
   /**
-   * How long the request may go without a `notifications/progress` from the server (it then asks for progress); the
-   * `timeout` stays the whole cap. Positive, finite, at most the `timeout` (C121).
+   * How long the request may go without a `notifications/progress` from the server before it ends as
+   * `DeliveryUnknown{timeout}` (the request then asks for progress); the `timeout` stays the whole cap. Positive,
+   * finite, at most the `timeout` (C121).
    */
-  readonly idleTimeout?: DurationInput | undefined
-  /** Called with each `notifications/progress` the server sends for this request, in the caller's own thread. */
+  readonly idleTimeout?: Duration | undefined
+  /**
+   * Called with each `notifications/progress` the server sends for this request, in the caller's own thread (the
+   * function is never serialized). Only with it are progress notifications handed on. They do not extend the
+   * `timeout`.
+   */
   readonly onProgress?: ((progress: Progress) => void) | undefined
 }
 
@@ -58,10 +63,17 @@ export interface RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface CallToolOptions extends RequestOptions {
-  /** An absolute file path the owner writes the raw result to; the call answers a `SavedResult`. */
+export interface CallToolOptions<Duration = DurationInput> extends RequestOptions<Duration> {
+  /**
+   * An absolute file path: the owner thread writes the server's raw result there (the JSON text of the response's
+   * `result`, byte for byte) and the call answers a `SavedResult` instead. Not subject to `maxResultBytes`; stdio
+   * workers only.
+   */
   readonly saveTo?: string | undefined
-  /** A result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there; `"fail"` fails. */
+  /**
+   * A result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there, as `saveTo` would, and answers
+   * a `SpilledResult` (`ResultFile.isSpilled`); `"fail"` is `ResultTooLarge`. Default: the worker's `open` option.
+   */
   readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
 }
 
@@ -71,7 +83,7 @@ export interface CallToolOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ListOptions extends RequestOptions {
+export interface ListOptions<Duration = DurationInput> extends RequestOptions<Duration> {
   /** The `nextCursor` of the previous page. */
   readonly cursor?: string | undefined
 }
@@ -82,9 +94,9 @@ export interface ListOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface StartTaskOptions extends RequestOptions {
+export interface StartTaskOptions<Duration = DurationInput> extends RequestOptions<Duration> {
   /** How long the server should keep the task and its result after it was created; the server may keep it less. */
-  readonly ttl?: DurationInput | undefined
+  readonly ttl?: Duration | undefined
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
- * The options of a host registry, of a scoped client and of `openAll`, as plain types every face shares: each face
- * says what a duration, a secret, a log level, a handler and an OAuth client are in its own runtime. A config's own
- * `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over these defaults.
+ * The options of a host registry, of a scoped client, of `openAll` and of the life-cycle calls, as plain types every
+ * face shares: each face says what a duration, a secret, a log level, a handler and an OAuth client are in its own
+ * runtime. A config's own `timeoutMs` and `maxResultBytes`, and a call's `timeout`, win over these defaults.
  *
  * @since 0.1.0
  */
+import type * as ResultFile from "./ResultFile.js"
 
 /**
  * The defaults a host registry and a scoped client both take.
@@ -134,4 +135,103 @@ export interface OAuthSettings {
   readonly clientInformation?:
     | { readonly client_id: string; readonly client_secret?: string | undefined; readonly [key: string]: unknown }
     | undefined
+}
+
+/**
+ * Where a worker's owner runs: a thread of the host, or a child process of its own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Isolation = "thread" | "process"
+
+/**
+ * The `tools` option of `open`: glob patterns of the tool names the worker offers (`allow`, every tool when absent)
+ * and of those it withholds (`deny`, applied after `allow`). Plain data: it travels with the open to the owner.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolFilter {
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * Options of `open`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Open<Duration> {
+  /** Budget for the thread to start and the server to complete `initialize`. Default as for requests. */
+  readonly timeout?: Duration | undefined
+  /**
+   * Where the owner runs: a worker thread of the host (`"thread"`, the default), or a child process of its own
+   * (`"process"`), whose crash or exhausted memory cannot take the host down.
+   */
+  readonly isolation?: Isolation | undefined
+  /**
+   * The owner's V8 heap limit in MB (`resourceLimits.maxOldGenerationSizeMb` of a thread, `--max-old-space-size` of
+   * a process): an owner past it dies, and the worker becomes `failed`. A whole number from 16 to 65,536.
+   */
+  readonly maxOldGenerationSizeMb?: number | undefined
+  /**
+   * The worker's result policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes each such
+   * result to a new file there and answers a `SpilledResult`; `"fail"` (the default) is `ResultTooLarge`. A call's
+   * own `onTooLarge` comes first. Stdio workers only; the directory is checked here, before anything starts.
+   */
+  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
+  /**
+   * Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow` (default: every tool) and to
+   * `deny` (applied after `allow`). `listTools` shows only those, and a `callTool` of any other is `InvalidInput`,
+   * never sent. Checked before anything starts (`ToolFilter.check`).
+   */
+  readonly tools?: ToolFilter | undefined
+  /**
+   * The worker's name in its host's metrics and view (1 to 64 characters); `openAll` gives each entry its own. Without
+   * one, the name the server reports is used. Carried by an open in the host's process, a remote thread's and a cluster
+   * runner's; a socket peer's open does not carry it yet.
+   */
+  readonly name?: string | undefined
+}
+
+/**
+ * Options of `close`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Close<Duration> {
+  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
+  readonly timeout?: Duration | undefined
+}
+
+/**
+ * Options of `events`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Events {
+  /**
+   * How many notifications wait for this subscriber at most; past it the oldest is dropped (and counted in the
+   * worker's `status().notifications.dropped`). A whole number from 1 to 65,536. Default: 256.
+   */
+  readonly capacity?: number | undefined
+}
+
+/**
+ * The options of rendering a worker's tools as TypeScript declarations (`describe`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rendering {
+  /** The interface whose methods are the tools. Default: `Tools`. */
+  readonly name?: string | undefined
+  /** Wrap every declaration in `export declare namespace <namespace> { … }` (several servers in one file). */
+  readonly namespace?: string | undefined
+  /** A line for the header comment, such as the server's name. */
+  readonly title?: string | undefined
 }

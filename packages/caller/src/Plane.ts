@@ -8,6 +8,7 @@
 // `AsyncDisposable` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
 import type { CleanupSummary } from "./McpWorkerError.js"
+import type * as Options from "./Options.js"
 import type * as Protocol from "./internal/thread/protocol.js"
 import * as internal from "./internal/iterator.js"
 
@@ -127,16 +128,7 @@ export interface ServerNotification {
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions {
-  readonly timeout?: unknown
-  readonly isolation?: "thread" | "process" | undefined
-  readonly maxOldGenerationSizeMb?: number | undefined
-  readonly onTooLarge?: "fail" | { readonly spill: string } | undefined
-  readonly tools?:
-    | { readonly allow?: ReadonlyArray<string> | undefined; readonly deny?: ReadonlyArray<string> | undefined }
-    | undefined
-  readonly name?: string | undefined
-}
+export interface OpenOptions extends Options.Open<unknown> {}
 
 /**
  * An `open` checked by the surface that has the config checks (they need `@mcp-worker/core`): the config in its wire

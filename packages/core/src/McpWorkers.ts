@@ -66,6 +66,7 @@
  * @since 0.1.0
  */
 import * as CallerClient from "@mcp-worker/caller/Client"
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type * as Surface from "@mcp-worker/caller/Surface"
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
 import * as Context from "effect/Context"
@@ -82,7 +83,6 @@ import type * as Operations from "./Operations.js"
 import type * as ResultFile from "./ResultFile.js"
 import type { NotificationMethod } from "./protocol/OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
-import type * as ToolFilter from "./ToolFilter.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
@@ -125,38 +125,7 @@ export type SpilledResult = ResultFile.SpilledResult
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions {
-  /** Budget for the thread to start and the server to complete `initialize`. Default as for requests. */
-  readonly timeout?: Duration.DurationInput | undefined
-  /**
-   * Where the owner runs: a worker thread of the host (`"thread"`, the default), or a child process of its own
-   * (`"process"`), whose crash or exhausted memory cannot take the host down.
-   */
-  readonly isolation?: Isolation | undefined
-  /**
-   * The owner's V8 heap limit in MB (`resourceLimits.maxOldGenerationSizeMb` of a thread, `--max-old-space-size` of
-   * a process): an owner past it dies, and the worker becomes `failed`. A whole number from 16 to 65,536.
-   */
-  readonly maxOldGenerationSizeMb?: number | undefined
-  /**
-   * The worker's result policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes each such
-   * result to a new file there and answers a `SpilledResult`; `"fail"` (the default) is `ResultTooLarge`. A call's
-   * own `onTooLarge` comes first. Stdio workers only; the directory is checked here, before anything starts.
-   */
-  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
-  /**
-   * Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow` (default: every tool) and to
-   * `deny` (applied after `allow`). `listTools` shows only those, and a `callTool` of any other is `InvalidInput`,
-   * never sent. Checked before anything starts (`ToolFilter.check`).
-   */
-  readonly tools?: ToolFilter.ToolFilter | undefined
-  /**
-   * The worker's name in its host's metrics and view (1 to 64 characters); `openAll` gives each entry its own. Without
-   * one, the name the server reports is used. Carried by an open in the host's process, a remote thread's and a cluster
-   * runner's; a socket peer's open does not carry it yet.
-   */
-  readonly name?: string | undefined
-}
+export interface OpenOptions extends CallerOptions.Open<Duration.DurationInput> {}
 
 /**
  * Where a worker's owner runs: a thread of the host, or a child process of its own.
@@ -164,7 +133,7 @@ export interface OpenOptions {
  * @since 0.1.0
  * @category models
  */
-export type Isolation = "thread" | "process"
+export type Isolation = CallerOptions.Isolation
 
 /**
  * The isolation options of `open`, checked.
@@ -221,10 +190,7 @@ export const placementOf = (
  * @since 0.1.0
  * @category models
  */
-export interface CloseOptions {
-  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
-  readonly timeout?: Duration.DurationInput | undefined
-}
+export interface CloseOptions extends CallerOptions.Close<Duration.DurationInput> {}
 
 /**
  * Options of `events`.
@@ -232,13 +198,7 @@ export interface CloseOptions {
  * @since 0.1.0
  * @category models
  */
-export interface EventsOptions {
-  /**
-   * How many notifications wait for this subscriber at most; past it the oldest is dropped (and counted in the
-   * worker's `status().notifications.dropped`). A whole number from 1 to 65,536. Default: 256.
-   */
-  readonly capacity?: number | undefined
-}
+export interface EventsOptions extends CallerOptions.Events {}
 
 /**
  * One server notification, as the server sent it: `params` is untrusted data the library does not interpret.

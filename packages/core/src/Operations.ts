@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import type * as Caller from "@mcp-worker/caller/Operations"
+import type * as Plane from "@mcp-worker/caller/Plane"
 import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -26,22 +27,7 @@ import { fromCaller } from "./OperationParams.js"
  * @since 0.1.0
  * @category models
  */
-export interface RequestOptions {
-  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: Duration.DurationInput | undefined
-  /**
-   * How long the request may go without a `notifications/progress` from the server before it ends as
-   * `DeliveryUnknown{timeout}` (the request then asks for progress); the `timeout` stays the whole cap. Positive,
-   * finite, at most the `timeout` (C121).
-   */
-  readonly idleTimeout?: Duration.DurationInput | undefined
-  /**
-   * Called with each `notifications/progress` the server sends for this request, in the caller's own thread (the
-   * function is never serialized). Only with it are progress notifications handed on. They do not extend the
-   * `timeout`.
-   */
-  readonly onProgress?: ((progress: Progress) => void) | undefined
-}
+export interface RequestOptions extends Caller.RequestOptions<Duration.DurationInput> {}
 
 /**
  * One progress notification of a request: `progress` (and `total`, when the server knows it) as the server counts
@@ -50,11 +36,7 @@ export interface RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface Progress {
-  readonly progress: number
-  readonly total?: number | undefined
-  readonly message?: string | undefined
-}
+export interface Progress extends Plane.Progress {}
 
 /**
  * The options of `callTool`.
@@ -62,19 +44,7 @@ export interface Progress {
  * @since 0.1.0
  * @category models
  */
-export interface CallToolOptions extends RequestOptions {
-  /**
-   * An absolute file path: the owner thread writes the server's raw result there (the JSON text of the response's
-   * `result`, byte for byte) and the call answers a `SavedResult` instead. Not subject to `maxResultBytes`; stdio
-   * workers only.
-   */
-  readonly saveTo?: string | undefined
-  /**
-   * A result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there, as `saveTo` would, and answers
-   * a `SpilledResult` (`ResultFile.isSpilled`); `"fail"` is `ResultTooLarge`. Default: the worker's `open` option.
-   */
-  readonly onTooLarge?: ResultFile.TooLargePolicy | undefined
-}
+export interface CallToolOptions extends Caller.CallToolOptions<Duration.DurationInput> {}
 
 /**
  * What `callTool` with `saveTo` answers (`ResultFile.SavedResult`).
@@ -90,10 +60,7 @@ export type SavedResult = ResultFile.SavedResult
  * @since 0.1.0
  * @category models
  */
-export interface ListOptions extends RequestOptions {
-  /** The `nextCursor` of the previous page. */
-  readonly cursor?: string | undefined
-}
+export interface ListOptions extends Caller.ListOptions<Duration.DurationInput> {}
 
 /**
  * What the params builder of an operation gets besides its arguments.

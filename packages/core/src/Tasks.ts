@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import type * as Caller from "@mcp-worker/caller/Operations"
 import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
@@ -26,10 +27,7 @@ import * as Extension from "./internal/owner/tasksExtension.js"
  * @since 0.1.0
  * @category models
  */
-export interface StartTaskOptions extends RequestOptions {
-  /** How long the server should keep the task and its result after it was created; the server may keep it less. */
-  readonly ttl?: Duration.DurationInput | undefined
-}
+export interface StartTaskOptions extends Caller.StartTaskOptions<Duration.DurationInput> {}
 
 /**
  * The key of `_meta` that marks a task's result, and a server's request made for one task, with its task id.

@@ -15,6 +15,7 @@
  *
  * @since 0.1.0
  */
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type * as Either from "effect/Either"
 import * as internal from "./internal/toolFilter.js"
 import type { InvalidInput } from "./McpWorkerError.js"
@@ -26,10 +27,7 @@ import type { InvalidInput } from "./McpWorkerError.js"
  * @since 0.1.0
  * @category models
  */
-export interface ToolFilter {
-  readonly allow?: ReadonlyArray<string> | undefined
-  readonly deny?: ReadonlyArray<string> | undefined
-}
+export interface ToolFilter extends CallerOptions.ToolFilter {}
 
 /**
  * The most patterns in one list.

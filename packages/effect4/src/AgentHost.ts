@@ -70,14 +70,7 @@ export type CloseResult<E> = Surface.Closed<WorkerStatus> | Surface.NotClosed<st
  * @since 0.1.0
  * @category models
  */
-export interface DescribeOptions extends McpWorkers.RequestOptions {
-  /** The interface whose methods are the tools. Default: `Tools`. */
-  readonly name?: string | undefined
-  /** Wrap every declaration in `export declare namespace <namespace> { … }`. */
-  readonly namespace?: string | undefined
-  /** A line for the header comment, such as the server's name. */
-  readonly title?: string | undefined
-}
+export interface DescribeOptions extends McpWorkers.RequestOptions, CallerOptions.Rendering {}
 
 /**
  * One tool as an Effect method: `callTool` with the tool's real name, the same results, options and errors.

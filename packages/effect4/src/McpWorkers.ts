@@ -15,6 +15,8 @@ import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
 import type * as Tasks from "./Tasks.js"
 import type * as ConfigInput from "../lib/caller/ConfigInput.js"
+import type * as Operations from "../lib/caller/Operations.js"
+import type * as Options from "../lib/caller/Options.js"
 import type * as Plane from "../lib/caller/Plane.js"
 import type * as Surface from "../lib/caller/Surface.js"
 import type * as ResultFile from "../lib/caller/ResultFile.js"
@@ -73,11 +75,7 @@ export type ServerConfig =
  * @since 0.1.0
  * @category models
  */
-export interface Progress {
-  readonly progress: number
-  readonly total?: number | undefined
-  readonly message?: string | undefined
-}
+export interface Progress extends Plane.Progress {}
 
 /**
  * The options every request takes.
@@ -85,17 +83,7 @@ export interface Progress {
  * @since 0.1.0
  * @category models
  */
-export interface RequestOptions {
-  /** The whole wait budget of the request as the caller sees it. Default: the config's `timeoutMs`, else 30 s. */
-  readonly timeout?: Duration.Input | undefined
-  /**
-   * How long the request may go without a `notifications/progress` from the server; the `timeout` stays the whole cap.
-   * Positive, finite, at most the `timeout`.
-   */
-  readonly idleTimeout?: Duration.Input | undefined
-  /** Called with each `notifications/progress` of this request, in the caller's thread; only with it is it asked. */
-  readonly onProgress?: ((progress: Progress) => void) | undefined
-}
+export interface RequestOptions extends Operations.RequestOptions<Duration.Input> {}
 
 /**
  * The options of a paginated list.
@@ -103,9 +91,7 @@ export interface RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ListOptions extends RequestOptions {
-  readonly cursor?: string | undefined
-}
+export interface ListOptions extends Operations.ListOptions<Duration.Input> {}
 
 /**
  * What becomes of a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes it to a new file there and
@@ -114,7 +100,7 @@ export interface ListOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export type TooLargePolicy = "fail" | { readonly spill: string }
+export type TooLargePolicy = ResultFile.TooLargePolicy
 
 /**
  * The options of `callTool`.
@@ -122,12 +108,7 @@ export type TooLargePolicy = "fail" | { readonly spill: string }
  * @since 0.1.0
  * @category models
  */
-export interface CallToolOptions extends RequestOptions {
-  /** An absolute path: the owner writes the raw result there and the call answers a `SavedResult` (stdio only). */
-  readonly saveTo?: string | undefined
-  /** A result over `maxResultBytes`: spilled to a file, or `ResultTooLarge`. Default: the worker's `open` option. */
-  readonly onTooLarge?: TooLargePolicy | undefined
-}
+export interface CallToolOptions extends Operations.CallToolOptions<Duration.Input> {}
 
 /**
  * What `callTool` with `saveTo` answers.
@@ -202,23 +183,7 @@ export interface ListToolsResult extends RawResult {
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions {
-  /** Budget for the owner to start and the server to complete `initialize`. */
-  readonly timeout?: Duration.Input | undefined
-  /** Where the owner runs: a thread of the host (the default) or a child process of its own. */
-  readonly isolation?: "thread" | "process" | undefined
-  /** The owner's V8 heap limit in MB, a whole number from 16 to 65,536. */
-  readonly maxOldGenerationSizeMb?: number | undefined
-  /**
-   * The worker's policy for a `callTool` result over `maxResultBytes`: `{ spill: directory }` writes each such result
-   * to a new file there and answers a `SpilledResult`; `"fail"` (the default) is `ResultTooLarge`. Stdio workers only.
-   */
-  readonly onTooLarge?: TooLargePolicy | undefined
-  /** Which of the server's tools the worker offers: glob patterns (`*`, `?`) to `allow`, then to `deny`. */
-  readonly tools?: ToolFilter | undefined
-  /** The worker's name in its host's metrics and view (1 to 64 characters); else the name the server reports. */
-  readonly name?: string | undefined
-}
+export interface OpenOptions extends Options.Open<Duration.Input> {}
 
 /**
  * The `tools` option of `open`: glob patterns of the tool names a worker offers (`allow`, every tool when absent)
@@ -227,10 +192,7 @@ export interface OpenOptions {
  * @since 0.1.0
  * @category models
  */
-export interface ToolFilter {
-  readonly allow?: ReadonlyArray<string> | undefined
-  readonly deny?: ReadonlyArray<string> | undefined
-}
+export interface ToolFilter extends Options.ToolFilter {}
 
 /**
  * Options of `close`.
@@ -238,10 +200,7 @@ export interface ToolFilter {
  * @since 0.1.0
  * @category models
  */
-export interface CloseOptions {
-  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
-  readonly timeout?: Duration.Input | undefined
-}
+export interface CloseOptions extends Options.Close<Duration.Input> {}
 
 /**
  * Options of `events`.
@@ -249,10 +208,7 @@ export interface CloseOptions {
  * @since 0.1.0
  * @category models
  */
-export interface EventsOptions {
-  /** How many notifications wait for this subscriber at most (1 to 65,536, default 256); the oldest go first. */
-  readonly capacity?: number | undefined
-}
+export interface EventsOptions extends Options.Events {}
 
 /**
  * The kinds of server notification `events` carries.

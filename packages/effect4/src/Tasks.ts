@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
+import type * as Operations from "../lib/caller/Operations.js"
 import type * as McpWorkers from "./McpWorkers.js"
 
 /**
@@ -16,10 +17,7 @@ import type * as McpWorkers from "./McpWorkers.js"
  * @since 0.1.0
  * @category models
  */
-export interface StartTaskOptions extends McpWorkers.RequestOptions {
-  /** How long the server should keep the task and its result after it was created; the server may keep it less. */
-  readonly ttl?: Duration.Input | undefined
-}
+export interface StartTaskOptions extends Operations.StartTaskOptions<Duration.Input> {}
 
 /**
  * The key of `_meta` that marks a task's result, and a server's request made for one task, with its task id.

@@ -15,6 +15,7 @@
 // `Symbol.asyncDispose` is in the declarations: they name the lib that has it, for a program whose own lib does not.
 /// <reference lib="esnext.disposable" preserve="true" />
 import type * as Client from "@mcp-worker/caller/Client"
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type * as McpConfig from "@mcp-worker/core/agentHost/McpConfig"
 import type {
   CloseFailed,
@@ -48,10 +49,7 @@ export type Timeout = Client.Timeout
  * @since 0.1.0
  * @category models
  */
-export interface OpenOptions extends Omit<McpWorkers.OpenOptions, "timeout"> {
-  /** Budget for the thread to start and the server to complete `initialize`. */
-  readonly timeout?: Timeout | undefined
-}
+export interface OpenOptions extends CallerOptions.Open<Timeout> {}
 
 /**
  * Options of every request: a budget, and a signal that stays in the calling thread (`@mcp-worker/caller`'s).
@@ -77,10 +75,7 @@ export interface ListToolsOptions extends RequestOptions {
  * @since 0.1.0
  * @category models
  */
-export interface CloseOptions {
-  /** Budget for ending the connection and confirming cleanup. Default: 5 s. */
-  readonly timeout?: Timeout | undefined
-}
+export interface CloseOptions extends CallerOptions.Close<Timeout> {}
 
 /**
  * Options of `openAll`: what a document's references are filled in from (default: this thread's `process.env`),

@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import * as Binding from "@mcp-worker/caller/Binding"
+import type * as CallerOptions from "@mcp-worker/caller/Options"
 import type { ListToolsResult, Tool } from "@modelcontextprotocol/client"
 import * as SchemaType from "../internal/schemaType.js"
 
@@ -20,14 +21,7 @@ import * as SchemaType from "../internal/schemaType.js"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The interface whose methods are the tools. Default: `Tools`. */
-  readonly name?: string | undefined
-  /** Wrap every declaration in `export declare namespace <namespace> { … }` (several servers in one file). */
-  readonly namespace?: string | undefined
-  /** A line for the header comment, such as the server's name. */
-  readonly title?: string | undefined
-}
+export interface Options extends CallerOptions.Rendering {}
 
 /**
  * The names of the declarations every rendering holds besides the tools' own.

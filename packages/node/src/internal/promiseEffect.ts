@@ -1,4 +1,5 @@
 /** The Effect side of the Promise surfaces, loaded only when one of them needs it. @internal */
+import * as Client from "@mcp-worker/caller/Client"
 import * as AgentHost from "@mcp-worker/core/agentHost/AgentHost"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
@@ -32,12 +33,6 @@ import type {
 import * as McpClientInternal from "./mcpClient/clientObject.js"
 import { openRequest, type OpenRequest } from "./thread/openRequest.js"
 
-const disposedError = (message: string) => {
-  const error = new Error(message)
-  error.name = "AbortError"
-  return error
-}
-
 // Unchecked here: the call checks it like every other input.
 const duration = (timeout: Timeout | undefined) => timeout as Duration.DurationInput | undefined
 
@@ -48,7 +43,7 @@ const rejection = (cause: Cause.Cause<unknown>, signal: AbortSignal | undefined)
       ? Cause.squash(cause)
       : signal?.aborted === true
         ? signal.reason
-        : disposedError("the mcp-worker client was disposed while the call was in flight")
+        : Client.disposedError("the mcp-worker client was disposed while the call was in flight")
   )
 
 /** The run succeeds with the exit, so a `WorkerBusy` a caller catches is not logged as unhandled. @internal */

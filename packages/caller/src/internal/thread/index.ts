@@ -5,6 +5,8 @@ import { deadlineOf } from "../envelope.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
 
+export { disposedError }
+
 /** Nothing starts until the first call; idle, it never keeps the thread alive. @internal */
 export const make = (): Plane.Plane => {
   let client: ThreadClient | undefined

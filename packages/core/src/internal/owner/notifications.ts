@@ -1,23 +1,15 @@
 /** What the server tells the owner unasked. */
 import type { Client } from "@modelcontextprotocol/client"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
+import { NotificationMethod } from "../ownerProtocol/messages.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import * as Tasks from "./tasks.js"
 import * as Idle from "./idle.js"
 import type { Connection, Machine, Modern } from "./state.js"
 
-// C57: the subscriptions/listen stream reaches the same handlers.
-const notificationMethods = [
-  "notifications/tools/list_changed",
-  "notifications/resources/list_changed",
-  "notifications/resources/updated",
-  "notifications/prompts/list_changed",
-  "notifications/message"
-] as const
-
-/** @internal */
+/** C57: the subscriptions/listen stream reaches the same handlers. @internal */
 export const forwardNotifications = (machine: Machine, client: Client): void => {
-  for (const method of notificationMethods) {
+  for (const method of NotificationMethod.literals) {
     client.setNotificationHandler(method, (notification) => {
       // C62
       if (method === "notifications/tools/list_changed" && machine.state._tag === "Ready") {

@@ -9,7 +9,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
-import { types } from "node:util"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
 import { ownerChannel } from "../thread/protocol.js"
@@ -18,9 +17,7 @@ import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
 import { type Surface, Observation, refusedUnsent } from "../metrics/metrics.js"
 
-const isProxy = (u: unknown) => types.isProxy(u)
-
-const context = { isProxy, checkSavePath, checkSpillDirectory }
+const context = { isProxy: Connection.isProxy, checkSavePath, checkSpillDirectory }
 
 /** The host's own work on every call. */
 class RequestInFlight extends Connection.InFlight<Entry> {

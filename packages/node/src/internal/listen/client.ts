@@ -31,18 +31,17 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as path from "node:path"
-import { types } from "node:util"
 import type { ConnectOptions } from "../../NodeMcpWorkers.js"
 import * as HostEvents from "../host/events.js"
 import type * as Remote from "../thread/client.js"
 import { openRequest } from "../thread/openRequest.js"
 import * as Budget from "../shared/budget.js"
+import * as Connection from "../shared/connection.js"
 import { tracedWith } from "../shared/traced.js"
 
-const isProxy = (u: unknown) => types.isProxy(u)
 // `saveTo` is checked against the grant; no grant governs a spill directory.
 const context = {
-  isProxy,
+  isProxy: Connection.isProxy,
   checkSavePath: (target: string) => (path.isAbsolute(target) ? undefined : "saveTo must be an absolute path"),
   checkSpillDirectory: () => SocketCaller.spillRefused
 }

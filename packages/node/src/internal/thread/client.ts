@@ -28,8 +28,8 @@ import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
-import { types } from "node:util"
 import * as Budget from "../shared/budget.js"
+import * as Connection from "../shared/connection.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
 import type * as Protocol from "./protocol.js"
@@ -53,9 +53,7 @@ export interface RemoteExtra {
   readonly startedAt?: number | undefined
 }
 
-const isProxy = (u: unknown) => types.isProxy(u)
-
-const context = { isProxy, checkSavePath, checkSpillDirectory }
+const context = { isProxy: Connection.isProxy, checkSavePath, checkSpillDirectory }
 
 // Only with a real tracer.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
