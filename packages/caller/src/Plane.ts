@@ -102,14 +102,23 @@ export interface WorkerStatus {
  * The methods of the notifications a worker's `events` gives.
  *
  * @since 0.1.0
+ * @category constants
+ */
+export const notificationMethods = [
+  "notifications/tools/list_changed",
+  "notifications/resources/list_changed",
+  "notifications/resources/updated",
+  "notifications/prompts/list_changed",
+  "notifications/message"
+] as const
+
+/**
+ * The methods of the notifications a worker's `events` gives.
+ *
+ * @since 0.1.0
  * @category models
  */
-export type NotificationMethod =
-  | "notifications/tools/list_changed"
-  | "notifications/resources/list_changed"
-  | "notifications/resources/updated"
-  | "notifications/prompts/list_changed"
-  | "notifications/message"
+export type NotificationMethod = (typeof notificationMethods)[number]
 
 /**
  * One server notification, as the server sent it: `params` is untrusted data.

@@ -1,6 +1,7 @@
 /** The messages between the host and one owner; public in `OwnerProtocol`. */
 import { WorkerError } from "@effect/platform/WorkerError"
 import * as Schema from "effect/Schema"
+import { notificationMethods } from "@mcp-worker/caller/Plane"
 import {
   CleanupSummary,
   DeliveryUnknown,
@@ -192,13 +193,7 @@ export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
 })
 
 /** @internal */
-export const NotificationMethod = Schema.Literal(
-  "notifications/tools/list_changed",
-  "notifications/resources/list_changed",
-  "notifications/resources/updated",
-  "notifications/prompts/list_changed",
-  "notifications/message"
-)
+export const NotificationMethod = Schema.Literal(...notificationMethods)
 
 /** @internal */
 export const NotificationMessage = Schema.TaggedStruct("Notification", {
