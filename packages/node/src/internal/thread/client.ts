@@ -29,12 +29,12 @@ import type * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type * as Scope from "effect/Scope"
 import * as Budget from "../shared/budget.js"
-import * as Connection from "../shared/connection.js"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import * as HostEvents from "../host/events.js"
 import type * as Protocol from "./protocol.js"
 import { openRequest } from "./openRequest.js"
 import { traced, tracedWith } from "../shared/traced.js"
+import { types } from "node:util"
 
 /** C66 @internal */
 export interface RemoteRequestOptions extends McpWorkers.RequestOptions {
@@ -53,7 +53,7 @@ export interface RemoteExtra {
   readonly startedAt?: number | undefined
 }
 
-const context = { isProxy: Connection.isProxy, checkSavePath, checkSpillDirectory }
+const context = { isProxy: types.isProxy, checkSavePath, checkSpillDirectory }
 
 // Only with a real tracer.
 const span = (name: string, attributes: Record<string, unknown>) => traced(name, { ...attributes, remote: true })
