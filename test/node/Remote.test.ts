@@ -25,6 +25,8 @@ const withHost = <A, E>(effect: Effect.Effect<A, E, McpWorkers | Scope.Scope>) =
 const withSharedHost = sharedHost()
 
 // runInThread fails when a thread does not exit once its scenario has reported (an idle channel keeping it alive).
+const hostHoldMs = 2000
+
 const run = (scenario: ThreadInput["scenario"], data: Record<string, unknown>, env?: Record<string, string>) =>
   runInThread(entry(), { scenario, data }, env === undefined ? {} : { env })
 
@@ -250,10 +252,22 @@ describe("NodeMcpWorkers.layerRemote", () => {
         const workers = yield* McpWorkers
         const id = yield* workers.open(statefulConfig())
         yield* workers.callTool(id, "echo", { token: "before" })
-        const outcome = yield* run("interrupt", { id, token: "interrupted" })
+        const remote = yield* remoteThread(entry(), { scenario: "interrupt", data: { id, token: "interrupted" } })
+        yield* Effect.promise(() => remote.event("busy"))
+        // The host's thread is held while the remote interrupts: an interruption that waited for the host would
+        // take the whole hold; one that does not returns long before it, however slow the machine.
+        remote.send("go")
+        const holdUntil = Date.now() + hostHoldMs
+        while (Date.now() < holdUntil) {
+          // held
+        }
+        const outcome = yield* Effect.promise(() => remote.outcome)
         if (!outcome.ok) return assert.fail(String(outcome.error))
-        // The remote fiber does not wait for the host: interruption returns at once.
-        assert.isBelow(outcome.value.interruptMs, 100)
+        assert.isBelow(outcome.value.interruptMs, hostHoldMs / 2)
+        // The remote's cancel reached the host during the hold; until the host reads it, the worker is busy.
+        assert.isTrue(
+          yield* Effect.promise(() => eventually(async () => !(await Effect.runPromise(workers.status(id))).busy))
+        )
         yield* expectCancelled(workers, id, "interrupted", "interrupted")
         yield* idle(workers, id)
       })

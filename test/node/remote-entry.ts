@@ -311,12 +311,17 @@ const scenarios: Record<ScenarioName, Scenario> = {
       Effect.map((either) => (either._tag === "Right" ? { ok: structured(either.right) } : describe(either.left)))
     ),
 
-  /** Interrupts its own call once the worker is busy with it; returns how long the interruption took. */
+  /**
+   * Interrupts its own call once the worker is busy with it and the test says "go" (the host then blocks its own
+   * thread); returns how long the interruption took.
+   */
   interrupt: (data: { id: string; token: string }) =>
     Effect.gen(function* () {
       const workers = yield* McpWorkers
       const fiber = yield* Effect.fork(workers.callTool(data.id, "sleep", { ms: 10_000, token: data.token }))
       while (!(yield* workers.status(data.id)).busy) yield* Effect.sleep(5)
+      emit("busy")
+      yield* waitFor("go")
       const started = Date.now()
       yield* Fiber.interrupt(fiber)
       return { interruptMs: Date.now() - started }
