@@ -138,7 +138,8 @@ export const call = async (tools: Tools) => {
     compiles(`${a}\n${b}`)
   })
 
-  // The declarations stand alone (no import), so they carry a copy of the caller's SavedResult: proved equal here.
+  // The declarations stand alone (no import), so they render the caller's SavedResult from its fields' text: the type
+  // that text names is proved the caller's own here.
   it("declares SavedResult exactly as the caller's ResultFile does", () => {
     const resultFile = fileURLToPath(new URL("../../packages/caller/src/ResultFile.js", import.meta.url))
     const check = `import type * as Declared from "./tools"

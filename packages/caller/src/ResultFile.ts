@@ -20,13 +20,37 @@ import { type Checked, invalid, ok } from "./McpWorkerError.js"
  * @since 0.1.0
  * @category models
  */
-export interface SavedResult {
-  readonly path: string
-  readonly bytes: number
-  readonly sha256: string
-  readonly isError: boolean
-  readonly preview: string | null
-}
+export interface SavedResult extends FieldsOf<typeof savedResultFields> {}
+
+/**
+ * `SavedResult`'s fields, each with its type as TypeScript text: the one record its type and its copy in the tool
+ * declarations (`@mcp-worker/core/ToolDeclarations`, whose text compiles with no import) are made from.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const savedResultFields = {
+  path: "string",
+  bytes: "number",
+  sha256: "string",
+  isError: "boolean",
+  preview: "string | null"
+} as const
+
+// The type a field's text names: primitives, joined by ` | `.
+type TypeOfText<T> = T extends `${infer A} | ${infer B}`
+  ? TypeOfText<A> | TypeOfText<B>
+  : T extends "string"
+    ? string
+    : T extends "number"
+      ? number
+      : T extends "boolean"
+        ? boolean
+        : T extends "null"
+          ? null
+          : never
+
+type FieldsOf<R> = { readonly [K in keyof R]: TypeOfText<R[K]> }
 
 /**
  * What a call does with a result over `maxResultBytes`: fail with `ResultTooLarge` (`"fail"`, the default), or spill

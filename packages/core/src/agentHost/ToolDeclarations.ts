@@ -12,6 +12,7 @@
  */
 import * as Binding from "@mcp-worker/caller/Binding"
 import type * as CallerOptions from "@mcp-worker/caller/Options"
+import * as ResultFile from "@mcp-worker/caller/ResultFile"
 import type { ListToolsResult, Tool } from "@modelcontextprotocol/client"
 import * as SchemaType from "../internal/schemaType.js"
 
@@ -215,11 +216,9 @@ export type StructuredResult<S> =
   | (CallToolResult & { readonly isError: true; readonly spilled?: undefined })`,
   `/** What a call with saveTo answers: the raw result is in the file. */
 export interface SavedResult {
-  readonly path: string
-  readonly bytes: number
-  readonly sha256: string
-  readonly isError: boolean
-  readonly preview: string | null
+${Object.entries(ResultFile.savedResultFields)
+  .map(([name, type]) => `  readonly ${name}: ${type}`)
+  .join("\n")}
 }`,
   `/**
  * What a call answers for a result over maxResultBytes that was spilled to a new file (onTooLarge: { spill }, or

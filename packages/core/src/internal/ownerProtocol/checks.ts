@@ -96,9 +96,7 @@ export const safeDecoder = <A, I>(
 }
 
 /** @internal */
-export const decodeHostMessage = (
-  raw: unknown
-): Either.Either<typeof Messages.HostMessage.Type, ParseResult.ParseError> =>
+export const decodeHostMessage = (raw: unknown): Either.Either<Messages.HostMessage, ParseResult.ParseError> =>
   isPlainRequest(raw) ? Either.right(raw) : decodeHostMessageSchema(raw)
 
 const decodeHostMessageSchema = safeDecoder(Messages.HostMessage)
@@ -109,12 +107,11 @@ const isPlainRequest = fastCheck(Messages.RequestMessage)
 const isPlainSuccess = fastCheck(Messages.SuccessMessage)
 
 /** @internal */
-export const decodeOwnerMessage = (
-  raw: unknown
-): Either.Either<typeof Messages.OwnerMessage.Type, ParseResult.ParseError> =>
+export const decodeOwnerMessage = (raw: unknown): Either.Either<Messages.OwnerMessage, ParseResult.ParseError> =>
   isPlainSuccess(raw) ? Either.right(raw) : decodeOwnerMessageSchema(raw)
 
 const decodeOwnerMessageSchema = safeDecoder(Messages.OwnerMessage)
 
 /** @internal */
-export const encodeOwnerMessage = Schema.encodeSync(Messages.OwnerMessage)
+export const encodeOwnerMessage: (message: Messages.OwnerMessage) => typeof Messages.OwnerMessage.Encoded =
+  Schema.encodeSync(Messages.OwnerMessage)

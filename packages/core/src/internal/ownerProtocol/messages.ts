@@ -38,6 +38,8 @@ export const OpenInfo = Schema.Struct({
   tasks: Schema.Boolean,
   serves: Schema.optional(Serves)
 })
+/** @internal */
+export type OpenInfo = typeof OpenInfo.Type
 
 /** The caller checks it (`ToolFilter.check`). @internal */
 export const ToolFilter = Schema.Struct({
@@ -73,6 +75,8 @@ export class Close extends Schema.TaggedRequest<Close>()("Close", {
 
 /** @internal */
 export const ControlRequest = Schema.Union(Open, Close)
+/** @internal */
+export type ControlRequest = typeof ControlRequest.Type
 
 /** @internal */
 export const Method = Schema.Literal(
@@ -92,6 +96,8 @@ export const Method = Schema.Literal(
   "tasks/cancel",
   "tasks/list"
 )
+/** @internal */
+export type Method = typeof Method.Type
 
 /** @internal */
 export const ReplyTo = Schema.Struct({
@@ -100,6 +106,8 @@ export const ReplyTo = Schema.Struct({
   /** Set when replies go to a port. */
   thread: Schema.optional(Schema.Number)
 })
+/** @internal */
+export type ReplyTo = typeof ReplyTo.Type
 
 /**
  * `[traceId, spanId, sampled]` as `@effect/platform`'s Worker carries it, then `tracestate` and `baggage` (`""`:
@@ -112,6 +120,8 @@ export const TraceContext = Schema.Tuple(
   Schema.optionalElement(Schema.String),
   Schema.optionalElement(Schema.String)
 )
+/** @internal */
+export type TraceContext = typeof TraceContext.Type
 
 /** `false`: the call fails a result over the limit. @internal */
 export const Spill = Schema.Union(Schema.String, Schema.Literal(false))
@@ -155,6 +165,8 @@ export const SyncMessage = Schema.TaggedStruct("Sync", { syncId: Schema.Number }
 
 /** @internal */
 export const HostMessage = Schema.Union(RequestMessage, CancelMessage, ServerReplyMessage, SyncMessage)
+/** @internal */
+export type HostMessage = typeof HostMessage.Type
 
 /** @internal */
 export const SuccessMessage = Schema.TaggedStruct("Success", {
@@ -169,6 +181,8 @@ export const Progress = Schema.Struct({
   total: Schema.optional(Schema.Number),
   message: Schema.optional(Schema.String)
 })
+/** @internal */
+export type Progress = typeof Progress.Type
 
 /** @internal */
 export const ProgressMessage = Schema.TaggedStruct("Progress", { requestId: Schema.String, progress: Progress })
@@ -182,6 +196,8 @@ export const ServerMethod = Schema.Literal(
   "oauth/tokens",
   "oauth/saveTokens"
 )
+/** @internal */
+export type ServerMethod = typeof ServerMethod.Type
 
 /** @internal */
 export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
@@ -194,6 +210,8 @@ export const ServerRequestMessage = Schema.TaggedStruct("ServerRequest", {
 
 /** @internal */
 export const NotificationMethod = Schema.Literal(...notificationMethods)
+/** @internal */
+export type NotificationMethod = typeof NotificationMethod.Type
 
 /** @internal */
 export const NotificationMessage = Schema.TaggedStruct("Notification", {
@@ -282,3 +300,5 @@ export const OwnerMessage = Schema.Union(
   ServerRequestMessage,
   NotificationMessage
 )
+/** @internal */
+export type OwnerMessage = typeof OwnerMessage.Type

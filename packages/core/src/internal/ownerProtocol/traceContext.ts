@@ -6,9 +6,7 @@ import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
-import type * as Messages from "./messages.js"
-
-type TraceContext = typeof Messages.TraceContext.Type
+import type { TraceContext } from "./messages.js"
 
 /** What a message brought, else OpenTelemetry's trace state and baggage. @internal */
 export const traceContextOf = (span: Tracer.AnySpan): TraceContext => {
