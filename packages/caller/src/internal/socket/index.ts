@@ -10,8 +10,7 @@ import * as Operations from "../../Operations.js"
 import type * as Plane from "../../Plane.js"
 import { deadlineOf } from "../envelope.js"
 import * as Connection from "./connection.js"
-import * as Wire from "./wire.js"
-import type { RequestPayload } from "./wire.js"
+import type { RequestPayload } from "./connection.js"
 
 /** @internal */
 export interface Options {
@@ -56,7 +55,7 @@ const notSent = (client: Client, reason: Connection.NotSentReason): McpWorkerErr
       })
     case "Unresponsive":
       return new HostUnavailable({
-        message: `the mcp-worker host did not answer within ${Wire.ackWithinMs} ms; the request was not sent`,
+        message: `the mcp-worker host did not answer within ${Connection.ackWithinMs} ms; the request was not sent`,
         delivery: "not_sent"
       })
   }
@@ -73,8 +72,8 @@ const lostError = (kind: Kind, workerId: string, lost: Connection.Lost | "interr
         delivery: "not_sent"
       })
 
-const failure = (kind: Kind, workerId: string, cause: Wire.CauseEncoded): unknown => {
-  const ending = Wire.endingOf(cause)
+const failure = (kind: Kind, workerId: string, cause: Connection.CauseEncoded): unknown => {
+  const ending = Connection.endingOf(cause)
   switch (ending._tag) {
     case "Fail": {
       const error = ending.error as { _tag?: unknown; workerId?: unknown }
@@ -173,7 +172,7 @@ const methods: ReadonlyMap<string, string> = new Map(
 export const requestTags: ReadonlyMap<string, string> = methods
 
 const frameBound = (client: Client, params: string): McpWorkerError | undefined => {
-  const bytes = Wire.utf8Length(params) + 512
+  const bytes = Connection.utf8Length(params) + 512
   if (bytes <= client.maxFrameBytes) return undefined
   return new InvalidInput({
     where: "arguments",
@@ -334,7 +333,7 @@ const events = (
 export const make = (options: Options): Plane.Plane => {
   const client: Client = {
     path: options.path,
-    maxFrameBytes: options.maxFrameBytes ?? Wire.defaultMaxFrameBytes,
+    maxFrameBytes: options.maxFrameBytes ?? Connection.defaultMaxFrameBytes,
     current: undefined,
     nextId: 0,
     disposed: false
