@@ -8,7 +8,6 @@ import {
 } from "../../McpWorkerError.js"
 import * as Operations from "../../Operations.js"
 import type * as Plane from "../../Plane.js"
-import { deadlineOf } from "../envelope.js"
 import * as Connection from "./connection.js"
 import type { RequestPayload } from "./connection.js"
 
@@ -212,7 +211,7 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
   const onProgress = call.onProgress
   let result: unknown
   const trace = call.trace
-  const deadline = deadlineOf(call.budgetMs)
+  const deadline = Operations.deadlineOf(call.budgetMs)
   const payload: RequestPayload = {
     id: call.workerId,
     params: call.params,
@@ -348,7 +347,7 @@ export const make = (options: Options): Plane.Plane => {
         client,
         "close",
         workerId,
-        budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }
+        budgetMs === undefined ? {} : { deadline: Operations.deadlineOf(budgetMs) }
       ) as Promise<Plane.WorkerStatus>,
     events: (workerId, capacity) => events(client, workerId, capacity),
     dispose: async () => {
@@ -378,7 +377,7 @@ const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise
     tag: "open",
     payload: {
       config: open.config,
-      ...(budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }),
+      ...(budgetMs === undefined ? {} : { deadline: Operations.deadlineOf(budgetMs) }),
       ...(open.isolation === undefined || open.isolation === "thread" ? {} : { isolation: open.isolation }),
       ...(open.maxOldGenerationSizeMb === undefined ? {} : { maxOldGenerationSizeMb: open.maxOldGenerationSizeMb }),
       ...(open.tools === undefined ? {} : { tools: open.tools })

@@ -3,7 +3,7 @@
  * on. @internal
  */
 import type * as Plane from "../../Plane.js"
-import { deadlineOf } from "../envelope.js"
+import { deadlineOf } from "../../Operations.js"
 import {
   DeliveryUnknown,
   fromEncoded,
