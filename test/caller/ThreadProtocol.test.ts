@@ -7,7 +7,7 @@ import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type * as Schema from "effect/Schema"
 import * as Caller from "../../packages/caller/src/internal/thread/protocol.js"
 import * as Host from "../../packages/node/src/internal/thread/protocol.js"
-import type * as CallerSocket from "../../packages/caller/src/internal/socket/wire.js"
+import type * as CallerSocket from "../../packages/caller/src/internal/socket/connection.js"
 import type * as Listen from "../../packages/node/src/internal/listen/rpcs.js"
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false

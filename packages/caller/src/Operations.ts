@@ -450,6 +450,16 @@ export const budgetOf = (input: unknown): Budget => {
 }
 
 /**
+ * A budget in ms from now as the `Date.now()` deadline every other thread and process reads (C9); `undefined` stays
+ * the default budget.
+ *
+ * @since 0.1.0
+ * @category budgets
+ */
+export const deadlineOf = (budgetMs: number | undefined): number | undefined =>
+  budgetMs === undefined ? undefined : Date.now() + budgetMs
+
+/**
  * The `InvalidInput` of a `timeout` that `budgetOf` refused.
  *
  * @since 0.1.0

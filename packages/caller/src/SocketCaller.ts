@@ -6,7 +6,7 @@
  */
 import type * as Plane from "./Plane.js"
 import * as Socket from "./internal/socket/index.js"
-import * as Wire from "./internal/socket/wire.js"
+import * as Connection from "./internal/socket/connection.js"
 
 /**
  * Where the socket plane connects: the listener's socket path, and the bound of one frame.
@@ -38,7 +38,7 @@ export const spillRefused: string = Socket.spillRefused
  * @since 0.1.0
  * @category protocol
  */
-export const protocol: string = Wire.protocol
+export const protocol: string = Connection.protocol
 
 /**
  * The version of the socket protocol this package speaks (C110).
@@ -46,7 +46,7 @@ export const protocol: string = Wire.protocol
  * @since 0.1.0
  * @category protocol
  */
-export const version: number = Wire.version
+export const version: number = Connection.version
 
 /**
  * The default bound of one frame, on both sides: 16 MiB. Bigger results go to a file (`saveTo`).
@@ -54,7 +54,7 @@ export const version: number = Wire.version
  * @since 0.1.0
  * @category protocol
  */
-export const defaultMaxFrameBytes: number = Wire.defaultMaxFrameBytes
+export const defaultMaxFrameBytes: number = Connection.defaultMaxFrameBytes
 
 /**
  * While calls are in flight, a caller pings this often; a listener's idle bound is at least twice it (C46).
@@ -62,4 +62,4 @@ export const defaultMaxFrameBytes: number = Wire.defaultMaxFrameBytes
  * @since 0.1.0
  * @category protocol
  */
-export const pingEveryMs: number = Wire.pingEveryMs
+export const pingEveryMs: number = Connection.pingEveryMs

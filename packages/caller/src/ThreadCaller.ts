@@ -5,8 +5,8 @@
  *
  * @since 0.1.0
  */
+import * as Operations from "./Operations.js"
 import type * as Plane from "./Plane.js"
-import * as Envelope from "./internal/envelope.js"
 import { puller, subscribe as subscribeOn } from "./internal/thread/events.js"
 import * as Thread from "./internal/thread/record.js"
 import type { ThreadClient } from "./internal/thread/record.js"
@@ -89,7 +89,7 @@ export const dispose = (caller: ThreadCaller): void => Thread.dispose(record(cal
  * @since 0.1.0
  * @category constructors
  */
-export const deadlineOf: (budgetMs: number | undefined) => number | undefined = Envelope.deadlineOf
+export const deadlineOf: (budgetMs: number | undefined) => number | undefined = Operations.deadlineOf
 
 /**
  * The host's operation for a checked request; its deadline counts from now.

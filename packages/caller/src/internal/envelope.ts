@@ -18,7 +18,3 @@ export interface Envelope {
   readonly spill?: Spill | undefined
   readonly trace?: TraceContext | undefined
 }
-
-/** C9: a `Date.now()` deadline. @internal */
-export const deadlineOf = (budgetMs: number | undefined): number | undefined =>
-  budgetMs === undefined ? undefined : Date.now() + budgetMs

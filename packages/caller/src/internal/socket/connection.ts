@@ -1,6 +1,177 @@
-/** One caller's connection to a listener (C46, C110). @internal */
-import * as Net from "./nodeNet.js"
-import * as Wire from "./wire.js"
+/**
+ * One caller's connection to a listener (C46, C110): the socket protocol's frames and constants as a caller writes and
+ * reads them, the connection's record and its delivery rules, and the Unix socket under it. @internal
+ */
+// The package's only `node:` import: Node, Deno 2 and Bun 1 all provide `node:net`.
+import * as Net from "node:net"
+import type { Envelope } from "../envelope.js"
+
+// The socket protocol's frames, caller side
+
+/** C110 @internal */
+export const protocol = "mcp-worker"
+/** @internal */
+export const version = 1
+
+/** @internal */
+export const hello = JSON.stringify({ _tag: "Hello", protocol, version }) + "\n"
+/** @internal */
+export const ping = '{"_tag":"Ping"}\n'
+
+/** C46: heard from within this, a request needs no `Ping` first. @internal */
+export const staleAfterMs = 1_500
+/** Past it, the request waiting on a `Ping` or `Hello` is not sent. @internal */
+export const ackWithinMs = 750
+/** @internal */
+export const pingEveryMs = 1_000
+/** C46 @internal */
+export const silentAfterMs = 3_000
+/** Below a listener's idle bound (≥ 2 s), so the caller closes first. @internal */
+export const idleAfterMs = 1_000
+/** As the listener's. @internal */
+export const defaultMaxFrameBytes = 16 * 1024 * 1024
+
+/** C84: the trace only when it carries more than ids. @internal */
+export interface RequestPayload extends Omit<Envelope, "method" | "progress" | "deadline" | "spill"> {
+  readonly id: string
+  readonly deadline?: number | undefined
+  readonly spill?: false | undefined
+}
+
+/** @internal */
+export type FromHost =
+  | { readonly _tag: "Welcome"; readonly protocol: string; readonly version: number }
+  | {
+      readonly _tag: "Rejected"
+      readonly protocol: string
+      readonly versions: ReadonlyArray<number>
+      readonly reason: string
+    }
+  | { readonly _tag: "Pong" }
+  | { readonly _tag: "Chunk"; readonly requestId: string; readonly values: ReadonlyArray<unknown> }
+  | { readonly _tag: "Exit"; readonly requestId: string; readonly exit: ExitEncoded }
+  | { readonly _tag: "Defect"; readonly defect: unknown }
+  | { readonly _tag: "ClientEnd" }
+
+/** As `effect/Schema`'s `Exit` encodes it. @internal */
+export type ExitEncoded =
+  { readonly _tag: "Success"; readonly value?: unknown } | { readonly _tag: "Failure"; readonly cause: CauseEncoded }
+
+/** As `effect/Schema`'s `Cause` encodes it. @internal */
+export type CauseEncoded =
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Fail"; readonly error: unknown }
+  | { readonly _tag: "Die"; readonly defect: unknown }
+  | { readonly _tag: "Interrupt"; readonly fiberId: unknown }
+  | { readonly _tag: "Sequential" | "Parallel"; readonly left: CauseEncoded; readonly right: CauseEncoded }
+
+/** @internal */
+export type Ending =
+  | { readonly _tag: "Fail"; readonly error: unknown }
+  | { readonly _tag: "Die"; readonly defect: unknown }
+  | { readonly _tag: "Interrupt" }
+
+const causes = (cause: CauseEncoded): Array<CauseEncoded> =>
+  cause._tag === "Sequential" || cause._tag === "Parallel" ? [...causes(cause.left), ...causes(cause.right)] : [cause]
+
+/** A failure wins, as `Cause.failureOption` reads it. @internal */
+export const endingOf = (cause: CauseEncoded): Ending => {
+  const all = causes(cause)
+  const fail = all.find((one) => one._tag === "Fail")
+  if (fail !== undefined) return { _tag: "Fail", error: (fail as { error: unknown }).error }
+  const die = all.find((one) => one._tag === "Die")
+  if (die !== undefined) return { _tag: "Die", defect: (die as { defect: unknown }).defect }
+  return { _tag: "Interrupt" }
+}
+
+/** Without encoding it. @internal */
+export const utf8Length = (text: string): number => {
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    if (code < 0x800) bytes += 1
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 2
+      i++
+    } else bytes += 2
+  }
+  return bytes
+}
+
+/** `undefined`: over `maxBytes`; the host answers `ResultTooLarge` instead. @internal */
+export const lines = (maxBytes: number) => {
+  const decoder = new TextDecoder()
+  let held: Array<Uint8Array> = []
+  let heldBytes = 0
+  return (bytes: Uint8Array): Array<string> | undefined => {
+    const out: Array<string> = []
+    let from = 0
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, from)) {
+      held.push(bytes.subarray(from, at))
+      out.push(held.length === 1 ? decoder.decode(held[0]) : decoder.decode(concat(held, heldBytes + at - from)))
+      held = []
+      heldBytes = 0
+      from = at + 1
+    }
+    if (from < bytes.length) {
+      held.push(bytes.subarray(from))
+      heldBytes += bytes.length - from
+      if (heldBytes > maxBytes) return undefined
+    }
+    return out
+  }
+}
+
+const concat = (parts: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
+  const all = new Uint8Array(length)
+  let at = 0
+  for (const part of parts) {
+    all.set(part, at)
+    at += part.length
+  }
+  return all
+}
+
+// The platform's socket
+
+/** @internal */
+export interface Transport {
+  /** `false` once the socket can take nothing more. */
+  readonly write: (text: string) => boolean
+  readonly end: () => void
+  readonly destroy: () => void
+  readonly hold: (held: boolean) => void
+}
+
+/** @internal */
+export interface Handlers {
+  readonly onOpen: () => void
+  readonly onData: (bytes: Uint8Array) => void
+  readonly onClose: () => void
+}
+
+/** @internal */
+export const connect = (path: string, handlers: Handlers): Transport => {
+  const socket = Net.createConnection({ path })
+  socket.on("connect", handlers.onOpen)
+  socket.on("data", handlers.onData)
+  // Every failure ends in `close`, which says what became of the connection.
+  socket.on("error", () => {})
+  socket.once("close", handlers.onClose)
+  return {
+    write: (text) => {
+      if (socket.destroyed || !socket.writable) return false
+      socket.write(text)
+      return true
+    },
+    end: () => void socket.end(),
+    destroy: () => void socket.destroy(),
+    hold: (held) => void (held ? socket.ref() : socket.unref())
+  }
+}
+
+// The connection
 
 /** Once anything may have been read of the connection. @internal */
 export type Lost = "connection_lost" | "host_unresponsive"
@@ -14,7 +185,7 @@ export type NotSentReason =
 /** @internal */
 export interface Waiter {
   readonly onChunk: (values: ReadonlyArray<unknown>) => void
-  readonly onExit: (exit: Wire.ExitEncoded) => void
+  readonly onExit: (exit: ExitEncoded) => void
   readonly onLost: (lost: Lost) => void
 }
 
@@ -33,7 +204,7 @@ export interface Connection {
   probing: boolean
   readonly heard: Set<() => void>
   readonly waiters: Map<string, Waiter>
-  readonly transport: Net.Transport
+  readonly transport: Transport
   readonly maxFrameBytes: number
   watchdog: ReturnType<typeof setInterval> | undefined
   idle: ReturnType<typeof setTimeout> | undefined
@@ -65,9 +236,9 @@ const ended = (connection: Connection) => {
 }
 
 const receive = (connection: Connection, line: string) => {
-  let frame: Wire.FromHost
+  let frame: FromHost
   try {
-    frame = JSON.parse(line) as Wire.FromHost
+    frame = JSON.parse(line) as FromHost
   } catch {
     return drop(connection, "connection_lost")
   }
@@ -101,15 +272,15 @@ const watch = (connection: Connection) => {
     if (connection.state !== "open" || connection.inFlight === 0) return
     const now = Date.now()
     const since = Math.max(connection.lastHeard, connection.openedAt)
-    if (now - since > Wire.silentAfterMs) {
+    if (now - since > silentAfterMs) {
       // Our loop may have blocked with the answer unread.
       return void afterReads(() => {
-        if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > Wire.silentAfterMs) {
+        if (Date.now() - Math.max(connection.lastHeard, connection.openedAt) > silentAfterMs) {
           drop(connection, "host_unresponsive")
         }
       })
     }
-    if (now - connection.lastSent >= Wire.pingEveryMs) write(connection, Wire.ping)
+    if (now - connection.lastSent >= pingEveryMs) write(connection, ping)
   }, 250)
   const timer = connection.watchdog as { unref?: () => void }
   timer.unref?.()
@@ -117,7 +288,7 @@ const watch = (connection: Connection) => {
 
 /** @internal */
 export const open = (path: string, maxFrameBytes: number): Connection => {
-  const split = Wire.lines(maxFrameBytes)
+  const split = lines(maxFrameBytes)
   const connection: Connection = {
     state: "connecting",
     rejected: undefined,
@@ -129,16 +300,16 @@ export const open = (path: string, maxFrameBytes: number): Connection => {
     probing: true,
     heard: new Set(),
     waiters: new Map(),
-    transport: undefined as unknown as Net.Transport,
+    transport: undefined as unknown as Transport,
     maxFrameBytes,
     watchdog: undefined,
     idle: undefined
   }
-  ;(connection as { transport: Net.Transport }).transport = Net.connect(path, {
+  ;(connection as { transport: Transport }).transport = connect(path, {
     onOpen: () => {
       connection.state = "open"
       connection.openedAt = Date.now()
-      write(connection, Wire.hello)
+      write(connection, hello)
       watch(connection)
       wake(connection)
     },
@@ -177,7 +348,7 @@ export const use = (connection: Connection, delta: 1 | -1): void => {
       // Nothing was in flight, so nothing is lost.
       connection.transport.end()
       ended(connection)
-    }, Wire.idleAfterMs)
+    }, idleAfterMs)
     ;(connection.idle as { unref?: () => void }).unref?.()
   }
 }
@@ -207,12 +378,12 @@ const openedOrDead = (connection: Connection): Promise<void> =>
 export const live = async (connection: Connection): Promise<NotSentReason | undefined> => {
   await openedOrDead(connection)
   if (connection.state === "dead") return notSentOf(connection)
-  if (Date.now() - connection.lastHeard <= Wire.staleAfterMs) return undefined
+  if (Date.now() - connection.lastHeard <= staleAfterMs) return undefined
   if (!connection.probing) {
     connection.probing = true
-    write(connection, Wire.ping)
+    write(connection, ping)
   }
-  const answered = await nextHeard(connection, Wire.ackWithinMs)
+  const answered = await nextHeard(connection, ackWithinMs)
   if (isDead(connection)) return notSentOf(connection)
   if (answered) return undefined
   // None of its requests was written.

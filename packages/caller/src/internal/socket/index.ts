@@ -8,10 +8,8 @@ import {
 } from "../../McpWorkerError.js"
 import * as Operations from "../../Operations.js"
 import type * as Plane from "../../Plane.js"
-import { deadlineOf } from "../envelope.js"
 import * as Connection from "./connection.js"
-import * as Wire from "./wire.js"
-import type { RequestPayload } from "./wire.js"
+import type { RequestPayload } from "./connection.js"
 
 /** @internal */
 export interface Options {
@@ -56,7 +54,7 @@ const notSent = (client: Client, reason: Connection.NotSentReason): McpWorkerErr
       })
     case "Unresponsive":
       return new HostUnavailable({
-        message: `the mcp-worker host did not answer within ${Wire.ackWithinMs} ms; the request was not sent`,
+        message: `the mcp-worker host did not answer within ${Connection.ackWithinMs} ms; the request was not sent`,
         delivery: "not_sent"
       })
   }
@@ -73,8 +71,8 @@ const lostError = (kind: Kind, workerId: string, lost: Connection.Lost | "interr
         delivery: "not_sent"
       })
 
-const failure = (kind: Kind, workerId: string, cause: Wire.CauseEncoded): unknown => {
-  const ending = Wire.endingOf(cause)
+const failure = (kind: Kind, workerId: string, cause: Connection.CauseEncoded): unknown => {
+  const ending = Connection.endingOf(cause)
   switch (ending._tag) {
     case "Fail": {
       const error = ending.error as { _tag?: unknown; workerId?: unknown }
@@ -173,7 +171,7 @@ const methods: ReadonlyMap<string, string> = new Map(
 export const requestTags: ReadonlyMap<string, string> = methods
 
 const frameBound = (client: Client, params: string): McpWorkerError | undefined => {
-  const bytes = Wire.utf8Length(params) + 512
+  const bytes = Connection.utf8Length(params) + 512
   if (bytes <= client.maxFrameBytes) return undefined
   return new InvalidInput({
     where: "arguments",
@@ -213,7 +211,7 @@ const request = (client: Client, call: Plane.Call): Promise<unknown> => {
   const onProgress = call.onProgress
   let result: unknown
   const trace = call.trace
-  const deadline = deadlineOf(call.budgetMs)
+  const deadline = Operations.deadlineOf(call.budgetMs)
   const payload: RequestPayload = {
     id: call.workerId,
     params: call.params,
@@ -334,7 +332,7 @@ const events = (
 export const make = (options: Options): Plane.Plane => {
   const client: Client = {
     path: options.path,
-    maxFrameBytes: options.maxFrameBytes ?? Wire.defaultMaxFrameBytes,
+    maxFrameBytes: options.maxFrameBytes ?? Connection.defaultMaxFrameBytes,
     current: undefined,
     nextId: 0,
     disposed: false
@@ -349,7 +347,7 @@ export const make = (options: Options): Plane.Plane => {
         client,
         "close",
         workerId,
-        budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }
+        budgetMs === undefined ? {} : { deadline: Operations.deadlineOf(budgetMs) }
       ) as Promise<Plane.WorkerStatus>,
     events: (workerId, capacity) => events(client, workerId, capacity),
     dispose: async () => {
@@ -379,7 +377,7 @@ const openOn = (client: Client, { open, budgetMs }: Plane.PreparedOpen): Promise
     tag: "open",
     payload: {
       config: open.config,
-      ...(budgetMs === undefined ? {} : { deadline: deadlineOf(budgetMs) }),
+      ...(budgetMs === undefined ? {} : { deadline: Operations.deadlineOf(budgetMs) }),
       ...(open.isolation === undefined || open.isolation === "thread" ? {} : { isolation: open.isolation }),
       ...(open.maxOldGenerationSizeMb === undefined ? {} : { maxOldGenerationSizeMb: open.maxOldGenerationSizeMb }),
       ...(open.tools === undefined ? {} : { tools: open.tools })

@@ -1,7 +1,7 @@
 /** The thread plane as a `Plane`. @internal */
 import type * as Plane from "../../Plane.js"
 import { eventsIterator } from "../iterator.js"
-import { deadlineOf } from "../envelope.js"
+import { deadlineOf } from "../../Operations.js"
 import { subscribe } from "./events.js"
 import { callOf, dispose, disposedError, make as makeClient, send, type ThreadClient } from "./record.js"
 
