@@ -1,4 +1,7 @@
-/** The owner's requests to its server, from the host's `Request` and from a remote caller's `Direct` alike. */
+/**
+ * The owner's requests to its server, from the host's `Request` and from a remote caller's `Direct` alike: each one's
+ * budget, progress and answer.
+ */
 import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
@@ -33,8 +36,7 @@ import {
   TaskEndedWithout,
   unusableOf
 } from "./errors.js"
-import * as Idle from "./idle.js"
-import { listen, withProgressToken } from "./notifications.js"
+import { listen } from "./notifications.js"
 import type { DirectOwner } from "./owner.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { withTraceContext } from "./traceMeta.js"
@@ -54,7 +56,8 @@ import {
   postFailure,
   RequestAbort,
   secondsSince,
-  takeDirect
+  takeDirect,
+  workerIdOf
 } from "./state.js"
 import * as Tasks from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
@@ -262,7 +265,7 @@ export const send = (
       ? progressed
       : withTraceContext(progressed, machine.port.spanOf?.(requestId) ?? message.trace)
   if (message.progress === true) connection.progress.set(requestId, controller)
-  if (message.idleMs !== undefined) Idle.watch(machine, connection, requestId, message.idleMs, controller)
+  if (message.idleMs !== undefined) watchIdle(machine, connection, requestId, message.idleMs, controller)
   const requestOptions = {
     signal: controller.signal,
     timeout: sdkTimeoutOf(message),
@@ -368,7 +371,7 @@ const onSettled = (
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
-  Idle.ended(connection, requestId)
+  idleEnded(connection, requestId)
   if (Either.isLeft(exit)) file?.discard()
   // The host already answered a cancelled request.
   if (controller.aborted) return
@@ -554,4 +557,68 @@ const spilledAnswer = (spill: Owner.ResponseSpill): ReadonlyArray<unknown> | und
   const summary = spill.summary()
   spill.discard()
   return summary === undefined ? undefined : ResultFile.encodeSpilled(summary, spill.limit)
+}
+
+const progressOf = (progress: {
+  progress: number
+  total?: number | undefined
+  message?: string | undefined
+}): OwnerProtocol.Progress => ({
+  progress: progress.progress,
+  ...(typeof progress.total === "number" ? { total: progress.total } : {}),
+  ...(typeof progress.message === "string" ? { message: progress.message } : {})
+})
+
+/** Not the SDK's `onprogress`, which drops progress written along with the response. @internal */
+export const forwardProgress = (machine: Machine, connection: Connection): void => {
+  connection.client.setNotificationHandler("notifications/progress", (notification) => {
+    const requestId = String(notification.params.progressToken)
+    idleProgressed(machine, connection, requestId)
+    const controller = connection.progress.get(requestId)
+    if (controller === undefined || controller.aborted) return
+    machine.port.post({ _tag: "Progress", requestId, progress: progressOf(notification.params) })
+  })
+}
+
+// The request id is unique in this owner.
+const withProgressToken = (params: Record<string, unknown>, requestId: string) => ({
+  ...params,
+  _meta: {
+    ...(typeof params._meta === "object" && params._meta !== null ? params._meta : {}),
+    progressToken: requestId
+  }
+})
+
+// C121: a request's idle budget, restarted by each progress.
+const watchIdle = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  idleMs: number,
+  controller: RequestAbort
+): void => {
+  connection.idle.set(requestId, { idleMs, timer: setTimeout(onIdle, idleMs, machine, requestId) })
+  controller.addEventListener("abort", () => idleEnded(connection, requestId))
+}
+
+const idleProgressed = (machine: Machine, connection: Connection, requestId: string): void => {
+  const idle = connection.idle.get(requestId)
+  if (idle === undefined) return
+  clearTimeout(idle.timer)
+  idle.timer = setTimeout(onIdle, idle.idleMs, machine, requestId)
+}
+
+const idleEnded = (connection: Connection, requestId: string): void => {
+  const idle = connection.idle.get(requestId)
+  if (idle === undefined) return
+  connection.idle.delete(requestId)
+  clearTimeout(idle.timer)
+}
+
+const onIdle = (machine: Machine, requestId: string): void => {
+  // C10: as at the deadline.
+  if (endDirect(machine, requestId, "timeout")) return
+  if (!cancel(machine.state, requestId, "timeout")) return
+  const workerId = workerIdOf(machine.state)
+  postFailure(machine, requestId, new DeliveryUnknown({ workerId, requestId, reason: "timeout", delivery: "unknown" }))
 }
