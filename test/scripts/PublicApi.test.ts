@@ -48,7 +48,7 @@ describe("publicModules", () => {
     const core = publicModules(path.join(root, "packages/core"))
     assert.include(core.public, "McpWorkers.ts")
     assert.include(core.public, "index.ts")
-    assert.include(core.private, "internal/owner/direct.ts")
+    assert.include(core.private, "internal/owner/owner.ts")
     assert.isTrue(core.public.every((module: string) => !module.startsWith("internal/")))
     assert.isTrue(core.private.every((module: string) => module.startsWith("internal/")))
   })

@@ -19,9 +19,9 @@ import { defaultMaxInputRounds, maxTimeoutMs } from "../config/normalize.js"
 import * as ConfigWire from "../config/wire.js"
 import * as ToolFilter from "../toolFilter.js"
 import { errorText, OversizedMessage } from "./errors.js"
-import { forwardNotifications, forwardProgress, listen } from "./notifications.js"
+import { forwardNotifications, listen } from "./notifications.js"
 import * as ParamHeaders from "./paramHeaders.js"
-import { onClientError } from "./requests.js"
+import { forwardProgress, onClientError } from "./requests.js"
 import { answerServerRequests, capabilitiesOf, interactiveOAuth, rejectServerRequests } from "./serverRequests.js"
 import {
   closedFrom,

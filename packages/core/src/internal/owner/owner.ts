@@ -1,7 +1,9 @@
-/** The owner of one connection, wired. */
+/** The owner of one connection, wired: to the host's port, and in a thread also to its remote callers. */
+import type { McpWorkerError } from "../../McpWorkerError.js"
 import type * as Owner from "../../protocol/Owner.js"
+import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Lifecycle from "./lifecycle.js"
-import { messageHandler } from "./requests.js"
+import { type DirectRequest, directHandlers, messageHandler } from "./requests.js"
 import { type Machine, makeMachine } from "./state.js"
 
 /** @internal */
@@ -16,3 +18,51 @@ export const make = (options: {
   readonly port: Owner.OwnerPort
   readonly factory: Owner.TransportFactory
 }): Owner.Owner => ownerOf(makeMachine(options.port), options.factory)
+
+/** @internal */
+export interface DirectHooks {
+  /** `envelope`: `result` is the server's whole response line. */
+  readonly postDirect: (replyTo: OwnerProtocol.ReplyTo, result: string, envelope: boolean, requestId: string) => void
+  /** Absent for a refusal. */
+  readonly postDirectFailure: (
+    replyTo: OwnerProtocol.ReplyTo,
+    error: McpWorkerError,
+    requestId: string | undefined
+  ) => void
+  readonly taken: (requestId: string, method: OwnerProtocol.Method) => void
+  readonly released: () => void
+  /** C80: the owner counts what the host never sees. */
+  readonly observe: (
+    method: OwnerProtocol.Method,
+    outcome: string,
+    delivery: "delivered" | "not_sent" | "unknown",
+    seconds: number | undefined,
+    spilled: number | undefined
+  ) => void
+  /** Before a `Sync` is answered, so batched counts are in. */
+  readonly flush: () => void
+  /** C83 */
+  readonly spanOf: (requestId: string) => OwnerProtocol.TraceContext | undefined
+}
+
+/** @internal */
+export type DirectPort = Owner.OwnerPort & { readonly [K in keyof DirectHooks]?: DirectHooks[K] | undefined }
+
+/** @internal */
+export interface DirectOwner extends Owner.Owner {
+  /** Never throws. */
+  readonly startDirect: (request: DirectRequest) => void
+  readonly interruptDirect: (from: string, callId: number) => void
+  readonly heard: (from: string) => void
+}
+
+/** An owner in a thread, which remote callers reach without the host (Node only). @internal */
+export const makeDirect = (options: {
+  readonly port: DirectPort
+  readonly factory: Owner.TransportFactory
+  readonly callerGoneAfterMs: number
+}): DirectOwner => {
+  const machine = makeMachine(options.port)
+  machine.callerGoneAfterMs = options.callerGoneAfterMs
+  return { ...ownerOf(machine, options.factory), ...directHandlers(machine) }
+}

@@ -1,10 +1,15 @@
-/** The owner's requests to its server. */
+/**
+ * The owner's requests to its server, from the host's `Request` and from a remote caller's `Direct` alike: each one's
+ * budget, progress and answer.
+ */
 import { ProtocolError, ProtocolErrorCode, SdkError, type StandardSchemaV1 } from "@modelcontextprotocol/client"
 import * as Either from "effect/Either"
 import {
+  DeadlineExceeded,
   DeliveryUnknown,
   type InputRoundsExceeded,
   InvalidInput,
+  type McpWorkerError,
   ResultTooLarge,
   ServerError,
   TaskEnded,
@@ -12,11 +17,13 @@ import {
   WorkerBusy,
   WorkerFailed
 } from "../../McpWorkerError.js"
+import * as JsonValue from "../../JsonValue.js"
 import * as Operations from "../../Operations.js"
 import type * as Owner from "../../protocol/Owner.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Redact from "../../Redact.js"
 import * as ResultFile from "../../ResultFile.js"
+import * as WorkerId from "../../WorkerId.js"
 import { maxTimeoutMs } from "../config/normalize.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import * as ToolFilter from "../toolFilter.js"
@@ -29,8 +36,8 @@ import {
   TaskEndedWithout,
   unusableOf
 } from "./errors.js"
-import * as Idle from "./idle.js"
-import { listen, withProgressToken } from "./notifications.js"
+import { listen } from "./notifications.js"
+import type { DirectOwner } from "./owner.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { withTraceContext } from "./traceMeta.js"
 import { onServerReply } from "./serverRequests.js"
@@ -41,6 +48,7 @@ import {
   type Connection,
   connectionGone,
   type DirectInFlight,
+  endDirect,
   fail,
   type Machine,
   type Modern,
@@ -48,7 +56,8 @@ import {
   postFailure,
   RequestAbort,
   secondsSince,
-  takeDirect
+  takeDirect,
+  workerIdOf
 } from "./state.js"
 import * as Tasks from "./tasks.js"
 import * as TasksExtension from "./tasksExtension.js"
@@ -122,6 +131,97 @@ export const startRequest = (machine: Machine, message: typeof OwnerProtocol.Req
 }
 
 /** @internal */
+export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
+  readonly from: string
+  readonly callId: number
+  readonly thread?: number | undefined
+}
+
+/** A remote caller's plane, on the owner's machine. @internal */
+export const directHandlers = (machine: Machine): Pick<DirectOwner, "startDirect" | "interruptDirect" | "heard"> => ({
+  startDirect: (request) => startDirect(machine, request),
+  interruptDirect: (from, callId) => interruptDirect(machine, from, callId),
+  heard: (from) => {
+    if (machine.direct?.replyTo.channel === from) machine.direct.heardAt = Date.now()
+  }
+})
+
+// C8, C9, C12
+const startDirect = (machine: Machine, request: DirectRequest): void => {
+  const { thread } = request
+  const replyTo = { channel: request.from, callId: request.callId, ...(thread === undefined ? {} : { thread }) }
+  const refuse = (error: McpWorkerError & { readonly delivery: "not_sent" }) => {
+    machine.port.observe?.(request.method, error._tag, "not_sent", undefined, undefined)
+    machine.port.postDirectFailure?.(replyTo, error, undefined)
+  }
+  const state = machine.state
+  if (state._tag !== "Ready") {
+    return refuse(
+      connectionGone(state, "not_sent", "closing", "the connection is not ready") as WorkerFailed & {
+        readonly delivery: "not_sent"
+      }
+    )
+  }
+  const { connection } = state
+  const { workerId } = connection
+  const busy = machine.direct?.requestId ?? busyWith(connection)
+  if (busy !== undefined) return refuse(new WorkerBusy({ workerId, requestId: busy, delivery: "not_sent" }))
+  const params = parseParams(request.params)
+  if (params === undefined) {
+    const message = "the request params must be the JSON text of a plain object"
+    return refuse(new InvalidInput({ where: "arguments", path: "params", message, delivery: "not_sent" }))
+  }
+  const left = request.deadline - Date.now()
+  // C9, C22a: the deadline passed in transit.
+  if (!(left > 0)) return refuse(new DeadlineExceeded({ workerId, delivery: "not_sent" }))
+  const requestId = WorkerId.makeRequestId()
+  const now = Date.now()
+  const direct: DirectInFlight = {
+    replyTo,
+    requestId,
+    method: request.method,
+    sentAt: performance.now(),
+    deadline: now + Math.min(left, maxTimeoutMs),
+    heardAt: now,
+    timer: undefined
+  }
+  machine.direct = direct
+  machine.port.taken?.(requestId, request.method)
+  watch(machine, direct)
+  send(machine, connection, { ...request, requestId, deadline: direct.deadline }, params)
+}
+
+// One timer: the deadline (C9, C10) or caller silence (C11, C22), whichever comes first.
+const watch = (machine: Machine, direct: DirectInFlight): void => {
+  const at = Math.min(direct.deadline, direct.heardAt + machine.callerGoneAfterMs)
+  direct.timer = setTimeout(onWatch, Math.max(0, at - Date.now()), machine, direct)
+}
+
+const onWatch = (machine: Machine, direct: DirectInFlight): void => {
+  if (machine.direct !== direct) return
+  const now = Date.now()
+  if (now >= direct.deadline) return void endDirect(machine, direct.requestId, "timeout")
+  if (now - direct.heardAt >= machine.callerGoneAfterMs) return void endDirect(machine, direct.requestId, "interrupted")
+  watch(machine, direct)
+}
+
+const parseParams = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return JsonValue.isJsonObject(value) ? value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// C8: on the request's own channel, so it cannot overtake it.
+const interruptDirect = (machine: Machine, from: string, callId: number): void => {
+  const direct = machine.direct
+  if (direct === undefined || direct.replyTo.channel !== from || direct.replyTo.callId !== callId) return
+  endDirect(machine, direct.requestId, "interrupted")
+}
+
+/** @internal */
 export const send = (
   machine: Machine,
   connection: Connection,
@@ -165,7 +265,7 @@ export const send = (
       ? progressed
       : withTraceContext(progressed, machine.port.spanOf?.(requestId) ?? message.trace)
   if (message.progress === true) connection.progress.set(requestId, controller)
-  if (message.idleMs !== undefined) Idle.watch(machine, connection, requestId, message.idleMs, controller)
+  if (message.idleMs !== undefined) watchIdle(machine, connection, requestId, message.idleMs, controller)
   const requestOptions = {
     signal: controller.signal,
     timeout: sdkTimeoutOf(message),
@@ -271,7 +371,7 @@ const onSettled = (
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
-  Idle.ended(connection, requestId)
+  idleEnded(connection, requestId)
   if (Either.isLeft(exit)) file?.discard()
   // The host already answered a cancelled request.
   if (controller.aborted) return
@@ -457,4 +557,68 @@ const spilledAnswer = (spill: Owner.ResponseSpill): ReadonlyArray<unknown> | und
   const summary = spill.summary()
   spill.discard()
   return summary === undefined ? undefined : ResultFile.encodeSpilled(summary, spill.limit)
+}
+
+const progressOf = (progress: {
+  progress: number
+  total?: number | undefined
+  message?: string | undefined
+}): OwnerProtocol.Progress => ({
+  progress: progress.progress,
+  ...(typeof progress.total === "number" ? { total: progress.total } : {}),
+  ...(typeof progress.message === "string" ? { message: progress.message } : {})
+})
+
+/** Not the SDK's `onprogress`, which drops progress written along with the response. @internal */
+export const forwardProgress = (machine: Machine, connection: Connection): void => {
+  connection.client.setNotificationHandler("notifications/progress", (notification) => {
+    const requestId = String(notification.params.progressToken)
+    idleProgressed(machine, connection, requestId)
+    const controller = connection.progress.get(requestId)
+    if (controller === undefined || controller.aborted) return
+    machine.port.post({ _tag: "Progress", requestId, progress: progressOf(notification.params) })
+  })
+}
+
+// The request id is unique in this owner.
+const withProgressToken = (params: Record<string, unknown>, requestId: string) => ({
+  ...params,
+  _meta: {
+    ...(typeof params._meta === "object" && params._meta !== null ? params._meta : {}),
+    progressToken: requestId
+  }
+})
+
+// C121: a request's idle budget, restarted by each progress.
+const watchIdle = (
+  machine: Machine,
+  connection: Connection,
+  requestId: string,
+  idleMs: number,
+  controller: RequestAbort
+): void => {
+  connection.idle.set(requestId, { idleMs, timer: setTimeout(onIdle, idleMs, machine, requestId) })
+  controller.addEventListener("abort", () => idleEnded(connection, requestId))
+}
+
+const idleProgressed = (machine: Machine, connection: Connection, requestId: string): void => {
+  const idle = connection.idle.get(requestId)
+  if (idle === undefined) return
+  clearTimeout(idle.timer)
+  idle.timer = setTimeout(onIdle, idle.idleMs, machine, requestId)
+}
+
+const idleEnded = (connection: Connection, requestId: string): void => {
+  const idle = connection.idle.get(requestId)
+  if (idle === undefined) return
+  connection.idle.delete(requestId)
+  clearTimeout(idle.timer)
+}
+
+const onIdle = (machine: Machine, requestId: string): void => {
+  // C10: as at the deadline.
+  if (endDirect(machine, requestId, "timeout")) return
+  if (!cancel(machine.state, requestId, "timeout")) return
+  const workerId = workerIdOf(machine.state)
+  postFailure(machine, requestId, new DeliveryUnknown({ workerId, requestId, reason: "timeout", delivery: "unknown" }))
 }

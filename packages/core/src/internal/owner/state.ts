@@ -18,7 +18,7 @@ import type * as Owner from "../../protocol/Owner.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Checks from "../ownerProtocol/checks.js"
 import type * as ToolFilter from "../toolFilter.js"
-import type * as Direct from "./direct.js"
+import type { DirectPort } from "./owner.js"
 import type * as ParamHeaders from "./paramHeaders.js"
 import type * as Tasks from "./tasks.js"
 import type * as TasksDispatch from "./tasksDispatch.js"
@@ -91,7 +91,7 @@ export type State = Data.TaggedEnum<{
 export const State = Data.taggedEnum<State>()
 
 /** @internal */
-export type Port = Direct.DirectPort
+export type Port = DirectPort
 
 /** @internal */
 export interface Machine {

@@ -1,7 +1,7 @@
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
 import type * as Slot from "../thread/slot.js"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
-import * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
+import * as OwnerDirect from "@mcp-worker/core/internal/owner/owner"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Effect from "effect/Effect"
 import type * as ProcessStart from "../job/start.js"
@@ -29,7 +29,7 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
       ? (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(message)
       : (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(spans.posted(message))
   const direct = slot === undefined ? undefined : Direct.directPort(slot, post, spans)
-  const owner = OwnerDirect.make({
+  const owner = OwnerDirect.makeDirect({
     port: { post, ...direct?.hooks, spanOf: spans?.spanOf },
     factory: factory.make,
     callerGoneAfterMs: RemoteProtocol.remoteGoneAfterMs

@@ -1,5 +1,5 @@
 import * as Slot from "./slot.js"
-import type * as OwnerDirect from "@mcp-worker/core/internal/owner/direct"
+import type * as OwnerDirect from "@mcp-worker/core/internal/owner/owner"
 import type { McpWorkerError } from "@mcp-worker/core/McpWorkerError"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import * as Either from "effect/Either"
