@@ -1,6 +1,7 @@
 // C44: a grant is exactly the text the host issued. Its tag's last character carries padding bits, so a grant
 // changed only there decodes to the same bytes: the host compares the text, and refuses every such variant.
 import { assert, describe, it } from "@effect/vitest"
+import { InvalidInput } from "@mcp-worker/core/McpWorkerError"
 import * as Grants from "../../packages/node/src/internal/listen/grants.js"
 
 const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -21,5 +22,23 @@ describe("C44: grants", () => {
       )
       assert.deepStrictEqual(accepted, [])
     }
+  })
+})
+
+// C16: a peer's params are JSON text of a plain object; the refusal is core's own `InvalidInput` (not the caller
+// check's), unsent and naming `params`.
+describe("C16: a listener's params", () => {
+  const target: Grants.Target = { workerId: "mcpw_x", grant: undefined }
+  const payload = (params: string) => ({ id: "mcpw_x", params })
+
+  it("text that is not JSON, or not an object's, is refused unsent, naming params", () => {
+    const notJson = Grants.checked(target, "callTool", payload("{"))
+    assert.strictEqual(Object.getPrototypeOf(notJson), InvalidInput.prototype)
+    assert.deepInclude(notJson, { where: "arguments", path: "params", delivery: "not_sent" })
+    assert.match(notJson!.message, /is not valid JSON text/)
+    const notObject = Grants.checked(target, "callTool", payload("[1]"))
+    assert.strictEqual(Object.getPrototypeOf(notObject), InvalidInput.prototype)
+    assert.deepInclude(notObject, { path: "params", message: "the request params must be a plain object" })
+    assert.isUndefined(Grants.checked(target, "callTool", payload('{"name":"inc","arguments":{}}')))
   })
 })

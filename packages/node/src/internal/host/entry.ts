@@ -1,5 +1,5 @@
 import type * as Worker from "@effect/platform/Worker"
-import * as Slot from "../thread/slot.js"
+import { type Held, readSlot, type Slot } from "../thread/owner.js"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
 import type { OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as WorkerId from "@mcp-worker/core/WorkerId"
@@ -19,7 +19,7 @@ export interface Entry extends Connection.Connection {
   /** Each is told `WorkerEnded`. */
   readonly routes: Set<string>
   /** The owner thread alone writes it. */
-  slot: Slot.Slot | undefined
+  slot: Slot | undefined
   readonly cancels: Map<string, (cancelled: boolean) => void>
   readonly syncs: Map<number, () => void>
   thread: OwnerHandle | undefined
@@ -58,8 +58,8 @@ export interface DataPort {
 }
 
 /** C22a: none once the thread ended. @internal */
-export const heldDirect = (entry: Entry): Slot.Held | undefined =>
-  entry.slot === undefined || !entry.threadAlive ? undefined : Slot.readSlot(entry.slot)
+export const heldDirect = (entry: Entry): Held | undefined =>
+  entry.slot === undefined || !entry.threadAlive ? undefined : readSlot(entry.slot)
 
 /** @internal */
 export const forceEnd = (owner: OwnerHandle | undefined): void => {

@@ -1,5 +1,5 @@
 // C3, C4
-import * as Slot from "../thread/slot.js"
+import { makeSlot } from "../thread/owner.js"
 import * as Worker from "@effect/platform/Worker"
 import { InvalidInput, OpenFailed } from "@mcp-worker/core/McpWorkerError"
 import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
@@ -153,7 +153,7 @@ const makeEntry = (
       scope,
       port: ports.port,
       routes: new Set(),
-      slot: placement.isolation === "process" ? undefined : Slot.makeSlot(),
+      slot: placement.isolation === "process" ? undefined : makeSlot(),
       cancels: new Map(),
       syncs: new Map(),
       thread: undefined,

@@ -1,11 +1,11 @@
 import type { CleanupSummary } from "@mcp-worker/core/McpWorkerError"
+import type { ChildProcess as NodeChildProcess } from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CleanupScanService, JobRef, ProcessJob, SpawnOptions, Started, StopOptions } from "../../ProcessJob.js"
-import { nodeChildOf } from "./nodeChild.js"
 import * as Ps from "./ps.js"
 import * as ProcessStart from "./start.js"
 import * as internal from "./scan.js"
@@ -40,7 +40,8 @@ export const adopt = (started: Started, marker: string): Effect.Effect<ProcessJo
     const { scan: count } = yield* CleanupScan
     const error = yield* Effect.promise(() => started.started)
     if (error !== undefined || started.child === undefined) return yield* spawnError(error, started)
-    const child = nodeChildOf(started.child)
+    // C98: the face's `ChildProcess` names no Node type; the one `start` spawned is Node's.
+    const child = started.child as NodeChildProcess
     const pid = child.pid!
     const exited = Effect.promise(() => started.exited)
     return {

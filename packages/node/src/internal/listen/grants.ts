@@ -4,14 +4,15 @@
  *
  * @internal
  */
+import * as JsonValue from "@mcp-worker/caller/JsonValue"
 import {
+  fromCaller,
   HostUnavailable,
   InvalidInput,
   McpWorkerError,
   type RequestError,
   UnknownWorker
 } from "@mcp-worker/core/McpWorkerError"
-import * as JsonValue from "@mcp-worker/core/JsonValue"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Tasks from "@mcp-worker/core/Tasks"
 import type { WorkerStatus } from "@mcp-worker/core/WorkerStatus"
@@ -291,8 +292,8 @@ export const checked = (
 ): InvalidInput | undefined => {
   const params =
     parsed === undefined ? JsonValue.decode(payload.params, { where: "arguments", root: "params" }) : undefined
-  if (params !== undefined && Either.isLeft(params)) return params.left
-  const object = parsed ?? params?.right
+  if (params !== undefined && !params.ok) return fromCaller(params.error) as InvalidInput
+  const object = parsed ?? params?.value
   if (!JsonValue.isJsonObject(object)) return invalid("params", "the request params must be a plain object")
   const grant = target.grant
   const taskRefused = grant === undefined ? undefined : taskRefusal(grant, name, object)

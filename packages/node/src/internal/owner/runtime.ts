@@ -1,5 +1,4 @@
 import * as NodeWorkerRunner from "@effect/platform-node/NodeWorkerRunner"
-import type * as Slot from "../thread/slot.js"
 import * as WorkerRunner from "@effect/platform/WorkerRunner"
 import * as OwnerDirect from "@mcp-worker/core/internal/owner/owner"
 import * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
@@ -19,7 +18,7 @@ export interface OwnerDataPort {
 }
 
 /** `slot` only in a thread. @internal */
-export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, slot?: Slot.Slot): void => {
+export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | undefined, slot?: Direct.Slot): void => {
   const factory = makeFactory(early)
   // Decided once: no cost per message.
   const tracing = Traced.threadTracing()

@@ -7,8 +7,8 @@ import { type JSONRPCMessage, serializeMessage, type Transport } from "@modelcon
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Redacted from "effect/Redacted"
+import type { ChildProcess as NodeChildProcess } from "node:child_process"
 import type * as ProcessJobFace from "../../ProcessJob.js"
-import { nodeChildOf } from "../job/nodeChild.js"
 import * as ProcessJob from "../job/processJob.js"
 import * as ProcessStart from "../job/start.js"
 import * as Lines from "../wire/lines.js"
@@ -67,8 +67,13 @@ class ProcessTransport implements Transport {
     return this.job.pid
   }
 
+  // C98: the face's `ChildProcess` names no Node type; a job's child is Node's.
+  private get child(): NodeChildProcess {
+    return this.job.child as NodeChildProcess
+  }
+
   get stderr(): NodeJS.ReadableStream | null {
-    return nodeChildOf(this.job.child).stderr
+    return this.child.stderr
   }
 
   takeResponse(): { readonly line: string; readonly result: unknown } | undefined {
@@ -100,7 +105,7 @@ class ProcessTransport implements Transport {
   }
 
   start(): Promise<void> {
-    const child = nodeChildOf(this.job.child)
+    const child = this.child
     child.stdout!.on("data", (chunk: Buffer) => this.lines.push(chunk))
     child.stdout!.on("error", (error) => this.onerror?.(error))
     child.stdin!.on("error", (error) => this.onerror?.(error))
@@ -222,7 +227,7 @@ class ProcessTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
-      const stdin = nodeChildOf(this.job.child).stdin
+      const stdin = this.child.stdin
       if (this.closed || stdin === null || stdin.destroyed) {
         return reject(new TransportClosed("the server's stdin is closed"))
       }
