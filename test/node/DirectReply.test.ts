@@ -8,6 +8,9 @@ import { McpWorkers, type McpWorkersService } from "@mcp-worker/core/McpWorkers"
 import { NodeMcpWorkers } from "@mcp-worker/node"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 import { BroadcastChannel } from "node:worker_threads"
 import * as Protocol from "../../packages/node/src/internal/thread/protocol.js"
 import { statefulConfig } from "../fixtures/servers.js"
@@ -212,7 +215,9 @@ describe("direct replies from the owner thread", () => {
     () =>
       withWorker((workers, id, remote) =>
         Effect.gen(function* () {
-          remote.direct(1, id, { name: "sleep", arguments: { ms: 300, token: "straight" } })
+          // Held until every refusal below is seen, however slow the machine.
+          const gate = path.join(mkdtempSync(path.join(tmpdir(), "mcpw-gate-")), "open")
+          remote.direct(1, id, { name: "sleep", arguments: { ms: 30_000, token: "straight", untilFile: gate } })
           while (!(yield* workers.status(id)).busy) yield* Effect.sleep(5)
           const status = yield* workers.status(id)
           assert.match(status.requestId!, /^req_[A-Za-z0-9_-]{16}$/)
@@ -227,7 +232,9 @@ describe("direct replies from the owner thread", () => {
             requestId: status.requestId,
             delivery: "not_sent"
           })
+          writeFileSync(gate, "")
           const answer = yield* remote.answer(1)
+          rmSync(path.dirname(gate), { recursive: true, force: true })
           assert.strictEqual(answer._tag, "Result")
           assert.strictEqual(resultOf(answer).structuredContent.token, "straight")
           yield* Effect.sleep(100)
