@@ -37,7 +37,7 @@ import {
   unusableOf
 } from "./errors.js"
 import { listen } from "./notifications.js"
-import type { DirectOwner } from "./owner.js"
+import type { DirectOwner, DirectRequest } from "./owner.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { withTraceContext } from "./traceMeta.js"
 import { onServerReply } from "./serverRequests.js"
@@ -128,13 +128,6 @@ export const startRequest = (machine: Machine, message: typeof OwnerProtocol.Req
     )
   }
   send(machine, connection, message, JSON.parse(message.params))
-}
-
-/** @internal */
-export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
-  readonly from: string
-  readonly callId: number
-  readonly thread?: number | undefined
 }
 
 /** A remote caller's plane, on the owner's machine. @internal */
