@@ -4,6 +4,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import { maxTimeoutMs } from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -189,7 +190,7 @@ export const begin = (
         }
   )
   // C175: the owner answers at the deadline; this is for an owner that cannot.
-  if (request.givesUp !== true) inflight.timer = setTimeout(onGiveUp, left + graceMs, inflight)
+  if (request.givesUp !== true) inflight.timer = setTimeout(onGiveUp, Math.min(left + graceMs, maxTimeoutMs), inflight)
   return inflight
 }
 
