@@ -1,13 +1,15 @@
-/** The owner of one connection, wired: to the host's port, and in a thread also to its remote callers. */
+/**
+ * The owner of one connection, wired: to the host's port, and in a thread also to its remote callers. Node's public
+ * declarations reach these, so they name nothing of the owner's state, whose types reach the tasks extension's (C98).
+ */
 import type { McpWorkerError } from "../../McpWorkerError.js"
 import type * as Owner from "../../protocol/Owner.js"
 import type * as OwnerProtocol from "../../protocol/OwnerProtocol.js"
 import * as Lifecycle from "./lifecycle.js"
-import { type DirectRequest, directHandlers, messageHandler } from "./requests.js"
+import { directHandlers, messageHandler } from "./requests.js"
 import { type Machine, makeMachine } from "./state.js"
 
-/** @internal */
-export const ownerOf = (machine: Machine, factory: Owner.TransportFactory): Owner.Owner => ({
+const ownerOf = (machine: Machine, factory: Owner.TransportFactory): Owner.Owner => ({
   open: (request) => Lifecycle.open(machine, factory, request),
   close: (budgetMs) => Lifecycle.close(machine, budgetMs),
   onMessage: messageHandler(machine)
@@ -47,6 +49,13 @@ export interface DirectHooks {
 
 /** @internal */
 export type DirectPort = Owner.OwnerPort & { readonly [K in keyof DirectHooks]?: DirectHooks[K] | undefined }
+
+/** A remote thread's request, as the owner reads it off its channel. @internal */
+export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
+  readonly from: string
+  readonly callId: number
+  readonly thread?: number | undefined
+}
 
 /** @internal */
 export interface DirectOwner extends Owner.Owner {

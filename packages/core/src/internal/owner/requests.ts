@@ -37,7 +37,7 @@ import {
   unusableOf
 } from "./errors.js"
 import { listen } from "./notifications.js"
-import type { DirectOwner } from "./owner.js"
+import type { DirectOwner, DirectRequest } from "./owner.js"
 import * as ParamHeaders from "./paramHeaders.js"
 import { withTraceContext } from "./traceMeta.js"
 import { onServerReply } from "./serverRequests.js"
@@ -128,13 +128,6 @@ export const startRequest = (machine: Machine, message: typeof OwnerProtocol.Req
     )
   }
   send(machine, connection, message, JSON.parse(message.params))
-}
-
-/** @internal */
-export interface DirectRequest extends Omit<typeof OwnerProtocol.Envelope.Type, "progress"> {
-  readonly from: string
-  readonly callId: number
-  readonly thread?: number | undefined
 }
 
 /** A remote caller's plane, on the owner's machine. @internal */
@@ -230,16 +223,27 @@ export const send = (
   listed = false
 ): void => {
   const { requestId } = message
+  const { workerId } = connection
   // C59: every path to the server passes here.
   if (message.method === "tools/call" && connection.tools !== undefined) {
     if (!ToolFilter.allowsCompiled(connection.tools, parsed.name)) {
       return postFailure(machine, requestId, outsideFilter())
     }
   }
+  // C22a: a deadline passed in the owner's queue or during the listing below; nothing went out.
+  const left = message.deadline - Date.now()
+  if (!(left > 0)) return postFailure(machine, requestId, new DeadlineExceeded({ workerId, delivery: "not_sent" }))
   if (!listed && Tasks.mustList(connection, message.method, parsed)) {
-    return Tasks.listThen(connection, requestId, sdkTimeoutOf(message), {
+    return Tasks.listThen(connection, requestId, Math.min(left, maxTimeoutMs), {
       send: () => send(machine, connection, message, parsed, true),
-      fail: (error) => postFailure(machine, requestId, Tasks.listingFailed(machine, connection, requestId, error))
+      fail: (error) =>
+        postFailure(
+          machine,
+          requestId,
+          message.deadline <= Date.now()
+            ? new DeadlineExceeded({ workerId, delivery: "not_sent" })
+            : Tasks.listingFailed(machine, connection, requestId, error)
+        )
     })
   }
   const taskRefusal = Tasks.refusal(connection, message.method, parsed)
@@ -254,6 +258,10 @@ export const send = (
   if (spill !== undefined && Either.isLeft(spill)) return postFailure(machine, requestId, spill.left)
   const controller = new RequestAbort()
   connection.inflight.set(requestId, controller)
+  // C175: the owner's deadline; a remote thread's own request has its watch, which also hears the caller's silence.
+  if (machine.direct?.requestId !== requestId) {
+    controller.deadline = setTimeout(onTimeout, Math.min(left, maxTimeoutMs), machine, requestId)
+  }
   if (save !== undefined) controller.addEventListener("abort", save.right.discard)
   if (spill !== undefined) controller.addEventListener("abort", spill.right.discard)
   // C121
@@ -371,6 +379,7 @@ const onSettled = (
 ): void => {
   connection.inflight.delete(requestId)
   connection.progress.delete(requestId)
+  clearTimeout(controller.deadline)
   idleEnded(connection, requestId)
   if (Either.isLeft(exit)) file?.discard()
   // The host already answered a cancelled request.
@@ -597,7 +606,7 @@ const watchIdle = (
   idleMs: number,
   controller: RequestAbort
 ): void => {
-  connection.idle.set(requestId, { idleMs, timer: setTimeout(onIdle, idleMs, machine, requestId) })
+  connection.idle.set(requestId, { idleMs, timer: setTimeout(onTimeout, idleMs, machine, requestId) })
   controller.addEventListener("abort", () => idleEnded(connection, requestId))
 }
 
@@ -605,7 +614,7 @@ const idleProgressed = (machine: Machine, connection: Connection, requestId: str
   const idle = connection.idle.get(requestId)
   if (idle === undefined) return
   clearTimeout(idle.timer)
-  idle.timer = setTimeout(onIdle, idle.idleMs, machine, requestId)
+  idle.timer = setTimeout(onTimeout, idle.idleMs, machine, requestId)
 }
 
 const idleEnded = (connection: Connection, requestId: string): void => {
@@ -615,8 +624,8 @@ const idleEnded = (connection: Connection, requestId: string): void => {
   clearTimeout(idle.timer)
 }
 
-const onIdle = (machine: Machine, requestId: string): void => {
-  // C10: as at the deadline.
+// C10: at the deadline, or after the idle budget.
+const onTimeout = (machine: Machine, requestId: string): void => {
   if (endDirect(machine, requestId, "timeout")) return
   if (!cancel(machine.state, requestId, "timeout")) return
   const workerId = workerIdOf(machine.state)

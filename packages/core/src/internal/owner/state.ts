@@ -2,6 +2,7 @@
 import type { Client } from "@modelcontextprotocol/client"
 import * as Data from "effect/Data"
 import {
+  type DeadlineExceeded,
   DeliveryUnknown,
   type FailureKind,
   type InputRoundsExceeded,
@@ -221,6 +222,7 @@ export const postFailure = (
     | UnusableResult
     | PreflightFailed
     | TaskEnded
+    | DeadlineExceeded
 ): void => {
   const direct = takeDirect(machine, requestId)
   if (direct !== undefined) {
@@ -266,6 +268,8 @@ export const endDirect = (machine: Machine, requestId: string, reason: "timeout"
 export class RequestAbort {
   aborted = false
   reason: unknown = undefined
+  /** C175: the owner's deadline for a host's request. */
+  deadline: ReturnType<typeof setTimeout> | undefined = undefined
   private listeners: Array<() => void> | undefined = undefined
 
   throwIfAborted(): void {

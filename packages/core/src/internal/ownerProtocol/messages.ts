@@ -4,6 +4,7 @@ import * as Schema from "effect/Schema"
 import { notificationMethods } from "@mcp-worker/caller/Plane"
 import {
   CleanupSummary,
+  DeadlineExceeded,
   DeliveryUnknown,
   FailureKind,
   InputRoundsExceeded,
@@ -232,7 +233,8 @@ export const FailureMessage = Schema.TaggedStruct("Failure", {
     InputRoundsExceeded,
     UnusableResult,
     PreflightFailed,
-    TaskEnded
+    TaskEnded,
+    DeadlineExceeded
   )
 })
 

@@ -4,6 +4,7 @@ import type * as McpWorkers from "@mcp-worker/core/McpWorkers"
 import * as Operations from "@mcp-worker/core/Operations"
 import * as Prepare from "@mcp-worker/core/protocol/Prepare"
 import type * as OwnerProtocol from "@mcp-worker/core/protocol/OwnerProtocol"
+import { maxTimeoutMs } from "@mcp-worker/core/ServerConfig"
 import * as WorkerId from "@mcp-worker/core/WorkerId"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -11,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import { checkSavePath, checkSpillDirectory } from "../transport/responseSave.js"
 import { lookup, type Registry } from "./registry.js"
-import { ownerChannel } from "../thread/protocol.js"
+import { graceMs, ownerChannel } from "../thread/protocol.js"
 import { tracedWith } from "../shared/traced.js"
 import * as Connection from "../shared/connection.js"
 import { type Entry, heldDirect } from "./entry.js"
@@ -28,7 +29,7 @@ class RequestInFlight extends Connection.InFlight<Entry> {
   }
 }
 
-const onTimeout = (inflight: RequestInFlight) => inflight.unknown("timeout")
+const onGiveUp = (inflight: RequestInFlight) => inflight.unknown("timeout")
 
 const isThread = (entry: Entry): boolean => entry.thread !== undefined && "terminate" in entry.thread
 
@@ -82,6 +83,8 @@ export interface Relayed {
   readonly trace?: OwnerProtocol.TraceContext | undefined
   /** C80 */
   readonly surface: Surface
+  /** C175: the caller gives up by its own timer (a remote thread with a deadline); else the host does, for it. */
+  readonly givesUp?: boolean | undefined
 }
 
 /** @internal */
@@ -186,7 +189,8 @@ export const begin = (
           ...(trace === undefined ? {} : { trace })
         }
   )
-  inflight.timer = setTimeout(onTimeout, left, inflight)
+  // C175: the owner answers at the deadline; this is for an owner that cannot.
+  if (request.givesUp !== true) inflight.timer = setTimeout(onGiveUp, Math.min(left + graceMs, maxTimeoutMs), inflight)
   return inflight
 }
 

@@ -40,8 +40,6 @@ class InFlight extends Connection.InFlight<Client> {
   }
 }
 
-const onTimeout = (inflight: InFlight) => inflight.unknown("timeout")
-
 // The owner may answer before `onMessage` returns, so what completes the request is in place before it is handed over.
 const start = (
   client: Client,
@@ -65,7 +63,7 @@ const start = (
   const signal = options?.signal
   const inflight = new InFlight(client, requestId, resume, onProgress, undefined)
   client.pending = inflight
-  inflight.timer = setTimeout(onTimeout, left, inflight)
+  // C175: no timer here: the owner runs in this thread, so its deadline is the one this client would arm.
   if (signal !== undefined) inflight.abortOn(signal)
   client.owner.onMessage({
     _tag: "Request",

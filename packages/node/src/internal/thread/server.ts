@@ -279,6 +279,7 @@ const runRequest = (
         method: operation.method,
         params: operation.params,
         budgetMs: remaining(operation.deadline),
+        givesUp: operation.deadline !== undefined,
         idleMs: operation.idleMs,
         onProgress,
         saveTo: operation.saveTo,
