@@ -31,10 +31,20 @@ import * as KeepAlive from "../shared/keepAlive.js"
 import * as HostClose from "./close.js"
 import * as HostEvents from "./events.js"
 import * as HostOpen from "./open.js"
-import * as HostRequest from "./request.js"
 import * as Reaper from "./reaper.js"
 import * as ServerRequests from "./serverRequests.js"
-import { type Defaults, lookup, type Registry, type RemoteRoutes, syncWithOwner } from "./registry.js"
+import {
+  cancel,
+  type Defaults,
+  lookup,
+  type Registry,
+  type Relayed,
+  relayTo,
+  type RemoteRoutes,
+  requests,
+  type Sent,
+  syncWithOwner
+} from "./registry.js"
 import { statusOf } from "./entry.js"
 
 /** C18: `openConfig` takes a config a remote thread normalized. @internal */
@@ -46,9 +56,9 @@ export interface HostRegistry {
   ) => Effect.Effect<WorkerId.WorkerId, OpenFailed | InvalidInput>
   /** The budget counts from now. */
   readonly begin: (
-    request: Omit<HostRequest.Relayed, "started">,
+    request: Omit<Relayed, "started">,
     resume: (exit: Exit.Exit<unknown, RequestError>) => void
-  ) => HostRequest.Sent | undefined
+  ) => Sent | undefined
   readonly refused: (id: string, method: OwnerProtocol.Method, surface: Metrics.Surface) => RequestError | undefined
   /** C117 */
   readonly refusedBefore: <E extends RequestError>(
@@ -157,14 +167,14 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
           Effect.flatMap(ServerConfig.normalize(input, process.env, { isProxy: Connection.isProxy }), (config) =>
             openConfig(config, openOptions)
           ),
-        ...HostRequest.requests(registry),
+        ...requests(registry),
         status: (id) =>
           Prepare.withId(id, "workerId", (id) =>
             Effect.flatMap(lookup(registry, id), (entry) => Effect.map(syncWithOwner(entry), () => statusOf(entry)))
           ),
         cancel: (id, requestId) =>
           Prepare.withId(id, "workerId", (id) =>
-            Prepare.withId(requestId, "requestId", (requestId) => HostRequest.cancel(registry)(id, requestId))
+            Prepare.withId(requestId, "requestId", (requestId) => cancel(registry)(id, requestId))
           ),
         close: (id, closeOptions) =>
           Prepare.withId(id, "workerId", (id) => HostClose.close(registry)(id, closeOptions)),
@@ -179,7 +189,7 @@ export const make = (options: Options = {}): Effect.Effect<HostRegistry, never, 
     return {
       service,
       openConfig,
-      ...HostRequest.relayTo(registry),
+      ...relayTo(registry),
       isOpen: (id) => registry.entries.has(id),
       runsTasks: (id) => registry.entries.get(id)?.tasks === true,
       servesOf: (id) => registry.entries.get(id)?.serves,

@@ -42,7 +42,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
 import type { ListenOptions } from "../../NodeMcpWorkers.js"
-import type * as HostRequest from "../host/request.js"
+import type { Sent } from "../host/registry.js"
 import type { HostRegistry } from "../host/service.js"
 import { isTracing } from "../shared/traced.js"
 import * as Frames from "./frames.js"
@@ -66,7 +66,7 @@ interface Listener {
 
 interface Call {
   readonly clientId: number
-  readonly sent: HostRequest.Sent
+  readonly sent: Sent
   /** `undefined`: the server answers its own. */
   readonly answer: ((exit: Exit.Exit<unknown, RequestError>) => void) | undefined
 }
@@ -80,7 +80,7 @@ const keyOf = (clientId: number, requestId: string) => `${clientId}/${requestId}
 
 const callOf = (headers: Headers.Headers): string | undefined => headers[callHeader]
 
-const began = (calls: Calls, key: string, sent: HostRequest.Sent): void => {
+const began = (calls: Calls, key: string, sent: Sent): void => {
   calls.set(key, { clientId: Number(key.slice(0, key.indexOf("/"))), sent, answer: undefined })
 }
 
@@ -240,7 +240,7 @@ const relayNow = (
     write(clientId, exitFrame(requestId, operation, shown))
   }
   // `begin` may refuse before it returns.
-  const sent: HostRequest.Sent | undefined = listener.registry.begin(
+  const sent: Sent | undefined = listener.registry.begin(
     {
       id: workerId,
       method: operation.method,

@@ -26,8 +26,7 @@ import type * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { BroadcastChannel } from "node:worker_threads"
 import type { HostRegistry } from "../host/service.js"
-import type { RemoteRoutes } from "../host/registry.js"
-import type * as HostRequest from "../host/request.js"
+import type { RemoteCaller, RemoteRoutes, Sent } from "../host/registry.js"
 import * as Protocol from "./protocol.js"
 import { currentTracing, endSpan, startSpan, type Tracing, withParent } from "../shared/traced.js"
 
@@ -41,7 +40,7 @@ interface ServedCall {
   readonly callId: number
   readonly operation: Protocol.Operation
   fiber: Fiber.RuntimeFiber<unknown, McpWorkerError> | undefined
-  sent: HostRequest.Sent | undefined
+  sent: Sent | undefined
   interrupt: InterruptMode | undefined
   span: Tracer.Span | undefined
 }
@@ -209,7 +208,7 @@ const remoteOf = (
   server: ServerState,
   message: typeof Protocol.RemoteRequest.Type,
   operation: typeof Protocol.RemoteCall.Type
-): HostRequest.RemoteCaller | undefined =>
+): RemoteCaller | undefined =>
   operation.direct === true && operation.progress !== true
     ? {
         channel: message.from,
