@@ -7,10 +7,11 @@ import { fileURLToPath } from "node:url"
 /** The Profiler options of every thread on the path: counts per call, not just "ran". */
 export const preciseCoverage = { callCount: true, detailed: true }
 
-/** Starts coverage in the thread `post` reaches. */
+/** Starts coverage in the thread `post` reaches, and the debugger `perCall` reads scripts' texts with. */
 export const start = async (post) => {
   await post("Profiler.enable")
   await post("Profiler.startPreciseCoverage", preciseCoverage)
+  await post("Debugger.enable")
 }
 
 /**
@@ -55,14 +56,9 @@ export const perCall = async (post, window, idle, calls) => {
 // body, node/internal/owner/loader.ts). -1 when the file is not in it.
 const shiftsOf = async (post, scripts, urls) => {
   const shifts = new Map()
-  await post("Debugger.enable")
-  try {
-    for (const url of urls) {
-      const { scriptSource } = await post("Debugger.getScriptSource", { scriptId: scripts[url] })
-      shifts.set(url, scriptSource.indexOf(fs.readFileSync(fileURLToPath(url), "utf8")))
-    }
-  } finally {
-    await post("Debugger.disable")
+  for (const url of urls) {
+    const { scriptSource } = await post("Debugger.getScriptSource", { scriptId: scripts[url] })
+    shifts.set(url, scriptSource.indexOf(fs.readFileSync(fileURLToPath(url), "utf8")))
   }
   return shifts
 }
