@@ -202,12 +202,15 @@ const ownerEntryAbsolute = {
   }
 }
 
-/** A host program bundled into one ES module at `outfile` (anywhere): its owners start from this checkout's build. */
-export const bundleHost = (options) =>
+/**
+ * A host program bundled into one ES module at `outfile` (anywhere): its owners start from this checkout's build.
+ * `plugins` come after the ones every bundle needs.
+ */
+export const bundleHost = ({ plugins = [], ...options }) =>
   esbuild.build({
     ...common,
-    plugins: [...common.plugins, ownerEntryAbsolute],
-    ...options
+    ...options,
+    plugins: [...common.plugins, ownerEntryAbsolute, ...plugins]
   })
 
 const bundleClusterRunner = () =>
