@@ -23,9 +23,10 @@ export const run = (port: OwnerDataPort, early: ProcessStart.StartedProcess | un
   // Decided once: no cost per message.
   const tracing = Traced.threadTracing()
   const spans = tracing === undefined ? undefined : Spans.makeSpans(tracing)
-  const post =
+  // Untraced, the port's own method: no wrapper runs per message.
+  const post: (message: OwnerProtocol.OwnerMessageEncoded) => void =
     spans === undefined
-      ? (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(message)
+      ? port.postMessage.bind(port)
       : (message: OwnerProtocol.OwnerMessageEncoded) => port.postMessage(spans.posted(message))
   const direct = slot === undefined ? undefined : Direct.directPort(slot, post, spans)
   const owner = OwnerDirect.makeDirect({
