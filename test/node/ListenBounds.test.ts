@@ -15,9 +15,8 @@ import { createInterface } from "node:readline"
 import { grantlessFrameBytes, hello } from "../../packages/node/src/internal/listen/frames.js"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually } from "./helpers.js"
-import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
+import { scopedSandbox, socketPath } from "./listenSandbox.js"
 
-const entry = sandboxEntry()
 const MiB = 1024 * 1024
 
 const listening = () =>
@@ -35,11 +34,7 @@ const listening = () =>
     }
   })
 
-const sandbox = (socket: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() => startSandbox(entry(), socket)),
-    (box) => Effect.sync(() => box.child.kill("SIGKILL"))
-  )
+const sandbox = scopedSandbox
 
 /** A host process (test/fixtures/listen-host.ts) listening with `options`; its pid and a grant of its worker. */
 const hostProcess = (options: Partial<NodeMcpWorkers.ListenOptions>) =>

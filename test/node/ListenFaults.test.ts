@@ -13,9 +13,7 @@ import * as net from "node:net"
 import { createInterface } from "node:readline"
 import { statefulConfig } from "../fixtures/servers.js"
 import { eventually, structured } from "./helpers.js"
-import { sandboxEntry, socketPath, startSandbox } from "./listenSandbox.js"
-
-const entry = sandboxEntry()
+import { scopedSandbox, socketPath, stall } from "./listenSandbox.js"
 
 const listening = (options: Partial<NodeMcpWorkers.ListenOptions> = {}) =>
   Effect.gen(function* () {
@@ -33,20 +31,7 @@ const listening = (options: Partial<NodeMcpWorkers.ListenOptions> = {}) =>
     }
   })
 
-const sandbox = (socket: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() => startSandbox(entry(), socket)),
-    (box) => Effect.sync(() => box.child.kill("SIGKILL"))
-  )
-
-/** Blocks this process's event loop (the host's) for `ms`. */
-const stall = (ms: number) =>
-  Effect.sync(() => {
-    const end = Date.now() + ms
-    while (Date.now() < end) {
-      // The host's thread does nothing else meanwhile: no timer, no socket, no owner message is read.
-    }
-  })
+const sandbox = scopedSandbox
 
 const fds = () => fs.readdirSync("/proc/self/fd").length
 
@@ -93,14 +78,14 @@ describe("listener faults", () => {
         // Not heard from for longer than 1.5 s: the client proves the host alive first, and it cannot.
         yield* Effect.sleep("1700 millis")
         const unsent = box.post("callTool", [grant, "inc", {}])
-        yield* stall(2_000)
+        stall(2_000)
         const first = yield* Effect.promise(() => unsent)
         assert.strictEqual(first.error?._tag, "HostUnavailable", JSON.stringify(first))
         assert.strictEqual(first.error?.delivery, "not_sent")
         // Heard from a moment ago: the request is written at once, then the host falls silent.
         assert.isTrue((yield* Effect.promise(() => box.run("callTool", [grant, "inc", {}]))).ok)
         const written = box.post("callTool", [grant, "sleep", { ms: 200, token: "stalled" }])
-        yield* stall(4_000)
+        stall(4_000)
         const second = yield* Effect.promise(() => written)
         assert.strictEqual(second.error?._tag, "DeliveryUnknown", JSON.stringify(second))
         assert.strictEqual(second.error?.reason, "host_unresponsive")

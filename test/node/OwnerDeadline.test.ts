@@ -4,25 +4,10 @@ import type { McpWorkersService } from "@mcp-worker/core/McpWorkers"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { statefulConfig } from "../fixtures/servers.js"
-import { listening, sandboxEntry, startSandbox } from "./listenSandbox.js"
+import { listening, scopedSandbox, stall } from "./listenSandbox.js"
 import { structured } from "./helpers.js"
 
-const entry = sandboxEntry()
-
-const sandbox = (socket: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() => startSandbox(entry(), socket)),
-    (box) => Effect.sync(() => box.child.kill("SIGKILL"))
-  )
-
-/** Blocks the host's thread: no timer of its own fires and no owner message is read meanwhile. */
-const stall = (ms: number) => {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    // nothing else runs on this thread
-  }
-  return Date.now()
-}
+const sandbox = scopedSandbox
 
 const untilBusy = (workers: McpWorkersService, id: string, busy: boolean) =>
   Effect.gen(function* () {

@@ -95,3 +95,19 @@ export const listening = (options: Partial<NodeMcpWorkers.ListenOptions> = {}) =
       grants: context.unsafeMap.get(McpGrants.McpGrants.key) as McpGrants.McpGrantsService
     }
   })
+
+/** A sandbox for the scope, SIGKILLed when the scope closes. */
+export const scopedSandbox = (socket: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() => startSandbox(inject("sandboxEntry"), socket)),
+    (box) => Effect.sync(() => box.child.kill("SIGKILL"))
+  )
+
+/** Blocks this thread (the host's) for `ms`: no timer fires and no socket or owner message is read meanwhile. */
+export const stall = (ms: number): number => {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    // nothing else runs on this thread
+  }
+  return Date.now()
+}
