@@ -13,10 +13,6 @@ import * as Either from "effect/Either"
 import { eitherOf, fromCaller, type InvalidInput } from "../McpWorkerError.js"
 import type * as Operations from "../Operations.js"
 
-// Only a refusal builds an error, so a call that passes runs nothing of `McpWorkerError`.
-const either = <A>(checked: Caller.Checked<A>): Either.Either<A, InvalidInput> =>
-  checked.ok ? Either.right(checked.value) : eitherOf(checked)
-
 /**
  * A caller's budget in milliseconds, or `undefined` when none was given. Durations beyond what a timer can hold
  * (`Duration.infinity` included) are clamped to the longest timer; anything that is not a duration, or is negative,
@@ -55,7 +51,7 @@ export type IdPath = Caller.IdPath
  * @category constructors
  */
 export const checkId = (input: unknown, path: IdPath): Either.Either<string, InvalidInput> =>
-  either(Caller.checkId(input, path))
+  eitherOf(Caller.checkId(input, path))
 
 /**
  * Runs `f` with the id once `checkId` has passed it; else fails with its `InvalidInput`, before any lookup.
@@ -91,7 +87,7 @@ export const prepare = (
   args: ReadonlyArray<unknown>,
   options: Operations.CallToolOptions | undefined,
   context: Operations.ParamsContext
-): Either.Either<Prepared, InvalidInput> => either(Caller.prepare(operation, args, options, context))
+): Either.Either<Prepared, InvalidInput> => eitherOf(Caller.prepare(operation, args, options, context))
 
 /**
  * `prepare` for a request to a worker by id: the id first, then the rest. Every surface that takes a worker id (or a
@@ -107,4 +103,4 @@ export const prepareFor = (
   options: Operations.CallToolOptions | undefined,
   context: Operations.ParamsContext
 ): Either.Either<Prepared & { readonly workerId: string }, InvalidInput> =>
-  either(Caller.prepareFor(operation, id, args, options, context))
+  eitherOf(Caller.prepareFor(operation, id, args, options, context))
