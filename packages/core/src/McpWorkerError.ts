@@ -10,6 +10,7 @@ import * as Caller from "@mcp-worker/caller/McpWorkerError"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as ErrorClass from "./ErrorClass.js"
+import * as Self from "./McpWorkerError.js"
 
 /**
  * What `close` found when it ended the connection.
@@ -217,26 +218,25 @@ export class DeadlineExceeded extends TaggedError<DeadlineExceeded>()("DeadlineE
  */
 export type RequestError = typeof RequestError.Type
 
+// The tags come from the caller's record (`specs`); each tag's class is this module's export of that name.
+const unionOf = <T extends Caller.Tag>(tags: ReadonlyArray<T>) =>
+  Schema.Union(...tags.map((tag) => Self[tag])) as Schema.Union<ReadonlyArray<(typeof Self)[T]>>
+
+// The failures of `open`, `close` and `cancel`, which no request ends with.
+const lifeCycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] as const
+const allTags = Object.keys(Caller.specs) as ReadonlyArray<Caller.Tag>
+
 /**
  * The schema of every failure a request can end with.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const RequestError = Schema.Union(
-  UnknownWorker,
-  WorkerBusy,
-  WorkerFailed,
-  DeliveryUnknown,
-  ServerError,
-  InvalidInput,
-  HostUnavailable,
-  ResultTooLarge,
-  DeadlineExceeded,
-  InputRoundsExceeded,
-  UnusableResult,
-  PreflightFailed,
-  TaskEnded
+export const RequestError = unionOf(
+  allTags.filter(
+    (tag): tag is Exclude<Caller.Tag, (typeof lifeCycleTags)[number]> =>
+      !(lifeCycleTags as ReadonlyArray<string>).includes(tag)
+  )
 )
 
 /**
@@ -245,13 +245,7 @@ export const RequestError = Schema.Union(
  * @since 0.1.0
  * @category schemas
  */
-export const McpWorkerError = Schema.Union(
-  ...RequestError.members,
-  // The life cycle's own: `open`, `close` and `cancel`.
-  OpenFailed,
-  CloseFailed,
-  RequestNotPending
-)
+export const McpWorkerError = unionOf(allTags)
 
 /**
  * Any tagged error of mcp-worker.
@@ -277,10 +271,6 @@ export const emptyCleanup: CleanupSummary = {
   sessionTerminated: null
 }
 
-const classes: { readonly [tag: string]: new (fields: never) => McpWorkerError } = Object.fromEntries(
-  McpWorkerError.members.map((member) => [member._tag, member])
-)
-
 /**
  * This package's error for an error of `@mcp-worker/caller` (the same tag and fields), so that an Effect program
  * over a caller's plane fails with the classes of the union.
@@ -296,7 +286,7 @@ export const fromCaller = (error: Caller.McpWorkerError): McpWorkerError => {
       return value === undefined ? [] : [[name, value]]
     })
   )
-  return new classes[error._tag]!(fields as never)
+  return new (Self[error._tag] as new (fields: never) => McpWorkerError)(fields as never)
 }
 
 /**

@@ -44,7 +44,7 @@ export const toEffect4 = (source) => {
     .replace(/"@mcp-worker\/caller\/([A-Za-z]+)"/g, '"../lib/caller/$1.js"')
     .replace(/Schema\.Literal\(\.\.\.([\w.]+)\)/g, "Schema.Literals($1)")
     .replace(/Schema\.Literal\(("[^"]*"(?:, "[^"]*")+)\)/g, "Schema.Literals([$1])")
-    .replace(/Schema\.Union\(\n([\s\S]*?)\n\)/g, "Schema.Union([\n$1\n])")
+    .replace(/Schema\.Union\(\.\.\./g, "Schema.Union(")
 }
 
 const writeFromCore = () => {
