@@ -134,154 +134,73 @@ export type Fn<O, Extra = {}> =
  * @since 0.1.0
  * @category models
  */
-export type Service<T extends Record<string, Any>, Extra = {}> = { readonly [K in keyof T]: Fn<T[K], Extra> }
+export type Service<T extends { readonly [K in keyof T]: Any }, Extra = {}> = {
+  readonly [K in keyof T]: Fn<T[K], Extra>
+}
 
 /**
- * `tools/list`: one page of the server's tools.
- *
- * @since 0.1.0
- * @category operations
- */
-export const listTools: Operation<[], ListOptions, Mcp.ListToolsResult> = fromCaller(
-  "listTools",
-  Mcp.specTypeSchemas.ListToolsResult
-)
-
-/**
- * `tools/call`: the server's raw result, `isError` included (a business result, C14).
- *
- * @since 0.1.0
- * @category operations
- */
-export const callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult> =
-  fromCaller("callTool", Mcp.specTypeSchemas.CallToolResult, ([name]) => ({ tool: name }))
-
-/**
- * `resources/list`: one page of the server's resources.
- *
- * @since 0.1.0
- * @category operations
- */
-export const listResources: Operation<[], ListOptions, Mcp.ListResourcesResult> = fromCaller(
-  "listResources",
-  Mcp.specTypeSchemas.ListResourcesResult
-)
-
-/**
- * `resources/templates/list`: one page of the server's resource templates.
- *
- * @since 0.1.0
- * @category operations
- */
-export const listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult> = fromCaller(
-  "listResourceTemplates",
-  Mcp.specTypeSchemas.ListResourceTemplatesResult
-)
-
-/**
- * `resources/read`: the contents of one resource.
- *
- * @since 0.1.0
- * @category operations
- */
-export const readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult> = fromCaller(
-  "readResource",
-  Mcp.specTypeSchemas.ReadResourceResult
-)
-
-/**
- * `resources/subscribe`: ask the server to announce updates of one resource.
- *
- * @since 0.1.0
- * @category operations
- */
-export const subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = fromCaller(
-  "subscribeResource",
-  Mcp.specTypeSchemas.EmptyResult
-)
-
-/**
- * `resources/unsubscribe`.
- *
- * @since 0.1.0
- * @category operations
- */
-export const unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult> = fromCaller(
-  "unsubscribeResource",
-  Mcp.specTypeSchemas.EmptyResult
-)
-
-/**
- * `prompts/list`: one page of the server's prompts.
- *
- * @since 0.1.0
- * @category operations
- */
-export const listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult> = fromCaller(
-  "listPrompts",
-  Mcp.specTypeSchemas.ListPromptsResult
-)
-
-/**
- * `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them).
- *
- * @since 0.1.0
- * @category operations
- */
-export const getPrompt: Operation<
-  [name: string, args?: Readonly<Record<string, string>>],
-  RequestOptions,
-  Mcp.GetPromptResult
-> = fromCaller("getPrompt", Mcp.specTypeSchemas.GetPromptResult, ([name]) => ({ prompt: name }))
-
-/**
- * `completion/complete`: completions of one argument of a prompt or resource template. `params` is the request's
- * params as the protocol has them: `{ ref, argument: { name, value }, context? }`.
- *
- * @since 0.1.0
- * @category operations
- */
-export const complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult> = fromCaller(
-  "complete",
-  Mcp.specTypeSchemas.CompleteResult
-)
-
-/**
- * `ping`: the server answers with an empty result.
- *
- * @since 0.1.0
- * @category operations
- */
-export const ping: Operation<[], RequestOptions, Mcp.EmptyResult> = fromCaller("ping", Mcp.specTypeSchemas.EmptyResult)
-
-/**
- * Every request operation, by its name on `McpWorkers`.
- *
- * @since 0.1.0
- * @category operations
- */
-export const requests = {
-  listTools,
-  callTool,
-  listResources,
-  listResourceTemplates,
-  readResource,
-  subscribeResource,
-  unsubscribeResource,
-  listPrompts,
-  getPrompt,
-  complete,
-  ping,
-  ...Tasks.operations
-} as const
-
-/**
- * The request operations.
+ * Every request operation, by its name on `McpWorkers`: its positional arguments, its options and its raw MCP result.
+ * The task operations are `Tasks.Requests`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Requests = typeof requests
+export interface Requests extends Tasks.Requests {
+  /** `tools/list`: one page of the server's tools. */
+  readonly listTools: Operation<[], ListOptions, Mcp.ListToolsResult>
+  /** `tools/call`: the server's raw result, `isError` included (a business result, C14). */
+  readonly callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult>
+  /** `resources/list`: one page of the server's resources. */
+  readonly listResources: Operation<[], ListOptions, Mcp.ListResourcesResult>
+  /** `resources/templates/list`: one page of the server's resource templates. */
+  readonly listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult>
+  /** `resources/read`: the contents of one resource. */
+  readonly readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult>
+  /** `resources/subscribe`: ask the server to announce updates of one resource. */
+  readonly subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult>
+  /** `resources/unsubscribe`. */
+  readonly unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult>
+  /** `prompts/list`: one page of the server's prompts. */
+  readonly listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult>
+  /** `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them). */
+  readonly getPrompt: Operation<
+    [name: string, args?: Readonly<Record<string, string>>],
+    RequestOptions,
+    Mcp.GetPromptResult
+  >
+  /**
+   * `completion/complete`: completions of one argument of a prompt or resource template. `params` is the request's
+   * params as the protocol has them: `{ ref, argument: { name, value }, context? }`.
+   */
+  readonly complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult>
+  /** `ping`: the server answers with an empty result. */
+  readonly ping: Operation<[], RequestOptions, Mcp.EmptyResult>
+}
+
+/**
+ * Every request operation: `@mcp-worker/caller`'s entry with its span and the protocol's schema of its result.
+ *
+ * @since 0.1.0
+ * @category operations
+ */
+export const requests: Requests = {
+  listTools: fromCaller("listTools", Mcp.specTypeSchemas.ListToolsResult),
+  callTool: fromCaller("callTool", Mcp.specTypeSchemas.CallToolResult, ([name]) => ({ tool: name })),
+  listResources: fromCaller("listResources", Mcp.specTypeSchemas.ListResourcesResult),
+  listResourceTemplates: fromCaller("listResourceTemplates", Mcp.specTypeSchemas.ListResourceTemplatesResult),
+  readResource: fromCaller("readResource", Mcp.specTypeSchemas.ReadResourceResult),
+  subscribeResource: fromCaller("subscribeResource", Mcp.specTypeSchemas.EmptyResult),
+  unsubscribeResource: fromCaller("unsubscribeResource", Mcp.specTypeSchemas.EmptyResult),
+  listPrompts: fromCaller("listPrompts", Mcp.specTypeSchemas.ListPromptsResult),
+  getPrompt: fromCaller("getPrompt", Mcp.specTypeSchemas.GetPromptResult, ([name]) => ({ prompt: name })),
+  complete: fromCaller("complete", Mcp.specTypeSchemas.CompleteResult),
+  ping: fromCaller("ping", Mcp.specTypeSchemas.EmptyResult),
+  startTask: fromCaller("startTask", Mcp.specTypeSchemas.CreateTaskResult, ([name]) => ({ tool: name })),
+  getTask: fromCaller("getTask", Mcp.specTypeSchemas.GetTaskResult),
+  taskResult: fromCaller("taskResult", Mcp.specTypeSchemas.CallToolResult),
+  cancelTask: fromCaller("cancelTask", Mcp.specTypeSchemas.CancelTaskResult),
+  listTasks: fromCaller("listTasks", Mcp.specTypeSchemas.ListTasksResult)
+}
 
 /**
  * The request methods of a surface, built from one function that runs any operation: it gets the operation, the

@@ -18,7 +18,6 @@ import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as JsonValue from "./JsonValue.js"
 import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
-import { fromCaller } from "./OperationParams.js"
 import * as Extension from "./internal/owner/tasksExtension.js"
 
 /**
@@ -47,72 +46,38 @@ export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 export const extensionId: string = Extension.extensionId
 
 /**
- * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
- * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
+ * The task operations, by their name on `McpWorkers` (`Operations.requests` holds them).
  *
  * @since 0.1.0
- * @category operations
+ * @category models
  */
-export const startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult> =
-  fromCaller("startTask", Mcp.specTypeSchemas.CreateTaskResult, ([name]) => ({ tool: name }))
-
-/**
- * `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`).
- *
- * @since 0.1.0
- * @category operations
- */
-export const getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult> = fromCaller(
-  "getTask",
-  Mcp.specTypeSchemas.GetTaskResult
-)
-
-/**
- * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's error).
- * While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A budget that
- * runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get` instead, and
- * answers the task's input requests with `tasks/update` (C75b).
- *
- * @since 0.1.0
- * @category operations
- */
-export const taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult> = fromCaller(
-  "taskResult",
-  Mcp.specTypeSchemas.CallToolResult
-)
-
-/**
- * `tasks/cancel`: asks the server to cancel the task, and answers the task's state after it, which may be one it
- * reached first (`completed`) (C74). On the 2026-07-28 revision the cancel is an ack, and the state is read after it
- * (C75c).
- *
- * @since 0.1.0
- * @category operations
- */
-export const cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult> = fromCaller(
-  "cancelTask",
-  Mcp.specTypeSchemas.CancelTaskResult
-)
-
-/**
- * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there it
- * is refused before sending (C75).
- *
- * @since 0.1.0
- * @category operations
- */
-export const listTasks: Operation<[], ListOptions, Mcp.ListTasksResult> = fromCaller(
-  "listTasks",
-  Mcp.specTypeSchemas.ListTasksResult
-)
-
-/**
- * The task operations, by their name on `McpWorkers`.
- *
- * @since 0.1.0
- * @category operations
- */
-export const operations = { startTask, getTask, taskResult, cancelTask, listTasks } as const
+export interface Requests {
+  /**
+   * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
+   * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
+   */
+  readonly startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult>
+  /** `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`). */
+  readonly getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult>
+  /**
+   * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's error).
+   * While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A budget that
+   * runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get` instead, and
+   * answers the task's input requests with `tasks/update` (C75b).
+   */
+  readonly taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult>
+  /**
+   * `tasks/cancel`: asks the server to cancel the task, and answers the task's state after it, which may be one it
+   * reached first (`completed`) (C74). On the 2026-07-28 revision the cancel is an ack, and the state is read after it
+   * (C75c).
+   */
+  readonly cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult>
+  /**
+   * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there it
+   * is refused before sending (C75).
+   */
+  readonly listTasks: Operation<[], ListOptions, Mcp.ListTasksResult>
+}
 
 /**
  * The operations that name one task by its id (their first argument): what a grant checks it started (C71).

@@ -58,7 +58,7 @@ export const withRunner = (self: Self, id: string, status: WorkerStatus.WorkerSt
   runner: { address: self.address ?? "", group: self.group }
 })
 
-const operations: Record<string, Operations.Any> = Operations.requests
+const operations: Readonly<Record<string, Operations.Any>> = { ...Operations.requests }
 
 const padded = (args: ReadonlyArray<unknown>, arity: number): Array<unknown> =>
   Array.from({ length: arity }, (_, i) => (i < args.length ? args[i] : undefined))
