@@ -161,6 +161,38 @@ export const specs = {
  */
 export type Tag = keyof typeof specs
 
+/**
+ * Every tag, in the record's order.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const tags = Object.keys(specs) as ReadonlyArray<Tag>
+
+/**
+ * The tags only `open`, `close` and `cancel` fail with: every other tag is a request's failure.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const lifeCycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] as const satisfies ReadonlyArray<Tag>
+
+/**
+ * A tag a request can fail with.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RequestTag = Exclude<Tag, (typeof lifeCycleTags)[number]>
+
+/**
+ * The tags a request can fail with, in the record's order.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const requestTags = tags.filter((tag): tag is RequestTag => !(lifeCycleTags as ReadonlyArray<Tag>).includes(tag))
+
 type TypeOf<F> = F extends "string"
   ? string
   : F extends "number"

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { RequestTag } from "./McpWorkerError.js"
 
 /**
  * One operation as plain types: its arguments, its answer, its failures, and whether it answers once (`"effect"`)
@@ -68,8 +69,6 @@ export interface Types {
   readonly binding: unknown
   /** Every error of the face, told apart by `_tag`. */
   readonly error: { readonly _tag: string }
-  /** The failures of a request. */
-  readonly requestError: unknown
 }
 
 type Failure<T extends Types, Tag extends string> = Extract<T["error"], { readonly _tag: Tag }>
@@ -196,7 +195,7 @@ export interface AgentHost<T extends Types> {
     never
   >
   /** TypeScript declarations of the worker's tools (every page of `tools/list`). */
-  readonly describe: Signature<[id: string, options?: T["describeOptions"]], string, T["requestError"]>
+  readonly describe: Signature<[id: string, options?: T["describeOptions"]], string, Failure<T, RequestTag>>
   /** The worker's tools (every page of `tools/list`) as methods over `callTool`. */
-  readonly tools: Signature<[id: string, options?: T["requestOptions"]], T["binding"], T["requestError"]>
+  readonly tools: Signature<[id: string, options?: T["requestOptions"]], T["binding"], Failure<T, RequestTag>>
 }

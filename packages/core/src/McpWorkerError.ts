@@ -222,22 +222,13 @@ export type RequestError = typeof RequestError.Type
 const unionOf = <T extends Caller.Tag>(tags: ReadonlyArray<T>) =>
   Schema.Union(...tags.map((tag) => Self[tag])) as Schema.Union<ReadonlyArray<(typeof Self)[T]>>
 
-// The failures of `open`, `close` and `cancel`, which no request ends with.
-const lifeCycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] as const
-const allTags = Object.keys(Caller.specs) as ReadonlyArray<Caller.Tag>
-
 /**
  * The schema of every failure a request can end with.
  *
  * @since 0.1.0
  * @category schemas
  */
-export const RequestError = unionOf(
-  allTags.filter(
-    (tag): tag is Exclude<Caller.Tag, (typeof lifeCycleTags)[number]> =>
-      !(lifeCycleTags as ReadonlyArray<string>).includes(tag)
-  )
-)
+export const RequestError = unionOf(Caller.requestTags)
 
 /**
  * Every tagged error of mcp-worker, for decoding errors that crossed a thread.
@@ -245,7 +236,7 @@ export const RequestError = unionOf(
  * @since 0.1.0
  * @category schemas
  */
-export const McpWorkerError = unionOf(allTags)
+export const McpWorkerError = unionOf(Caller.tags)
 
 /**
  * Any tagged error of mcp-worker.

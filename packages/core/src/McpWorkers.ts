@@ -74,7 +74,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Stream from "effect/Stream"
-import { InvalidInput, type McpWorkerError, type RequestError } from "./McpWorkerError.js"
+import { InvalidInput, type McpWorkerError } from "./McpWorkerError.js"
 import type * as AgentHost from "./agentHost/AgentHost.js"
 import type * as McpConfig from "./agentHost/McpConfig.js"
 import type * as OpenAll from "./agentHost/OpenAll.js"
@@ -275,7 +275,6 @@ export interface SurfaceTypes extends Surface.Types {
   readonly requestOptions: Operations.RequestOptions
   readonly binding: ToolBinding.Binding<ToolBinding.EffectMethod>
   readonly error: McpWorkerError
-  readonly requestError: RequestError
 }
 
 /**

@@ -304,7 +304,6 @@ export interface SurfaceTypes extends Surface.Types {
   readonly requestOptions: RequestOptions
   readonly binding: AgentHost.Binding
   readonly error: McpWorkerError
-  readonly requestError: RequestError
 }
 
 /**

@@ -203,7 +203,7 @@ describe("the Effect 4 face against core (C69)", () => {
 
   it("the request table: the same requests, arities, spans and span attributes as core's", () => {
     assert.deepStrictEqual(Object.keys(arities).sort(), Object.keys(CoreOperations.requests).sort())
-    const table: Record<string, CoreOperations.Any> = CoreOperations.requests
+    const table: Readonly<Record<string, CoreOperations.Any>> = { ...CoreOperations.requests }
     for (const [name, operation] of Object.entries(table)) {
       const own = name as keyof typeof arities
       assert.strictEqual(arities[own], operation.arity, name)
