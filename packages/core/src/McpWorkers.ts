@@ -71,9 +71,7 @@ import type * as Surface from "@mcp-worker/caller/Surface"
 import type { CallToolResult, ListToolsResult } from "@modelcontextprotocol/client"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Stream from "effect/Stream"
 import { InvalidInput, type McpWorkerError } from "./McpWorkerError.js"
 import type * as AgentHost from "./agentHost/AgentHost.js"
 import type * as McpConfig from "./agentHost/McpConfig.js"
@@ -85,6 +83,7 @@ import type { NotificationMethod } from "./protocol/OwnerProtocol.js"
 import type { ServerConfigInput } from "./ServerConfig.js"
 import type { WorkerId } from "./WorkerId.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
+import type { EffectRuntime } from "./internal/effectRuntime.js"
 
 /**
  * Options of `listTools` and `callTool`.
@@ -242,17 +241,6 @@ export type {
    * @category models
    */
   ListToolsResult
-}
-
-/**
- * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
- *
- * @since 0.1.0
- * @category models
- */
-export interface EffectRuntime extends Surface.Runtime {
-  readonly effect: Effect.Effect<this["A"], this["E"]>
-  readonly stream: Stream.Stream<this["A"], this["E"]>
 }
 
 /**

@@ -11,6 +11,7 @@ import type * as ConfigInput from "../lib/caller/ConfigInput.js"
 import type * as CallerOptions from "../lib/caller/Options.js"
 import type * as Surface from "../lib/caller/Surface.js"
 import type * as McpWorkers from "./McpWorkers.js"
+import type { EffectRuntime } from "./internal/effectRuntime.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
 
 /**
@@ -103,7 +104,4 @@ export type Binding = { readonly [method: string]: EffectMethod }
  * @since 0.1.0
  * @category models
  */
-export interface AgentHost extends Surface.Methods<
-  Surface.AgentHost<McpWorkers.SurfaceTypes>,
-  McpWorkers.EffectRuntime
-> {}
+export interface AgentHost extends Surface.Methods<Surface.AgentHost<McpWorkers.SurfaceTypes>, EffectRuntime> {}

@@ -9,7 +9,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
-import type * as Stream from "effect/Stream"
 import type { McpWorkerError, RequestError } from "./McpWorkerError.js"
 import type * as AgentHost from "./AgentHost.js"
 import type * as Content from "./internal/content.js"
@@ -21,6 +20,7 @@ import type * as Plane from "../lib/caller/Plane.js"
 import type * as Surface from "../lib/caller/Surface.js"
 import type * as ResultFile from "../lib/caller/ResultFile.js"
 import type { WorkerStatus } from "./WorkerStatus.js"
+import type { EffectRuntime } from "./internal/effectRuntime.js"
 
 /**
  * A string, or a secret held in Effect's `Redacted` until the config crosses into the implementation (which holds
@@ -271,17 +271,6 @@ export interface Requests {
   readonly taskResult: Request<[taskId: string], RequestOptions, CallToolResult>
   readonly cancelTask: Request<[taskId: string], RequestOptions, Tasks.TaskState>
   readonly listTasks: Request<[], ListOptions, Tasks.ListTasksResult>
-}
-
-/**
- * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
- *
- * @since 0.1.0
- * @category models
- */
-export interface EffectRuntime extends Surface.Runtime {
-  readonly effect: Effect.Effect<this["A"], this["E"]>
-  readonly stream: Stream.Stream<this["A"], this["E"]>
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Tool } from "@modelcontextprotocol/client"
 import * as Effect from "effect/Effect"
 import type { CloseFailed, HostUnavailable, InvalidInput, OpenFailed, UnknownWorker } from "../McpWorkerError.js"
 import type * as McpWorkers from "../McpWorkers.js"
+import type { EffectRuntime } from "../internal/effectRuntime.js"
 import * as OpenAll from "./OpenAll.js"
 import type * as Operations from "../Operations.js"
 import * as ToolBinding from "./ToolBinding.js"
@@ -31,10 +32,7 @@ export interface DescribeOptions extends ToolDeclarations.Options, Operations.Re
  * @since 0.1.0
  * @category models
  */
-export interface AgentHost extends Surface.Methods<
-  Surface.AgentHost<McpWorkers.SurfaceTypes>,
-  McpWorkers.EffectRuntime
-> {}
+export interface AgentHost extends Surface.Methods<Surface.AgentHost<McpWorkers.SurfaceTypes>, EffectRuntime> {}
 
 /**
  * The operations the agent-host operations are made of.
