@@ -6,9 +6,6 @@ import type * as Surface from "@mcp-worker/caller/Surface"
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 
-/**
- * Effect's `Effect` and `Stream` as the type lambda the surface table is mapped with.
- */
 export interface EffectRuntime extends Surface.Runtime {
   readonly effect: Effect.Effect<this["A"], this["E"]>
   readonly stream: Stream.Stream<this["A"], this["E"]>
