@@ -175,7 +175,7 @@ export const tags = Object.keys(specs) as ReadonlyArray<Tag>
  * @since 0.1.0
  * @category constants
  */
-export const lifeCycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] as const satisfies ReadonlyArray<Tag>
+export const lifecycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] as const satisfies ReadonlyArray<Tag>
 
 /**
  * A tag a request can fail with.
@@ -183,7 +183,7 @@ export const lifeCycleTags = ["OpenFailed", "CloseFailed", "RequestNotPending"] 
  * @since 0.1.0
  * @category models
  */
-export type RequestTag = Exclude<Tag, (typeof lifeCycleTags)[number]>
+export type RequestTag = Exclude<Tag, (typeof lifecycleTags)[number]>
 
 /**
  * The tags a request can fail with, in the record's order.
@@ -191,7 +191,7 @@ export type RequestTag = Exclude<Tag, (typeof lifeCycleTags)[number]>
  * @since 0.1.0
  * @category constants
  */
-export const requestTags = tags.filter((tag): tag is RequestTag => !(lifeCycleTags as ReadonlyArray<Tag>).includes(tag))
+export const requestTags = tags.filter((tag): tag is RequestTag => !(lifecycleTags as ReadonlyArray<Tag>).includes(tag))
 
 type TypeOf<F> = F extends "string"
   ? string

@@ -2,8 +2,8 @@
 // (gitignored): one source, and nothing to install, since this workspace does not hold the repository's packages.
 // - lib/caller/: the caller's Effect-free modules as it compiles them: each error tag's fields, defaults and message,
 //   the stack rule (C97), and the plain types this package's operations share.
-// - src/McpWorkerError.ts, src/WorkerStatus.ts, src/ErrorStack.ts, src/internal/effectRuntime.ts: core's modules in Effect 4's words (the few
-//   calls whose form differs), down to the line where core's own part begins.
+// - src/McpWorkerError.ts, src/WorkerStatus.ts, src/ErrorStack.ts, src/internal/effectRuntime.ts: core's modules in
+//   Effect 4's words (the few calls whose form differs), down to the line where core's own part begins.
 // Run by `build`, `typecheck`, `test`, the root's postinstall and scripts/run.mjs.
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
