@@ -107,6 +107,8 @@ describe("the ps path (C100)", () => {
       const job = yield* start("setsid sleep 300 & sleep 300 & wait")
       const pids = yield* settled(job, 2)
       const escapee = pids.find((pid) => statOf(pid)?.pgid !== job.pgid)!
+      // Seen once outside the group: `settled`'s listing may predate the escapee's `setsid`, this one follows it.
+      assert.include(yield* ProcessJob.scan(job.marker, job.pgid), escapee)
       // Its parent goes: from now on only this thread's memory of the escapee ties it to the job.
       process.kill(job.pid, "SIGKILL")
       yield* eventually(Effect.sync(() => (statOf(escapee)?.ppid !== job.pid ? true : undefined)))
