@@ -53,17 +53,18 @@ export const extensionId: string = Extension.extensionId
  */
 export interface Requests {
   /**
-   * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task from
-   * then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as `forbidden` (C72).
+   * `tools/call` as a task (`task: { ttl }`): the server's `CreateTaskResult`, whose `task.taskId` names the task
+   * from then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as
+   * `forbidden` (C72).
    */
   readonly startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult>
   /** `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`). */
   readonly getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult>
   /**
-   * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's error).
-   * While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A budget that
-   * runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get` instead, and
-   * answers the task's input requests with `tasks/update` (C75b).
+   * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's
+   * error). While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A
+   * budget that runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get`
+   * instead, and answers the task's input requests with `tasks/update` (C75b).
    */
   readonly taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult>
   /**
@@ -73,8 +74,8 @@ export interface Requests {
    */
   readonly cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult>
   /**
-   * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there it
-   * is refused before sending (C75).
+   * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there
+   * it is refused before sending (C75).
    */
   readonly listTasks: Operation<[], ListOptions, Mcp.ListTasksResult>
 }
