@@ -11,11 +11,24 @@ import {
   environHasEntry,
   groupOf,
   isSignallable,
+  parseStartTime,
   parseStat,
   parseUsage,
-  readProcFile
+  readProcFile,
+  startTimeOf,
+  stillExiting
 } from "../../packages/node/src/internal/job/scan.js"
-import { env, isLive, newMarker, release, settled, start, statOf, processJobSuite } from "./processJobSuite.js"
+import {
+  env,
+  eventually,
+  isLive,
+  newMarker,
+  release,
+  settled,
+  start,
+  statOf,
+  processJobSuite
+} from "./processJobSuite.js"
 
 processJobSuite("linux")
 
@@ -58,6 +71,33 @@ describe("ProcessJob (linux only)", () => {
       const summary = yield* job.stop({ budgetMs: 2000 })
       assert.strictEqual(summary.activeProcesses, 0)
       assert.isFalse(isLive(escaped[0]!))
+    })
+  )
+
+  it.scopedLive("an escapee it SIGKILLed counts until it is a zombie, though its marker goes first", () =>
+    Effect.gen(function* () {
+      // Freeing 400 MB takes the exiting escapee milliseconds, and /proc hides its environ for all of them.
+      const job = yield* start(`setsid perl -e '$x = "x" x 4e8; sleep 300' & wait`)
+      const pids = yield* settled(job, 1, "perl")
+      const escapee = pids.find((pid) => statOf(pid)?.pgid !== job.pgid)!
+      const residentBytes = () => Number(Fs.readFileSync(`/proc/${escapee}/statm`, "utf8").split(" ")[1]) * 4096
+      yield* eventually(Effect.sync(() => (residentBytes() >= 4e8 ? true : undefined)))
+      const summary = yield* job.stop({ budgetMs: 2000 })
+      assert.isFalse(isLive(escapee), "stop ended while its escapee still exited")
+      assert.strictEqual(summary.activeProcesses, 0)
+      assert.strictEqual(summary.escaped, 1)
+    })
+  )
+
+  it.effect("a process is named by its start time: the one it was, not a pid that is reused", () =>
+    Effect.sync(() => {
+      const stat = "4242 (a) b) R 17 4240 4240 0 -1 4194304 103 0 0 0 1 2 0 0 20 0 1 0 987654 5984256 198"
+      assert.strictEqual(parseStartTime(stat), 987654)
+      assert.isUndefined(parseStartTime("4242 (sleep) Z 17 4240 4240 0 -1 4194308 0 0"))
+      const own = startTimeOf(process.pid)!
+      assert.isTrue(stillExiting(process.pid, own))
+      assert.isFalse(stillExiting(process.pid, own + 1), "the same pid with another start time is another process")
+      assert.isFalse(stillExiting(2 ** 22 + 1, own), "a pid that does not exist")
     })
   )
 

@@ -78,6 +78,13 @@ export const parseUsage = (
   return Number.isFinite(pgid) && Number.isFinite(ticks) && Number.isFinite(pages) ? { pgid, ticks, pages } : undefined
 }
 
+/** Field 22: with the pid, it names one process; a reused pid has a later one. @internal */
+export const parseStartTime = (text: string): number | undefined => {
+  const fields = fieldsAfterCommand(text, text.lastIndexOf(")"))
+  const startTime = Number(fields[19])
+  return fields.length >= 20 && Number.isInteger(startTime) ? startTime : undefined
+}
+
 /** @internal */
 export const isDeadState = (state: string): boolean => state === "Z" || state === "X" || state === "x"
 
@@ -115,6 +122,21 @@ export const readProcFile = (file: string): Buffer | undefined => {
 export const readStat = (pid: number): StatLine | undefined => {
   const text = readProcFile(`/proc/${pid}/stat`)
   return text === undefined ? undefined : parseStat(text.toString("latin1"))
+}
+
+/** @internal */
+export const startTimeOf = (pid: number): number | undefined => {
+  const text = readProcFile(`/proc/${pid}/stat`)
+  return text === undefined ? undefined : parseStartTime(text.toString("latin1"))
+}
+
+/**
+ * An exiting process drops its memory, and with it the marker, before it becomes a zombie: only its start time still
+ * says it is the one that was signalled. @internal
+ */
+export const stillExiting = (pid: number, startTime: number): boolean => {
+  const text = readProcFile(`/proc/${pid}/stat`)?.toString("latin1")
+  return text !== undefined && !isDeadState(parseStat(text)?.state ?? "X") && parseStartTime(text) === startTime
 }
 
 let lastNeedle: { readonly entry: string; readonly bytes: Buffer } | undefined

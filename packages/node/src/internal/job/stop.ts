@@ -28,7 +28,8 @@ interface Stop {
   readonly budget: number
   readonly deadline: number
   readonly signalled: { term: number; kill: number }
-  readonly killed: Set<number>
+  /** Processes this stop SIGKILLed one by one, by pid: their start time on Linux, to count them until zombies. */
+  readonly killed: Map<number, number | undefined>
   escaped: number
   groupKilled: boolean
   /** C100 */
@@ -152,19 +153,30 @@ const killRound = (stop: Stop): Effect.Effect<void> =>
     }
     for (const p of found) {
       if (!p.marked || (p.inGroup && signalGroup) || stop.killed.has(p.pid)) continue
+      const startTime = internal.platform === "linux" ? internal.startTimeOf(p.pid) : undefined
       if (internal.signalMarked(p.pid, ctx.marker, "SIGKILL")) {
-        stop.killed.add(p.pid)
+        stop.killed.set(p.pid, startTime)
         stop.signalled.kill++
         if (!p.inGroup) stop.escaped++
       }
     }
   })
 
+/** A killed escapee's marker is gone before the escapee is (the `ps` path remembers its escapees itself). */
+const confirmLeft = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.map(countLeft(stop.ctx), (pids) => {
+    const exiting: Array<number> = []
+    for (const [pid, startTime] of stop.killed) {
+      if (startTime !== undefined && !pids.includes(pid) && internal.stillExiting(pid, startTime)) exiting.push(pid)
+    }
+    return exiting.length === 0 ? pids : [...pids, ...exiting]
+  })
+
 const stepConfirm = (stop: Stop): Effect.Effect<ReadonlyArray<number>> =>
-  Effect.flatMap(countLeft(stop.ctx), (remaining) =>
+  Effect.flatMap(confirmLeft(stop), (remaining) =>
     timedScan(
       stop,
-      Effect.tap(countLeft(stop.ctx), (pids) => (someLeft(pids) ? killRound(stop) : Effect.void))
+      Effect.tap(confirmLeft(stop), (pids) => (someLeft(pids) ? killRound(stop) : Effect.void))
     ).pipe(Effect.scheduleFrom(remaining, pollUntil(stop, someLeft, stop.deadline)))
   )
 
@@ -180,7 +192,7 @@ export const stopSequence = (ctx: StopContext): Effect.Effect<CleanupSummary> =>
       budget,
       deadline: start + budget,
       signalled: { term: 0, kill: 0 },
-      killed: new Set(),
+      killed: new Map(),
       escaped: 0,
       groupKilled: false,
       scanMs: 0
