@@ -49,7 +49,9 @@ export type Methods<S, F extends Runtime> = {
 }
 
 /**
- * The types a face gives the table: its config and option shapes, its worker id and status, and its errors.
+ * The types a face gives the table: its config and option shapes, its worker id and status, and its errors. A face
+ * declares its own interface with every slot rather than extending this one, which would give a slot it leaves out
+ * `unknown`: the tables' `T extends Types` then refuses an interface that misses one.
  *
  * @since 0.1.0
  * @category models

@@ -249,7 +249,7 @@ export type {
  * @since 0.1.0
  * @category models
  */
-export interface SurfaceTypes extends Surface.Types {
+export interface SurfaceTypes {
   readonly config: ServerConfigInput
   readonly workerId: WorkerId
   readonly status: WorkerStatus

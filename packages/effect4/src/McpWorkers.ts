@@ -279,7 +279,7 @@ export interface Requests {
  * @since 0.1.0
  * @category models
  */
-export interface SurfaceTypes extends Surface.Types {
+export interface SurfaceTypes {
   readonly config: ServerConfig
   readonly workerId: string
   readonly status: WorkerStatus
