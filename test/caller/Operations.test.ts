@@ -1,5 +1,7 @@
 // C104: the caller's Effect-free checks are the ones every surface runs: its budget parser reads durations as Effect's
 // `Duration` does, and its operation table refuses the same input with the same InvalidInput as core's.
+import type * as Client from "@mcp-worker/caller/Client"
+import type * as JsonValue from "@mcp-worker/caller/JsonValue"
 import * as Caller from "@mcp-worker/caller/Operations"
 import * as CallerErrors from "@mcp-worker/caller/McpWorkerError"
 import * as CoreOperations from "@mcp-worker/core/Operations"
@@ -10,6 +12,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as fc from "fast-check"
+import { expectTypeOf } from "vitest"
 
 const units = [
   "nano",
@@ -100,6 +103,23 @@ describe("caller operations", () => {
       assert.strictEqual(operation.params, caller.params, name)
       assert.strictEqual(operation.span, `McpWorkers.${name}`)
     }
+  })
+
+  // Checked when the tests compile (`npm run typecheck`): the faces take each request's arguments from the table.
+  it("type each request's arguments once: core's operations and the Promise client read them from the table", () => {
+    type ArgsOfCore<O> = O extends CoreOperations.Operation<infer Args, any, any> ? Args : never
+    expectTypeOf<{ [K in keyof Caller.Requests]: ArgsOfCore<CoreOperations.Requests[K]> }>().toEqualTypeOf<{
+      [K in keyof Caller.Requests]: Caller.ArgsOf<K>
+    }>()
+    expectTypeOf<Caller.ArgsOf<"ping">>().toEqualTypeOf<[]>()
+    expectTypeOf<Caller.ArgsOf<"callTool">>().toEqualTypeOf<[name: string, args?: JsonValue.JsonObject]>()
+    // @ts-expect-error `ping` takes the worker id and its options only
+    expectTypeOf<Client.Requests["ping"]>().toBeCallableWith("worker", "extra", {})
+    assert.deepStrictEqual(
+      Object.keys(CoreOperations.requests).sort(),
+      Object.keys(Caller.requests).sort(),
+      "the same requests"
+    )
   })
 
   it("refuse bad input as core's Prepare does: the same where, path and message", () => {

@@ -241,6 +241,9 @@ export const toolCallParams = (
 
 // The table
 
+// Typed as its operation, not inferred: an entry whose params read no arguments (`ping`) keeps its `Args`.
+const entry = <Args extends ReadonlyArray<unknown>, Options>(operation: Operation<Args, Options>) => operation
+
 const list = (method: Method): Operation<[], ListOptions> => ({
   method,
   arity: 0,
@@ -291,37 +294,37 @@ const ttlOf = (ttl: unknown): Checked<string> => {
  */
 export const requests = {
   listTools: list("tools/list"),
-  callTool: {
+  callTool: entry<[name: string, args?: JsonValue.JsonObject], CallToolOptions>({
     method: "tools/call",
     arity: 2,
     params: ([name, args], _, context) => toolCallParams(name, args, context.isProxy, ""),
     saveTo: (options, context) => ResultFile.saveToOf(options, context.checkSavePath),
     spill: (options, context) => ResultFile.callPolicyOf(options, context.checkSpillDirectory),
     answer: ResultFile.answerOf
-  } satisfies Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions>,
+  }),
   listResources: list("resources/list"),
   listResourceTemplates: list("resources/templates/list"),
   readResource: byUri("resources/read"),
   subscribeResource: byUri("resources/subscribe"),
   unsubscribeResource: byUri("resources/unsubscribe"),
   listPrompts: list("prompts/list"),
-  getPrompt: {
+  getPrompt: entry<[name: string, args?: Readonly<Record<string, string>>], RequestOptions>({
     method: "prompts/get",
     arity: 2,
     params: ([name, args], _, context) => promptParams(name, args, context.isProxy)
-  } satisfies Operation<[name: string, args?: Readonly<Record<string, string>>], RequestOptions>,
-  complete: {
+  }),
+  complete: entry<[params: JsonValue.JsonObject], RequestOptions>({
     method: "completion/complete",
     arity: 1,
     params: ([params], _, context) => object(params, "params", "the completion params", context.isProxy)
-  } satisfies Operation<[params: JsonValue.JsonObject], RequestOptions>,
-  ping: { method: "ping", arity: 0, params: () => ok("{}") } satisfies Operation<[], RequestOptions>,
-  startTask: {
+  }),
+  ping: entry<[], RequestOptions>({ method: "ping", arity: 0, params: () => ok("{}") }),
+  startTask: entry<[name: string, args?: JsonValue.JsonObject], StartTaskOptions>({
     method: "tools/call",
     arity: 2,
     params: ([name, args], options, context) =>
       flatMap(ttlOf(options?.ttl), (task) => toolCallParams(name, args, context.isProxy, task))
-  } satisfies Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions>,
+  }),
   getTask: byTaskId("tasks/get"),
   taskResult: byTaskId("tasks/result"),
   cancelTask: byTaskId("tasks/cancel"),
@@ -335,6 +338,14 @@ export const requests = {
  * @category models
  */
 export type Requests = typeof requests
+
+/**
+ * The positional arguments of the request `K`, as the table types them: every face's signature of `K` reads them here.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ArgsOf<K extends keyof Requests> = Requests[K] extends Operation<infer Args, any> ? Args : never
 
 // Budgets
 

@@ -78,12 +78,13 @@ export const toolCallParams = (
  * @since 0.1.0
  * @category constructors
  */
-export const fromCaller = <Args extends ReadonlyArray<unknown>, Options extends RequestOptions, A>(
-  name: keyof Caller.Requests,
+export const fromCaller = <K extends keyof Caller.Requests, Options extends RequestOptions, A>(
+  name: K,
   result: ResultSchema<A>,
-  attributes?: (args: Args) => Record<string, unknown>
-): Operation<Args, Options, A> => ({
-  ...(Caller.requests[name] as unknown as Caller.Operation<Args, Options>),
+  attributes?: (args: Caller.ArgsOf<K>) => Record<string, unknown>
+): Operation<Caller.ArgsOf<K>, Options, A> => ({
+  // The table's entry `K` (its union of entries is not narrowed by `K`); only the options' durations are this face's.
+  ...(Caller.requests[name] as unknown as Caller.Operation<Caller.ArgsOf<K>, Options>),
   method: Caller.requests[name].method,
   span: `McpWorkers.${name}`,
   ...(attributes === undefined ? {} : { attributes }),

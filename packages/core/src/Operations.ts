@@ -1,8 +1,8 @@
 /**
  * The table of request operations: every MCP request a caller can make on a worker, defined once. Its method and how
  * its arguments become the request's params (checked as JSON plain data in the calling thread) are
- * `@mcp-worker/caller/Operations`'s entry; here are its span and the protocol's schema of its result (`result`), and
- * `Requests` says its arguments, options and result type. The surfaces are derived from it (`derive`), and the owner
+ * `@mcp-worker/caller/Operations`'s entry, which types its arguments; here are its span and the protocol's schema of its
+ * result (`result`), and `Requests` says its options and result type. The surfaces are derived from it (`derive`), and the owner
  * sends any method of it as a plain request, its result checked against `result`.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
@@ -15,7 +15,6 @@ import type * as Plane from "@mcp-worker/caller/Plane"
 import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type * as JsonValue from "./JsonValue.js"
 import type { RequestError } from "./McpWorkerError.js"
 import type { Method } from "./protocol/OwnerProtocol.js"
 import type * as ResultFile from "./ResultFile.js"
@@ -148,34 +147,34 @@ export type Service<T extends { readonly [K in keyof T]: Any }, Extra = {}> = {
  */
 export interface Requests extends Tasks.Requests {
   /** `tools/list`: one page of the server's tools. */
-  readonly listTools: Operation<[], ListOptions, Mcp.ListToolsResult>
+  readonly listTools: Operation<Caller.ArgsOf<"listTools">, ListOptions, Mcp.ListToolsResult>
   /** `tools/call`: the server's raw result, `isError` included (a business result, C14). */
-  readonly callTool: Operation<[name: string, args?: JsonValue.JsonObject], CallToolOptions, Mcp.CallToolResult>
+  readonly callTool: Operation<Caller.ArgsOf<"callTool">, CallToolOptions, Mcp.CallToolResult>
   /** `resources/list`: one page of the server's resources. */
-  readonly listResources: Operation<[], ListOptions, Mcp.ListResourcesResult>
+  readonly listResources: Operation<Caller.ArgsOf<"listResources">, ListOptions, Mcp.ListResourcesResult>
   /** `resources/templates/list`: one page of the server's resource templates. */
-  readonly listResourceTemplates: Operation<[], ListOptions, Mcp.ListResourceTemplatesResult>
-  /** `resources/read`: the contents of one resource. */
-  readonly readResource: Operation<[uri: string], RequestOptions, Mcp.ReadResourceResult>
-  /** `resources/subscribe`: ask the server to announce updates of one resource. */
-  readonly subscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult>
-  /** `resources/unsubscribe`. */
-  readonly unsubscribeResource: Operation<[uri: string], RequestOptions, Mcp.EmptyResult>
-  /** `prompts/list`: one page of the server's prompts. */
-  readonly listPrompts: Operation<[], ListOptions, Mcp.ListPromptsResult>
-  /** `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them). */
-  readonly getPrompt: Operation<
-    [name: string, args?: Readonly<Record<string, string>>],
-    RequestOptions,
-    Mcp.GetPromptResult
+  readonly listResourceTemplates: Operation<
+    Caller.ArgsOf<"listResourceTemplates">,
+    ListOptions,
+    Mcp.ListResourceTemplatesResult
   >
+  /** `resources/read`: the contents of one resource. */
+  readonly readResource: Operation<Caller.ArgsOf<"readResource">, RequestOptions, Mcp.ReadResourceResult>
+  /** `resources/subscribe`: ask the server to announce updates of one resource. */
+  readonly subscribeResource: Operation<Caller.ArgsOf<"subscribeResource">, RequestOptions, Mcp.EmptyResult>
+  /** `resources/unsubscribe`. */
+  readonly unsubscribeResource: Operation<Caller.ArgsOf<"unsubscribeResource">, RequestOptions, Mcp.EmptyResult>
+  /** `prompts/list`: one page of the server's prompts. */
+  readonly listPrompts: Operation<Caller.ArgsOf<"listPrompts">, ListOptions, Mcp.ListPromptsResult>
+  /** `prompts/get`: one prompt, its arguments filled in (string values, as the protocol has them). */
+  readonly getPrompt: Operation<Caller.ArgsOf<"getPrompt">, RequestOptions, Mcp.GetPromptResult>
   /**
    * `completion/complete`: completions of one argument of a prompt or resource template. `params` is the request's
    * params as the protocol has them: `{ ref, argument: { name, value }, context? }`.
    */
-  readonly complete: Operation<[params: JsonValue.JsonObject], RequestOptions, Mcp.CompleteResult>
+  readonly complete: Operation<Caller.ArgsOf<"complete">, RequestOptions, Mcp.CompleteResult>
   /** `ping`: the server answers with an empty result. */
-  readonly ping: Operation<[], RequestOptions, Mcp.EmptyResult>
+  readonly ping: Operation<Caller.ArgsOf<"ping">, RequestOptions, Mcp.EmptyResult>
 }
 
 /**

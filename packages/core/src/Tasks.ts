@@ -16,7 +16,6 @@
 import type * as Caller from "@mcp-worker/caller/Operations"
 import * as Mcp from "@modelcontextprotocol/client"
 import type * as Duration from "effect/Duration"
-import type * as JsonValue from "./JsonValue.js"
 import type { ListOptions, Operation, RequestOptions } from "./Operations.js"
 import * as Extension from "./internal/owner/tasksExtension.js"
 
@@ -57,27 +56,27 @@ export interface Requests {
    * from then on. Refused before sending when the server runs no tool calls as tasks, or listed the tool as
    * `forbidden` (C72).
    */
-  readonly startTask: Operation<[name: string, args?: JsonValue.JsonObject], StartTaskOptions, Mcp.CreateTaskResult>
+  readonly startTask: Operation<Caller.ArgsOf<"startTask">, StartTaskOptions, Mcp.CreateTaskResult>
   /** `tasks/get`: the task's status now (`working`, `input_required`, `completed`, `failed`, `cancelled`). */
-  readonly getTask: Operation<[taskId: string], RequestOptions, Mcp.GetTaskResult>
+  readonly getTask: Operation<Caller.ArgsOf<"getTask">, RequestOptions, Mcp.GetTaskResult>
   /**
    * `tasks/result`: waits, within the budget, until the task ends and answers the tool's result (or the server's
    * error). While it waits, the server's questions for the task (elicitation, sampling) reach the host's handlers. A
    * budget that runs out ends the wait only: the task runs on (C73). On the 2026-07-28 revision it polls `tasks/get`
    * instead, and answers the task's input requests with `tasks/update` (C75b).
    */
-  readonly taskResult: Operation<[taskId: string], RequestOptions, Mcp.CallToolResult>
+  readonly taskResult: Operation<Caller.ArgsOf<"taskResult">, RequestOptions, Mcp.CallToolResult>
   /**
    * `tasks/cancel`: asks the server to cancel the task, and answers the task's state after it, which may be one it
    * reached first (`completed`) (C74). On the 2026-07-28 revision the cancel is an ack, and the state is read after it
    * (C75c).
    */
-  readonly cancelTask: Operation<[taskId: string], RequestOptions, Mcp.CancelTaskResult>
+  readonly cancelTask: Operation<Caller.ArgsOf<"cancelTask">, RequestOptions, Mcp.CancelTaskResult>
   /**
    * `tasks/list`: one page of the tasks the server holds for this connection. The 2026-07-28 revision has none: there
    * it is refused before sending (C75).
    */
-  readonly listTasks: Operation<[], ListOptions, Mcp.ListTasksResult>
+  readonly listTasks: Operation<Caller.ArgsOf<"listTasks">, ListOptions, Mcp.ListTasksResult>
 }
 
 /**
