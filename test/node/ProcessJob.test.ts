@@ -11,11 +11,10 @@ import {
   environHasEntry,
   groupOf,
   isSignallable,
-  parseStartTime,
   parseStat,
   parseUsage,
   readProcFile,
-  startTimeOf,
+  readStat,
   stillExiting
 } from "../../packages/node/src/internal/job/scan.js"
 import {
@@ -92,9 +91,9 @@ describe("ProcessJob (linux only)", () => {
   it.effect("a process is named by its start time: the one it was, not a pid that is reused", () =>
     Effect.sync(() => {
       const stat = "4242 (a) b) R 17 4240 4240 0 -1 4194304 103 0 0 0 1 2 0 0 20 0 1 0 987654 5984256 198"
-      assert.strictEqual(parseStartTime(stat), 987654)
-      assert.isUndefined(parseStartTime("4242 (sleep) Z 17 4240 4240 0 -1 4194308 0 0"))
-      const own = startTimeOf(process.pid)!
+      assert.strictEqual(parseStat(stat)?.startTime, 987654)
+      assert.isUndefined(parseStat("4242 (sleep) Z 17 4240 4240 0 -1 4194308 0 0")?.startTime)
+      const own = readStat(process.pid)!.startTime!
       assert.isTrue(stillExiting(process.pid, own))
       assert.isFalse(stillExiting(process.pid, own + 1), "the same pid with another start time is another process")
       assert.isFalse(stillExiting(2 ** 22 + 1, own), "a pid that does not exist")

@@ -2,8 +2,8 @@
  * The table of request operations: every MCP request a caller can make on a worker, defined once. Its method and how
  * its arguments become the request's params (checked as JSON plain data in the calling thread) are
  * `@mcp-worker/caller/Operations`'s entry, which types its arguments; here are its span and the protocol's schema of its
- * result (`result`), and `Requests` says its options and result type. The surfaces are derived from it (`derive`), and the owner
- * sends any method of it as a plain request, its result checked against `result`.
+ * result (`result`), and `Requests` says its options and result type. The surfaces are derived from it (`derive`),
+ * and the owner sends any method of it as a plain request, its result checked against `result`.
  *
  * Every request follows the same rules: one at a time per worker (`WorkerBusy`), the whole budget as the caller
  * sees it, an exact cancel on timeout, interruption or `cancel` (`DeliveryUnknown`), and results returned raw.

@@ -19,4 +19,6 @@ export interface JobProcess {
   readonly pgid: number
   readonly inGroup: boolean
   readonly marked: boolean
+  /** Linux only: the start time the listing read (`StatLine`). */
+  readonly startTime?: number | undefined
 }

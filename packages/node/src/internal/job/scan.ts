@@ -18,6 +18,8 @@ export interface StatLine {
   readonly state: string
   readonly ppid: number
   readonly pgid: number
+  /** Field 22: with the pid, it names one process; a reused pid has a later one. */
+  readonly startTime?: number
 }
 
 // The command name may hold spaces and parentheses.
@@ -41,7 +43,8 @@ export const parseStat = (text: string): StatLine | undefined => {
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid) || state.length === 0) {
     return undefined
   }
-  return { pid, state, ppid, pgid }
+  const startTime = Number(fields[19])
+  return Number.isInteger(startTime) ? { pid, state, ppid, pgid, startTime } : { pid, state, ppid, pgid }
 }
 
 const closeParen = 0x29
@@ -76,13 +79,6 @@ export const parseUsage = (
   const ticks = Number(fields[11]) + Number(fields[12])
   const pages = Number(fields[21])
   return Number.isFinite(pgid) && Number.isFinite(ticks) && Number.isFinite(pages) ? { pgid, ticks, pages } : undefined
-}
-
-/** Field 22: with the pid, it names one process; a reused pid has a later one. @internal */
-export const parseStartTime = (text: string): number | undefined => {
-  const fields = fieldsAfterCommand(text, text.lastIndexOf(")"))
-  const startTime = Number(fields[19])
-  return fields.length >= 20 && Number.isInteger(startTime) ? startTime : undefined
 }
 
 /** @internal */
@@ -124,19 +120,13 @@ export const readStat = (pid: number): StatLine | undefined => {
   return text === undefined ? undefined : parseStat(text.toString("latin1"))
 }
 
-/** @internal */
-export const startTimeOf = (pid: number): number | undefined => {
-  const text = readProcFile(`/proc/${pid}/stat`)
-  return text === undefined ? undefined : parseStartTime(text.toString("latin1"))
-}
-
 /**
  * An exiting process drops its memory, and with it the marker, before it becomes a zombie: only its start time still
  * says it is the one that was signalled. @internal
  */
 export const stillExiting = (pid: number, startTime: number): boolean => {
-  const text = readProcFile(`/proc/${pid}/stat`)?.toString("latin1")
-  return text !== undefined && !isDeadState(parseStat(text)?.state ?? "X") && parseStartTime(text) === startTime
+  const stat = readStat(pid)
+  return stat !== undefined && !isDeadState(stat.state) && stat.startTime === startTime
 }
 
 let lastNeedle: { readonly entry: string; readonly bytes: Buffer } | undefined
@@ -185,7 +175,7 @@ export const scanProc = (marker: string, pgid: number | undefined): Array<JobPro
     if (stat === undefined || isDeadState(stat.state)) continue
     const inGroup = pgid !== undefined && stat.pgid === pgid
     const marked = carriesMarker(pid, marker)
-    if (inGroup || marked) found.push({ pid, pgid: stat.pgid, inGroup, marked })
+    if (inGroup || marked) found.push({ pid, pgid: stat.pgid, inGroup, marked, startTime: stat.startTime })
   }
   return found
 }

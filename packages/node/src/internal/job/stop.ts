@@ -28,7 +28,7 @@ interface Stop {
   readonly budget: number
   readonly deadline: number
   readonly signalled: { term: number; kill: number }
-  /** Processes this stop SIGKILLed one by one, by pid: their start time on Linux, to count them until zombies. */
+  /** Processes this stop SIGKILLed one by one, by pid: their start time (Linux), to count them until zombies. */
   readonly killed: Map<number, number | undefined>
   escaped: number
   groupKilled: boolean
@@ -153,9 +153,8 @@ const killRound = (stop: Stop): Effect.Effect<void> =>
     }
     for (const p of found) {
       if (!p.marked || (p.inGroup && signalGroup) || stop.killed.has(p.pid)) continue
-      const startTime = internal.platform === "linux" ? internal.startTimeOf(p.pid) : undefined
       if (internal.signalMarked(p.pid, ctx.marker, "SIGKILL")) {
-        stop.killed.set(p.pid, startTime)
+        stop.killed.set(p.pid, p.startTime)
         stop.signalled.kill++
         if (!p.inGroup) stop.escaped++
       }
